@@ -1,0 +1,27 @@
+/* The one allocation function family of the project.
+ *
+ * Every heap allocation (ours and jansson's) goes through these, so that a
+ * test can make the n-th allocation of a workload fail and check that every
+ * failure path returns a clean BL_ENOMEM without leaking (SQLite's approach).
+ * Release builds keep the hook: it costs one atomic load per allocation. */
+#ifndef BRAINLESSLAB_ALLOC_H
+#define BRAINLESSLAB_ALLOC_H
+
+#include <stddef.h>
+
+void *bl_malloc(size_t size);
+void *bl_calloc(size_t count, size_t size);  /* overflow-checked */
+void *bl_realloc(void *ptr, size_t size);
+void *bl_mallocarray(size_t count, size_t size); /* overflow-checked, uninitialised */
+char *bl_strdup(const char *s);
+char *bl_strndup(const char *s, size_t n);
+void bl_free(void *ptr);
+
+/* Failure injection for tests. bl_alloc_fail_at(n) makes the n-th allocation
+ * counted from this call (1-based) fail, and every later one succeed again;
+ * n = 0 disables injection. bl_alloc_count() reports allocations attempted
+ * since the last bl_alloc_fail_at call. */
+void bl_alloc_fail_at(long n);
+long bl_alloc_count(void);
+
+#endif

@@ -1,0 +1,29 @@
+/* NumPy-exact reductions and statistics on contiguous float64 arrays
+ * (spec/numpy-compat.md §3): the same additions in the same order as NumPy,
+ * so summaries, bootstrap intervals and calibrations match the reference to
+ * the bit. */
+#ifndef BRAINLESSLAB_NPSTAT_H
+#define BRAINLESSLAB_NPSTAT_H
+
+#include <stddef.h>
+
+#include "brainlesslab/status.h"
+
+/* NumPy's pairwise summation of one block (the inner loop). */
+double bl_np_pairwise_sum(const double *a, size_t n);
+/* numpy.sum: 8192-element chunks, each pairwise, added left to right. */
+double bl_np_sum(const double *a, size_t n);
+/* numpy.mean (n >= 1; n = 0 gives NaN as NumPy does). */
+double bl_np_mean(const double *a, size_t n);
+/* numpy.std(a, ddof): NaN when n - ddof <= 0 as NumPy does.
+ * `scratch` holds n doubles (or NULL to allocate; BL_ENOMEM then possible). */
+bl_status bl_np_std(const double *a, size_t n, size_t ddof, double *scratch,
+                    double *out, bl_error *err);
+/* numpy.quantile(a, q) with method "linear" (0 <= q <= 1, n >= 1); NaN in
+ * `a` gives NaN. `scratch` holds n doubles (or NULL to allocate). */
+bl_status bl_np_quantile(const double *a, size_t n, double q, double *scratch,
+                         double *out, bl_error *err);
+/* The same on an already ascending-sorted array without NaN. */
+double bl_np_quantile_sorted(const double *sorted, size_t n, double q);
+
+#endif

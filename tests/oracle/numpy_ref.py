@@ -1,0 +1,113 @@
+"""NumPy oracle for the differential tests (spec/numpy-compat.md §1).
+
+Usage: numpy_ref.py REQUESTS OUT. REQUESTS holds one request per line,
+whitespace-separated; seeds are 256-bit integers in hex (the display form).
+OUT receives one record per request: a little-endian uint64 byte count, then
+the bytes of the result (little-endian arrays).
+
+Requests:
+  raw SEED N                 Philox(seed).random_raw(N)                  -> uint64[N]
+  random SEED N              Generator(Philox(seed)).random(N)           -> float64[N]
+  normal SEED N              .standard_normal(N)                         -> float64[N]
+  uniform SEED LO HI N       .uniform(LO, HI, N)                         -> float64[N]
+  integers SEED LOW HIGH N   .integers(LOW, HIGH, N) (int64)             -> int64[N]
+  integers1 SEED LOW HIGH N  N scalar .integers(LOW, HIGH) calls         -> int64[N]
+  permutation SEED N         .permutation(N)                             -> int64[N]
+  shuffle SEED N             .shuffle(arange(N)) twice in a row          -> int64[2N]
+  choice SEED LEN N          N scalar .choice(arange(LEN)) calls         -> int64[N]
+  mixed SEED N               N rounds of (integers(0,7), random(), standard_normal(),
+                             integers(0, 2**40)) interleaved             -> float64[4N]
+  seedseq SEED N             SeedSequence(seed).generate_state(N, uint32) -> uint32[N]
+  stats SEED N KIND          data array (see make_data), then sum, mean, std ddof 0,
+                             std ddof 1, quantile at QS                   -> float64[4+len(QS)]
+  data SEED N KIND           the data array itself                       -> float64[N]
+"""
+import struct
+import sys
+
+import numpy as np
+
+QS = [0.0, 0.025, 0.1, 0.25, 0.5, 0.75, 0.9, 0.975, 1.0, 1.0 / 3.0]
+
+
+def gen(seed_hex):
+    return np.random.Generator(np.random.Philox(int(seed_hex, 16)))
+
+
+def make_data(seed_hex, n, kind):
+    """Arrays built only from exact IEEE operations on draws, so the C side
+    can rebuild them bit for bit from its own (separately proven) draws."""
+    g = gen(seed_hex)
+    if kind == "normal":
+        return g.standard_normal(n)
+    if kind == "scaled":
+        a = g.standard_normal(n)
+        b = g.random(n)
+        return a * (1.0 + 1000.0 * b)
+    if kind == "ties":
+        return g.integers(0, 5, n).astype(np.float64)
+    raise SystemExit("unknown data kind " + kind)
+
+
+def handle(words):
+    op, seed = words[0], words[1]
+    if op == "raw":
+        return np.random.Philox(int(seed, 16)).random_raw(int(words[2])).astype("<u8")
+    if op == "seedseq":
+        ss = np.random.SeedSequence(int(seed, 16))
+        return ss.generate_state(int(words[2]), np.uint32).astype("<u4")
+    g = gen(seed)
+    if op == "random":
+        return g.random(int(words[2])).astype("<f8")
+    if op == "normal":
+        return g.standard_normal(int(words[2])).astype("<f8")
+    if op == "uniform":
+        return g.uniform(float(words[2]), float(words[3]), int(words[4])).astype("<f8")
+    if op == "integers":
+        return g.integers(int(words[2]), int(words[3]), int(words[4]), dtype=np.int64).astype("<i8")
+    if op == "integers1":
+        lo, hi, n = int(words[2]), int(words[3]), int(words[4])
+        return np.array([g.integers(lo, hi) for _ in range(n)], dtype="<i8")
+    if op == "permutation":
+        return g.permutation(int(words[2])).astype("<i8")
+    if op == "shuffle":
+        n = int(words[2])
+        a = np.arange(n, dtype=np.int64)
+        g.shuffle(a)
+        b = np.arange(n, dtype=np.int64)
+        g.shuffle(b)
+        return np.concatenate([a, b]).astype("<i8")
+    if op == "choice":
+        a = np.arange(int(words[2]), dtype=np.int64)
+        return np.array([g.choice(a) for _ in range(int(words[3]))], dtype="<i8")
+    if op == "mixed":
+        out = []
+        for _ in range(int(words[2])):
+            out.append(float(g.integers(0, 7)))
+            out.append(g.random())
+            out.append(g.standard_normal())
+            out.append(float(g.integers(0, 2**40)))
+        return np.array(out, dtype="<f8")
+    if op in ("stats", "data"):
+        a = make_data(seed, int(words[2]), words[3])
+        if op == "data":
+            return a.astype("<f8")
+        vals = [np.sum(a), np.mean(a), np.std(a, ddof=0), np.std(a, ddof=1)]
+        vals += [np.quantile(a, q) for q in QS]
+        return np.array(vals, dtype="<f8")
+    raise SystemExit("unknown request " + op)
+
+
+def main():
+    with open(sys.argv[1]) as f, open(sys.argv[2], "wb") as out:
+        for line in f:
+            words = line.split()
+            if not words:
+                continue
+            data = np.ascontiguousarray(handle(words)).tobytes()
+            out.write(struct.pack("<Q", len(data)))
+            out.write(data)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+#include "support.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *bl_test_shared_dir(void)
+{
+    const char *env = getenv("BL_SHARED_DIR");
+    if (env && *env)
+        return is_dir(env) ? env : NULL;
+    return is_dir(BL_DEFAULT_SHARED_DIR) ? BL_DEFAULT_SHARED_DIR : NULL;
+}
+
+const char *bl_test_shared_path(const char *rel)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", bl_test_shared_dir(), rel);
+    return path;
+}
+
+const char *bl_test_tests_dir(void) { return BL_TESTS_DIR; }
+
+void bl_test_missing(const char *what)
+{
+    const char *ci = getenv("CI");
+    if (ci && *ci && strcmp(ci, "false") != 0 && strcmp(ci, "0") != 0)
+        fail_msg("required for this test under CI but missing: %s", what);
+    print_message("[  SKIP    ] missing %s\n", what);
+}
+
+static int python_has_numpy(const char *py)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", py);
+    return system(cmd) == 0;
+}
+
+const char *bl_test_python(void)
+{
+    static int searched;
+    static const char *found;
+    if (searched)
+        return found;
+    searched = 1;
+    const char *env = getenv("BL_PYTHON");
+    const char *candidates[] = {env && *env ? env : NULL, "/usr/bin/python3", "python3"};
+    for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
+        if (candidates[i] && python_has_numpy(candidates[i])) {
+            found = candidates[i];
+            break;
+        }
+    }
+    return found;
+}
+
+static unsigned char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            unsigned char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+void bl_test_numpy(const char *requests, unsigned char **out, size_t *len)
+{
+    const char *py = bl_test_python();
+    if (!py)
+        fail_msg("no python3 with numpy");
+    char *dir = bl_test_mkdtemp();
+    char req[4096], res[4096], cmd[12288];
+    snprintf(req, sizeof req, "%s/requests.txt", dir);
+    snprintf(res, sizeof res, "%s/results.bin", dir);
+    FILE *f = fopen(req, "w");
+    if (!f)
+        fail_msg("cannot write %s: %s", req, strerror(errno));
+    fputs(requests, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' '%s/oracle/numpy_ref.py' '%s' '%s'", py,
+             bl_test_tests_dir(), req, res);
+    if (system(cmd) != 0)
+        fail_msg("the numpy oracle failed: %s", cmd);
+    *out = read_all(res, len);
+    if (!*out)
+        fail_msg("cannot read %s", res);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+const unsigned char *bl_test_numpy_next(const unsigned char *out, size_t len,
+                                        size_t *pos, size_t *nbytes)
+{
+    if (len - *pos < 8)
+        fail_msg("numpy oracle output truncated at %zu", *pos);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--)
+        n = (n << 8) | out[*pos + (size_t)i];
+    *pos += 8;
+    if (len - *pos < n)
+        fail_msg("numpy oracle record truncated at %zu", *pos);
+    const unsigned char *rec = out + *pos;
+    *pos += (size_t)n;
+    *nbytes = (size_t)n;
+    return rec;
+}
+
+char *bl_test_mkdtemp(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/bl-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(tmpl))
+        fail_msg("mkdtemp failed: %s", strerror(errno));
+    return strdup(tmpl);
+}
+
+void bl_test_rmtree(const char *path)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        print_message("warning: could not remove %s\n", path);
+}

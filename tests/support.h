@@ -1,0 +1,72 @@
+/* Shared helpers of the test executables: where the shared fixtures are,
+ * where a NumPy oracle is, and temporary files.
+ *
+ * Skips are never silent: a test that cannot find ../shared or NumPy prints
+ * why and is skipped on a developer's machine, and fails when CI is set. */
+#ifndef BL_TEST_SUPPORT_H
+#define BL_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "brainlesslab/status.h"
+
+/* The shared folder (BL_SHARED_DIR, else the one beside the project), or
+ * NULL when it is absent. */
+const char *bl_test_shared_dir(void);
+/* "<shared>/<rel>" in a static buffer; call only after BL_REQUIRE_SHARED. */
+const char *bl_test_shared_path(const char *rel);
+/* A python3 that can import numpy (BL_PYTHON, /usr/bin/python3, python3 on
+ * PATH), or NULL. */
+const char *bl_test_python(void);
+/* The project's tests/ folder. */
+const char *bl_test_tests_dir(void);
+
+/* Reason printed when a requirement is missing; fails under CI. */
+void bl_test_missing(const char *what);
+
+#define BL_REQUIRE_SHARED()                                                    \
+    do {                                                                       \
+        if (!bl_test_shared_dir()) {                                           \
+            bl_test_missing("the shared fixtures folder (set BL_SHARED_DIR)"); \
+            skip();                                                            \
+        }                                                                      \
+    } while (0)
+
+#define BL_REQUIRE_NUMPY()                                                     \
+    do {                                                                       \
+        if (!bl_test_python()) {                                               \
+            bl_test_missing("python3 with numpy (apt-get install python3-numpy)"); \
+            skip();                                                            \
+        }                                                                      \
+    } while (0)
+
+/* Runs the NumPy oracle tests/oracle/numpy_ref.py on `requests` (one request
+ * per line, see that script) and returns its output: one record per request,
+ * each a little-endian uint64 byte count followed by that many bytes.
+ * The caller frees *out with free(). Fails the test on any error. */
+void bl_test_numpy(const char *requests, unsigned char **out, size_t *len);
+
+/* Reads the next record of a numpy oracle output; returns its bytes and
+ * length, advancing *pos. Fails the test on a truncated output. */
+const unsigned char *bl_test_numpy_next(const unsigned char *out, size_t len,
+                                        size_t *pos, size_t *nbytes);
+
+/* A fresh temporary directory (removed by bl_test_rmtree). */
+char *bl_test_mkdtemp(void);
+void bl_test_rmtree(const char *path);
+
+/* Fails the test with the error's message when status is not BL_OK. */
+#define BL_CHECK(expr)                                                         \
+    do {                                                                       \
+        bl_error bl_check_err_ = {0};                                          \
+        bl_status bl_check_st_ = (expr);                                       \
+        (void)bl_check_err_;                                                   \
+        if (bl_check_st_ != BL_OK)                                             \
+            fail_msg("%s returned %s", #expr, bl_status_kind(bl_check_st_));   \
+    } while (0)
+
+#endif
