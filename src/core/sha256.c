@@ -1,0 +1,106 @@
+#include "brainlesslab/sha256.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+#include <threads.h>
+
+/* Fetching the algorithm is the costly part of an EVP digest; do it once per
+ * process. seed_for hashes millions of short payloads. */
+static EVP_MD *sha256_md;
+static once_flag sha256_once = ONCE_FLAG_INIT;
+
+static void fetch_sha256(void) { sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL); }
+
+static const EVP_MD *md(void)
+{
+    call_once(&sha256_once, fetch_sha256);
+    return sha256_md;
+}
+
+struct bl_sha256_ctx {
+    EVP_MD_CTX *evp;
+};
+
+bl_status bl_sha256(const void *data, size_t len, uint8_t out[BL_SHA256_BYTES],
+                    bl_error *err)
+{
+    unsigned int n = 0;
+    const EVP_MD *m = md();
+    if (!m || !EVP_Digest(data, len, out, &n, m, NULL) || n != BL_SHA256_BYTES)
+        return bl_fail(err, BL_ERUNTIME, "libcrypto could not compute a SHA-256 digest");
+    return BL_OK;
+}
+
+bl_status bl_sha256_begin(bl_sha256_ctx **ctx, bl_error *err)
+{
+    *ctx = NULL;
+    const EVP_MD *m = md();
+    EVP_MD_CTX *evp = m ? EVP_MD_CTX_new() : NULL;
+    if (!evp || !EVP_DigestInit_ex2(evp, m, NULL)) {
+        EVP_MD_CTX_free(evp);
+        return bl_fail(err, BL_ENOMEM, "libcrypto could not start a SHA-256 digest");
+    }
+    /* The handle is the EVP context itself, so no allocation of ours can fail. */
+    *ctx = (bl_sha256_ctx *)evp;
+    return BL_OK;
+}
+
+bl_status bl_sha256_update(bl_sha256_ctx *ctx, const void *data, size_t len, bl_error *err)
+{
+    if (!EVP_DigestUpdate((EVP_MD_CTX *)ctx, data, len))
+        return bl_fail(err, BL_ERUNTIME, "libcrypto could not update a SHA-256 digest");
+    return BL_OK;
+}
+
+bl_status bl_sha256_end(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_error *err)
+{
+    unsigned int n = 0;
+    int ok = EVP_DigestFinal_ex((EVP_MD_CTX *)ctx, out, &n);
+    EVP_MD_CTX_free((EVP_MD_CTX *)ctx);
+    if (!ok || n != BL_SHA256_BYTES)
+        return bl_fail(err, BL_ERUNTIME, "libcrypto could not finish a SHA-256 digest");
+    return BL_OK;
+}
+
+void bl_sha256_abort(bl_sha256_ctx *ctx) { EVP_MD_CTX_free((EVP_MD_CTX *)ctx); }
+
+bl_status bl_sha256_file(const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return bl_fail(err, errno == ENOENT ? BL_ENOENT : BL_EOS, "%s: %s", path,
+                       strerror(errno));
+    bl_sha256_ctx *ctx;
+    bl_status st = bl_sha256_begin(&ctx, err);
+    if (st != BL_OK)
+        goto done;
+    unsigned char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if ((st = bl_sha256_update(ctx, chunk, n, err)) != BL_OK) {
+            bl_sha256_abort(ctx);
+            goto done;
+        }
+    }
+    if (ferror(f)) {
+        bl_sha256_abort(ctx);
+        st = bl_fail(err, BL_EOS, "%s: read error", path);
+        goto done;
+    }
+    st = bl_sha256_end(ctx, out, err);
+done:
+    fclose(f);
+    return st;
+}
+
+void bl_hex(const uint8_t *bytes, size_t n, char *hex)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        hex[2 * i] = digits[bytes[i] >> 4];
+        hex[2 * i + 1] = digits[bytes[i] & 0xf];
+    }
+    hex[2 * n] = '\0';
+}
