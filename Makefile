@@ -5,7 +5,7 @@ BUILD      ?= build
 BUILD_TYPE ?= Release
 SANITIZE   ?= 0
 WERROR     ?= 0
-CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=$(CC) \
               -DBL_SANITIZE=$(if $(filter 1,$(SANITIZE)),ON,OFF) \
               -DBL_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)

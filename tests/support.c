@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int is_dir(const char *p)
@@ -29,6 +30,36 @@ const char *bl_test_shared_path(const char *rel)
 }
 
 const char *bl_test_tests_dir(void) { return BL_TESTS_DIR; }
+
+const char *bl_test_cli_path(void) { return BL_CLI_PATH; }
+
+static unsigned char *read_all(const char *path, size_t *len);
+
+int bl_test_run_cli(const char *args, char **out, char **err)
+{
+    char *dir = bl_test_mkdtemp();
+    char cmd[16384], outp[4200], errp[4200];
+    snprintf(outp, sizeof outp, "%s/stdout", dir);
+    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", BL_CLI_PATH, args, outp, errp);
+    int rc = system(cmd);
+    if (rc == -1 || !WIFEXITED(rc))
+        fail_msg("could not run: %s", cmd);
+    size_t n;
+    unsigned char *o = read_all(outp, &n);
+    if (o)
+        o[n] = 0;
+    unsigned char *e = read_all(errp, &n);
+    if (e)
+        e[n] = 0;
+    if (!o || !e)
+        fail_msg("could not read the program's output");
+    *out = (char *)o;
+    *err = (char *)e;
+    bl_test_rmtree(dir);
+    free(dir);
+    return WEXITSTATUS(rc);
+}
 
 void bl_test_missing(const char *what)
 {
@@ -73,7 +104,7 @@ static unsigned char *read_all(const char *path, size_t *len)
     size_t got;
     while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
         n += got;
-        if (n == cap) {
+        if (n + 1 >= cap) {
             unsigned char *nb = realloc(buf, cap *= 2);
             if (!nb) {
                 free(buf);

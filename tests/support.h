@@ -24,6 +24,12 @@ const char *bl_test_shared_path(const char *rel);
 const char *bl_test_python(void);
 /* The project's tests/ folder. */
 const char *bl_test_tests_dir(void);
+/* The built brainlesslab program. */
+const char *bl_test_cli_path(void);
+
+/* Runs the program with `args` (a shell-quoted argument string), capturing
+ * stdout and stderr into heap strings (caller frees); returns the exit code. */
+int bl_test_run_cli(const char *args, char **out, char **err);
 
 /* Reason printed when a requirement is missing; fails under CI. */
 void bl_test_missing(const char *what);

@@ -51,13 +51,20 @@ bl_status bl_error_prefix(bl_error *err, const char *fmt, ...)
 {
     if (!err)
         return BL_OK;
-    char prefix[BL_ERROR_MAX], old[BL_ERROR_MAX];
+    char prefix[BL_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
-    memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+    /* "<prefix>: <old>", truncated at the end like any message. */
+    size_t plen = strlen(prefix), olen = strlen(err->msg), cap = sizeof err->msg - 1;
+    size_t head = plen + 2 < cap ? plen + 2 : cap;
+    size_t keep = olen < cap - head ? olen : cap - head;
+    memmove(err->msg + head, err->msg, keep);
+    memcpy(err->msg, prefix, head < plen ? head : plen);
+    if (head > plen)
+        memcpy(err->msg + plen, ": ", head - plen);
+    err->msg[head + keep] = '\0';
     return err->status;
 }
 
