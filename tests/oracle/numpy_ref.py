@@ -21,7 +21,21 @@ Requests:
   stats SEED N KIND          data array (see make_data), then sum, mean, std ddof 0,
                              std ddof 1, quantile at QS                   -> float64[4+len(QS)]
   data SEED N KIND           the data array itself                       -> float64[N]
+  npy PATH                   numpy.load(PATH) (no whitespace in PATH)    -> ASCII line
+                             "DESCR NDIM DIM0 DIM1 ...\n", then the array's bytes in C order
+  rawkey K0 K1 C0 C1 C2 C3 N Philox(key=[K0,K1], counter=[C0..C3]).random_raw(N)
+                             (words in hex)                              -> uint64[N]
+  ops SEED OP,OP,...         one generator, the ops in order, each giving 8-byte
+                             little-endian values: r random, n standard_normal,
+                             u:LO:HI uniform, i:LO:HI scalar integers (int64),
+                             w bit_generator.random_raw() (uint64), p:N permutation,
+                             s:N shuffle(arange(N)), c:LEN choice(arange(LEN))
+  seedfor HEX                HEX = hex of the UTF-8 JSON [root, partition, stream,
+                             [key, ...]] (keys int, str or bool): the reference's
+                             seed_for, independently -> sha256 digest (32 bytes) + payload
 """
+import hashlib
+import json
 import struct
 import sys
 
@@ -49,8 +63,65 @@ def make_data(seed_hex, n, kind):
     raise SystemExit("unknown data kind " + kind)
 
 
+def seed_for_payload(root, partition, stream, keys):
+    """The reference's payload (spec/models.md section 6.1), written here
+    from the spec so the C writer is checked against Python's json."""
+    tagged = [[type(k).__name__, k] for k in keys]
+    return json.dumps(["philox-host-v1", root, partition, stream, tagged],
+                      separators=(",", ":")).encode("utf-8")
+
+
+def run_ops(g, ops):
+    out = bytearray()
+    for op in ops.split(","):
+        parts = op.split(":")
+        kind = parts[0]
+        if kind == "r":
+            out += struct.pack("<d", g.random())
+        elif kind == "n":
+            out += struct.pack("<d", g.standard_normal())
+        elif kind == "u":
+            out += struct.pack("<d", g.uniform(float(parts[1]), float(parts[2])))
+        elif kind == "i":
+            out += struct.pack("<q", int(g.integers(int(parts[1]), int(parts[2]))))
+        elif kind == "w":
+            out += struct.pack("<Q", int(g.bit_generator.random_raw()))
+        elif kind == "p":
+            out += g.permutation(int(parts[1])).astype("<i8").tobytes()
+        elif kind == "s":
+            a = np.arange(int(parts[1]), dtype=np.int64)
+            g.shuffle(a)
+            out += a.astype("<i8").tobytes()
+        elif kind == "c":
+            out += struct.pack("<q", int(g.choice(np.arange(int(parts[1]), dtype=np.int64))))
+        else:
+            raise SystemExit("unknown op " + op)
+    return np.frombuffer(bytes(out), dtype=np.uint8)
+
+
+def npy_record(path):
+    a = np.load(path, allow_pickle=False)
+    head = " ".join([np.lib.format.dtype_to_descr(a.dtype), str(a.ndim)] +
+                    [str(d) for d in a.shape]) + "\n"
+    body = np.ascontiguousarray(a).tobytes()
+    return np.frombuffer(head.encode("ascii") + body, dtype=np.uint8)
+
+
 def handle(words):
     op, seed = words[0], words[1]
+    if op == "npy":
+        return npy_record(seed)
+    if op == "rawkey":
+        key = np.array([int(w, 16) for w in words[1:3]], dtype=np.uint64)
+        ctr = np.array([int(w, 16) for w in words[3:7]], dtype=np.uint64)
+        return np.random.Philox(key=key, counter=ctr).random_raw(int(words[7])).astype("<u8")
+    if op == "seedfor":
+        root, partition, stream, keys = json.loads(bytes.fromhex(seed).decode("utf-8"))
+        payload = seed_for_payload(root, partition, stream, keys)
+        digest = hashlib.sha256(payload).digest()
+        return np.frombuffer(digest + payload, dtype=np.uint8)
+    if op == "ops":
+        return run_ops(gen(seed), words[2])
     if op == "raw":
         return np.random.Philox(int(seed, 16)).random_raw(int(words[2])).astype("<u8")
     if op == "seedseq":
