@@ -31,6 +31,7 @@ run: deps all
 bench: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target bl_bench
 	@for b in $(BUILD)/bench_*; do [ -x "$$b" ] && "$$b" || exit 1; done
+	@if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then /usr/bin/python3 bench/reference_rates.py; fi
 
 clean:
 	rm -rf $(BUILD)

@@ -18,14 +18,14 @@ static double now(void)
 
 /* Repeats the body with doubling counts until one repetition takes >= 0.5 s, so
  * the rate is measured over a meaningful interval on any machine. */
-#define MEASURE(label, unit_per_iter, body)                                        \
+#define MEASURE(label, unit_per_iter, ...)                                      \
     do {                                                                           \
         double t0, dt;                                                             \
         long iters = 1000;                                                         \
         for (;;) {                                                                 \
             t0 = now();                                                            \
             for (long it_ = 0; it_ < iters; it_++) {                               \
-                body;                                                              \
+                __VA_ARGS__;                                                          \
             }                                                                      \
             dt = now() - t0;                                                       \
             if (dt >= 0.5)                                                         \
