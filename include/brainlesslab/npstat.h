@@ -15,12 +15,15 @@ double bl_np_pairwise_sum(const double *a, size_t n);
 double bl_np_sum(const double *a, size_t n);
 /* numpy.mean (n >= 1; n = 0 gives NaN as NumPy does). */
 double bl_np_mean(const double *a, size_t n);
-/* numpy.std(a, ddof): NaN when n - ddof <= 0 as NumPy does.
- * `scratch` holds n doubles (or NULL to allocate; BL_ENOMEM then possible). */
+/* numpy.std(a, ddof). When n - ddof <= 0 NumPy divides by 0 anyway: NaN
+ * when every deviation is 0 (n = 1, ddof = 1 included), +inf otherwise.
+ * `scratch` holds n doubles (or NULL to allocate; BL_ENOMEM then possible);
+ * it may be `a` itself, which is then overwritten. */
 bl_status bl_np_std(const double *a, size_t n, size_t ddof, double *scratch,
                     double *out, bl_error *err);
-/* numpy.quantile(a, q) with method "linear" (0 <= q <= 1, n >= 1); NaN in
- * `a` gives NaN. `scratch` holds n doubles (or NULL to allocate). */
+/* numpy.quantile(a, q) with method "linear" (0 <= q <= 1, n >= 1, else
+ * BL_EVALUE); NaN in `a` gives NaN. `scratch` holds n doubles (or NULL to
+ * allocate); it may be `a` itself, which is then sorted in place. */
 bl_status bl_np_quantile(const double *a, size_t n, double q, double *scratch,
                          double *out, bl_error *err);
 /* The same on an already ascending-sorted array without NaN. */
