@@ -69,27 +69,42 @@ void bl_test_missing(const char *what)
     print_message("[  SKIP    ] missing %s\n", what);
 }
 
-static int python_has_numpy(const char *py)
+static int python_imports(const char *py, const char *modules)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' >/dev/null 2>&1", py);
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import %s' >/dev/null 2>&1", py, modules);
     return system(cmd) == 0;
+}
+
+/* The first of BL_PYTHON, /usr/bin/python3, python3 that imports `modules`. */
+static const char *find_python(const char *modules)
+{
+    const char *env = getenv("BL_PYTHON");
+    const char *candidates[] = {env && *env ? env : NULL, "/usr/bin/python3", "python3"};
+    for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
+        if (candidates[i] && python_imports(candidates[i], modules))
+            return candidates[i];
+    return NULL;
 }
 
 const char *bl_test_python(void)
 {
     static int searched;
     static const char *found;
-    if (searched)
-        return found;
-    searched = 1;
-    const char *env = getenv("BL_PYTHON");
-    const char *candidates[] = {env && *env ? env : NULL, "/usr/bin/python3", "python3"};
-    for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
-        if (candidates[i] && python_has_numpy(candidates[i])) {
-            found = candidates[i];
-            break;
-        }
+    if (!searched) {
+        found = find_python("numpy");
+        searched = 1;
+    }
+    return found;
+}
+
+const char *bl_test_python_plain(void)
+{
+    static int searched;
+    static const char *found;
+    if (!searched) {
+        found = find_python("json, struct");
+        searched = 1;
     }
     return found;
 }

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "brainlesslab/status.h"
@@ -22,6 +23,24 @@ const char *bl_test_shared_path(const char *rel);
 /* A python3 that can import numpy (BL_PYTHON, /usr/bin/python3, python3 on
  * PATH), or NULL. */
 const char *bl_test_python(void);
+/* Any python3 (BL_PYTHON, /usr/bin/python3, python3 on PATH) for checks that
+ * need only the standard library (repr, json), or NULL. */
+const char *bl_test_python_plain(void);
+
+/* Bit patterns of doubles, for exact comparisons. */
+static inline uint64_t bl_test_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+static inline double bl_test_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
 /* The project's tests/ folder. */
 const char *bl_test_tests_dir(void);
 /* The built brainlesslab program. */

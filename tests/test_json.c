@@ -134,29 +134,6 @@ static char *contract_text(size_t *len)
     return text;
 }
 
-/* A python3 for the differential checks: repr and json need no numpy, so any
- * interpreter does (BL_PYTHON, /usr/bin/python3, python3 on PATH). */
-static const char *plain_python(void)
-{
-    static int searched;
-    static const char *found;
-    if (searched)
-        return found;
-    searched = 1;
-    const char *env = getenv("BL_PYTHON");
-    const char *candidates[] = {env && *env ? env : NULL, "/usr/bin/python3", "python3"};
-    for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++) {
-        char cmd[1024];
-        if (!candidates[i])
-            continue;
-        snprintf(cmd, sizeof cmd, "'%s' -c 'import json, struct' >/dev/null 2>&1", candidates[i]);
-        if (system(cmd) == 0) {
-            found = candidates[i];
-            break;
-        }
-    }
-    return found;
-}
 
 /* Runs `script` with python on the file `input` (in `dir`) and returns the
  * output file's contents (free()). */
@@ -167,7 +144,7 @@ static char *run_python(const char *dir, const char *script, const char *input, 
     snprintf(ipath, sizeof ipath, "%s/%s", dir, input);
     snprintf(opath, sizeof opath, "%s/output.txt", dir);
     write_text_file(spath, script);
-    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' '%s'", plain_python(), spath, ipath, opath);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' '%s'", bl_test_python_plain(), spath, ipath, opath);
     if (system(cmd) != 0)
         fail_msg("python failed: %s", cmd);
     return read_text_file(opath, len);
@@ -204,19 +181,6 @@ static uint64_t splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-static double from_bits(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-static uint64_t to_bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
 
 /* ---- the contract vector --------------------------------------------- */
 
@@ -416,7 +380,7 @@ static size_t float_cases(double **out)
     assert_non_null(v);
     uint64_t rng = 0x5eed2024u;
     while (n < N_RANDOM_BITS) {
-        double d = from_bits(splitmix64(&rng));
+        double d = bl_test_double(splitmix64(&rng));
         if (isfinite(d))
             v[n++] = d;
     }
@@ -450,7 +414,7 @@ static size_t float_cases(double **out)
         }
     }
     for (int i = 0; i < N_SUBNORMALS; i++)
-        v[n++] = from_bits(splitmix64(&rng) & 0x800fffffffffffffu);
+        v[n++] = bl_test_double(splitmix64(&rng) & 0x800fffffffffffffu);
     for (int i = 0; i < 4000; i++) {
         v[n++] = (double)i;
         v[n++] = i / 10.0;
@@ -474,11 +438,11 @@ static void test_float_repr_matches_python(void **state)
     for (size_t i = 0; i < n; i++) {
         bl_buf_reset(&b);
         assert_true(bl_json_write_double(&b, values[i]));
-        if (to_bits(strtod(b.data, NULL)) != to_bits(values[i]))
+        if (bl_test_bits(strtod(b.data, NULL)) != bl_test_bits(values[i]))
             fail_msg("%s does not read back as %a", b.data, values[i]);
     }
 
-    if (!plain_python()) {
+    if (!bl_test_python_plain()) {
         bl_buf_free(&b);
         free(values);
         bl_test_missing("python3 (the differential check against Python's repr)");
@@ -490,7 +454,7 @@ static void test_float_repr_matches_python(void **state)
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%016" PRIx64 "\n", to_bits(values[i]));
+        fprintf(f, "%016" PRIx64 "\n", bl_test_bits(values[i]));
     fclose(f);
     static const char script[] =
         "import struct, sys\n"
@@ -508,7 +472,7 @@ static void test_float_repr_matches_python(void **state)
         bl_buf_reset(&b);
         bl_json_write_double(&b, values[i]);
         if (strcmp(b.data, lines[i]) != 0 && mismatches++ < 10)
-            print_error("bits %016" PRIx64 ": ours %s, Python %s\n", to_bits(values[i]), b.data,
+            print_error("bits %016" PRIx64 ": ours %s, Python %s\n", bl_test_bits(values[i]), b.data,
                         lines[i]);
     }
     if (mismatches)
@@ -603,7 +567,7 @@ static void test_string_invalid_utf8(void **state)
 static void test_string_escaping_matches_python(void **state)
 {
     (void)state;
-    if (!plain_python()) {
+    if (!bl_test_python_plain()) {
         bl_test_missing("python3 (the differential check against json.dumps)");
         skip();
     }
@@ -745,7 +709,7 @@ static void test_integers(void **state)
 static void test_bigint_decimal_matches_python(void **state)
 {
     (void)state;
-    if (!plain_python()) {
+    if (!bl_test_python_plain()) {
         bl_test_missing("python3 (the differential check of big integers)");
         skip();
     }

@@ -10,17 +10,10 @@
 #include "brainlesslab/npstat.h"
 #include "support.h"
 
-static uint64_t bits(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
 #define assert_same_double(got, want)                                          \
     do {                                                                       \
         double g_ = (got), w_ = (want);                                        \
-        if (bits(g_) != bits(w_))                                              \
+        if (bl_test_bits(g_) != bl_test_bits(w_))                                              \
             fail_msg("%s = %a (%.17g), expected %a (%.17g)", #got, g_, g_, w_, w_); \
     } while (0)
 
@@ -209,7 +202,7 @@ static void test_quantile_nan_and_errors(void **state)
     /* NumPy returns its own np.nan (sign bit clear), whatever the input's. */
     double negnan = -NAN;
     double c2[2] = {1.0, negnan};
-    assert_true(bits(quantile(c2, 2, 0.5)) == UINT64_C(0x7ff8000000000000));
+    assert_true(bl_test_bits(quantile(c2, 2, 0.5)) == UINT64_C(0x7ff8000000000000));
 
     bl_error err = {0};
     double out;
@@ -269,7 +262,7 @@ static void check_case(const double *a, size_t n, const char *kind, const double
         assert_int_equal(bl_np_quantile(a, n, QS[k], s, &got[4 + k], &err), BL_OK);
     }
     for (size_t k = 0; k < 4 + NQS; k++) {
-        if (bits(got[k]) != bits(want[k])) {
+        if (bl_test_bits(got[k]) != bl_test_bits(want[k])) {
             char qname[48];
             snprintf(qname, sizeof qname, "quantile %.17g", k >= 4 ? QS[k - 4] : 0.0);
             fail_msg("n=%zu kind=%s %s: got %a (%.17g), numpy %a (%.17g)", n, kind,
@@ -281,7 +274,7 @@ static void check_case(const double *a, size_t n, const char *kind, const double
     double dummy;
     assert_int_equal(bl_np_quantile(scratch, n, 0.5, scratch, &dummy, &err), BL_OK);
     for (size_t k = 0; k < NQS; k++)
-        assert_true(bits(bl_np_quantile_sorted(scratch, n, QS[k])) == bits(want[4 + k]));
+        assert_true(bl_test_bits(bl_np_quantile_sorted(scratch, n, QS[k])) == bl_test_bits(want[4 + k]));
     free(scratch);
 }
 

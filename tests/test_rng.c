@@ -40,20 +40,6 @@ static uint32_t le32(const unsigned char *b)
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-static uint64_t bits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static double dbl(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
 static bl_seed seed_of_hex(const char *hex)
 {
     bl_seed s;
@@ -65,9 +51,9 @@ static bl_seed seed_of_hex(const char *hex)
 
 static void expect_double(const char *what, size_t i, double c, double ref)
 {
-    if (bits(c) != bits(ref))
+    if (bl_test_bits(c) != bl_test_bits(ref))
         fail_msg("%s: element %zu: C %.17g (%016" PRIx64 "), expected %.17g (%016" PRIx64 ")",
-                 what, i, c, bits(c), ref, bits(ref));
+                 what, i, c, bl_test_bits(c), ref, bl_test_bits(ref));
 }
 
 static void expect_u64(const char *what, size_t i, uint64_t c, uint64_t ref)
@@ -450,7 +436,7 @@ static void test_ziggurat_tables(void **state)
     (void)state;
     static unsigned char blob[3 * BL_ZIG_LAYERS * 8];
     for (size_t i = 0; i < BL_ZIG_LAYERS; i++) {
-        uint64_t v[3] = {bl_zig_ki[i], bits(bl_zig_wi[i]), bits(bl_zig_fi[i])};
+        uint64_t v[3] = {bl_zig_ki[i], bl_test_bits(bl_zig_wi[i]), bl_test_bits(bl_zig_fi[i])};
         for (size_t t = 0; t < 3; t++)
             for (size_t b = 0; b < 8; b++)
                 blob[(t * BL_ZIG_LAYERS + i) * 8 + b] = (unsigned char)(v[t] >> (8 * b));
@@ -826,12 +812,12 @@ static void test_numpy_random_uniform(void **state)
                 buf[k] = bl_gen_random(&g);
         }
         for (size_t k = 0; k < n; k++)
-            expect_u64("random", k, bits(buf[k]), le64(rec + 8 * k));
+            expect_u64("random", k, bl_test_bits(buf[k]), le64(rec + 8 * k));
         const double *b = bounds[i % nb];
         bl_gen_init(&g, &seeds[i]);
         rec = record(out, len, &pos, 777 * 8, "uniform");
         for (size_t k = 0; k < 777; k++)
-            expect_u64("uniform", k, bits(bl_gen_uniform(&g, b[0], b[1])), le64(rec + 8 * k));
+            expect_u64("uniform", k, bl_test_bits(bl_gen_uniform(&g, b[0], b[1])), le64(rec + 8 * k));
         draws += n + 777;
     }
     bl_free(buf);
@@ -870,9 +856,9 @@ static void test_numpy_standard_normal(void **state)
                 buf[k] = bl_gen_standard_normal(&g);
         }
         for (size_t k = 0; k < big; k++) {
-            if (bits(buf[k]) != le64(rec + 8 * k))
+            if (bl_test_bits(buf[k]) != le64(rec + 8 * k))
                 fail_msg("normal seed %s draw %zu: C %.17g numpy %.17g", hex[i], k, buf[k],
-                         dbl(le64(rec + 8 * k)));
+                         bl_test_double(le64(rec + 8 * k)));
             /* Only the tail branch can give |x| beyond r. */
             if (buf[k] > BL_ZIG_R || buf[k] < -BL_ZIG_R)
                 tail++;
@@ -882,7 +868,7 @@ static void test_numpy_standard_normal(void **state)
         bl_gen_init(&g, &seeds[i]);
         rec = record(out, len, &pos, n * 8, "normal short");
         for (size_t k = 0; k < n; k++)
-            expect_u64("normal short", k, bits(bl_gen_standard_normal(&g)), le64(rec + 8 * k));
+            expect_u64("normal short", k, bl_test_bits(bl_gen_standard_normal(&g)), le64(rec + 8 * k));
         draws += n;
     }
     bl_free(buf);
@@ -1105,7 +1091,7 @@ static void test_numpy_interleaved(void **state)
             v[2] = bl_gen_standard_normal(&g);
             v[3] = (double)bl_gen_integers(&g, 0, INT64_C(1) << 40);
             for (size_t j = 0; j < 4; j++)
-                expect_u64("mixed", 4 * k + j, bits(v[j]), le64(rec + 8 * (4 * k + j)));
+                expect_u64("mixed", 4 * k + j, bl_test_bits(v[j]), le64(rec + 8 * (4 * k + j)));
         }
         values += 4 * MIXED;
 
@@ -1123,16 +1109,16 @@ static void test_numpy_interleaved(void **state)
             uint64_t v = 0;
             switch (o->kind) {
             case 'r':
-                v = bits(bl_gen_random(&g));
+                v = bl_test_bits(bl_gen_random(&g));
                 break;
             case 'n':
-                v = bits(bl_gen_standard_normal(&g));
+                v = bl_test_bits(bl_gen_standard_normal(&g));
                 break;
             case 'w':
                 v = bl_philox_next64(&g.bits);
                 break;
             case 'u':
-                v = bits(bl_gen_uniform(&g, (double)o->a / 4.0, (double)o->b / 4.0));
+                v = bl_test_bits(bl_gen_uniform(&g, (double)o->a / 4.0, (double)o->b / 4.0));
                 break;
             case 'i':
                 v = (uint64_t)bl_gen_integers(&g, o->a, o->b);
