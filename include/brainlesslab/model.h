@@ -1,0 +1,170 @@
+/* Neural models: configuration, construction and batched execution.
+ *
+ * A model batch (bl_model) holds B independent slots of one model family
+ * with identical dimensions, in float64 (the reference) or float32
+ * (spec/models.md §1). Each slot is created from an initial state, given in
+ * canonical orientation: matrices are [destination][source] (row i = the
+ * receiving node), input weights [node][receptor], output masks
+ * [node][effector]. The batch copies what it is given; the caller keeps
+ * ownership of its arrays. Internally the batch may store state however is
+ * fastest; snapshots convert back to canonical orientation.
+ *
+ * Every operation takes an `active` mask of B int32 values: a slot with
+ * active[b] == 0 is not touched at all (no state, flag or effector of it
+ * changes). Finite flags are recomputed every frame and never latched here;
+ * latching is the runtime's job.
+ *
+ * Programs outside the project build against this header (it is installed
+ * with the library). */
+#ifndef BRAINLESSLAB_MODEL_H
+#define BRAINLESSLAB_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/rng.h"
+#include "brainlesslab/status.h"
+
+typedef enum bl_dtype { BL_FLOAT64, BL_FLOAT32 } bl_dtype;
+
+/* A dense row-major matrix of the given dtype, as passed to bl_model_step. */
+typedef struct bl_matrix {
+    bl_dtype dtype;
+    size_t rows, cols;
+    const void *data;  /* rows * cols values of dtype */
+} bl_matrix;
+
+/* ---- Falandays (spec/models.md §2) ------------------------------------ */
+
+typedef enum bl_axis { BL_AXIS_UNSIGNED, BL_AXIS_DALE } bl_axis;
+typedef enum bl_weight_init {
+    BL_WINIT_EXCITATORY,
+    BL_WINIT_PONG_MIXED,
+    BL_WINIT_LEGACY_NORMAL,
+} bl_weight_init;
+typedef enum bl_drive { BL_DRIVE_NONE, BL_DRIVE_OOSAWA } bl_drive;
+
+/* FalandaysConfig (§2.1). Defaults from bl_falandays_config_default. */
+typedef struct bl_falandays_config {
+    double leak;                 /* 0.25, in [0, 1] */
+    double lrate_wmat;           /* 1.0, >= 0 */
+    double lrate_targ;           /* 0.01, >= 0 */
+    double threshold_mult;       /* 2.0, > 0 */
+    double targ_min;             /* 1.0, > 0 */
+    double input_weight;         /* 1.875, >= 0 */
+    double weight_init_std;      /* 1.0, >= 0 */
+    bool learn_on;               /* true */
+    double link_p;               /* 0.1, in [0, 1] */
+    /* Per-receptor link probabilities, or NULL (none). Not owned by the
+     * config: construction reads it, batches never keep it. */
+    const double *input_link_p;
+    size_t input_link_p_len;
+    bl_weight_init weight_init_mode;  /* excitatory */
+    double recurrent_init_scale; /* 1.0, >= 0 */
+    bool rectify;                /* false */
+    bool repair_masks;           /* false */
+    bl_axis axis;                /* unsigned */
+    double inhibitory_frac;      /* 0.25, in [0, 1] */
+    bl_drive drive;              /* none */
+    double membrane_noise;       /* 0.0, >= 0 */
+    double noise_gain;           /* 0.0, >= 0 */
+} bl_falandays_config;
+
+void bl_falandays_config_default(bl_falandays_config *c);
+/* The checks of §2.1 in the spec's order; BL_EVALUE with the first failure. */
+bl_status bl_falandays_config_validate(const bl_falandays_config *c, bl_error *err);
+
+/* Falandays InitialState (§2.2), canonical orientation, float64. */
+typedef struct bl_falandays_init {
+    bl_falandays_config config;  /* input_link_p is not used by a batch */
+    size_t n, r, e;              /* nodes, receptors, effectors (all >= 1) */
+    double *weights;             /* [n][n] W[i][j]: destination i <- source j */
+    double *recurrent_mask;      /* [n][n] 0/1 (validated binary before use) */
+    double *input_weights;       /* [n][r] */
+    double *output_mask;         /* [n][e] >= 0 */
+    int32_t *signs;              /* [n] +1/-1 (all +1 on the unsigned axis) */
+    double *acts;                /* [n] */
+    double *targets;             /* [n] */
+    double *spikes;              /* [n] */
+} bl_falandays_init;
+
+/* Construction (§2.3) from a generator, in the normative draw order; the
+ * result is owned by the caller (bl_falandays_init_free). input_link_p, when
+ * given, must have length r. */
+bl_status bl_falandays_construct(const bl_falandays_config *c, size_t n, size_t r, size_t e,
+                                 bl_gen *rng, bl_falandays_init **out, bl_error *err);
+/* An initial state with every array allocated and zeroed, signs +1, targets
+ * at config->targ_min: for callers that fill arrays themselves. */
+bl_status bl_falandays_init_alloc(const bl_falandays_config *c, size_t n, size_t r, size_t e,
+                                  bl_falandays_init **out, bl_error *err);
+void bl_falandays_init_free(bl_falandays_init *init);
+
+/* ---- model batches ----------------------------------------------------- */
+
+typedef struct bl_model bl_model;
+
+typedef enum bl_model_kind { BL_MODEL_FALANDAYS, BL_MODEL_SORN } bl_model_kind;
+
+/* Creates a batch of `nslots` Falandays slots from initial states (one per
+ * slot, equal dimensions) in `dtype`. Validates the initial states (§2.2)
+ * and the precision cast (§5.3) before allocating anything. */
+bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, size_t nslots,
+                                    bl_dtype dtype, bl_model **out, bl_error *err);
+void bl_model_destroy(bl_model *m);
+
+bl_model_kind bl_model_kindof(const bl_model *m);
+bl_dtype bl_model_dtype(const bl_model *m);
+size_t bl_model_slots(const bl_model *m);
+size_t bl_model_nodes(const bl_model *m);      /* N */
+size_t bl_model_receptors(const bl_model *m);  /* R */
+size_t bl_model_effectors(const bl_model *m);  /* E */
+
+/* One neural frame for every active slot. inputs is [B][R], noise [B][N],
+ * both of the model's dtype; active holds B int32 values. Any violation is
+ * BL_EVALUE and nothing is executed. */
+bl_status bl_model_step(bl_model *m, const bl_matrix *inputs, const bl_matrix *noise,
+                        const int32_t *active, size_t nactive, bl_error *err);
+/* Restore the construction-time state of the active slots. */
+bl_status bl_model_reset(bl_model *m, const int32_t *active, size_t nactive, bl_error *err);
+/* Disable weight plasticity only (targets keep adapting). */
+bl_status bl_model_freeze_weights(bl_model *m, const int32_t *active, size_t nactive,
+                                  bl_error *err);
+/* Disable all plasticity. */
+bl_status bl_model_freeze_plasticity(bl_model *m, const int32_t *active, size_t nactive,
+                                     bl_error *err);
+
+/* Live views (valid until the next operation on the batch): effectors
+ * [B][E] in the model dtype, activity [B][N] in the model dtype (Falandays:
+ * the spikes), finite flags [B] int32. */
+const void *bl_model_effector_data(const bl_model *m);
+const void *bl_model_activity_data(const bl_model *m);
+const int32_t *bl_model_finite(const bl_model *m);
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+/* A deep copy of every state array of one slot, in canonical orientation,
+ * each value converted to double (exact for float32). Integer state (masks,
+ * signs, flags, counts of float32 batches included) is marked `integer`. */
+typedef struct bl_snapshot_array {
+    const char *name;   /* static string, e.g. "weights" */
+    int ndim;           /* 0 (scalar), 1 or 2 */
+    size_t shape[2];
+    bool integer;
+    double *data;       /* shape[0] * shape[1] values (1 for a scalar) */
+} bl_snapshot_array;
+
+typedef struct bl_snapshot {
+    size_t count;
+    bl_snapshot_array *arrays;
+} bl_snapshot;
+
+/* Falandays keys: acts, targets, spikes, previous, errors, counts, weights,
+ * effectors, finite, learning, weight_learning, raw_finite, recurrent_mask,
+ * input_weights, output_mask, signs. */
+bl_status bl_model_snapshot(const bl_model *m, size_t slot, bl_snapshot **out, bl_error *err);
+/* The named array, or NULL. */
+const bl_snapshot_array *bl_snapshot_get(const bl_snapshot *s, const char *name);
+void bl_snapshot_free(bl_snapshot *s);
+
+#endif
