@@ -33,6 +33,15 @@ Requests:
   seedfor HEX                HEX = hex of the UTF-8 JSON [root, partition, stream,
                              [key, ...]] (keys int, str or bool): the reference's
                              seed_for, independently -> sha256 digest (32 bytes) + payload
+  falandays_construct SEED N R E K=V,K=V,...
+                             Falandays construction (spec/models.md section 2.3) with
+                             Generator(Philox(seed)); keys: axis, mode, repair, link_p,
+                             input_link_p (P:P:... or none), inhibitory_frac, scale,
+                             input_weight, weight_init_std, targ_min (floats as repr)
+                             -> float64: signs[N], mask[N,N], input_weights[N,R],
+                             output_mask[N,E], weights[N,N], acts, targets, spikes,
+                             then integers(0, 1000) and random() drawn afterwards (the
+                             generator's position, 32-bit cache included)
 """
 import hashlib
 import json
@@ -108,10 +117,63 @@ def npy_record(path):
     return np.frombuffer(head.encode("ascii") + body, dtype=np.uint8)
 
 
+def falandays_construct(seed_hex, n, r, e, spec):
+    """Section 2.3 written from the spec in the reference's vectorised style,
+    independently of the C code: whole-array draws in C order, boolean masks,
+    NumPy broadcasting and NumPy's own maximum/where."""
+    cfg = dict(kv.split("=", 1) for kv in spec.split(","))
+    axis, mode = cfg["axis"], cfg["mode"]
+    link_p = float(cfg["link_p"])
+    g = gen(seed_hex)
+    signs = np.ones(n, dtype=np.int32)
+    if axis == "dale":
+        signs[g.random(n) < float(cfg["inhibitory_frac"])] = -1
+    mask = (g.random((n, n)) < link_p).astype(np.int32)
+    np.fill_diagonal(mask, 0)
+    if cfg["input_link_p"] == "none":
+        probs = np.full(r, link_p)
+    else:
+        probs = np.array([float(p) for p in cfg["input_link_p"].split(":")])
+        assert probs.shape == (r,)
+    inputs = g.random((n, r)) < probs
+    outputs = g.random((n, e)) < link_p
+    if cfg["repair"] == "1":
+        eligible = np.flatnonzero(probs > 0)
+        if axis == "unsigned" and eligible.size:
+            for i in range(n):
+                if not mask[i].any() and not inputs[i].any():
+                    inputs[i, g.choice(eligible)] = True
+        for k in range(e):
+            if not outputs[:, k].any():
+                outputs[g.integers(0, n), k] = True
+    if axis == "dale":
+        w = np.maximum(0, 1 + 0.2 * g.standard_normal((n, n)))
+    elif mode == "excitatory":
+        w = float(cfg["input_weight"]) + 0.1 * g.standard_normal((n, n))
+    elif mode == "pong_mixed":
+        u2 = g.random((n, n))
+        z1 = g.standard_normal((n, n))
+        z2 = g.standard_normal((n, n))
+        w = np.where(u2 < 0.25, -1 + 0.1 * z1, 0.2 * z2)
+    elif mode == "legacy_normal":
+        w = float(cfg["weight_init_std"]) * g.standard_normal((n, n))
+    else:
+        raise SystemExit("unknown weight_init_mode " + mode)
+    w = w * mask
+    w = w * float(cfg["scale"])
+    parts = [signs, mask, inputs.astype(np.float64) * float(cfg["input_weight"]),
+             outputs.astype(np.float64), w, np.zeros(n),
+             np.full(n, float(cfg["targ_min"])), np.zeros(n),
+             [g.integers(0, 1000), g.random()]]
+    return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in parts]).astype("<f8")
+
+
 def handle(words):
     op, seed = words[0], words[1]
     if op == "npy":
         return npy_record(seed)
+    if op == "falandays_construct":
+        return falandays_construct(seed, *(int(w) for w in words[2:5]), words[5])
     if op == "rawkey":
         key = np.array([int(w, 16) for w in words[1:3]], dtype=np.uint64)
         ctr = np.array([int(w, 16) for w in words[3:7]], dtype=np.uint64)

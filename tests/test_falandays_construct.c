@@ -1,0 +1,677 @@
+/* Falandays construction (spec/models.md §2.3): the known answers of
+ * Appendix A.3/A.4, a differential test against an independent NumPy
+ * construction over many random configurations, the construction and
+ * validation tests of §7.1, and allocation failures. Every comparison of
+ * doubles is on bit patterns: signed zeros of masked weights matter. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/model.h"
+#include "brainlesslab/rng.h"
+#include "support.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static bl_gen gen_for(const char *key)
+{
+    bl_gen g;
+    bl_error err = {0};
+    bl_key k = BL_KEY_S(key);
+    if (bl_gen_for(&g, 0, "development", "construction", &k, 1, &err) != BL_OK)
+        fail_msg("bl_gen_for: %s", err.msg);
+    return g;
+}
+
+static bl_falandays_init *construct_ok(const bl_falandays_config *c, size_t n, size_t r,
+                                       size_t e, bl_gen *g)
+{
+    bl_falandays_init *s = NULL;
+    bl_error err = {0};
+    if (bl_falandays_construct(c, n, r, e, g, &s, &err) != BL_OK)
+        fail_msg("construct: %s", err.msg);
+    assert_non_null(s);
+    return s;
+}
+
+static void expect_bits(const char *what, size_t i, double c, double ref)
+{
+    if (bl_test_bits(c) != bl_test_bits(ref))
+        fail_msg("%s: element %zu: C %.17g (%016" PRIx64 "), expected %.17g (%016" PRIx64 ")",
+                 what, i, c, bl_test_bits(c), ref, bl_test_bits(ref));
+}
+
+/* A sparse known answer: listed [i][j] values, every other entry +0.0. */
+typedef struct entry {
+    size_t i, j;
+    double v;
+} entry;
+
+static void expect_sparse(const char *what, const double *a, size_t n, const entry *nz,
+                          size_t count)
+{
+    for (size_t k = 0; k < n * n; k++) {
+        double want = 0.0;
+        for (size_t m = 0; m < count; m++)
+            if (nz[m].i * n + nz[m].j == k)
+                want = nz[m].v;
+        /* Unlisted entries are zeros of either sign (W*0.0 keeps W's). */
+        if (want != 0.0) {
+            expect_bits(what, k, a[k], want);
+        } else if (a[k] != 0.0) {
+            fail_msg("%s: element %zu is %.17g, expected zero", what, k, a[k]);
+        }
+    }
+}
+
+static void expect_table(const char *what, const double *a, const double *want, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        expect_bits(what, k, a[k], want[k]);
+}
+
+/* ---- known answers (Appendix A.3, A.4) ---------------------------------- */
+
+static void test_kat_unsigned_repair(void **state)
+{
+    (void)state;
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    const double ilp[3] = {0.0, 0.5, 1.0};
+    c.link_p = 0.4;
+    c.repair_masks = true;
+    c.input_link_p = ilp;
+    c.input_link_p_len = 3;
+    bl_gen g = gen_for("kat");
+    bl_falandays_init *s = construct_ok(&c, 6, 3, 2, &g);
+    assert_int_equal(s->n, 6);
+    assert_int_equal(s->r, 3);
+    assert_int_equal(s->e, 2);
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(s->signs[i], 1);
+    const double mask[36] = {0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1,
+                             0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0};
+    expect_table("mask", s->recurrent_mask, mask, 36);
+    const double in[18] = {0, 0, 1.875, 0, 0, 1.875, 0, 1.875, 1.875,
+                           0, 1.875, 1.875, 0, 1.875, 1.875, 0, 1.875, 1.875};
+    expect_table("input_weights", s->input_weights, in, 18);
+    const double outm[12] = {0, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 1};
+    expect_table("output_mask", s->output_mask, outm, 12);
+    const entry w[] = {
+        {0, 2, 2.032780768513767},  {0, 4, 1.8586262860013454}, {0, 5, 2.033132158809259},
+        {1, 0, 1.8456869285286135}, {1, 4, 2.062157286507973},  {2, 3, 1.7547818720715802},
+        {2, 4, 1.896686160586268},  {2, 5, 1.9655093660282497}, {3, 1, 1.743875571435667},
+        {3, 2, 1.8995376502425387}, {3, 4, 1.826791006806822},  {3, 5, 2.0016157787457325},
+        {4, 0, 1.7990109451409673}, {4, 1, 1.756778164697681},  {4, 5, 1.9940871442712564},
+        {5, 0, 1.885292443208175},  {5, 3, 1.9062622616999734}, {5, 4, 1.9952681867984998},
+    };
+    expect_sparse("weights", s->weights, 6, w, sizeof w / sizeof *w);
+    for (size_t i = 0; i < 6; i++) {
+        expect_bits("acts", i, s->acts[i], 0.0);
+        expect_bits("targets", i, s->targets[i], 1.0);
+        expect_bits("spikes", i, s->spikes[i], 0.0);
+    }
+    /* The state keeps no pointer to the caller's probabilities. */
+    assert_null(s->config.input_link_p);
+    assert_true(s->config.repair_masks);
+    bl_falandays_init_free(s);
+}
+
+static void test_kat_dale(void **state)
+{
+    (void)state;
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    c.axis = BL_AXIS_DALE;
+    c.link_p = 0.5;
+    bl_gen g = gen_for("kat-dale");
+    bl_falandays_init *s = construct_ok(&c, 5, 2, 2, &g);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(s->signs[i], 1);
+    const double mask[25] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0,
+                             1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0};
+    expect_table("mask", s->recurrent_mask, mask, 25);
+    const double in[10] = {1.875, 0, 1.875, 0, 0, 1.875, 1.875, 1.875, 0, 0};
+    expect_table("input_weights", s->input_weights, in, 10);
+    const double outm[10] = {0, 1, 0, 1, 1, 0, 1, 0, 1, 0};
+    expect_table("output_mask", s->output_mask, outm, 10);
+    const entry w[] = {
+        {0, 3, 0.9383939259535279}, {0, 4, 1.2136582050609073}, {1, 0, 0.779128136645435},
+        {2, 0, 0.6678667706720327}, {2, 1, 0.9546427941189815}, {2, 3, 1.249750844544423},
+        {2, 4, 1.2145158277153683}, {3, 1, 1.5604775917235947}, {3, 4, 0.845761061992482},
+    };
+    expect_sparse("weights", s->weights, 5, w, sizeof w / sizeof *w);
+    /* Dale magnitudes are max(0, ·) >= +0 and masking multiplies by +0.0, so
+     * no weight may be -0.0. */
+    for (size_t k = 0; k < 25; k++)
+        assert_false(signbit(s->weights[k]));
+    bl_falandays_init_free(s);
+}
+
+/* ---- differential test against NumPy ---------------------------------- */
+
+#define MAX_R 5
+#define CASES 600
+
+typedef struct dcase {
+    bl_seed seed;
+    size_t n, r, e;
+    bl_falandays_config c;
+    double ilp[MAX_R];
+} dcase;
+
+/* Values a probability or gain can take: the edges (0, -0.0, 1) and draws. */
+static double pick_prob(bl_gen *g)
+{
+    switch (bl_gen_integers(g, 0, 6)) {
+    case 0:
+        return 0.0;
+    case 1:
+        return 1.0;
+    case 2:
+        return -0.0;
+    default:
+        return bl_gen_random(g);
+    }
+}
+
+static double pick_gain(bl_gen *g, double usual)
+{
+    switch (bl_gen_integers(g, 0, 6)) {
+    case 0:
+        return 0.0;
+    case 1:
+        return -0.0;
+    case 2:
+        return usual;
+    case 3:
+        return 2.0;
+    default:
+        return 3.0 * bl_gen_random(g);
+    }
+}
+
+static void make_case(bl_gen *g, size_t idx, dcase *d)
+{
+    for (int k = 0; k < 4; k++)
+        d->seed.limb[k] = bl_philox_next64(&g->bits);
+    /* Mostly small networks (where repairs happen), some up to 70 nodes. */
+    d->n = (size_t)(idx % 3 == 0 ? bl_gen_integers(g, 1, 71) : bl_gen_integers(g, 1, 9));
+    d->r = (size_t)bl_gen_integers(g, 1, MAX_R + 1);
+    d->e = (size_t)bl_gen_integers(g, 1, 6);
+    bl_falandays_config *c = &d->c;
+    bl_falandays_config_default(c);
+    c->axis = bl_gen_integers(g, 0, 3) == 0 ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+    c->weight_init_mode = (bl_weight_init)bl_gen_integers(g, 0, 3);
+    c->repair_masks = bl_gen_integers(g, 0, 2) == 1;
+    c->link_p = bl_gen_integers(g, 0, 2) ? 0.5 * bl_gen_random(g) : pick_prob(g);
+    if (bl_gen_integers(g, 0, 2)) {
+        for (size_t q = 0; q < d->r; q++)
+            d->ilp[q] = pick_prob(g);
+        c->input_link_p = d->ilp;
+        c->input_link_p_len = d->r;
+    }
+    c->inhibitory_frac = pick_prob(g);
+    c->recurrent_init_scale = pick_gain(g, 1.0);
+    c->input_weight = pick_gain(g, 1.875);
+    c->weight_init_std = pick_gain(g, 1.0);
+    c->targ_min = 0.25 + 4.0 * bl_gen_random(g);
+}
+
+static const char *mode_name(bl_weight_init m)
+{
+    return m == BL_WINIT_EXCITATORY ? "excitatory"
+           : m == BL_WINIT_PONG_MIXED ? "pong_mixed"
+                                      : "legacy_normal";
+}
+
+/* One oracle request line for a case; %.17g round-trips through float(). */
+static size_t format_case(char *buf, size_t cap, const dcase *d)
+{
+    char hex[65];
+    bl_seed_hex(&d->seed, hex);
+    const bl_falandays_config *c = &d->c;
+    int len = snprintf(buf, cap,
+                       "falandays_construct %s %zu %zu %zu axis=%s,mode=%s,repair=%d,"
+                       "link_p=%.17g,inhibitory_frac=%.17g,scale=%.17g,input_weight=%.17g,"
+                       "weight_init_std=%.17g,targ_min=%.17g,input_link_p=",
+                       hex, d->n, d->r, d->e, c->axis == BL_AXIS_DALE ? "dale" : "unsigned",
+                       mode_name(c->weight_init_mode), c->repair_masks ? 1 : 0, c->link_p,
+                       c->inhibitory_frac, c->recurrent_init_scale, c->input_weight,
+                       c->weight_init_std, c->targ_min);
+    assert_true(len > 0 && (size_t)len < cap);
+    if (!c->input_link_p) {
+        len += snprintf(buf + len, cap - (size_t)len, "none");
+    } else {
+        for (size_t q = 0; q < d->r; q++)
+            len += snprintf(buf + len, cap - (size_t)len, "%s%.17g", q ? ":" : "", d->ilp[q]);
+    }
+    len += snprintf(buf + len, cap - (size_t)len, "\n");
+    assert_true((size_t)len < cap);
+    return (size_t)len;
+}
+
+static double le_double(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return bl_test_double(v);
+}
+
+static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, size_t nbytes)
+{
+    size_t n = d->n, r = d->r, e = d->e;
+    size_t count = n + n * n + n * r + n * e + n * n + 3 * n + 2;
+    if (nbytes != count * 8)
+        fail_msg("case %zu: oracle record of %zu bytes, expected %zu", idx, nbytes, count * 8);
+    bl_gen g;
+    bl_gen_init(&g, &d->seed);
+    bl_falandays_init *s = construct_ok(&d->c, n, r, e, &g);
+    const struct {
+        const char *name;
+        size_t len;
+        const double *data;
+    } parts[] = {
+        {"recurrent_mask", n * n, s->recurrent_mask},
+        {"input_weights", n * r, s->input_weights},
+        {"output_mask", n * e, s->output_mask},
+        {"weights", n * n, s->weights},
+        {"acts", n, s->acts},
+        {"targets", n, s->targets},
+        {"spikes", n, s->spikes},
+    };
+    char what[96];
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++, off++) {
+        snprintf(what, sizeof what, "case %zu signs", idx);
+        expect_bits(what, i, (double)s->signs[i], le_double(rec + 8 * off));
+    }
+    for (size_t p = 0; p < sizeof parts / sizeof *parts; p++)
+        for (size_t k = 0; k < parts[p].len; k++, off++) {
+            snprintf(what, sizeof what, "case %zu (N=%zu R=%zu E=%zu) %s", idx, n, r, e,
+                     parts[p].name);
+            expect_bits(what, k, parts[p].data[k], le_double(rec + 8 * off));
+        }
+    /* The generator ends where NumPy's does, 32-bit cache included: the
+     * next integers() uses next32, random() next64. */
+    snprintf(what, sizeof what, "case %zu generator position", idx);
+    expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000), le_double(rec + 8 * off));
+    expect_bits(what, 1, bl_gen_random(&g), le_double(rec + 8 * (off + 1)));
+    bl_falandays_init_free(s);
+}
+
+static void test_numpy_differential(void **state)
+{
+    (void)state;
+    BL_REQUIRE_NUMPY();
+    static dcase cases[CASES];
+    bl_gen g;
+    bl_seed root = bl_seed_from_u64(UINT64_C(0x5eed0fa1a4da75));
+    bl_gen_init(&g, &root);
+    size_t cap = (size_t)CASES * 512, len = 0;
+    char *req = malloc(cap);
+    assert_non_null(req);
+    for (size_t i = 0; i < CASES; i++) {
+        make_case(&g, i, &cases[i]);
+        len += format_case(req + len, cap - len, &cases[i]);
+    }
+    unsigned char *out = NULL;
+    size_t outlen = 0, pos = 0;
+    bl_test_numpy(req, &out, &outlen);
+    free(req);
+
+    /* Coverage of the interesting corners, so a change in the case maker
+     * cannot silently drop them. */
+    size_t dale = 0, pong = 0, legacy = 0, repaired = 0, lp0 = 0, lp1 = 0, ilp0 = 0,
+           negzero = 0, big = 0;
+    for (size_t i = 0; i < CASES; i++) {
+        size_t nbytes = 0;
+        const unsigned char *rec = bl_test_numpy_next(out, outlen, &pos, &nbytes);
+        compare_case(i, &cases[i], rec, nbytes);
+        const bl_falandays_config *c = &cases[i].c;
+        dale += c->axis == BL_AXIS_DALE;
+        pong += c->axis != BL_AXIS_DALE && c->weight_init_mode == BL_WINIT_PONG_MIXED;
+        legacy += c->axis != BL_AXIS_DALE && c->weight_init_mode == BL_WINIT_LEGACY_NORMAL;
+        repaired += c->repair_masks;
+        lp0 += c->link_p == 0.0;
+        lp1 += c->link_p == 1.0;
+        negzero += signbit(c->recurrent_init_scale) || signbit(c->input_weight);
+        big += cases[i].n >= 50;
+        if (c->input_link_p)
+            for (size_t q = 0; q < cases[i].r; q++)
+                ilp0 += c->input_link_p[q] == 0.0;
+    }
+    assert_int_equal(pos, outlen);
+    free(out);
+    print_message("compared %d random constructions: dale %zu, pong_mixed %zu, legacy %zu, "
+                  "repair %zu, link_p 0: %zu, link_p 1: %zu, zero input_link_p: %zu, "
+                  "-0.0 gains %zu, N >= 50: %zu\n",
+                  CASES, dale, pong, legacy, repaired, lp0, lp1, ilp0, negzero, big);
+    assert_true(dale > 50 && pong > 50 && legacy > 50 && repaired > 100);
+    assert_true(lp0 > 10 && lp1 > 10 && ilp0 > 50 && negzero > 50 && big > 10);
+}
+
+/* ---- §7.1 test 7 -------------------------------------------------------- */
+
+static void test_scale_preserves_draws(void **state)
+{
+    (void)state;
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    const double ilp[3] = {0.0, 0.2, 0.8};
+    c.link_p = 0.4;
+    c.repair_masks = true;
+    c.input_link_p = ilp;
+    c.input_link_p_len = 3;
+    const size_t n = 8, r = 3, e = 2;
+    for (int variant = 0; variant < 4; variant++) {
+        char key[32];
+        snprintf(key, sizeof key, "scale-%d", variant);
+        c.weight_init_mode = (bl_weight_init)(variant % 3);
+        c.axis = variant == 3 ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+        c.recurrent_init_scale = 1.0;
+        bl_gen g1 = gen_for(key);
+        bl_falandays_init *a = construct_ok(&c, n, r, e, &g1);
+        c.recurrent_init_scale = 2.0;
+        bl_gen g2 = gen_for(key);
+        bl_falandays_init *b = construct_ok(&c, n, r, e, &g2);
+        /* Identical generator positions afterwards: the scale draws nothing. */
+        assert_memory_equal(&g1, &g2, sizeof g1);
+
+        assert_ptr_not_equal(a->weights, b->weights);
+        assert_ptr_not_equal(a->recurrent_mask, b->recurrent_mask);
+        assert_ptr_not_equal(a->input_weights, b->input_weights);
+        assert_ptr_not_equal(a->output_mask, b->output_mask);
+        assert_ptr_not_equal(a->signs, b->signs);
+        for (size_t k = 0; k < n * n; k++)
+            expect_bits("scaled weights", k, b->weights[k], 2.0 * a->weights[k]);
+        assert_memory_equal(a->recurrent_mask, b->recurrent_mask, n * n * sizeof(double));
+        assert_memory_equal(a->input_weights, b->input_weights, n * r * sizeof(double));
+        assert_memory_equal(a->output_mask, b->output_mask, n * e * sizeof(double));
+        assert_memory_equal(a->signs, b->signs, n * sizeof(int32_t));
+
+        size_t links = 0;
+        for (size_t i = 0; i < n; i++) {
+            assert_true(a->input_weights[i * r + 0] == 0.0);
+            assert_true(a->recurrent_mask[i * n + i] == 0.0);
+            bool any = false;
+            for (size_t j = 0; j < n; j++)
+                any |= a->recurrent_mask[i * n + j] != 0.0;
+            for (size_t q = 0; q < r; q++)
+                any |= a->input_weights[i * r + q] != 0.0;
+            /* Input repair guarantees every node a link on the unsigned axis. */
+            if (c.axis == BL_AXIS_UNSIGNED)
+                assert_true(any);
+            for (size_t j = 0; j < n; j++) {
+                double m = a->recurrent_mask[i * n + j];
+                assert_true(m == 0.0 || m == 1.0);
+                links += m == 1.0;
+                /* Weights outside the mask are zero (and stay zero scaled). */
+                if (m == 0.0)
+                    assert_true(a->weights[i * n + j] == 0.0);
+            }
+        }
+        assert_true(links > 0);
+        for (size_t k = 0; k < e; k++) {
+            size_t sources = 0;
+            for (size_t i = 0; i < n; i++)
+                sources += a->output_mask[i * e + k] == 1.0;
+            assert_true(sources >= 1);
+        }
+        bl_falandays_init_free(a);
+        bl_falandays_init_free(b);
+    }
+}
+
+/* A masked-out negative weight keeps its sign: W*0.0 = -0.0, and a -0.0
+ * scale flips every zero, as NumPy's two products do. */
+static void test_signed_zeros(void **state)
+{
+    (void)state;
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    c.weight_init_mode = BL_WINIT_LEGACY_NORMAL;
+    c.link_p = 0.0;
+    bl_gen g = gen_for("signed-zeros");
+    bl_falandays_init *s = construct_ok(&c, 16, 1, 1, &g);
+    size_t neg = 0;
+    for (size_t k = 0; k < 256; k++) {
+        assert_true(s->weights[k] == 0.0);
+        neg += signbit(s->weights[k]) != 0;
+    }
+    assert_true(neg > 64 && neg < 192);
+    bl_falandays_init_free(s);
+
+    c.recurrent_init_scale = -0.0;
+    c.input_weight = -0.0;
+    bl_gen g2 = gen_for("signed-zeros");
+    bl_falandays_init *t = construct_ok(&c, 16, 1, 1, &g2);
+    g = gen_for("signed-zeros");
+    c.recurrent_init_scale = 1.0;
+    c.input_weight = 1.875;
+    bl_falandays_init *u = construct_ok(&c, 16, 1, 1, &g);
+    for (size_t k = 0; k < 256; k++)
+        assert_true(signbit(t->weights[k]) != signbit(u->weights[k]));
+    for (size_t i = 0; i < 16; i++)
+        assert_true(signbit(t->input_weights[i]));
+    bl_falandays_init_free(t);
+    bl_falandays_init_free(u);
+}
+
+/* ---- §7.1 tests 9 and 10: invalid configurations and shapes ------------- */
+
+static void expect_reject(const bl_falandays_config *c, size_t n, size_t r, size_t e, bl_gen *g,
+                          bl_status want, const char *needle)
+{
+    static bl_falandays_init sentinel;
+    bl_falandays_init *s = &sentinel;  /* must come back NULL */
+    bl_error err = {0};
+    bl_gen before;
+    memset(&before, 0, sizeof before);
+    if (g)
+        before = *g;
+    bl_status st = bl_falandays_construct(c, n, r, e, g, &s, &err);
+    if (st != want)
+        fail_msg("expected %s containing \"%s\", got %s: %s", bl_status_kind(want), needle,
+                 bl_status_kind(st), err.msg);
+    assert_null(s);
+    assert_int_equal(err.status, want);
+    if (!strstr(err.msg, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
+    /* A rejected construction draws nothing. */
+    if (g)
+        assert_memory_equal(&before, g, sizeof before);
+}
+
+static void test_invalid_configs(void **state)
+{
+    (void)state;
+    bl_gen g = gen_for("invalid");
+    bl_falandays_config c;
+
+    bl_falandays_config_default(&c);
+    c.leak = 1.1;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "leak");
+    bl_falandays_config_default(&c);
+    c.link_p = -0.1;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "link_p");
+    bl_falandays_config_default(&c);
+    c.noise_gain = NAN;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "noise_gain");
+    bl_falandays_config_default(&c);
+    c.targ_min = 0.0;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "targ_min");
+    bl_falandays_config_default(&c);
+    c.weight_init_mode = (bl_weight_init)7;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "weight_init_mode");
+
+    /* Two faults: the spec's order (finite, [0,1], non-negative, positive,
+     * enums, input_link_p) decides which is reported. */
+    bl_falandays_config_default(&c);
+    c.leak = 1.1;
+    c.noise_gain = NAN;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "noise_gain");
+    bl_falandays_config_default(&c);
+    c.threshold_mult = 0.0;
+    c.link_p = -0.1;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "link_p");
+    bl_falandays_config_default(&c);
+    c.targ_min = 0.0;
+    c.lrate_targ = -1.0;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "lrate_targ");
+    bl_falandays_config_default(&c);
+    c.weight_init_mode = (bl_weight_init)7;
+    c.targ_min = -1.0;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "targ_min");
+    const double bad[2] = {0.5, 1.5};
+    bl_falandays_config_default(&c);
+    c.input_link_p = bad;
+    c.input_link_p_len = 2;
+    c.axis = (bl_axis)9;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "axis");
+    c.axis = BL_AXIS_UNSIGNED;
+    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "input_link_p");
+    /* An invalid config is reported before bad dimensions. */
+    expect_reject(&c, 0, 2, 2, &g, BL_EVALUE, "input_link_p");
+}
+
+static void test_invalid_shapes(void **state)
+{
+    (void)state;
+    bl_gen g = gen_for("shapes");
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    expect_reject(&c, 0, 2, 2, &g, BL_EVALUE, "N must be an integer >= 1");
+    expect_reject(&c, 3, 0, 2, &g, BL_EVALUE, "R must be an integer >= 1");
+    expect_reject(&c, 3, 2, 0, &g, BL_EVALUE, "E must be an integer >= 1");
+    expect_reject(&c, 3, 2, 2, NULL, BL_ETYPE, "rng");
+    /* Dimensions come before the generator, as in the reference. */
+    expect_reject(&c, 0, 2, 2, NULL, BL_EVALUE, "N must be");
+
+    const double ilp[2] = {0.1, 0.2};
+    c.input_link_p = ilp;
+    c.input_link_p_len = 2;
+    expect_reject(&c, 3, 3, 2, &g, BL_EVALUE, "input_link_p must have one probability per");
+    expect_reject(&c, 3, 1, 2, &g, BL_EVALUE, "input_link_p must have one probability per");
+    bl_falandays_init *s = construct_ok(&c, 3, 2, 2, &g);
+    bl_falandays_init_free(s);
+
+    /* A network too large to address fails cleanly, allocating nothing. */
+    bl_falandays_config_default(&c);
+    expect_reject(&c, SIZE_MAX / 2, 1, 1, &g, BL_ENOMEM, "too large");
+}
+
+static void test_init_alloc(void **state)
+{
+    (void)state;
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    c.targ_min = 0.5;
+    const double ilp[1] = {0.3};
+    c.input_link_p = ilp;
+    c.input_link_p_len = 1;
+    bl_falandays_init *s = NULL;
+    bl_error err = {0};
+    assert_int_equal(bl_falandays_init_alloc(&c, 3, 4, 5, &s, &err), BL_OK);
+    assert_int_equal(s->n, 3);
+    assert_int_equal(s->r, 4);
+    assert_int_equal(s->e, 5);
+    assert_null(s->config.input_link_p);
+    assert_int_equal(s->config.input_link_p_len, 0);
+    for (size_t k = 0; k < 9; k++) {
+        expect_bits("weights", k, s->weights[k], 0.0);
+        expect_bits("mask", k, s->recurrent_mask[k], 0.0);
+    }
+    for (size_t k = 0; k < 12; k++)
+        expect_bits("input_weights", k, s->input_weights[k], 0.0);
+    for (size_t k = 0; k < 15; k++)
+        expect_bits("output_mask", k, s->output_mask[k], 0.0);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(s->signs[i], 1);
+        expect_bits("acts", i, s->acts[i], 0.0);
+        expect_bits("targets", i, s->targets[i], 0.5);
+        expect_bits("spikes", i, s->spikes[i], 0.0);
+    }
+    bl_falandays_init_free(s);
+    bl_falandays_init_free(NULL);
+
+    static bl_falandays_init sentinel;
+    s = &sentinel;
+    assert_int_equal(bl_falandays_init_alloc(&c, 3, 0, 5, &s, &err), BL_EVALUE);
+    assert_null(s);
+    c.leak = -1.0;
+    s = &sentinel;
+    assert_int_equal(bl_falandays_init_alloc(&c, 3, 1, 5, &s, &err), BL_EVALUE);
+    assert_null(s);
+}
+
+/* ---- allocation failures ------------------------------------------------ */
+
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    const double ilp[2] = {0.0, 0.6};
+    for (int variant = 0; variant < 4; variant++) {
+        bl_falandays_config c;
+        bl_falandays_config_default(&c);
+        c.repair_masks = true;
+        c.input_link_p = ilp;
+        c.input_link_p_len = 2;
+        c.weight_init_mode = (bl_weight_init)(variant % 3);
+        c.axis = variant == 3 ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+        bl_gen ref = gen_for("alloc");
+        bl_falandays_init *want = construct_ok(&c, 7, 2, 3, &ref);
+        long total = 0;
+        for (long k = 1;; k++) {
+            bl_gen g = gen_for("alloc");
+            bl_gen fresh = g;
+            bl_falandays_init *s = NULL;
+            bl_error err = {0};
+            bl_alloc_fail_at(k);
+            bl_status st = bl_falandays_construct(&c, 7, 2, 3, &g, &s, &err);
+            long attempts = bl_alloc_count();
+            bl_alloc_fail_at(0);
+            if (st == BL_OK) {
+                /* No injected failure was reached: the full count is known. */
+                assert_true(attempts < k);
+                assert_memory_equal(s->weights, want->weights, 49 * sizeof(double));
+                assert_memory_equal(&g, &ref, sizeof g);
+                bl_falandays_init_free(s);
+                total = k - 1;
+                break;
+            }
+            assert_int_equal(st, BL_ENOMEM);
+            assert_int_equal(err.status, BL_ENOMEM);
+            assert_null(s);
+            /* Nothing is drawn before every allocation has succeeded. */
+            assert_memory_equal(&g, &fresh, sizeof g);
+            (void)attempts;
+        }
+        /* Struct + 8 arrays, plus pong_mixed's scratch. */
+        assert_int_equal(total, c.axis != BL_AXIS_DALE &&
+                                        c.weight_init_mode == BL_WINIT_PONG_MIXED
+                                    ? 10
+                                    : 9);
+        bl_falandays_init_free(want);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kat_unsigned_repair),
+        cmocka_unit_test(test_kat_dale),
+        cmocka_unit_test(test_numpy_differential),
+        cmocka_unit_test(test_scale_preserves_draws),
+        cmocka_unit_test(test_signed_zeros),
+        cmocka_unit_test(test_invalid_configs),
+        cmocka_unit_test(test_invalid_shapes),
+        cmocka_unit_test(test_init_alloc),
+        cmocka_unit_test(test_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
