@@ -1,0 +1,457 @@
+/* Falandays model batches (spec/models.md §2.2, §2.4–§2.6, §5.3): creation
+ * with the initial-state and precision-cast validation, the float64 and
+ * float32 frames, reset, freezes and snapshots.
+ *
+ * Storage is plain and slot-major: every state array is [B][...] with one
+ * contiguous block per slot, matrices in canonical [destination][source]
+ * order, reals in the batch dtype (void pointers typed by the kernel
+ * instantiation), masks, signs and flags as int32. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "models/model_internal.h"
+
+/* Parameter vector of §2.4, cast to the dtype. */
+enum {
+    FAL_P_LEAK,
+    FAL_P_LRATE_WMAT,
+    FAL_P_LRATE_TARG,
+    FAL_P_THRESHOLD_MULT,
+    FAL_P_TARG_MIN,
+    FAL_P_MEMBRANE_NOISE,
+    FAL_P_NOISE_GAIN,
+    FAL_NPARAM
+};
+/* Flag vector of §2.4. */
+enum { FAL_F_RECTIFY, FAL_F_DALE, FAL_F_OOSAWA, FAL_F_LEARN_ON, FAL_NFLAG };
+
+typedef struct fal_batch {
+    bl_model base;
+    /* Reals of the dtype. */
+    void *acts, *targets, *spikes, *previous, *errors, *counts; /* [B][N] */
+    void *weights;                                              /* [B][N][N] */
+    void *input_w;                                              /* [B][N][R] */
+    void *out_mask;                                             /* [B][N][E] */
+    void *effectors;                                            /* [B][E] */
+    void *params;                                               /* [B][FAL_NPARAM] */
+    void *acts0, *targets0, *spikes0, *weights0;                /* reset copies */
+    /* int32. */
+    int32_t *mask;       /* [B][N][N] */
+    int32_t *signs;      /* [B][N] */
+    int32_t *raw_finite; /* [B][N] */
+    int32_t *finite, *learning, *weight_learning; /* [B] */
+    int32_t *flags;      /* [B][FAL_NFLAG] */
+} fal_batch;
+
+#define FAL_REAL double
+#define FAL_SFX f64
+#include "models/falandays_kernel.h"
+#undef FAL_REAL
+#undef FAL_SFX
+
+#define FAL_REAL float
+#define FAL_SFX f32
+#include "models/falandays_kernel.h"
+#undef FAL_REAL
+#undef FAL_SFX
+
+/* ---- storage ---------------------------------------------------------------- */
+
+typedef struct fal_array {
+    void **real;     /* an array of dtype values, or NULL */
+    int32_t **ints;  /* an int32 array, or NULL */
+    size_t per_slot; /* values per slot */
+} fal_array;
+
+enum { FAL_NARRAYS = 22 };
+
+/* Every owned array, so that allocation and release walk one list. */
+static void fal_arrays(fal_batch *fb, fal_array out[FAL_NARRAYS])
+{
+    const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
+    const size_t nn = n * n; /* overflow checked by the caller */
+    size_t k = 0;
+#define REAL_ARRAY(field, count) out[k++] = (fal_array){&fb->field, NULL, (count)}
+#define INT_ARRAY(field, count) out[k++] = (fal_array){NULL, &fb->field, (count)}
+    REAL_ARRAY(acts, n);
+    REAL_ARRAY(targets, n);
+    REAL_ARRAY(spikes, n);
+    REAL_ARRAY(previous, n);
+    REAL_ARRAY(errors, n);
+    REAL_ARRAY(counts, n);
+    REAL_ARRAY(weights, nn);
+    REAL_ARRAY(input_w, n * nr);
+    REAL_ARRAY(out_mask, n * ne);
+    REAL_ARRAY(effectors, ne);
+    REAL_ARRAY(params, FAL_NPARAM);
+    REAL_ARRAY(acts0, n);
+    REAL_ARRAY(targets0, n);
+    REAL_ARRAY(spikes0, n);
+    REAL_ARRAY(weights0, nn);
+    INT_ARRAY(mask, nn);
+    INT_ARRAY(signs, n);
+    INT_ARRAY(raw_finite, n);
+    INT_ARRAY(finite, 1);
+    INT_ARRAY(learning, 1);
+    INT_ARRAY(weight_learning, 1);
+    INT_ARRAY(flags, FAL_NFLAG);
+#undef REAL_ARRAY
+#undef INT_ARRAY
+    BL_ASSERT(k == FAL_NARRAYS);
+}
+
+static void fal_destroy(bl_model *m)
+{
+    fal_batch *fb = (fal_batch *)m;
+    fal_array arrays[FAL_NARRAYS];
+    fal_arrays(fb, arrays);
+    for (size_t k = 0; k < FAL_NARRAYS; k++) {
+        if (arrays[k].real)
+            bl_free(*arrays[k].real);
+        else
+            bl_free(*arrays[k].ints);
+    }
+    bl_free(fb);
+}
+
+/* ---- operations ----------------------------------------------------------- */
+
+static void fal_step(bl_model *m, const void *inputs, const void *noise, const int32_t *active)
+{
+    fal_batch *fb = (fal_batch *)m;
+    if (m->dtype == BL_FLOAT32)
+        fal_step_f32(fb, inputs, noise, active);
+    else
+        fal_step_f64(fb, inputs, noise, active);
+}
+
+static void fal_reset(bl_model *m, const int32_t *active)
+{
+    fal_batch *fb = (fal_batch *)m;
+    for (size_t b = 0; b < m->slots; b++) {
+        if (!active[b])
+            continue;
+        if (m->dtype == BL_FLOAT32)
+            fal_reset_slot_f32(fb, b);
+        else
+            fal_reset_slot_f64(fb, b);
+    }
+}
+
+static void fal_freeze(bl_model *m, const int32_t *active, bool all)
+{
+    fal_batch *fb = (fal_batch *)m;
+    for (size_t b = 0; b < m->slots; b++) {
+        if (!active[b])
+            continue;
+        fb->weight_learning[b] = 0;
+        if (all)
+            fb->learning[b] = 0;
+    }
+}
+
+static void fal_export(const fal_batch *fb, const void *src, size_t off, size_t count,
+                       double *dst)
+{
+    if (fb->base.dtype == BL_FLOAT32)
+        fal_export_f32(src, off, count, dst);
+    else
+        fal_export_f64(src, off, count, dst);
+}
+
+static void int_export(const int32_t *src, size_t count, double *dst)
+{
+    for (size_t k = 0; k < count; k++)
+        dst[k] = (double)src[k];
+}
+
+static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl_error *err)
+{
+    const fal_batch *fb = (const fal_batch *)m;
+    const size_t n = m->nodes, nr = m->receptors, ne = m->effectors, nn = n * n;
+    /* Storage is already canonical, so a snapshot is a typed copy. */
+    const struct {
+        const char *name;
+        int ndim;
+        size_t d0, d1;
+        const void *real; /* dtype source, or NULL */
+        const int32_t *ints;
+        size_t per_slot;
+        bool integer;
+    } spec[] = {
+        {"acts", 1, n, 1, fb->acts, NULL, n, false},
+        {"targets", 1, n, 1, fb->targets, NULL, n, false},
+        {"spikes", 1, n, 1, fb->spikes, NULL, n, false},
+        {"previous", 1, n, 1, fb->previous, NULL, n, false},
+        {"errors", 1, n, 1, fb->errors, NULL, n, false},
+        {"counts", 1, n, 1, fb->counts, NULL, n, true},
+        {"weights", 2, n, n, fb->weights, NULL, nn, false},
+        {"effectors", 1, ne, 1, fb->effectors, NULL, ne, false},
+        {"finite", 0, 1, 1, NULL, fb->finite, 1, true},
+        {"learning", 0, 1, 1, NULL, fb->learning, 1, true},
+        {"weight_learning", 0, 1, 1, NULL, fb->weight_learning, 1, true},
+        {"raw_finite", 1, n, 1, NULL, fb->raw_finite, n, true},
+        {"recurrent_mask", 2, n, n, NULL, fb->mask, nn, true},
+        {"input_weights", 2, n, nr, fb->input_w, NULL, n * nr, false},
+        {"output_mask", 2, n, ne, fb->out_mask, NULL, n * ne, false},
+        {"signs", 1, n, 1, NULL, fb->signs, n, true},
+    };
+    const size_t count = sizeof spec / sizeof *spec;
+    bl_snapshot *s = NULL;
+    bl_status st = bl_snapshot_new(count, &s, err);
+    if (st != BL_OK)
+        return st;
+    for (size_t k = 0; k < count; k++) {
+        double *dst;
+        st = bl_snapshot_entry(s, k, spec[k].name, spec[k].ndim, spec[k].d0, spec[k].d1,
+                               spec[k].integer, &dst, err);
+        if (st != BL_OK)
+            goto fail;
+        if (spec[k].real)
+            fal_export(fb, spec[k].real, b * spec[k].per_slot, spec[k].per_slot, dst);
+        else
+            int_export(spec[k].ints + b * spec[k].per_slot, spec[k].per_slot, dst);
+    }
+    *out = s;
+    return BL_OK;
+fail:
+    bl_snapshot_free(s);
+    return st;
+}
+
+static const bl_model_ops fal_ops = {
+    .destroy = fal_destroy,
+    .step = fal_step,
+    .reset = fal_reset,
+    .freeze = fal_freeze,
+    .snapshot = fal_snapshot,
+};
+
+/* ---- creation --------------------------------------------------------------- */
+
+static bool all_finite(const double *x, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        if (!isfinite(x[k]))
+            return false;
+    return true;
+}
+
+/* §2.2, for one initial state. Sizes and pointers first (nothing else can be
+ * read without them), then the reference's order. */
+static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_error *err)
+{
+    if (!in)
+        return bl_fail(err, BL_EVALUE, "initials[%zu] is missing", slot);
+    if (bl_falandays_config_validate(&in->config, err) != BL_OK)
+        return bl_error_prefix(err, "initials[%zu]", slot);
+    const size_t n = in->n, nr = in->r, ne = in->e;
+    if (n == 0)
+        return bl_fail(err, BL_EVALUE, "initials[%zu]: acts must be a non-empty vector (N >= 1)",
+                       slot);
+    if (nr == 0)
+        return bl_fail(err, BL_EVALUE,
+                       "initials[%zu]: input_weights must be N x R with R >= 1", slot);
+    if (ne == 0)
+        return bl_fail(err, BL_EVALUE, "initials[%zu]: output_mask must be N x E with E >= 1",
+                       slot);
+    size_t nn, nnr, nne;
+    if (!bl_size_mul(n, n, &nn) || !bl_size_mul(n, nr, &nnr) || !bl_size_mul(n, ne, &nne))
+        return bl_fail(err, BL_EVALUE, "initials[%zu]: dimensions N=%zu R=%zu E=%zu are too large",
+                       slot, n, nr, ne);
+    const struct {
+        const char *name;
+        const void *p;
+    } arrays[] = {
+        {"weights", in->weights},   {"recurrent_mask", in->recurrent_mask},
+        {"input_weights", in->input_weights}, {"output_mask", in->output_mask},
+        {"signs", in->signs},       {"acts", in->acts},
+        {"targets", in->targets},   {"spikes", in->spikes},
+    };
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++)
+        if (!arrays[k].p)
+            return bl_fail(err, BL_EVALUE, "initials[%zu]: %s is missing", slot, arrays[k].name);
+
+    /* Integer conversion would silently turn 0.1 into 0. */
+    for (size_t k = 0; k < nn; k++)
+        if (!(in->recurrent_mask[k] == 0.0 || in->recurrent_mask[k] == 1.0))
+            return bl_fail(err, BL_EVALUE,
+                           "initials[%zu]: recurrent_mask must be binary before integer "
+                           "conversion (entry [%zu][%zu] is %.17g)",
+                           slot, k / n, k % n, in->recurrent_mask[k]);
+    for (size_t i = 0; i < n; i++)
+        if (in->signs[i] != 1 && in->signs[i] != -1)
+            return bl_fail(err, BL_EVALUE,
+                           "initials[%zu]: signs must be exactly +1 or -1 (signs[%zu] is %d)",
+                           slot, i, (int)in->signs[i]);
+    const struct {
+        const char *name;
+        const double *p;
+        size_t count;
+    } reals[] = {
+        {"weights", in->weights, nn},       {"input_weights", in->input_weights, nnr},
+        {"output_mask", in->output_mask, nne}, {"acts", in->acts, n},
+        {"targets", in->targets, n},        {"spikes", in->spikes, n},
+    };
+    for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
+        if (!all_finite(reals[k].p, reals[k].count))
+            return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be finite", slot,
+                           reals[k].name);
+    for (size_t k = 0; k < nne; k++)
+        if (in->output_mask[k] < 0.0)
+            return bl_fail(err, BL_EVALUE,
+                           "initials[%zu]: output_mask must not have negative entries", slot);
+    if (in->config.axis == BL_AXIS_UNSIGNED)
+        for (size_t i = 0; i < n; i++)
+            if (in->signs[i] != 1)
+                return bl_fail(err, BL_EVALUE,
+                               "initials[%zu]: the unsigned axis requires every sign to be +1",
+                               slot);
+    return BL_OK;
+}
+
+static double cast_to(bl_dtype dtype, double x)
+{
+    return dtype == BL_FLOAT32 ? (double)(float)x : x;
+}
+
+/* §5.3: every number the batch will hold, and every config number it will
+ * not (the reference casts the whole initial state), must survive the cast;
+ * the positive parameters must not underflow to 0. */
+static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtype dtype,
+                               bl_error *err)
+{
+    const bl_falandays_config *c = &in->config;
+    const char *tname = bl_dtype_name(dtype);
+    const struct {
+        const char *name;
+        double value;
+    } scalars[] = {
+        {"leak", c->leak},
+        {"lrate_wmat", c->lrate_wmat},
+        {"lrate_targ", c->lrate_targ},
+        {"threshold_mult", c->threshold_mult},
+        {"targ_min", c->targ_min},
+        {"input_weight", c->input_weight},
+        {"weight_init_std", c->weight_init_std},
+        {"link_p", c->link_p},
+        {"recurrent_init_scale", c->recurrent_init_scale},
+        {"inhibitory_frac", c->inhibitory_frac},
+        {"membrane_noise", c->membrane_noise},
+        {"noise_gain", c->noise_gain},
+    };
+    for (size_t k = 0; k < sizeof scalars / sizeof *scalars; k++)
+        if (!isfinite(cast_to(dtype, scalars[k].value)))
+            return bl_fail(err, BL_EVALUE,
+                           "initials[%zu]: config.%s is not finite after casting to %s", slot,
+                           scalars[k].name, tname);
+    if (c->input_link_p)
+        for (size_t r = 0; r < c->input_link_p_len; r++)
+            if (!isfinite(cast_to(dtype, c->input_link_p[r])))
+                return bl_fail(err, BL_EVALUE,
+                               "initials[%zu]: config.input_link_p[%zu] is not finite after "
+                               "casting to %s",
+                               slot, r, tname);
+    const size_t n = in->n;
+    const struct {
+        const char *name;
+        const double *p;
+        size_t count;
+    } reals[] = {
+        {"weights", in->weights, n * n},         {"input_weights", in->input_weights, n * in->r},
+        {"output_mask", in->output_mask, n * in->e}, {"acts", in->acts, n},
+        {"targets", in->targets, n},             {"spikes", in->spikes, n},
+    };
+    for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
+        for (size_t i = 0; i < reals[k].count; i++)
+            if (!isfinite(cast_to(dtype, reals[k].p[i])))
+                return bl_fail(err, BL_EVALUE,
+                               "initials[%zu]: %s is not finite after casting to %s", slot,
+                               reals[k].name, tname);
+    if (!(cast_to(dtype, c->threshold_mult) > 0.0))
+        return bl_fail(err, BL_EVALUE,
+                       "initials[%zu]: config.threshold_mult must remain positive after casting "
+                       "to %s",
+                       slot, tname);
+    if (!(cast_to(dtype, c->targ_min) > 0.0))
+        return bl_fail(err, BL_EVALUE,
+                       "initials[%zu]: config.targ_min must remain positive after casting to %s",
+                       slot, tname);
+    return BL_OK;
+}
+
+bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, size_t nslots,
+                                    bl_dtype dtype, bl_model **out, bl_error *err)
+{
+    *out = NULL;
+    if (!initials || nslots == 0)
+        return bl_fail(err, BL_EVALUE, "a model batch needs at least one initial state");
+    if (dtype != BL_FLOAT64 && dtype != BL_FLOAT32)
+        return bl_fail(err, BL_EVALUE, "model dtype must be float64 or float32");
+    for (size_t b = 0; b < nslots; b++) {
+        bl_status st = validate_init(initials[b], b, err);
+        if (st != BL_OK)
+            return st;
+    }
+    const size_t n = initials[0]->n, nr = initials[0]->r, ne = initials[0]->e;
+    for (size_t b = 1; b < nslots; b++) {
+        const bl_falandays_init *in = initials[b];
+        if (in->n != n || in->r != nr || in->e != ne)
+            return bl_fail(err, BL_EVALUE,
+                           "every slot of a batch needs the same dimensions: initials[%zu] has "
+                           "N=%zu R=%zu E=%zu, initials[0] has N=%zu R=%zu E=%zu",
+                           b, in->n, in->r, in->e, n, nr, ne);
+    }
+    for (size_t b = 0; b < nslots; b++) {
+        bl_status st = validate_cast(initials[b], b, dtype, err);
+        if (st != BL_OK)
+            return st;
+    }
+
+    fal_batch *fb = bl_calloc(1, sizeof *fb);
+    if (!fb)
+        return bl_fail(err, BL_ENOMEM, "out of memory for a Falandays batch");
+    fb->base = (bl_model){
+        .ops = &fal_ops,
+        .kind = BL_MODEL_FALANDAYS,
+        .dtype = dtype,
+        .slots = nslots,
+        .nodes = n,
+        .receptors = nr,
+        .effectors = ne,
+    };
+    fal_array arrays[FAL_NARRAYS];
+    fal_arrays(fb, arrays);
+    for (size_t k = 0; k < FAL_NARRAYS; k++) {
+        size_t count;
+        if (!bl_size_mul(arrays[k].per_slot, nslots, &count))
+            goto fail;
+        if (arrays[k].real) {
+            *arrays[k].real = bl_calloc(count, bl_dtype_size(dtype));
+            if (!*arrays[k].real)
+                goto fail;
+        } else {
+            *arrays[k].ints = bl_calloc(count, sizeof(int32_t));
+            if (!*arrays[k].ints)
+                goto fail;
+        }
+    }
+    for (size_t b = 0; b < nslots; b++) {
+        if (dtype == BL_FLOAT32)
+            fal_fill_slot_f32(fb, b, initials[b]);
+        else
+            fal_fill_slot_f64(fb, b, initials[b]);
+    }
+    fb->base.effector_view = fb->effectors;
+    fb->base.activity_view = fb->spikes;
+    fb->base.finite_view = fb->finite;
+    *out = &fb->base;
+    return BL_OK;
+fail:
+    fal_destroy(&fb->base);
+    return bl_fail(err, BL_ENOMEM, "out of memory for a Falandays batch of %zu slots (N=%zu)",
+                   nslots, n);
+}

@@ -1,0 +1,60 @@
+/* What every model family shares inside the library: the batch header that
+ * model.c reads for dispatch, argument checks and live views, and the
+ * snapshot builder. A family embeds `bl_model` as the first member of its
+ * own batch struct and supplies an operations table; model.c validates
+ * every argument before a family sees it, so the family functions cannot
+ * fail (except snapshot, which allocates). */
+#ifndef BL_MODEL_INTERNAL_H
+#define BL_MODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/model.h"
+
+typedef struct bl_model_ops {
+    void (*destroy)(bl_model *m);
+    /* inputs [B][R] and noise [B][N] in the model dtype, active [B]: all
+     * checked by model.c. */
+    void (*step)(bl_model *m, const void *inputs, const void *noise, const int32_t *active);
+    void (*reset)(bl_model *m, const int32_t *active);
+    /* all == false: weight plasticity only; all == true: every plasticity. */
+    void (*freeze)(bl_model *m, const int32_t *active, bool all);
+    /* slot < B, checked by model.c. */
+    bl_status (*snapshot)(const bl_model *m, size_t slot, bl_snapshot **out, bl_error *err);
+} bl_model_ops;
+
+struct bl_model {
+    const bl_model_ops *ops;
+    bl_model_kind kind;
+    bl_dtype dtype;
+    size_t slots;      /* B */
+    size_t nodes;      /* N (the width of noise and activity) */
+    size_t receptors;  /* R */
+    size_t effectors;  /* E */
+    /* Live views owned by the family: effectors [B][E] and activity [B][N]
+     * in the dtype, finite [B]. */
+    const void *effector_view;
+    const void *activity_view;
+    const int32_t *finite_view;
+};
+
+/* Bytes of one value of the dtype. */
+size_t bl_dtype_size(bl_dtype dtype);
+/* "float64" / "float32". */
+const char *bl_dtype_name(bl_dtype dtype);
+
+/* a * b (* c), or false when the product does not fit a size_t. */
+bool bl_size_mul(size_t a, size_t b, size_t *out);
+
+/* A snapshot with `count` empty entries (names NULL, data NULL): families
+ * fill each with bl_snapshot_entry; bl_snapshot_free releases a partially
+ * filled one. */
+bl_status bl_snapshot_new(size_t count, bl_snapshot **out, bl_error *err);
+/* Names entry k and gives it zeroed storage for d0 * d1 values (ndim 0: one
+ * value, ndim 1: d0 values); *data points at it. */
+bl_status bl_snapshot_entry(bl_snapshot *s, size_t k, const char *name, int ndim, size_t d0,
+                            size_t d1, bool integer, double **data, bl_error *err);
+
+#endif
