@@ -100,11 +100,72 @@ bl_status bl_falandays_init_alloc(const bl_falandays_config *c, size_t n, size_t
                                   bl_falandays_init **out, bl_error *err);
 void bl_falandays_init_free(bl_falandays_init *init);
 
+/* ---- SORN (spec/models.md §3) ------------------------------------------ */
+
+/* SORNConfig (§3.1). Defaults from bl_sorn_config_default. */
+typedef struct bl_sorn_config {
+    double inhibitory_fraction;  /* 0.2: an I/E ratio, in [0, 1] */
+    double p_ee;                 /* 10/166, in [0, 1] */
+    double p_ei;                 /* 1.0, in [0, 1] */
+    double p_ie;                 /* 1.0, in [0, 1] */
+    double p_input;              /* 0.05, in [0, 1] */
+    double p_output;             /* 0.05, in [0, 1] */
+    double ee_row_sum;           /* 1.0, >= 0 */
+    double ei_row_sum;           /* 1.0, >= 0 */
+    double ie_row_sum;           /* 1.0, >= 0 */
+    double input_row_sum;        /* 1.0, >= 0 */
+    double T_E_max;              /* 0.5, >= 0 */
+    double T_I_max;              /* 1.0, >= 0 */
+    double eta_stdp;             /* 0.001, >= 0 */
+    double eta_ip;               /* 0.001, >= 0 */
+    double H_ip;                 /* 0.1, in [0, 1] */
+    bool learn_on;               /* true */
+} bl_sorn_config;
+
+void bl_sorn_config_default(bl_sorn_config *c);
+/* The checks of §3.1; BL_EVALUE with the first failure. */
+bl_status bl_sorn_config_validate(const bl_sorn_config *c, bl_error *err);
+/* N_E = min(N, max(1, round_half_even(N / (1 + inhibitory_fraction)))) (§3.2). */
+size_t bl_sorn_excitatory_count(double inhibitory_fraction, size_t n);
+
+/* SORN InitialState (§3.3), canonical orientation, float64. N_I = n - n_e may
+ * be 0; its arrays are then NULL. */
+typedef struct bl_sorn_init {
+    bl_sorn_config config;
+    size_t n, r, e, n_e;         /* count, receptors, effectors, excitatory units */
+    double *w_ee;                /* [n_e][n_e] E <- E, [destination][source] */
+    double *ee_mask;             /* [n_e][n_e] 0/1 */
+    double *c_e;                 /* [n_e] row normalisation targets */
+    double *w_ei;                /* [n_e][n_i] E <- I (subtracted) */
+    double *w_ie;                /* [n_i][n_e] I <- E */
+    double *w_eu;                /* [n_e][r] E <- receptor */
+    double *output_mask;         /* [e][n_e] 0/1: effector k reads E unit i */
+    double *t_e;                 /* [n_e] */
+    double *t_i;                 /* [n_i] */
+    double *x;                   /* [n_e] 0/1 */
+    double *y;                   /* [n_i] 0/1 */
+} bl_sorn_init;
+
+/* Construction (§3.4) from a generator in the normative draw order; owned by
+ * the caller (bl_sorn_init_free). */
+bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t e, bl_gen *rng,
+                            bl_sorn_init **out, bl_error *err);
+/* Every array allocated and zeroed, n_e from the config's ratio. */
+bl_status bl_sorn_init_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t e,
+                             bl_sorn_init **out, bl_error *err);
+void bl_sorn_init_free(bl_sorn_init *init);
+
 /* ---- model batches ----------------------------------------------------- */
 
 typedef struct bl_model bl_model;
 
 typedef enum bl_model_kind { BL_MODEL_FALANDAYS, BL_MODEL_SORN } bl_model_kind;
+
+/* Creates a batch of `nslots` SORN slots from initial states (equal
+ * dimensions, "dimensions" in the message otherwise) in `dtype`, validating
+ * them (§3.3) and the precision cast (§5.3) before allocating anything. */
+bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslots,
+                               bl_dtype dtype, bl_model **out, bl_error *err);
 
 /* Creates a batch of `nslots` Falandays slots from initial states (one per
  * slot, equal dimensions) in `dtype`. Validates the initial states (§2.2)
@@ -159,7 +220,10 @@ typedef struct bl_snapshot {
     bl_snapshot_array *arrays;
 } bl_snapshot;
 
-/* Falandays keys: acts, targets, spikes, previous, errors, counts, weights,
+/* SORN keys: w_ee, ee_mask, c_e, w_ei, w_ie, w_eu, output_mask, t_e, t_i, x,
+ * y, prev_x, prev_y, activity, drive, effectors, finite, adaptation_finite,
+ * plasticity, parameters (zero-width I arrays keep their true zero width).
+ * Falandays keys: acts, targets, spikes, previous, errors, counts, weights,
  * effectors, finite, learning, weight_learning, raw_finite, recurrent_mask,
  * input_weights, output_mask, signs. */
 bl_status bl_model_snapshot(const bl_model *m, size_t slot, bl_snapshot **out, bl_error *err);
