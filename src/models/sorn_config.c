@@ -50,14 +50,16 @@ bl_status bl_sorn_config_validate(const bl_sorn_config *c, bl_error *err)
         {"eta_ip", c->eta_ip, false},
         {"H_ip", c->H_ip, true},
     };
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
-        double v = fields[i].value;
-        if (!isfinite(v) || !(v >= 0.0))
+    /* §3.1 states the checks in two rounds: every field finite and >= 0, then
+     * the probabilities <= 1. */
+    size_t n = sizeof fields / sizeof *fields;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(fields[i].value) || !(fields[i].value >= 0.0))
             return bl_fail(err, BL_EVALUE, "SORNConfig.%s must be finite and non-negative",
                            fields[i].name);
-        if (fields[i].probability && !(v <= 1.0))
+    for (size_t i = 0; i < n; i++)
+        if (fields[i].probability && !(fields[i].value <= 1.0))
             return bl_fail(err, BL_EVALUE, "SORNConfig.%s must be in [0, 1]", fields[i].name);
-    }
     return BL_OK;
 }
 
