@@ -1,6 +1,7 @@
 /* SORNConfig: defaults, validation and population sizes (spec/models.md
  * §3.1–3.2). */
 #include <math.h>
+#include <stdint.h>
 
 #include "brainlesslab/model.h"
 
@@ -68,6 +69,10 @@ size_t bl_sorn_excitatory_count(double inhibitory_fraction, size_t n)
     /* Python's round() is half-to-even on the double quotient: rint in the
      * default rounding mode, never C's round(). */
     double q = rint((double)n / (1.0 + inhibitory_fraction));
+    /* Near SIZE_MAX, (double)n rounds up past size_t (converting such a q
+     * would be undefined); a q at or beyond SIZE_MAX is at least every n. */
+    if (q >= (double)SIZE_MAX)
+        return n;
     size_t n_e = q < 1.0 ? 1 : (size_t)q;
     return n_e < n ? n_e : n;
 }

@@ -42,6 +42,14 @@ Requests:
                              output_mask[N,E], weights[N,N], acts, targets, spikes,
                              then integers(0, 1000) and random() drawn afterwards (the
                              generator's position, 32-bit cache included)
+  sorn_construct SEED N R E K=V,K=V,...
+                             SORN construction (spec/models.md section 3.4) with
+                             Generator(Philox(seed)); keys: ratio, p_ee, p_ei, p_ie,
+                             p_input, p_output, ee_sum, ei_sum, ie_sum, input_sum,
+                             te_max, ti_max (floats as repr)
+                             -> float64: N_E, ee_mask[NE,NE], w_ee, c_e[NE],
+                             w_ei[NE,NI], w_ie[NI,NE], w_eu[NE,R], output_mask[E,NE],
+                             t_e[NE], t_i[NI], then integers(0, 1000) and random()
 """
 import hashlib
 import json
@@ -168,12 +176,71 @@ def falandays_construct(seed_hex, n, r, e, spec):
     return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in parts]).astype("<f8")
 
 
+def sorn_construct(seed_hex, n, r, e, spec):
+    """Section 3.4 written from the spec in the reference's style,
+    independently of the C code: whole-matrix draws compared with p,
+    boolean-mask assignment of the weights, Python's sum for the row totals
+    and NumPy's own axis sum for c_e."""
+    cfg = {k: float(v) for k, v in (kv.split("=", 1) for kv in spec.split(","))}
+    g = gen(seed_hex)
+    n_e = min(n, max(1, round(n / (1 + cfg["ratio"]))))
+    n_i = n - n_e
+
+    def mask(rows, cols, p, no_self=False):
+        m = g.random((rows, cols)) < p
+        if no_self:
+            np.fill_diagonal(m, False)
+        if cols > 0:
+            for i in range(rows):
+                if not m[i].any():
+                    cand = [j for j in range(cols) if not (no_self and j == i)]
+                    if cand:
+                        m[i, g.choice(cand)] = True
+        return m
+
+    def fanout(rows, cols, fraction):
+        f = min(rows, max(1, round(fraction * rows)))
+        m = np.zeros((rows, cols), dtype=bool)
+        for c in range(cols):
+            m[g.permutation(rows)[:f], c] = True
+        return m
+
+    def weights(m, target):
+        w = np.zeros(m.shape)
+        if target == 0:
+            return w
+        w[m] = g.random(int(m.sum()))
+        for i in range(w.shape[0]):
+            tot = sum(w[i])
+            if tot > 0:
+                w[i] = w[i] * (target / tot)
+        return w
+
+    ee = mask(n_e, n_e, cfg["p_ee"], no_self=True)
+    ei = mask(n_e, n_i, cfg["p_ei"])
+    ie = mask(n_i, n_e, cfg["p_ie"])
+    inputs = fanout(n_e, r, cfg["p_input"])
+    outputs = fanout(n_e, e, cfg["p_output"]).T
+    w_ee = weights(ee, cfg["ee_sum"])
+    c_e = np.sum(w_ee, axis=1)
+    w_ei = weights(ei, cfg["ei_sum"])
+    w_ie = weights(ie, cfg["ie_sum"])
+    w_eu = weights(inputs, cfg["input_sum"])
+    t_e = cfg["te_max"] * g.random(n_e)
+    t_i = cfg["ti_max"] * g.random(n_i)
+    parts = [[n_e], ee, w_ee, c_e, w_ei, w_ie, w_eu, outputs, t_e, t_i,
+             [g.integers(0, 1000), g.random()]]
+    return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in parts]).astype("<f8")
+
+
 def handle(words):
     op, seed = words[0], words[1]
     if op == "npy":
         return npy_record(seed)
     if op == "falandays_construct":
         return falandays_construct(seed, *(int(w) for w in words[2:5]), words[5])
+    if op == "sorn_construct":
+        return sorn_construct(seed, *(int(w) for w in words[2:5]), words[5])
     if op == "rawkey":
         key = np.array([int(w, 16) for w in words[1:3]], dtype=np.uint64)
         ctr = np.array([int(w, 16) for w in words[3:7]], dtype=np.uint64)

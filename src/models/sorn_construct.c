@@ -1,0 +1,241 @@
+/* SORN construction (spec/models.md §3.3, §3.4).
+ *
+ * The generator's consumption order is the contract: a seed must give the
+ * reference's wiring, weights and thresholds bit for bit, so every draw
+ * follows NumPy's shape-driven order (whole rows x cols matrices in C order,
+ * even for links the diagonal rule later removes). Masks are built in place
+ * in the arrays that end up holding the weights, so construction needs no
+ * scratch beyond one permutation. Everything is allocated before the first
+ * draw: a failed construction leaves the generator where it was. */
+#include <math.h>
+#include <stdint.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/model.h"
+#include "brainlesslab/npstat.h"
+
+static bl_status check_dims(size_t n, size_t r, size_t e, bl_error *err)
+{
+    if (n < 1)
+        return bl_fail(err, BL_EVALUE, "N must be an integer >= 1");
+    if (r < 1)
+        return bl_fail(err, BL_EVALUE, "R must be an integer >= 1");
+    if (e < 1)
+        return bl_fail(err, BL_EVALUE, "E must be an integer >= 1");
+    return BL_OK;
+}
+
+/* Whether n x m doubles fit in size_t, so that no later product wraps. */
+static bool fits(size_t n, size_t m)
+{
+    return m == 0 || n <= SIZE_MAX / m / sizeof(double);
+}
+
+void bl_sorn_init_free(bl_sorn_init *init)
+{
+    if (!init)
+        return;
+    bl_free(init->w_ee);
+    bl_free(init->ee_mask);
+    bl_free(init->c_e);
+    bl_free(init->w_ei);
+    bl_free(init->w_ie);
+    bl_free(init->w_eu);
+    bl_free(init->output_mask);
+    bl_free(init->t_e);
+    bl_free(init->t_i);
+    bl_free(init->x);
+    bl_free(init->y);
+    bl_free(init);
+}
+
+bl_status bl_sorn_init_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t e,
+                             bl_sorn_init **out, bl_error *err)
+{
+    BL_ASSERT(c && out);
+    *out = NULL;
+    bl_status st = bl_sorn_config_validate(c, err);
+    if (st != BL_OK)
+        return st;
+    if ((st = check_dims(n, r, e, err)) != BL_OK)
+        return st;
+    size_t n_e = bl_sorn_excitatory_count(c->inhibitory_fraction, n);
+    size_t n_i = n - n_e;
+    if (!fits(n_e, n_e) || !fits(n_e, r) || !fits(n_e, e) || !fits(n_e, n_i))
+        return bl_fail(err, BL_ENOMEM,
+                       "a SORN initial state of N = %zu, R = %zu, E = %zu is too large", n, r, e);
+
+    bl_sorn_init *init = bl_calloc(1, sizeof *init);
+    if (!init)
+        goto fail;
+    init->config = *c;
+    init->n = n;
+    init->r = r;
+    init->e = e;
+    init->n_e = n_e;
+    /* calloc's all-zero bytes are +0.0, the reference's np.zeros. */
+    if (!(init->w_ee = bl_calloc(n_e * n_e, sizeof(double))) ||
+        !(init->ee_mask = bl_calloc(n_e * n_e, sizeof(double))) ||
+        !(init->c_e = bl_calloc(n_e, sizeof(double))) ||
+        !(init->w_eu = bl_calloc(n_e * r, sizeof(double))) ||
+        !(init->output_mask = bl_calloc(e * n_e, sizeof(double))) ||
+        !(init->t_e = bl_calloc(n_e, sizeof(double))) ||
+        !(init->x = bl_calloc(n_e, sizeof(double))))
+        goto fail;
+    /* An empty I population has no arrays at all (the header's contract),
+     * rather than zero-byte allocations whose pointers differ by platform. */
+    if (n_i > 0 && (!(init->w_ei = bl_calloc(n_e * n_i, sizeof(double))) ||
+                    !(init->w_ie = bl_calloc(n_i * n_e, sizeof(double))) ||
+                    !(init->t_i = bl_calloc(n_i, sizeof(double))) ||
+                    !(init->y = bl_calloc(n_i, sizeof(double)))))
+        goto fail;
+    *out = init;
+    return BL_OK;
+
+fail:
+    bl_sorn_init_free(init);
+    return bl_fail(err, BL_ENOMEM,
+                   "out of memory for a SORN initial state (N = %zu, R = %zu, E = %zu)", n, r, e);
+}
+
+/* mask(rows, cols, p, no_self) into m (rows*cols, as 0/1 doubles). */
+static void draw_mask(bl_gen *rng, double *m, size_t rows, size_t cols, double p, bool no_self)
+{
+    for (size_t k = 0; k < rows * cols; k++)
+        m[k] = bl_gen_random(rng) < p ? 1.0 : 0.0;
+    if (no_self)
+        for (size_t i = 0; i < rows && i < cols; i++)
+            m[i * cols + i] = 0.0;
+    if (cols == 0)
+        return;
+    for (size_t i = 0; i < rows; i++) {
+        double *row = m + i * cols;
+        bool any = false;
+        for (size_t j = 0; j < cols && !any; j++)
+            any = row[j] != 0.0;
+        if (any)
+            continue;
+        /* The candidates are 0..cols-1 in ascending order, less the row's own
+         * index under no_self; the k-th is computed rather than listed. */
+        bool self_listed = no_self && i < cols;
+        size_t ncand = cols - (self_listed ? 1 : 0);
+        if (ncand == 0)
+            continue;
+        size_t k = bl_gen_choice_index(rng, ncand);
+        row[self_listed && k >= i ? k + 1 : k] = 1.0;
+    }
+}
+
+/* fanout's f = min(rows, max(1, round(fraction * rows))). */
+static size_t fanout_size(size_t rows, double fraction)
+{
+    /* Python's round() is half-to-even on the double product: rint. The
+     * product is at most rows (fraction <= 1), so the cast cannot overflow. */
+    double q = rint(fraction * (double)rows);
+    size_t f = q < 1.0 ? 1 : (size_t)q;
+    return f < rows ? f : rows;
+}
+
+/* fanout(rows, cols, fraction) into m, which is already zero: m[i * rs +
+ * c * cs] is entry [i][c], so the same draws can fill a transposed matrix.
+ * `perm` holds `rows` values of scratch. */
+static void draw_fanout(bl_gen *rng, double *m, size_t rs, size_t cs, size_t rows, size_t cols,
+                        double fraction, int64_t *perm)
+{
+    size_t f = fanout_size(rows, fraction);
+    for (size_t c = 0; c < cols; c++) {
+        bl_gen_permutation(rng, perm, rows);
+        for (size_t k = 0; k < f; k++)
+            m[(size_t)perm[k] * rs + c * cs] = 1.0;
+    }
+}
+
+/* weights(mask, target), in place: w holds the 0/1 mask on entry. */
+static void draw_weights(bl_gen *rng, double *w, size_t rows, size_t cols, double target)
+{
+    if (target == 0.0) {
+        /* Zeros without a single draw (-0.0 == 0 too, as in the reference). */
+        for (size_t k = 0; k < rows * cols; k++)
+            w[k] = 0.0;
+        return;
+    }
+    /* w[mask] = random(nnz): one uniform per link, row-major. */
+    for (size_t k = 0; k < rows * cols; k++)
+        w[k] = w[k] != 0.0 ? bl_gen_random(rng) : 0.0;
+    for (size_t i = 0; i < rows; i++) {
+        double *row = w + i * cols;
+        /* Python's sum over NumPy scalars: plain additions, left to right,
+         * deliberately not the pairwise sum that c_e uses. */
+        double tot = 0.0;
+        for (size_t j = 0; j < cols; j++)
+            tot += row[j];
+        if (tot > 0.0) {
+            /* One division, then the whole row times that scalar: unlinked
+             * zeros included, so an overflowing scale gives NumPy's NaNs. */
+            double scale = target / tot;
+            for (size_t j = 0; j < cols; j++)
+                row[j] = row[j] * scale;
+        }
+    }
+}
+
+bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t e, bl_gen *rng,
+                            bl_sorn_init **out, bl_error *err)
+{
+    BL_ASSERT(c && out);
+    *out = NULL;
+    bl_status st = bl_sorn_config_validate(c, err);
+    if (st != BL_OK)
+        return st;
+    if ((st = check_dims(n, r, e, err)) != BL_OK)
+        return st;
+    if (!rng)
+        return bl_fail(err, BL_ETYPE, "rng must be a generator");
+
+    bl_sorn_init *s = NULL;
+    if ((st = bl_sorn_init_alloc(c, n, r, e, &s, err)) != BL_OK)
+        return st;
+    const size_t n_e = s->n_e, n_i = n - n_e;
+    int64_t *perm = bl_mallocarray(n_e, sizeof *perm);
+    if (!perm) {
+        bl_sorn_init_free(s);
+        return bl_fail(err, BL_ENOMEM, "out of memory constructing a SORN network (N = %zu)", n);
+    }
+
+    /* Steps 1-3: the three masks. E->I and I->E live in their weight arrays
+     * until step 8/9 turns them into weights. */
+    draw_mask(rng, s->ee_mask, n_e, n_e, c->p_ee, true);
+    if (n_i > 0) {
+        draw_mask(rng, s->w_ei, n_e, n_i, c->p_ei, false);
+        draw_mask(rng, s->w_ie, n_i, n_e, c->p_ie, false);
+    }
+    /* Steps 4-5: fixed fan-outs. The output fan-out is drawn as [N_E][E]
+     * (one permutation per effector) and stored transposed. */
+    draw_fanout(rng, s->w_eu, r, 1, n_e, r, c->p_input, perm);
+    draw_fanout(rng, s->output_mask, 1, n_e, n_e, e, c->p_output, perm);
+    bl_free(perm);
+
+    /* Steps 6-10. */
+    for (size_t k = 0; k < n_e * n_e; k++)
+        s->w_ee[k] = s->ee_mask[k];
+    draw_weights(rng, s->w_ee, n_e, n_e, c->ee_row_sum);
+    /* np.sum(w_ee, axis=1) on a contiguous matrix sums each row as np.sum
+     * sums a vector (pairwise, in 8192-value buffers): not the sequential
+     * total the normalisation used. */
+    for (size_t i = 0; i < n_e; i++)
+        s->c_e[i] = bl_np_sum(s->w_ee + i * n_e, n_e);
+    if (n_i > 0) {
+        draw_weights(rng, s->w_ei, n_e, n_i, c->ei_row_sum);
+        draw_weights(rng, s->w_ie, n_i, n_e, c->ie_row_sum);
+    }
+    draw_weights(rng, s->w_eu, n_e, r, c->input_row_sum);
+
+    /* Steps 11-12: T_max * random(count); x and y stay zero. */
+    for (size_t i = 0; i < n_e; i++)
+        s->t_e[i] = c->T_E_max * bl_gen_random(rng);
+    for (size_t i = 0; i < n_i; i++)
+        s->t_i[i] = c->T_I_max * bl_gen_random(rng);
+
+    *out = s;
+    return BL_OK;
+}
