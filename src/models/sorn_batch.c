@@ -1,0 +1,493 @@
+/* SORN model batches (spec/models.md §1, §3.3, §3.5–§3.8, §5.3, §5.5):
+ * creation with the initial-state and precision-cast validation, the
+ * float64 and float32 frames, reset, freezes and snapshots.
+ *
+ * Storage is plain and slot-major: every state array is [B][...] with one
+ * contiguous block per slot, matrices in canonical [destination][source]
+ * order (output_mask [effector][E unit]), reals in the batch dtype (void
+ * pointers typed by the kernel instantiation), masks as bytes, flags as
+ * int32. Arrays of the inhibitory population have zero width when N_I = 0;
+ * the allocator pads an empty request to one value, loops run over N_I and
+ * snapshots report the true zero width. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "models/model_internal.h"
+
+/* Parameter vector of §3.5, cast to the dtype. */
+enum { SORN_P_ETA_STDP, SORN_P_ETA_IP, SORN_P_H_IP, SORN_NPARAM };
+
+typedef struct sorn_batch {
+    bl_model base;
+    size_t n_e, n_i;
+    /* Reals of the dtype. */
+    void *w_ee;                 /* [B][N_E][N_E] */
+    void *c_e;                  /* [B][N_E] */
+    void *w_ei;                 /* [B][N_E][N_I] */
+    void *w_ie;                 /* [B][N_I][N_E] */
+    void *w_eu;                 /* [B][N_E][R] */
+    void *t_e, *x, *prev_x;     /* [B][N_E] */
+    void *t_i, *y, *prev_y;     /* [B][N_I] */
+    void *activity, *drive;     /* [B][N] */
+    void *effectors;            /* [B][E] */
+    void *params;               /* [B][SORN_NPARAM] */
+    void *w_ee0, *t_e0, *x0, *y0; /* reset copies */
+    /* Bytes (0/1). */
+    uint8_t *ee_mask, *ee_mask0; /* [B][N_E][N_E] */
+    uint8_t *out_mask;           /* [B][E][N_E] */
+    /* int32. */
+    int32_t *finite;       /* [B] */
+    int32_t *adapt_finite; /* [B][N_E] */
+    int32_t *plasticity;   /* [B][2]: STDP/pruning/normalisation, intrinsic */
+    int32_t *learn_on;     /* [B]: the value reset restores to both flags */
+} sorn_batch;
+
+#define SORN_REAL double
+#define SORN_SFX f64
+#include "models/sorn_kernel.h"
+#undef SORN_REAL
+#undef SORN_SFX
+
+#define SORN_REAL float
+#define SORN_SFX f32
+#include "models/sorn_kernel.h"
+#undef SORN_REAL
+#undef SORN_SFX
+
+/* ---- storage ---------------------------------------------------------------- */
+
+typedef struct sorn_array {
+    /* Exactly one of the three is set: the field's own pointer type, so
+     * that allocation never writes through a differently typed lvalue. */
+    void **real;
+    uint8_t **bytes;
+    int32_t **ints;
+    size_t per_slot; /* values per slot */
+} sorn_array;
+
+enum { SORN_NARRAYS = 26 };
+
+/* Every owned array, so that allocation and release walk one list. The
+ * products are overflow-checked by the caller. */
+static void sorn_arrays(sorn_batch *sb, sorn_array out[SORN_NARRAYS])
+{
+    const size_t ne = sb->n_e, ni = sb->n_i, n = sb->base.nodes;
+    const size_t nr = sb->base.receptors, nout = sb->base.effectors;
+    size_t k = 0;
+#define REAL_ARRAY(field, count) out[k++] = (sorn_array){&sb->field, NULL, NULL, (count)}
+#define BYTE_ARRAY(field, count) out[k++] = (sorn_array){NULL, &sb->field, NULL, (count)}
+#define INT_ARRAY(field, count) out[k++] = (sorn_array){NULL, NULL, &sb->field, (count)}
+    REAL_ARRAY(w_ee, ne * ne);
+    REAL_ARRAY(c_e, ne);
+    REAL_ARRAY(w_ei, ne * ni);
+    REAL_ARRAY(w_ie, ni * ne);
+    REAL_ARRAY(w_eu, ne * nr);
+    REAL_ARRAY(t_e, ne);
+    REAL_ARRAY(x, ne);
+    REAL_ARRAY(prev_x, ne);
+    REAL_ARRAY(t_i, ni);
+    REAL_ARRAY(y, ni);
+    REAL_ARRAY(prev_y, ni);
+    REAL_ARRAY(activity, n);
+    REAL_ARRAY(drive, n);
+    REAL_ARRAY(effectors, nout);
+    REAL_ARRAY(params, SORN_NPARAM);
+    REAL_ARRAY(w_ee0, ne * ne);
+    REAL_ARRAY(t_e0, ne);
+    REAL_ARRAY(x0, ne);
+    REAL_ARRAY(y0, ni);
+    BYTE_ARRAY(ee_mask, ne * ne);
+    BYTE_ARRAY(ee_mask0, ne * ne);
+    BYTE_ARRAY(out_mask, nout * ne);
+    INT_ARRAY(finite, 1);
+    INT_ARRAY(adapt_finite, ne);
+    INT_ARRAY(plasticity, 2);
+    INT_ARRAY(learn_on, 1);
+#undef REAL_ARRAY
+#undef BYTE_ARRAY
+#undef INT_ARRAY
+    BL_ASSERT(k == SORN_NARRAYS);
+}
+
+static void sorn_destroy(bl_model *m)
+{
+    sorn_batch *sb = (sorn_batch *)m;
+    sorn_array arrays[SORN_NARRAYS];
+    sorn_arrays(sb, arrays);
+    for (size_t k = 0; k < SORN_NARRAYS; k++) {
+        if (arrays[k].real)
+            bl_free(*arrays[k].real);
+        else if (arrays[k].bytes)
+            bl_free(*arrays[k].bytes);
+        else
+            bl_free(*arrays[k].ints);
+    }
+    bl_free(sb);
+}
+
+/* ---- operations ----------------------------------------------------------- */
+
+static void sorn_step(bl_model *m, const void *inputs, const void *noise, const int32_t *active)
+{
+    /* §3.6: the noise argument is shape-checked by model.c and ignored. */
+    (void)noise;
+    sorn_batch *sb = (sorn_batch *)m;
+    if (m->dtype == BL_FLOAT32)
+        sorn_step_f32(sb, inputs, active);
+    else
+        sorn_step_f64(sb, inputs, active);
+}
+
+static void sorn_reset(bl_model *m, const int32_t *active)
+{
+    sorn_batch *sb = (sorn_batch *)m;
+    for (size_t b = 0; b < m->slots; b++) {
+        if (!active[b])
+            continue;
+        if (m->dtype == BL_FLOAT32)
+            sorn_reset_slot_f32(sb, b);
+        else
+            sorn_reset_slot_f64(sb, b);
+    }
+}
+
+/* §3.7: freeze_weights stops STDP, pruning and normalisation; intrinsic
+ * plasticity continues unless every plasticity is frozen. */
+static void sorn_freeze(bl_model *m, const int32_t *active, bool all)
+{
+    sorn_batch *sb = (sorn_batch *)m;
+    for (size_t b = 0; b < m->slots; b++) {
+        if (!active[b])
+            continue;
+        sb->plasticity[2 * b] = 0;
+        if (all)
+            sb->plasticity[2 * b + 1] = 0;
+    }
+}
+
+static bl_status sorn_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl_error *err)
+{
+    const sorn_batch *sb = (const sorn_batch *)m;
+    const size_t ne = sb->n_e, ni = sb->n_i, n = m->nodes;
+    const size_t nr = m->receptors, nout = m->effectors;
+    enum { REAL, BYTE, INT };
+    /* Storage is already canonical, so a snapshot is a typed copy. */
+    const struct {
+        const char *name;
+        int ndim;
+        size_t d0, d1;
+        int kind;
+        const void *src;
+        bool integer;
+    } spec[] = {
+        {"w_ee", 2, ne, ne, REAL, sb->w_ee, false},
+        {"ee_mask", 2, ne, ne, BYTE, sb->ee_mask, true},
+        {"c_e", 1, ne, 1, REAL, sb->c_e, false},
+        {"w_ei", 2, ne, ni, REAL, sb->w_ei, false},
+        {"w_ie", 2, ni, ne, REAL, sb->w_ie, false},
+        {"w_eu", 2, ne, nr, REAL, sb->w_eu, false},
+        {"output_mask", 2, nout, ne, BYTE, sb->out_mask, true},
+        {"t_e", 1, ne, 1, REAL, sb->t_e, false},
+        {"t_i", 1, ni, 1, REAL, sb->t_i, false},
+        {"x", 1, ne, 1, REAL, sb->x, false},
+        {"y", 1, ni, 1, REAL, sb->y, false},
+        {"prev_x", 1, ne, 1, REAL, sb->prev_x, false},
+        {"prev_y", 1, ni, 1, REAL, sb->prev_y, false},
+        {"activity", 1, n, 1, REAL, sb->activity, false},
+        {"drive", 1, n, 1, REAL, sb->drive, false},
+        {"effectors", 1, nout, 1, REAL, sb->effectors, false},
+        {"finite", 0, 1, 1, INT, sb->finite, true},
+        {"adaptation_finite", 1, ne, 1, INT, sb->adapt_finite, true},
+        {"plasticity", 1, 2, 1, INT, sb->plasticity, true},
+        {"parameters", 1, SORN_NPARAM, 1, REAL, sb->params, false},
+    };
+    const size_t count = sizeof spec / sizeof *spec;
+    bl_snapshot *s = NULL;
+    bl_status st = bl_snapshot_new(count, &s, err);
+    if (st != BL_OK)
+        return st;
+    for (size_t k = 0; k < count; k++) {
+        double *dst;
+        st = bl_snapshot_entry(s, k, spec[k].name, spec[k].ndim, spec[k].d0, spec[k].d1,
+                               spec[k].integer, &dst, err);
+        if (st != BL_OK)
+            goto fail;
+        /* Values per slot; the slot's block starts at b times that. */
+        const size_t per = s->arrays[k].shape[0] * s->arrays[k].shape[1];
+        if (spec[k].kind == REAL) {
+            if (m->dtype == BL_FLOAT32)
+                sorn_export_f32(spec[k].src, b * per, per, dst);
+            else
+                sorn_export_f64(spec[k].src, b * per, per, dst);
+        } else if (spec[k].kind == BYTE) {
+            const uint8_t *src = (const uint8_t *)spec[k].src + b * per;
+            for (size_t v = 0; v < per; v++)
+                dst[v] = src[v];
+        } else {
+            const int32_t *src = (const int32_t *)spec[k].src + b * per;
+            for (size_t v = 0; v < per; v++)
+                dst[v] = src[v];
+        }
+    }
+    *out = s;
+    return BL_OK;
+fail:
+    bl_snapshot_free(s);
+    return st;
+}
+
+static const bl_model_ops sorn_ops = {
+    .destroy = sorn_destroy,
+    .step = sorn_step,
+    .reset = sorn_reset,
+    .freeze = sorn_freeze,
+    .snapshot = sorn_snapshot,
+};
+
+/* ---- creation --------------------------------------------------------------- */
+
+/* The real arrays of an initial state with their element counts, in the
+ * order of §3.3's table. */
+typedef struct sorn_field {
+    const char *name;
+    const double *p;
+    size_t count;
+    bool binary; /* 0/1 before conversion */
+} sorn_field;
+
+enum { SORN_NFIELDS = 11 };
+
+static void sorn_fields(const bl_sorn_init *in, sorn_field out[SORN_NFIELDS])
+{
+    const size_t ne = in->n_e, ni = in->n - in->n_e;
+    size_t k = 0;
+    out[k++] = (sorn_field){"w_ee", in->w_ee, ne * ne, false};
+    out[k++] = (sorn_field){"ee_mask", in->ee_mask, ne * ne, true};
+    out[k++] = (sorn_field){"c_e", in->c_e, ne, false};
+    out[k++] = (sorn_field){"w_ei", in->w_ei, ne * ni, false};
+    out[k++] = (sorn_field){"w_ie", in->w_ie, ni * ne, false};
+    out[k++] = (sorn_field){"w_eu", in->w_eu, ne * in->r, false};
+    out[k++] = (sorn_field){"output_mask", in->output_mask, in->e * ne, true};
+    out[k++] = (sorn_field){"t_e", in->t_e, ne, false};
+    out[k++] = (sorn_field){"t_i", in->t_i, ni, false};
+    out[k++] = (sorn_field){"x", in->x, ne, true};
+    out[k++] = (sorn_field){"y", in->y, ni, true};
+    BL_ASSERT(k == SORN_NFIELDS);
+}
+
+/* The shape each field must have, for messages. */
+static void field_shape(const bl_sorn_init *in, const char *name, char *buf, size_t cap)
+{
+    const size_t ne = in->n_e, ni = in->n - in->n_e;
+    if (!strcmp(name, "w_ee") || !strcmp(name, "ee_mask"))
+        snprintf(buf, cap, "[%zu][%zu] (N_E x N_E)", ne, ne);
+    else if (!strcmp(name, "w_ei"))
+        snprintf(buf, cap, "[%zu][%zu] (N_E x N_I)", ne, ni);
+    else if (!strcmp(name, "w_ie"))
+        snprintf(buf, cap, "[%zu][%zu] (N_I x N_E)", ni, ne);
+    else if (!strcmp(name, "w_eu"))
+        snprintf(buf, cap, "[%zu][%zu] (N_E x R)", ne, in->r);
+    else if (!strcmp(name, "output_mask"))
+        snprintf(buf, cap, "[%zu][%zu] (E x N_E)", in->e, ne);
+    else if (!strcmp(name, "t_i") || !strcmp(name, "y"))
+        snprintf(buf, cap, "[%zu] (N_I)", ni);
+    else
+        snprintf(buf, cap, "[%zu] (N_E)", ne);
+}
+
+/* §3.3, for one initial state. In C the shapes follow from count, n_e, R
+ * and E, so what can be wrong with a shape is a size out of range (n_e of 0
+ * or above count, a product that does not fit) or a missing array; those
+ * messages name the array and the shape it needs. Then every array finite,
+ * then the 0/1 arrays binary before conversion. */
+static bl_status validate_init(const bl_sorn_init *in, size_t slot, bl_error *err)
+{
+    if (!in)
+        return bl_fail(err, BL_EVALUE, "initials[%zu] is missing", slot);
+    bl_status st = bl_sorn_config_validate(&in->config, err);
+    if (st != BL_OK) {
+        bl_error_prefix(err, "initials[%zu]", slot);
+        return st;
+    }
+    if (in->n == 0)
+        return bl_fail(err, BL_EVALUE, "initials[%zu]: count must be a positive integer", slot);
+    if (in->r == 0)
+        return bl_fail(err, BL_EVALUE,
+                       "initials[%zu]: n_inputs must be a positive integer (w_eu is N_E x R)",
+                       slot);
+    if (in->e == 0)
+        return bl_fail(err, BL_EVALUE,
+                       "initials[%zu]: n_effectors must be a positive integer (output_mask is E "
+                       "x N_E)",
+                       slot);
+    if (in->n_e == 0 || in->n_e > in->n)
+        return bl_fail(err, BL_EVALUE,
+                       "initials[%zu]: n_e must be in [1, count=%zu], got %zu (w_ee is N_E x "
+                       "N_E, w_ei N_E x N_I, w_ie N_I x N_E with N_I = count - n_e)",
+                       slot, in->n, in->n_e);
+    size_t tmp;
+    if (!bl_size_mul(in->n_e, in->n_e, &tmp) || !bl_size_mul(in->n_e, in->n - in->n_e, &tmp) ||
+        !bl_size_mul(in->n_e, in->r, &tmp) || !bl_size_mul(in->n_e, in->e, &tmp))
+        return bl_fail(err, BL_EVALUE,
+                       "initials[%zu]: dimensions count=%zu n_e=%zu R=%zu E=%zu are too large",
+                       slot, in->n, in->n_e, in->r, in->e);
+    sorn_field f[SORN_NFIELDS];
+    sorn_fields(in, f);
+    char shape[96];
+    /* An empty inhibitory population may leave its arrays NULL. */
+    for (size_t k = 0; k < SORN_NFIELDS; k++) {
+        if (!f[k].p && f[k].count > 0) {
+            field_shape(in, f[k].name, shape, sizeof shape);
+            return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be a %s array, got none",
+                           slot, f[k].name, shape);
+        }
+    }
+    for (size_t k = 0; k < SORN_NFIELDS; k++)
+        for (size_t v = 0; v < f[k].count; v++)
+            if (!isfinite(f[k].p[v]))
+                return bl_fail(err, BL_EVALUE,
+                               "initials[%zu]: %s must be finite (entry %zu is %.17g)", slot,
+                               f[k].name, v, f[k].p[v]);
+    /* Conversion to a mask or a binary state would silently turn 0.1 into
+     * 1 or 0. */
+    for (size_t k = 0; k < SORN_NFIELDS; k++)
+        if (f[k].binary)
+            for (size_t v = 0; v < f[k].count; v++)
+                if (!(f[k].p[v] == 0.0 || f[k].p[v] == 1.0))
+                    return bl_fail(err, BL_EVALUE,
+                                   "initials[%zu]: %s must be binary before conversion (entry "
+                                   "%zu is %.17g)",
+                                   slot, f[k].name, v, f[k].p[v]);
+    return BL_OK;
+}
+
+static double cast_to(bl_dtype dtype, double x)
+{
+    return dtype == BL_FLOAT32 ? (double)(float)x : x;
+}
+
+/* §5.3: every number of the initial state, those the batch keeps and the
+ * config numbers it does not (the reference casts the whole state), must
+ * survive the cast to the dtype. */
+static bl_status validate_cast(const bl_sorn_init *in, size_t slot, bl_dtype dtype,
+                               bl_error *err)
+{
+    const bl_sorn_config *c = &in->config;
+    const char *tname = bl_dtype_name(dtype);
+    const struct {
+        const char *name;
+        double value;
+    } scalars[] = {
+        {"inhibitory_fraction", c->inhibitory_fraction},
+        {"p_ee", c->p_ee},
+        {"p_ei", c->p_ei},
+        {"p_ie", c->p_ie},
+        {"p_input", c->p_input},
+        {"p_output", c->p_output},
+        {"ee_row_sum", c->ee_row_sum},
+        {"ei_row_sum", c->ei_row_sum},
+        {"ie_row_sum", c->ie_row_sum},
+        {"input_row_sum", c->input_row_sum},
+        {"T_E_max", c->T_E_max},
+        {"T_I_max", c->T_I_max},
+        {"eta_stdp", c->eta_stdp},
+        {"eta_ip", c->eta_ip},
+        {"H_ip", c->H_ip},
+    };
+    for (size_t k = 0; k < sizeof scalars / sizeof *scalars; k++)
+        if (!isfinite(cast_to(dtype, scalars[k].value)))
+            return bl_fail(err, BL_EVALUE,
+                           "initials[%zu]: config.%s is not finite after casting to %s", slot,
+                           scalars[k].name, tname);
+    sorn_field f[SORN_NFIELDS];
+    sorn_fields(in, f);
+    for (size_t k = 0; k < SORN_NFIELDS; k++)
+        for (size_t v = 0; v < f[k].count; v++)
+            if (!isfinite(cast_to(dtype, f[k].p[v])))
+                return bl_fail(err, BL_EVALUE,
+                               "initials[%zu]: %s is not finite after casting to %s", slot,
+                               f[k].name, tname);
+    return BL_OK;
+}
+
+bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslots,
+                               bl_dtype dtype, bl_model **out, bl_error *err)
+{
+    *out = NULL;
+    if (!initials || nslots == 0)
+        return bl_fail(err, BL_EVALUE, "a model batch needs at least one initial state");
+    if (dtype != BL_FLOAT64 && dtype != BL_FLOAT32)
+        return bl_fail(err, BL_EVALUE, "model dtype must be float64 or float32");
+    for (size_t b = 0; b < nslots; b++) {
+        bl_status st = validate_init(initials[b], b, err);
+        if (st != BL_OK)
+            return st;
+    }
+    const bl_sorn_init *first = initials[0];
+    const size_t n = first->n, nr = first->r, nout = first->e, ne = first->n_e;
+    for (size_t b = 1; b < nslots; b++) {
+        const bl_sorn_init *in = initials[b];
+        if (in->n != n || in->r != nr || in->e != nout || in->n_e != ne)
+            return bl_fail(err, BL_EVALUE,
+                           "every slot of a batch needs the same dimensions: initials[%zu] has "
+                           "count=%zu R=%zu E=%zu N_E=%zu, initials[0] has count=%zu R=%zu "
+                           "E=%zu N_E=%zu",
+                           b, in->n, in->r, in->e, in->n_e, n, nr, nout, ne);
+    }
+    for (size_t b = 0; b < nslots; b++) {
+        bl_status st = validate_cast(initials[b], b, dtype, err);
+        if (st != BL_OK)
+            return st;
+    }
+
+    sorn_batch *sb = bl_calloc(1, sizeof *sb);
+    if (!sb)
+        return bl_fail(err, BL_ENOMEM, "out of memory for a SORN batch");
+    sb->base = (bl_model){
+        .ops = &sorn_ops,
+        .kind = BL_MODEL_SORN,
+        .dtype = dtype,
+        .slots = nslots,
+        .nodes = n,
+        .receptors = nr,
+        .effectors = nout,
+    };
+    sb->n_e = ne;
+    sb->n_i = n - ne;
+    sorn_array arrays[SORN_NARRAYS];
+    sorn_arrays(sb, arrays);
+    for (size_t k = 0; k < SORN_NARRAYS; k++) {
+        size_t count;
+        if (!bl_size_mul(arrays[k].per_slot, nslots, &count))
+            goto fail;
+        /* bl_calloc pads a zero-width request (N_I = 0) to one value. */
+        bool ok;
+        if (arrays[k].real)
+            ok = (*arrays[k].real = bl_calloc(count, bl_dtype_size(dtype))) != NULL;
+        else if (arrays[k].bytes)
+            ok = (*arrays[k].bytes = bl_calloc(count, 1)) != NULL;
+        else
+            ok = (*arrays[k].ints = bl_calloc(count, sizeof(int32_t))) != NULL;
+        if (!ok)
+            goto fail;
+    }
+    for (size_t b = 0; b < nslots; b++) {
+        if (dtype == BL_FLOAT32)
+            sorn_fill_slot_f32(sb, b, initials[b]);
+        else
+            sorn_fill_slot_f64(sb, b, initials[b]);
+    }
+    sb->base.effector_view = sb->effectors;
+    sb->base.activity_view = sb->activity;
+    sb->base.finite_view = sb->finite;
+    *out = &sb->base;
+    return BL_OK;
+fail:
+    sorn_destroy(&sb->base);
+    return bl_fail(err, BL_ENOMEM, "out of memory for a SORN batch of %zu slots (N=%zu)", nslots,
+                   n);
+}
