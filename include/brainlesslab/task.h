@@ -151,7 +151,9 @@ typedef struct bl_world_init {
     int32_t *round_bounds;    /* [rounds][2] */
     int32_t reversal;         /* one-based reversal round, 0 if none */
     bool feedback;            /* feedback_mode == visible */
-    /* Diagnostic metadata (never read by worlds or controllers). */
+    /* Diagnostic metadata (never read by worlds or controllers). meta_cue is
+     * delayed_xor's first cue (its second is meta_cue if labels[0] == 1,
+     * else 3 - meta_cue). */
     int32_t meta_cue, meta_delay, meta_context, meta_initial_mapping;
     bool meta_congruent;
     int32_t *meta_distractor_labels, *meta_distractor_starts;
@@ -159,7 +161,10 @@ typedef struct bl_world_init {
 } bl_world_init;
 
 /* prepare(task, rng, horizon): every draw of the family from `rng`, in the
- * order of §7.1. */
+ * order of §7.1. horizon 0 stands for the reference's None (the family's
+ * default horizon); it matters only for Pong's draw table. Ordinary worlds
+ * get a one-row zero stimulus table, a one-row zero draw table (unless
+ * Pong) and no schedule, as the reference's InitialState has. */
 bl_status bl_world_prepare(const bl_task_options *o, bl_gen *rng, int64_t horizon,
                            bl_world_init **out, bl_error *err);
 /* Structural validation of a world made outside prepare (§8.2). */

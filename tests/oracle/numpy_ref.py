@@ -50,6 +50,15 @@ Requests:
                              -> float64: N_E, ee_mask[NE,NE], w_ee, c_e[NE],
                              w_ei[NE,NI], w_ie[NI,NE], w_eu[NE,R], output_mask[E,NE],
                              t_e[NE], t_i[NI], then integers(0, 1000) and random()
+  world_prepare SEED KIND HORIZON OPTHEX
+                             a world of family KIND prepared from Generator(Philox(seed))
+                             as spec/tasks.md sections 2.2, 3.2, 4.2, 5 and 7.1 describe it,
+                             written independently of the C code; OPTHEX = hex of the
+                             UTF-8 JSON of the resolved options -> float64: L, R, M, K,
+                             reversal, physical[8], draws[K,2], stimuli[L,R], starts[M],
+                             ends[M], cue_ends[M], labels[M], bounds[M,2], metadata (cue,
+                             delay, context, initial_mapping, congruent, n distractors,
+                             their labels, their starts), then integers(0, 1000), random()
 """
 import hashlib
 import json
@@ -233,10 +242,181 @@ def sorn_construct(seed_hex, n, r, e, spec):
     return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in parts]).astype("<f8")
 
 
+WORLD_WIDTHS = {"pong": 46, "cartpole_plank_easy": 8, "delayed_cue": 3,
+                "recall_interference": 3, "delayed_xor": 5, "evidence_accumulation": 3,
+                "context_integration": 7, "temporal_order": 4, "reversal_adaptation": 8}
+
+
+def world_prepare(seed_hex, kind, horizon, opt_hex):
+    """tasks.md §2.2-§5.10 from the text: each family's draws, in §7.1 order."""
+    g = gen(seed_hex)
+    o = json.loads(bytes.fromhex(opt_hex).decode("utf-8"))
+    width = 2 * len(o["sensor_offsets_deg"]) if kind == "tracking" else WORLD_WIDTHS[kind]
+    physical = np.zeros(8)
+    draws = np.zeros((1, 2))
+    table = np.zeros((1, width))
+    rounds = []  # (response_start, response_end, cue_end, label, start, end)
+    meta = {"cue": 0, "delay": 0, "context": 0, "mapping": 0, "congruent": 0,
+            "dl": [], "ds": []}
+    reversal = 0
+    c = o.get("cue_ticks", 0)
+    r = o.get("response_ticks", 0)
+
+    def pulse_stream(n, f, label):
+        # Number of "1" pulses; the final pulse is a fresh fair draw.
+        ones = int(n * (1 + f) / 2) if label == 1 else int(n * (1 - f) / 2)
+        last = g.integers(1, 3)
+        ones -= 1 if last == 1 else 0
+        body = np.array([1] * ones + [2] * (n - 1 - ones), dtype=np.int32)
+        g.shuffle(body)
+        return list(body) + [last]
+
+    if kind == "tracking":
+        rnd = o["randomize_start"]
+        if o["theta0"] is not None:
+            physical[0] = o["theta0"]
+        else:
+            physical[0] = 2 * np.pi * g.random() if rnd else np.pi / 2
+        if o["phi0"] is not None:
+            physical[1] = o["phi0"]
+        else:
+            physical[1] = 2 * np.pi * g.random() if rnd else 0.0
+        if o["direction0"] is not None:
+            physical[2] = o["direction0"]
+        else:
+            physical[2] = (1.0 if g.integers(2) == 1 else -1.0) if rnd else 1.0
+    elif kind == "pong":
+        draws = g.random((horizon + 1, 2))
+        physical[0:5] = (995.0, 1.0 + 498.0 * draws[0][0], 250.0, -5.0,
+                         5.0 if draws[0][1] >= 0.5 else -5.0)
+    elif kind == "cartpole_plank_easy":
+        for i, (lo, hi) in enumerate(o["initial_ranges"]):
+            physical[i] = lo if lo == hi else g.uniform(lo, hi)
+    elif kind == "delayed_cue":
+        cue = int(g.integers(1, 3))
+        delay = int(g.choice(o["delays"]))
+        n_ticks = c + delay + r
+        table = np.zeros((n_ticks, 3))
+        if o["cue_mode"] == "persistent":
+            table[:, cue - 1] = 1
+        elif o["cue_mode"] == "transient":
+            table[0:c, cue - 1] = 1
+        rounds.append((c + delay, n_ticks, c, cue, 0, n_ticks))
+        meta["cue"], meta["delay"] = cue, delay
+    elif kind == "recall_interference":
+        cue = int(g.integers(1, 3))
+        k, w, delay = o["distractors"], o["distractor_ticks"], o["delay"]
+        drawn = [int(g.integers(1, 3)) for _ in range(k)]
+        n_ticks = c + delay + r
+        table = np.zeros((n_ticks, 3))
+        if o["cue_mode"] == "persistent":
+            table[:, cue - 1] = 1
+        elif o["cue_mode"] == "transient":
+            table[0:c, cue - 1] = 1
+        starts = []
+        for i in range(1, k + 1):
+            s0 = c + (i * (delay - w)) // (k + 1)
+            starts.append(s0)
+            mode = o["distractor_mode"]
+            if mode == "absent":
+                continue
+            lab = {"matched": cue, "opposite": 3 - cue, "random": drawn[i - 1]}[mode]
+            table[s0:s0 + w, 0] = 0
+            table[s0:s0 + w, 1] = 0
+            table[s0:s0 + w, lab - 1] = 1
+        rounds.append((c + delay, n_ticks, c, cue, 0, n_ticks))
+        meta["cue"], meta["dl"], meta["ds"] = cue, drawn, starts
+    elif kind == "delayed_xor":
+        a = int(g.integers(1, 3))
+        b = int(g.integers(1, 3))
+        gap = o["gap"]
+        n_ticks = 2 * c + gap + r
+        table = np.zeros((n_ticks, 5))
+        if o["cue_mode"] == "transient":
+            table[0:c, a - 1] = 1
+            table[c + gap:2 * c + gap, b + 1] = 1
+        elif o["cue_mode"] == "persistent":
+            table[:, a - 1] = 1
+            table[c + gap:, b + 1] = 1
+        rounds.append((2 * c + gap, n_ticks, c, 1 if a == b else 2, 0, n_ticks))
+        meta["cue"] = a
+    elif kind == "evidence_accumulation":
+        n, f, p = o["pulse_count"], o["evidence_fraction"], o["pulse_ticks"]
+        label = int(g.integers(1, 3))
+        stream = pulse_stream(n, f, label)
+        n_ticks = n * p + r
+        table = np.zeros((n_ticks, 3))
+        if o["input_mode"] == "visible":
+            for i, pulse in enumerate(stream):
+                table[i * p:(i + 1) * p, pulse - 1] = 1
+        rounds.append((n * p, n_ticks, p, label, 0, n_ticks))
+    elif kind == "context_integration":
+        n, f, p = o["pulse_count"], o["evidence_fraction"], o["pulse_ticks"]
+        context, label, other_draw = (int(v) for v in g.integers(1, 3, size=3))
+        other = {"congruent": label, "conflicting": 3 - label,
+                 "mixed": other_draw}[o["congruency"]]
+        labels_of = [label, other] if context == 1 else [other, label]
+        streams = [pulse_stream(n, f, labels_of[0])]
+        streams.append(pulse_stream(n, f, labels_of[1]))
+        n_ticks = c + n * p + r
+        table = np.zeros((n_ticks, 7))
+        if o["context_mode"] == "transient":
+            table[0:c, context - 1] = 1
+        elif o["context_mode"] == "persistent":
+            table[:, context - 1] = 1
+        for s_i, stream in enumerate(streams):
+            for i, pulse in enumerate(stream):
+                table[c + i * p:c + (i + 1) * p, 2 + 2 * s_i + pulse - 1] = 1
+        rounds.append((c + n * p, n_ticks, c, label, 0, n_ticks))
+        meta["context"], meta["congruent"] = context, int(label == other)
+    elif kind == "temporal_order":
+        label = int(g.integers(1, 3))
+        gap, term = o["gap"], o["terminal_ticks"]
+        n_ticks = 2 * c + gap + term + r
+        table = np.zeros((n_ticks, 4))
+        if o["input_mode"] == "visible":
+            table[0:c, label - 1] = 1
+            table[c + gap:2 * c + gap, 2 - label] = 1
+        table[2 * c + gap:n_ticks - r, 2] = 1
+        rounds.append((n_ticks - r, n_ticks, c, label, 0, n_ticks))
+    elif kind == "reversal_adaptation":
+        swapped = bool(g.integers(2))
+        lo, hi = o["reversal_range"]
+        reversal = int(g.integers(lo, hi + 1))
+        m, fb = o["rounds"], o["feedback_ticks"]
+        cues = g.integers(1, 3, size=m)
+        period = c + r + fb
+        table = np.zeros((m * period, 8))
+        for k in range(m):
+            s0 = k * period
+            cue = int(cues[k])
+            table[s0:s0 + c + r, cue - 1] = 1
+            table[s0 + c + r:s0 + period, 3] = 1
+            flip = swapped != (k + 1 >= reversal)
+            rounds.append((s0 + c, s0 + c + r, s0 + c, 3 - cue if flip else cue, s0, s0 + period))
+        meta["mapping"] = int(swapped)
+    else:
+        raise SystemExit("unknown task " + kind)
+    respond = 2 if kind == "reversal_adaptation" else width - 1
+    for start, end, *_ in rounds:
+        table[start:end, respond] = 1
+    cols = list(zip(*rounds)) if rounds else [[]] * 6
+    parts = [[table.shape[0], width, len(rounds), draws.shape[0], reversal], physical,
+             draws, table]
+    parts += [cols[0], cols[1], cols[2], cols[3],
+              [v for row in rounds for v in (row[4], row[5])]]
+    parts += [[meta["cue"], meta["delay"], meta["context"], meta["mapping"],
+               meta["congruent"], len(meta["dl"])], meta["dl"], meta["ds"]]
+    parts += [[g.integers(0, 1000), g.random()]]
+    return np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in parts]).astype("<f8")
+
+
 def handle(words):
     op, seed = words[0], words[1]
     if op == "npy":
         return npy_record(seed)
+    if op == "world_prepare":
+        return world_prepare(seed, words[2], int(words[3]), words[4])
     if op == "falandays_construct":
         return falandays_construct(seed, *(int(w) for w in words[2:5]), words[5])
     if op == "sorn_construct":

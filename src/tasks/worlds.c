@@ -1,0 +1,604 @@
+/* World cohorts (spec/tasks.md §1.2–§1.6, §8.2 casting, §8.3): creation
+ * with validation and the cast to the cohort dtype, the three world
+ * operations over the whole cohort, outcomes, trial status and snapshots.
+ * The per-family arithmetic lives in worlds_kernel.h, instantiated once for
+ * double and once for float. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "models/model_internal.h"
+#include "tasks/worlds_internal.h"
+
+#define BL_WORLDS_PI 3.14159265358979323846
+
+#define WK_REAL double
+#define WK_SFX f64
+#define WK_COS cos
+#define WK_SIN sin
+#define WK_EXP exp
+#define WK_ATAN2 atan2
+#define WK_FMOD fmod
+#define WK_FABS fabs
+#define WK_CEIL ceil
+#include "tasks/worlds_kernel.h"
+#undef WK_REAL
+#undef WK_SFX
+#undef WK_COS
+#undef WK_SIN
+#undef WK_EXP
+#undef WK_ATAN2
+#undef WK_FMOD
+#undef WK_FABS
+#undef WK_CEIL
+
+#define WK_REAL float
+#define WK_SFX f32
+#define WK_COS cosf
+#define WK_SIN sinf
+#define WK_EXP expf
+#define WK_ATAN2 atan2f
+#define WK_FMOD fmodf
+#define WK_FABS fabsf
+#define WK_CEIL ceilf
+#include "tasks/worlds_kernel.h"
+#undef WK_REAL
+#undef WK_SFX
+#undef WK_COS
+#undef WK_SIN
+#undef WK_EXP
+#undef WK_ATAN2
+#undef WK_FMOD
+#undef WK_FABS
+#undef WK_CEIL
+
+/* ---- per-world operations (worlds_internal.h) --------------------------- */
+
+void bl_worlds_encode_world(bl_worlds *w, size_t b, int32_t frame, bool enabled)
+{
+    if (w->dtype == BL_FLOAT32)
+        wk_encode_f32(w, b, frame, enabled);
+    else
+        wk_encode_f64(w, b, frame, enabled);
+}
+
+void bl_worlds_accumulate_world(bl_worlds *w, size_t b, const void *effectors, int32_t frame,
+                                bool enabled)
+{
+    if (w->dtype == BL_FLOAT32)
+        wk_accumulate_f32(w, b, effectors, frame, enabled);
+    else
+        wk_accumulate_f64(w, b, effectors, frame, enabled);
+}
+
+void bl_worlds_advance_world(bl_worlds *w, size_t b, const void *effectors, bool enabled)
+{
+    if (w->dtype == BL_FLOAT32)
+        wk_advance_f32(w, b, effectors, enabled);
+    else
+        wk_advance_f64(w, b, effectors, enabled);
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+static bool is_probe(bl_task_kind kind)
+{
+    return kind >= BL_TASK_DELAYED_CUE && kind < BL_TASK_COUNT;
+}
+
+/* Receptor widths that do not depend on options (§1.1); 0 for Tracking,
+ * whose width is twice the number of sensor offsets. */
+static size_t fixed_width(bl_task_kind kind)
+{
+    static const size_t widths[BL_TASK_COUNT] = {0, 46, 8, 3, 3, 5, 3, 7, 4, 8};
+    return widths[kind];
+}
+
+/* Values as they will be after the cast must be finite (§8.2); the message
+ * says which cast failed so a float32 underflow/overflow is not mistaken
+ * for bad input. */
+static bl_status check_finite(const double *v, size_t count, bl_dtype dtype, size_t b,
+                              const char *what, bl_error *err)
+{
+    for (size_t i = 0; i < count; i++) {
+        const double x = dtype == BL_FLOAT32 ? (double)(float)v[i] : v[i];
+        if (!isfinite(x)) {
+            if (dtype == BL_FLOAT32 && isfinite(v[i]))
+                return bl_fail(err, BL_EVALUE,
+                               "world %zu: %s must be finite after casting to float32", b, what);
+            return bl_fail(err, BL_EVALUE, "world %zu: %s must be finite", b, what);
+        }
+    }
+    return BL_OK;
+}
+
+static bl_status check_world(const bl_world_init *wi, size_t b, bl_dtype dtype, bl_error *err)
+{
+    const size_t nr = wi->n_inputs;
+    if (wi->kind == BL_TASK_TRACKING) {
+        /* movement_amp divides the oracle's turn and must not vanish or
+         * overflow in the run dtype (§8.2); checked before the generic
+         * finiteness so the message names the real problem. */
+        if (dtype == BL_FLOAT32) {
+            const float amp = (float)wi->params[2];
+            if (!isfinite(amp) || !(amp > 0))
+                return bl_fail(err, BL_EVALUE,
+                               "movement_amp must remain finite and positive after casting to "
+                               "float32");
+        } else if (!(wi->params[2] > 0) && isfinite(wi->params[2])) {
+            return bl_fail(err, BL_EVALUE, "movement_amp must be positive");
+        }
+    }
+    bl_status st = check_finite(wi->physical, 8, dtype, b, "physical", err);
+    if (st == BL_OK)
+        st = check_finite(wi->params, 4, dtype, b, "params", err);
+    if (st != BL_OK)
+        return st;
+    if (wi->kind == BL_TASK_TRACKING || wi->kind == BL_TASK_PONG) {
+        if (!wi->angles)
+            return bl_fail(err, BL_EVALUE, "world %zu: %s needs receptor angles", b,
+                           bl_task_name(wi->kind));
+        if ((st = check_finite(wi->angles, nr, dtype, b, "angles", err)) != BL_OK)
+            return st;
+    }
+    if (wi->kind == BL_TASK_PONG) {
+        if (!wi->draws || wi->n_draws < 1)
+            return bl_fail(err, BL_EVALUE, "world %zu: draws must have shape (K >= 1, 2)", b);
+        if (wi->n_draws > INT32_MAX)
+            return bl_fail(err, BL_EVALUE, "world %zu: draws has more rows than int32 holds", b);
+        if ((st = check_finite(wi->draws, wi->n_draws * 2, dtype, b, "draws", err)) != BL_OK)
+            return st;
+    }
+    if (!is_probe(wi->kind)) {
+        if (wi->rounds != 0)
+            return bl_fail(err, BL_EVALUE, "world %zu: %s worlds have no probe rounds", b,
+                           bl_task_name(wi->kind));
+        return BL_OK;
+    }
+    if (!wi->stimuli || wi->length < 1 || wi->length > INT32_MAX)
+        return bl_fail(err, BL_EVALUE, "world %zu: stimuli must have shape (T >= 1, %zu)", b, nr);
+    if (wi->rounds < 1 || wi->rounds > INT32_MAX)
+        return bl_fail(err, BL_EVALUE, "world %zu: probes need at least one round", b);
+    if (!wi->response_start || !wi->response_end || !wi->cue_ends || !wi->labels ||
+        !wi->round_bounds)
+        return bl_fail(err, BL_EVALUE, "world %zu: probe schedules must have %zu rounds", b,
+                       wi->rounds);
+    for (size_t k = 0; k < wi->rounds; k++)
+        if (wi->labels[k] != 1 && wi->labels[k] != 2)
+            return bl_fail(err, BL_EVALUE, "world %zu: labels must be 1 or 2", b);
+    if (wi->kind == BL_TASK_REVERSAL_ADAPTATION) {
+        /* The outcome reads rounds reversal-1 .. reversal+14. */
+        if (wi->reversal < 2 || (size_t)wi->reversal - 1 + 15 >= wi->rounds)
+            return bl_fail(err, BL_EVALUE, "world %zu: reversal must leave sixteen scored rounds",
+                           b);
+    }
+    size_t cells;
+    if (!bl_size_mul(wi->length, nr, &cells))
+        return bl_fail(err, BL_EVALUE, "world %zu: stimuli are too large", b);
+    return check_finite(wi->stimuli, cells, dtype, b, "stimuli", err);
+}
+
+static bl_status check_cohort(const bl_world_init *const *inits, size_t n, const int64_t *horizons,
+                              int64_t warmup, bl_dtype dtype, bl_error *err)
+{
+    if (!inits || n == 0)
+        return bl_fail(err, BL_EVALUE, "a world cohort needs at least one world");
+    if (dtype != BL_FLOAT64 && dtype != BL_FLOAT32)
+        return bl_fail(err, BL_EVALUE, "dtype must be float64 or float32");
+    for (size_t b = 0; b < n; b++)
+        if (!inits[b])
+            return bl_fail(err, BL_EVALUE, "world %zu is missing", b);
+    const bl_task_kind kind = inits[0]->kind;
+    if ((int)kind < 0 || kind >= BL_TASK_COUNT)
+        return bl_fail(err, BL_EVALUE, "unknown task family %d", (int)kind);
+    const size_t nr = inits[0]->n_inputs;
+    for (size_t b = 1; b < n; b++) {
+        if (inits[b]->kind != kind)
+            return bl_fail(err, BL_EVALUE, "a world cohort must hold one task family");
+        if (inits[b]->n_inputs != nr)
+            return bl_fail(err, BL_EVALUE, "a world cohort must hold one n_inputs");
+    }
+    const size_t want = fixed_width(kind);
+    if (want ? nr != want : (nr < 2 || nr % 2 != 0))
+        return bl_fail(err, BL_EVALUE, "%s worlds cannot have %zu receptors", bl_task_name(kind),
+                       nr);
+    if (warmup < 0 || warmup > INT32_MAX)
+        return bl_fail(err, BL_EVALUE, "warmup must be an integer >= 0");
+    if (warmup != 0 && (is_probe(kind) || kind == BL_TASK_CARTPOLE_PLANK_EASY))
+        return bl_fail(err, BL_EVALUE, "probes and Plank CartPole require warmup=0");
+    if (!horizons)
+        return bl_fail(err, BL_EVALUE, "horizons must hold one value per world");
+    for (size_t b = 0; b < n; b++)
+        if (horizons[b] < 0 || horizons[b] > INT32_MAX)
+            return bl_fail(err, BL_EVALUE, "horizons must be int32 values >= 0");
+    for (size_t b = 0; b < n; b++) {
+        bl_status st = check_world(inits[b], b, dtype, err);
+        if (st != BL_OK)
+            return st;
+    }
+    return BL_OK;
+}
+
+void bl_worlds_destroy(bl_worlds *w)
+{
+    if (!w)
+        return;
+    void *owned[] = {
+        w->physical,     w->inputs,         w->votes,        w->last,     w->evidence,
+        w->outcome,      w->total,          w->ticks,        w->round,    w->done,
+        w->finite,       w->scored,         w->hits,         w->misses,   w->rally,
+        w->longest_rally, w->decisions,     w->ties,         w->params,   w->angles,
+        w->draws,        w->stimuli,        w->lengths,      w->draw_lengths, w->rounds,
+        w->response_start, w->response_end, w->cue_ends,     w->labels,   w->round_bounds,
+        w->reversal,     w->feedback,       w->horizons,
+    };
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        bl_free(owned[i]);
+    bl_free(w);
+}
+
+/* Zeroed storage for n * per values of `size` bytes, or NULL (also on
+ * overflow). */
+static void *alloc_zero(size_t n, size_t per, size_t size)
+{
+    size_t count;
+    if (!bl_size_mul(n, per, &count))
+        return NULL;
+    return bl_calloc(count, size);
+}
+
+static void store_real(bl_worlds *w, void *arr, size_t i, double v)
+{
+    if (w->dtype == BL_FLOAT32)
+        ((float *)arr)[i] = (float)v;
+    else
+        ((double *)arr)[i] = v;
+}
+
+static void load_world(bl_worlds *w, size_t b, const bl_world_init *wi, int64_t horizon)
+{
+    const size_t nr = w->width, m = w->max_rounds;
+    for (size_t i = 0; i < 8; i++)
+        store_real(w, w->physical, b * 8 + i, wi->physical[i]);
+    for (size_t i = 0; i < 4; i++)
+        store_real(w, w->params, b * 4 + i, wi->params[i]);
+    if (wi->angles && (w->kind == BL_TASK_TRACKING || w->kind == BL_TASK_PONG))
+        for (size_t r = 0; r < nr; r++)
+            store_real(w, w->angles, b * nr + r, wi->angles[r]);
+    /* Non-Pong worlds keep one zero draw row and non-probes one zero
+     * stimulus row, as the reference's padded tables do. */
+    w->draw_lengths[b] = 1;
+    if (w->kind == BL_TASK_PONG) {
+        for (size_t i = 0; i < wi->n_draws * 2; i++)
+            store_real(w, w->draws, b * w->max_draws * 2 + i, wi->draws[i]);
+        w->draw_lengths[b] = (int32_t)wi->n_draws;
+    }
+    w->lengths[b] = 1;
+    if (is_probe(w->kind)) {
+        for (size_t i = 0; i < wi->length * nr; i++)
+            store_real(w, w->stimuli, b * w->max_length * nr + i, wi->stimuli[i]);
+        w->lengths[b] = (int32_t)wi->length;
+        w->rounds[b] = (int32_t)wi->rounds;
+        for (size_t k = 0; k < wi->rounds; k++) {
+            w->response_start[b * m + k] = wi->response_start[k];
+            w->response_end[b * m + k] = wi->response_end[k];
+            w->cue_ends[b * m + k] = wi->cue_ends[k];
+            w->labels[b * m + k] = wi->labels[k];
+            w->round_bounds[(b * m + k) * 2] = wi->round_bounds[2 * k];
+            w->round_bounds[(b * m + k) * 2 + 1] = wi->round_bounds[2 * k + 1];
+        }
+        w->reversal[b] = wi->reversal;
+        w->feedback[b] = wi->feedback ? 1 : 0;
+        store_real(w, w->outcome, b, NAN);
+    }
+    w->finite[b] = 1;
+    w->horizons[b] = horizon;
+}
+
+bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const int64_t *horizons,
+                           int64_t warmup, bl_dtype dtype, bl_worlds **out, bl_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!out)
+        return bl_fail(err, BL_EVALUE, "bl_worlds_create needs an output pointer");
+    bl_status st = check_cohort(inits, n, horizons, warmup, dtype, err);
+    if (st != BL_OK)
+        return st;
+    bl_worlds *w = bl_calloc(1, sizeof *w);
+    if (!w)
+        return bl_fail(err, BL_ENOMEM, "out of memory for a world cohort");
+    w->kind = inits[0]->kind;
+    w->dtype = dtype;
+    w->n = n;
+    w->width = inits[0]->n_inputs;
+    w->frames = w->kind == BL_TASK_CARTPOLE_PLANK_EASY ? 24 : 1;
+    w->warmup = (int32_t)warmup;
+    w->max_rounds = w->max_length = w->max_draws = 1;
+    for (size_t b = 0; b < n; b++) {
+        const bl_world_init *wi = inits[b];
+        if (is_probe(w->kind)) {
+            if (wi->rounds > w->max_rounds)
+                w->max_rounds = wi->rounds;
+            if (wi->length > w->max_length)
+                w->max_length = wi->length;
+        }
+        if (w->kind == BL_TASK_PONG && wi->n_draws > w->max_draws)
+            w->max_draws = wi->n_draws;
+    }
+    const size_t rs = bl_dtype_size(dtype), i4 = sizeof(int32_t);
+    const size_t nr = w->width, m = w->max_rounds;
+    size_t stim_row, draw_row;
+    bool fits = bl_size_mul(w->max_length, nr, &stim_row) &&
+                bl_size_mul(w->max_draws, 2, &draw_row);
+    if (!fits)
+        goto fail;
+    if (!(w->physical = alloc_zero(n, 8, rs)) || !(w->inputs = alloc_zero(n, nr, rs)) ||
+        !(w->votes = alloc_zero(n, 2, rs)) || !(w->last = alloc_zero(n, 2, rs)) ||
+        !(w->evidence = alloc_zero(n, 2, rs)) || !(w->outcome = alloc_zero(n, 1, rs)) ||
+        !(w->total = alloc_zero(n, 1, rs)) || !(w->ticks = alloc_zero(n, 1, i4)) ||
+        !(w->round = alloc_zero(n, 1, i4)) || !(w->done = alloc_zero(n, 1, i4)) ||
+        !(w->finite = alloc_zero(n, 1, i4)) || !(w->scored = alloc_zero(n, 1, i4)) ||
+        !(w->hits = alloc_zero(n, 1, i4)) || !(w->misses = alloc_zero(n, 1, i4)) ||
+        !(w->rally = alloc_zero(n, 1, i4)) || !(w->longest_rally = alloc_zero(n, 1, i4)) ||
+        !(w->decisions = alloc_zero(n, m, i4)) || !(w->ties = alloc_zero(n, m, i4)) ||
+        !(w->params = alloc_zero(n, 4, rs)) || !(w->angles = alloc_zero(n, nr, rs)) ||
+        !(w->draws = alloc_zero(n, draw_row, rs)) || !(w->stimuli = alloc_zero(n, stim_row, rs)) ||
+        !(w->lengths = alloc_zero(n, 1, i4)) || !(w->draw_lengths = alloc_zero(n, 1, i4)) ||
+        !(w->rounds = alloc_zero(n, 1, i4)) || !(w->response_start = alloc_zero(n, m, i4)) ||
+        !(w->response_end = alloc_zero(n, m, i4)) || !(w->cue_ends = alloc_zero(n, m, i4)) ||
+        !(w->labels = alloc_zero(n, m, i4)) || !(w->round_bounds = alloc_zero(n, 2 * m, i4)) ||
+        !(w->reversal = alloc_zero(n, 1, i4)) || !(w->feedback = alloc_zero(n, 1, i4)) ||
+        !(w->horizons = alloc_zero(n, 1, sizeof(int64_t))))
+        goto fail;
+    for (size_t b = 0; b < n; b++)
+        load_world(w, b, inits[b], horizons[b]);
+    *out = w;
+    return BL_OK;
+fail:
+    bl_worlds_destroy(w);
+    return bl_fail(err, BL_ENOMEM, "out of memory for a world cohort of %zu worlds", n);
+}
+
+/* ---- accessors ---------------------------------------------------------- */
+
+size_t bl_worlds_count(const bl_worlds *w) { return w->n; }
+size_t bl_worlds_inputs_width(const bl_worlds *w) { return w->width; }
+int32_t bl_worlds_frames(const bl_worlds *w) { return w->frames; }
+bl_dtype bl_worlds_dtype(const bl_worlds *w) { return w->dtype; }
+const void *bl_worlds_inputs(const bl_worlds *w) { return w->inputs; }
+const int32_t *bl_worlds_ticks(const bl_worlds *w) { return w->ticks; }
+const int32_t *bl_worlds_done(const bl_worlds *w) { return w->done; }
+const int32_t *bl_worlds_finite(const bl_worlds *w) { return w->finite; }
+
+double bl_worlds_outcome(const bl_worlds *w, size_t b)
+{
+    BL_ASSERT(b < w->n);
+    return bl_worlds_real(w, w->outcome, b);
+}
+
+/* ---- the three operations over the cohort ------------------------------- */
+
+static bl_status check_enabled(const bl_worlds *w, const int32_t *enabled, size_t nenabled,
+                               bl_error *err)
+{
+    if (!enabled || nenabled != w->n)
+        return bl_fail(err, BL_EVALUE, "enabled must be an int32 array of length %zu", w->n);
+    return BL_OK;
+}
+
+static bl_status check_frame(const bl_worlds *w, int32_t frame, bl_error *err)
+{
+    if (frame < 1 || frame > w->frames)
+        return bl_fail(err, BL_EVALUE, "frame must lie in 1..%d, got %d", (int)w->frames,
+                       (int)frame);
+    return BL_OK;
+}
+
+static bl_status check_effectors(const bl_worlds *w, const bl_matrix *e, bl_error *err)
+{
+    if (!e || !e->data || e->dtype != w->dtype || e->rows != w->n || e->cols != 2)
+        return bl_fail(err, BL_EVALUE, "effectors must be a [%zu][2] %s array", w->n,
+                       bl_dtype_name(w->dtype));
+    return BL_OK;
+}
+
+bl_status bl_worlds_encode(bl_worlds *w, int32_t frame, const int32_t *enabled, size_t nenabled,
+                           bl_error *err)
+{
+    bl_status st = check_frame(w, frame, err);
+    if (st == BL_OK)
+        st = check_enabled(w, enabled, nenabled, err);
+    if (st != BL_OK)
+        return st;
+    for (size_t b = 0; b < w->n; b++)
+        bl_worlds_encode_world(w, b, frame, enabled[b] != 0);
+    return BL_OK;
+}
+
+bl_status bl_worlds_accumulate(bl_worlds *w, const bl_matrix *effectors, int32_t frame,
+                               const int32_t *enabled, size_t nenabled, bl_error *err)
+{
+    bl_status st = check_effectors(w, effectors, err);
+    if (st == BL_OK)
+        st = check_frame(w, frame, err);
+    if (st == BL_OK)
+        st = check_enabled(w, enabled, nenabled, err);
+    if (st != BL_OK)
+        return st;
+    const size_t rs = bl_dtype_size(w->dtype);
+    const unsigned char *e = effectors->data;
+    for (size_t b = 0; b < w->n; b++)
+        bl_worlds_accumulate_world(w, b, e + b * 2 * rs, frame, enabled[b] != 0);
+    return BL_OK;
+}
+
+bl_status bl_worlds_advance(bl_worlds *w, const bl_matrix *effectors, const int32_t *enabled,
+                            size_t nenabled, bl_error *err)
+{
+    bl_status st = check_effectors(w, effectors, err);
+    if (st == BL_OK)
+        st = check_enabled(w, enabled, nenabled, err);
+    if (st != BL_OK)
+        return st;
+    const size_t rs = bl_dtype_size(w->dtype);
+    const unsigned char *e = effectors->data;
+    for (size_t b = 0; b < w->n; b++)
+        bl_worlds_advance_world(w, b, e + b * 2 * rs, enabled[b] != 0);
+    return BL_OK;
+}
+
+/* ---- status (§1.5) ------------------------------------------------------- */
+
+bl_trial_status bl_worlds_status(const bl_worlds *w, size_t b, bool model_finite)
+{
+    BL_ASSERT(b < w->n);
+    if (!model_finite || !w->finite[b])
+        return BL_TRIAL_FAILED;
+    const bool finished = w->done[b] || w->ticks[b] >= w->horizons[b];
+    /* A finished trial without a finite outcome (a truncated probe) is not
+     * complete (platform.md §4.9). */
+    if (finished && isfinite(bl_worlds_outcome(w, b)))
+        return BL_TRIAL_COMPLETED;
+    return BL_TRIAL_INCOMPLETE;
+}
+
+const char *bl_trial_status_name(bl_trial_status s)
+{
+    switch (s) {
+    case BL_TRIAL_COMPLETED: return "completed";
+    case BL_TRIAL_FAILED: return "failed";
+    case BL_TRIAL_INCOMPLETE: return "incomplete";
+    }
+    return "unknown";
+}
+
+/* ---- snapshots (§1.6) ---------------------------------------------------- */
+
+/* One snapshot entry from real (dtype) or int32 storage, values converted
+ * to double. */
+typedef struct snap_field {
+    const char *name;
+    int ndim;
+    size_t d0, d1;
+    bool integer;
+    const void *real_src;     /* dtype values, or NULL */
+    const int32_t *int_src;   /* int32 values, or NULL */
+    double constant;          /* when both sources are NULL */
+} snap_field;
+
+bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl_error *err)
+{
+    *out = NULL;
+    if (b >= w->n)
+        return bl_fail(err, BL_EVALUE, "snapshot world %zu is out of range for a cohort of %zu",
+                       b, w->n);
+    const size_t rs = bl_dtype_size(w->dtype), nr = w->width, m = w->max_rounds;
+    const unsigned char *phys = (const unsigned char *)w->physical + b * 8 * rs;
+#define RS(arr, per) ((const unsigned char *)(arr) + b * (per) * rs)
+    const snap_field common[] = {
+        {"physical", 1, 8, 1, false, phys, NULL, 0},
+        {"inputs", 1, nr, 1, false, RS(w->inputs, nr), NULL, 0},
+        {"votes", 1, 2, 1, false, RS(w->votes, 2), NULL, 0},
+        {"last", 1, 2, 1, false, RS(w->last, 2), NULL, 0},
+        {"evidence", 1, 2, 1, false, RS(w->evidence, 2), NULL, 0},
+        {"ticks", 0, 1, 1, true, NULL, w->ticks + b, 0},
+        {"round", 0, 1, 1, true, NULL, w->round + b, 0},
+        {"done", 0, 1, 1, true, NULL, w->done + b, 0},
+        {"finite", 0, 1, 1, true, NULL, w->finite + b, 0},
+        {"outcome", 0, 1, 1, false, RS(w->outcome, 1), NULL, 0},
+        {"total", 0, 1, 1, false, RS(w->total, 1), NULL, 0},
+        {"scored", 0, 1, 1, true, NULL, w->scored + b, 0},
+        {"hits", 0, 1, 1, true, NULL, w->hits + b, 0},
+        {"misses", 0, 1, 1, true, NULL, w->misses + b, 0},
+        {"rally", 0, 1, 1, true, NULL, w->rally + b, 0},
+        {"longest_rally", 0, 1, 1, true, NULL, w->longest_rally + b, 0},
+        {"decisions", 1, m, 1, true, NULL, w->decisions + b * m, 0},
+        {"ties", 1, m, 1, true, NULL, w->ties + b * m, 0},
+        {"stimuli", 2, w->max_length, nr, false, RS(w->stimuli, w->max_length * nr), NULL, 0},
+        {"lengths", 0, 1, 1, true, NULL, w->lengths + b, 0},
+        {"response_start", 1, m, 1, true, NULL, w->response_start + b * m, 0},
+        {"response_end", 1, m, 1, true, NULL, w->response_end + b * m, 0},
+        {"cue_ends", 1, m, 1, true, NULL, w->cue_ends + b * m, 0},
+        {"labels", 1, m, 1, true, NULL, w->labels + b * m, 0},
+        {"round_bounds", 2, m, 2, true, NULL, w->round_bounds + b * m * 2, 0},
+        {"rounds", 0, 1, 1, true, NULL, w->rounds + b, 0},
+        {"reversal", 0, 1, 1, true, NULL, w->reversal + b, 0},
+        {"feedback", 0, 1, 1, true, NULL, w->feedback + b, 0},
+        {"params", 1, 4, 1, false, RS(w->params, 4), NULL, 0},
+        {"angles", 1, nr, 1, false, RS(w->angles, nr), NULL, 0},
+        {"draws", 2, w->max_draws, 2, false, RS(w->draws, w->max_draws * 2), NULL, 0},
+        {"draw_lengths", 0, 1, 1, true, NULL, w->draw_lengths + b, 0},
+        {"tick", 0, 1, 1, true, NULL, w->ticks + b, 0},
+        {"raw_outcome", 0, 1, 1, false, RS(w->outcome, 1), NULL, 0},
+        {"warmup", 0, 1, 1, true, NULL, NULL, (double)w->warmup},
+        {"horizon", 0, 1, 1, true, NULL, NULL, (double)w->horizons[b]},
+    };
+#undef RS
+    const snap_field tracking[] = {
+        {"theta", 0, 1, 1, false, phys, NULL, 0},
+        {"phi", 0, 1, 1, false, phys + rs, NULL, 0},
+        {"direction", 0, 1, 1, false, phys + 2 * rs, NULL, 0},
+    };
+    const snap_field pong[] = {
+        {"ball_x", 0, 1, 1, false, phys, NULL, 0},
+        {"ball_y", 0, 1, 1, false, phys + rs, NULL, 0},
+        {"paddle_y", 0, 1, 1, false, phys + 2 * rs, NULL, 0},
+        {"vx", 0, 1, 1, false, phys + 3 * rs, NULL, 0},
+        {"vy", 0, 1, 1, false, phys + 4 * rs, NULL, 0},
+        {"width", 0, 1, 1, false, NULL, NULL, BL_PONG_WIDTH},
+        {"height", 0, 1, 1, false, NULL, NULL, BL_PONG_HEIGHT},
+        {"paddle_x", 0, 1, 1, false, NULL, NULL, BL_PONG_PADDLE_X},
+        {"paddle_h", 0, 1, 1, false, NULL, NULL, BL_PONG_PADDLE_H},
+        {"paddle_min_y", 0, 1, 1, false, NULL, NULL, BL_PONG_PADDLE_MIN_Y},
+        {"paddle_max_y", 0, 1, 1, false, NULL, NULL, BL_PONG_PADDLE_MAX_Y},
+        {"ball_r", 0, 1, 1, false, NULL, NULL, BL_PONG_BALL_R},
+    };
+    const snap_field cartpole[] = {
+        {"x", 0, 1, 1, false, phys, NULL, 0},
+        {"x_dot", 0, 1, 1, false, phys + rs, NULL, 0},
+        {"theta", 0, 1, 1, false, phys + 2 * rs, NULL, 0},
+        {"theta_dot", 0, 1, 1, false, phys + 3 * rs, NULL, 0},
+        {"max_x", 0, 1, 1, false, NULL, NULL, BL_CARTPOLE_MAX_X},
+        {"pole_length", 0, 1, 1, false, NULL, NULL, BL_CARTPOLE_POLE_LENGTH},
+    };
+    const snap_field *extra = NULL;
+    size_t nextra = 0;
+    if (w->kind == BL_TASK_TRACKING) {
+        extra = tracking;
+        nextra = sizeof tracking / sizeof tracking[0];
+    } else if (w->kind == BL_TASK_PONG) {
+        extra = pong;
+        nextra = sizeof pong / sizeof pong[0];
+    } else if (w->kind == BL_TASK_CARTPOLE_PLANK_EASY) {
+        extra = cartpole;
+        nextra = sizeof cartpole / sizeof cartpole[0];
+    }
+    const size_t ncommon = sizeof common / sizeof common[0];
+    bl_snapshot *s = NULL;
+    bl_status st = bl_snapshot_new(ncommon + nextra, &s, err);
+    if (st != BL_OK)
+        return st;
+    for (size_t k = 0; k < ncommon + nextra; k++) {
+        const snap_field *f = k < ncommon ? &common[k] : &extra[k - ncommon];
+        double *data;
+        st = bl_snapshot_entry(s, k, f->name, f->ndim, f->d0, f->d1, f->integer, &data, err);
+        if (st != BL_OK) {
+            bl_snapshot_free(s);
+            return st;
+        }
+        const size_t count = f->d0 * f->d1;
+        for (size_t i = 0; i < count; i++) {
+            if (f->real_src)
+                data[i] = w->dtype == BL_FLOAT32 ? (double)((const float *)f->real_src)[i]
+                                                 : ((const double *)f->real_src)[i];
+            else if (f->int_src)
+                data[i] = (double)f->int_src[i];
+            else
+                data[i] = f->constant;
+        }
+    }
+    *out = s;
+    return BL_OK;
+}
