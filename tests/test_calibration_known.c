@@ -1,0 +1,337 @@
+/* The published null calibrations, recomputed (spec/tasks.md §0.2, §7.3,
+ * §7.4, §9.4, §9.5): 1024 reference_null trajectories per physical task on
+ * the calibration seed bank (root 91337), default horizon, warm-up 0,
+ * float64, run through the cohort API and the fused control path in tiles
+ * of 512 frames like the reference generator, in batches of 128 worlds.
+ *
+ * Pong and Plank CartPole must reproduce every trial score, the mean and
+ * the standard error bit for bit. Tracking may differ in the last bits of
+ * some trials (the platform cos inside its running sum), so its scores are
+ * compared within 1e-15, its mean within 1e-17, and its standard error
+ * exactly, as the spec reports for a faithful implementation. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "brainlesslab/json.h"
+#include "brainlesslab/npstat.h"
+#include "brainlesslab/rng.h"
+#include "brainlesslab/task.h"
+#include "support.h"
+#include "tasks/worlds_internal.h"
+
+#define OK_E(call)                                                             \
+    do {                                                                       \
+        bl_error e_ = {0};                                                     \
+        bl_status st_ = call;                                                  \
+        if (st_ != BL_OK)                                                      \
+            fail_msg("%s: %s", #call, e_.msg);                                 \
+    } while (0)
+
+enum { BLOCKS = 1024, BATCH = 128, TILE_FRAMES = 512, ROOT = 91337 };
+
+typedef struct published {
+    bl_json *doc;
+    const bl_json *scores, *ids;
+    double null_mean, null_se;
+} published;
+
+static void load_published(const char *task, published *p)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "reference/calibrations/cpu-%s.json", task);
+    OK_E(bl_json_read_file(bl_test_shared_path(rel), &p->doc, &e_));
+    const bl_json *recs = bl_json_get(p->doc, "calibrations");
+    assert_non_null(recs);
+    assert_int_equal(bl_json_size(recs), 1);
+    const bl_json *rec = bl_json_at(recs, 0);
+    p->scores = bl_json_get(rec, "trial_scores");
+    p->ids = bl_json_get(rec, "trajectory_ids");
+    assert_non_null(p->scores);
+    assert_non_null(p->ids);
+    assert_int_equal(bl_json_size(p->scores), BLOCKS);
+    assert_int_equal(bl_json_size(p->ids), BLOCKS);
+    p->null_mean = bl_json_get_real(bl_json_get(rec, "null_mean"));
+    p->null_se = bl_json_get_real(bl_json_get(rec, "null_standard_error"));
+    assert_int_equal(bl_json_get_int(bl_json_get(rec, "root_seed")), ROOT);
+    const bl_json *sig = bl_json_get(rec, "signature");
+    assert_string_equal(bl_json_get_string(bl_json_get(sig, "task"), NULL), task);
+    assert_int_equal(bl_json_get_int(bl_json_get(sig, "warmup")), 0);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Generator for ("paired-worlds" | "paired-mechanism", task, block, 0). */
+static void calibration_gen(const char *stream, const char *key, const char *task, int64_t block,
+                            bl_gen *g, char hex[65])
+{
+    const bl_key keys[4] = {BL_KEY_S(key), BL_KEY_S(task), BL_KEY_I(block), BL_KEY_I(0)};
+    bl_seed s;
+    OK_E(bl_seed_for(ROOT, "calibration", stream, keys, 4, &s, &e_));
+    if (hex)
+        bl_seed_hex(&s, hex);
+    bl_gen_init(g, &s);
+}
+
+/* Runs blocks [first, first + n) to the end and stores their outcomes. */
+static void run_batch(const bl_task_options *o, const char *task, const bl_task_definition *def,
+                      const published *pub, size_t first, size_t n, double *scores)
+{
+    bl_world_init *inits[BATCH];
+    int64_t horizons[BATCH];
+    bl_gen control[BATCH];
+    for (size_t i = 0; i < n; i++) {
+        const int64_t block = (int64_t)(first + i);
+        bl_gen g;
+        char hex[65];
+        calibration_gen("world", "paired-worlds", task, block, &g, hex);
+        const char *want = bl_json_get_string(bl_json_at(pub->ids, first + i), NULL);
+        if (strcmp(hex, want) != 0)
+            fail_msg("%s block %lld: world seed %s, published %s", task, (long long)block, hex,
+                     want);
+        horizons[i] = def->default_horizon;
+        OK_E(bl_world_prepare(o, &g, horizons[i], &inits[i], &e_));
+        calibration_gen("control", "paired-mechanism", task, block, &control[i], NULL);
+    }
+    bl_worlds *w = NULL;
+    OK_E(bl_worlds_create((const bl_world_init *const *)inits, n, horizons, 0, BL_FLOAT64, &w,
+                          &e_));
+    for (size_t i = 0; i < n; i++)
+        bl_world_init_free(inits[i]);
+    bl_controllers *c = NULL;
+    OK_E(bl_controllers_create(BL_POLICY_REFERENCE_NULL, w, &c, &e_));
+
+    /* §7.3: tick t of a world uses the t-th double of its control stream;
+     * every loop tick advances every active world by one tick, so each
+     * tile row is simply the next draw of each stream. */
+    const int32_t tile_ticks = TILE_FRAMES / def->neural_frames;
+    double *tile = calloc((size_t)tile_ticks * n, sizeof *tile);
+    assert_non_null(tile);
+    int32_t guard[BATCH], cursors[BATCH];
+    for (size_t i = 0; i < n; i++) {
+        guard[i] = 1;
+        cursors[i] = 0;
+    }
+    for (int64_t start = 0; start < def->default_horizon;) {
+        const int64_t left = def->default_horizon - start;
+        const int32_t ticks = left < tile_ticks ? (int32_t)left : tile_ticks;
+        for (int32_t r = 0; r < ticks; r++)
+            for (size_t i = 0; i < n; i++)
+                tile[(size_t)r * n + i] = bl_gen_random(&control[i]);
+        const bl_matrix tm = {BL_FLOAT64, (size_t)ticks, n, tile};
+        OK_E(bl_worlds_run_control(w, c, &tm, ticks, guard, cursors, &e_));
+        start += ticks;
+        bool any = false;
+        for (size_t i = 0; i < n; i++)
+            any = any || guard[i];
+        if (!any)
+            break;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (bl_worlds_status(w, i, true) != BL_TRIAL_COMPLETED)
+            fail_msg("%s block %zu did not complete (ticks %d, done %d, finite %d)", task,
+                     first + i, w->ticks[i], w->done[i], w->finite[i]);
+        scores[first + i] = bl_worlds_outcome(w, i);
+        assert_int_equal(cursors[i], (int64_t)w->ticks[i] * def->neural_frames);
+    }
+    free(tile);
+    bl_controllers_destroy(c);
+    bl_worlds_destroy(w);
+}
+
+static void calibrate(const char *task, bool exact)
+{
+    BL_REQUIRE_SHARED();
+    published pub = {0};
+    load_published(task, &pub);
+    bl_task_kind kind;
+    OK_E(bl_task_from_name(task, &kind, &e_));
+    bl_task_options o;
+    OK_E(bl_task_options_default(kind, &o, &e_));
+    bl_task_definition def;
+    bl_task_define(&o, &def);
+
+    const double t0 = seconds_now();
+    double *scores = calloc(BLOCKS, sizeof *scores);
+    assert_non_null(scores);
+    for (size_t first = 0; first < BLOCKS; first += BATCH)
+        run_batch(&o, task, &def, &pub, first, BATCH, scores);
+    const double elapsed = seconds_now() - t0;
+
+    size_t differ = 0;
+    double worst = 0;
+    for (size_t b = 0; b < BLOCKS; b++) {
+        const double want = bl_json_get_real(bl_json_at(pub.scores, b));
+        const double diff = fabs(scores[b] - want);
+        if (bl_test_bits(scores[b]) != bl_test_bits(want)) {
+            differ++;
+            if (diff > worst)
+                worst = diff;
+            if (exact || !(diff <= 1e-15))
+                fail_msg("%s block %zu: score %.17g, published %.17g", task, b, scores[b], want);
+        }
+    }
+    const double mean = bl_np_mean(scores, BLOCKS);
+    double sd = 0;
+    OK_E(bl_np_std(scores, BLOCKS, 1, NULL, &sd, &e_));
+    const double se = sd / 32.0;
+    printf("%s: %d trajectories in %.2f s; %zu scores differ from the published ones (worst "
+           "%.3g); mean %.17g (published %.17g), SE %.17g (published %.17g)\n",
+           task, BLOCKS, elapsed, differ, worst, mean, pub.null_mean, se, pub.null_se);
+    if (exact) {
+        assert_true(bl_test_bits(mean) == bl_test_bits(pub.null_mean));
+    } else {
+        assert_true(fabs(mean - pub.null_mean) <= 1e-17);
+    }
+    assert_true(bl_test_bits(se) == bl_test_bits(pub.null_se));
+    free(scores);
+    bl_task_options_clear(&o);
+    bl_json_free(pub.doc);
+}
+
+/* §7.4: the block-0 seeds, initial states and first control uniforms. */
+static void test_block0_vectors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *task, *world, *control;
+        double physical[4], u[3];
+    } v[3] = {
+        {"tracking", "c92b4169b6a903f1dc0302ed1cdb3e2574c3f16ca9503cd8cb9b07627867f203",
+         "a3a97a9cef01b9e91ad3dd2fea3e098ca0dd7333574488b31a9ef9cdb2a60d20",
+         {2.9262238956239544, 0.7471185742366323, 1.0, 0.0},
+         {0.508355480901416, 0.5622604593657367, 0.8702656606711142}},
+        {"pong", "ef446393e2f3d9eaffbdc93d289161c3e5f97938de78de05d3742e1ae8326552",
+         "17bc96df7a0f10558edfcea588a3772e91ebd48102cf80e95c17af376f30f01a",
+         {995.0, 33.53370249605749, 250.0, -5.0},
+         {0.2869578843979095, 0.6744675641793613, 0.42519220747105446}},
+        {"cartpole_plank_easy",
+         "36372519c73655dd60a2387b34965b35205b08b3ee05c69ac60780347efd92c7",
+         "d3bd3718681446ca87bfef56fcc88b0df65333a2332c73e4f1e15bd8c796de79",
+         {0.45734577733688586, 0.041424955160853205, -0.04033134925859064,
+          0.04261132994573402},
+         {0.9034243245770053, 0.20705797852864072, 0.6966579443011979}},
+    };
+    for (int i = 0; i < 3; i++) {
+        bl_gen g;
+        char hex[65];
+        calibration_gen("world", "paired-worlds", v[i].task, 0, &g, hex);
+        assert_string_equal(hex, v[i].world);
+        bl_task_kind kind;
+        OK_E(bl_task_from_name(v[i].task, &kind, &e_));
+        bl_task_options o;
+        OK_E(bl_task_options_default(kind, &o, &e_));
+        bl_task_definition def;
+        bl_task_define(&o, &def);
+        bl_world_init *wi = NULL;
+        OK_E(bl_world_prepare(&o, &g, def.default_horizon, &wi, &e_));
+        for (int k = 0; k < 4; k++)
+            assert_true(wi->physical[k] == v[i].physical[k]);
+        bl_world_init_free(wi);
+        bl_task_options_clear(&o);
+        calibration_gen("control", "paired-mechanism", v[i].task, 0, &g, hex);
+        assert_string_equal(hex, v[i].control);
+        for (int k = 0; k < 3; k++)
+            assert_true(bl_gen_random(&g) == v[i].u[k]);
+    }
+}
+
+/* §6.3's indicative oracle results on calibration blocks 0-2: Tracking
+ * about 0.996, 0.995, 0.9988; Pong 20 hits and no miss (blocks 0 and 1);
+ * CartPole survives all 15000 steps. */
+static void test_oracle_on_calibration_worlds(void **state)
+{
+    (void)state;
+    const char *tasks[3] = {"tracking", "pong", "cartpole_plank_easy"};
+    const double tracking[3] = {0.996, 0.995, 0.9988};
+    for (int t = 0; t < 3; t++) {
+        bl_task_kind kind;
+        OK_E(bl_task_from_name(tasks[t], &kind, &e_));
+        bl_task_options o;
+        OK_E(bl_task_options_default(kind, &o, &e_));
+        bl_task_definition def;
+        bl_task_define(&o, &def);
+        bl_world_init *inits[3];
+        int64_t horizons[3];
+        for (int b = 0; b < 3; b++) {
+            bl_gen g;
+            calibration_gen("world", "paired-worlds", tasks[t], b, &g, NULL);
+            horizons[b] = def.default_horizon;
+            OK_E(bl_world_prepare(&o, &g, horizons[b], &inits[b], &e_));
+        }
+        bl_worlds *w = NULL;
+        OK_E(bl_worlds_create((const bl_world_init *const *)inits, 3, horizons, 0, BL_FLOAT64,
+                              &w, &e_));
+        for (int b = 0; b < 3; b++)
+            bl_world_init_free(inits[b]);
+        bl_controllers *c = NULL;
+        OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
+        int32_t guard[3] = {1, 1, 1}, cursors[3] = {0, 0, 0};
+        const int32_t tile_ticks = TILE_FRAMES / def.neural_frames;
+        for (int64_t start = 0; start < def.default_horizon; start += tile_ticks) {
+            const int64_t left = def.default_horizon - start;
+            OK_E(bl_worlds_run_control(w, c, NULL,
+                                       left < tile_ticks ? (int32_t)left : tile_ticks, guard,
+                                       cursors, &e_));
+        }
+        for (size_t b = 0; b < 3; b++) {
+            assert_int_equal(bl_worlds_status(w, b, true), BL_TRIAL_COMPLETED);
+            const double out = bl_worlds_outcome(w, b);
+            printf("oracle %s block %zu: %.17g (hits %d, misses %d, ticks %d)\n", tasks[t], b,
+                   out, w->hits[b], w->misses[b], w->ticks[b]);
+            if (kind == BL_TASK_TRACKING) {
+                assert_true(fabs(out - tracking[b]) < 5e-4);
+            } else if (kind == BL_TASK_PONG) {
+                if (b < 2) {
+                    assert_int_equal(w->hits[b], 20);
+                    assert_int_equal(w->misses[b], 0);
+                }
+                assert_true(out == 1.0);
+            } else {
+                assert_true(out == 15000.0);
+            }
+        }
+        bl_controllers_destroy(c);
+        bl_worlds_destroy(w);
+        bl_task_options_clear(&o);
+    }
+}
+
+static void test_pong(void **state)
+{
+    (void)state;
+    calibrate("pong", true);
+}
+
+static void test_cartpole_plank_easy(void **state)
+{
+    (void)state;
+    calibrate("cartpole_plank_easy", true);
+}
+
+static void test_tracking(void **state)
+{
+    (void)state;
+    calibrate("tracking", false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_block0_vectors),
+        cmocka_unit_test(test_oracle_on_calibration_worlds),
+        cmocka_unit_test(test_pong),
+        cmocka_unit_test(test_cartpole_plank_easy),
+        cmocka_unit_test(test_tracking),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
