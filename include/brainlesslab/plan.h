@@ -1,0 +1,72 @@
+/* Plans (spec/platform.md §1–§2): the TOML boundary, the specification
+ * objects, resolution and the contract hash.
+ *
+ * A plan file is TOML (format "brainlesslab-plan", format_version 4). The
+ * TOML bridge turns a document into the project's JSON value tree (tables →
+ * objects, arrays → arrays, integers and floats kept apart); everything else
+ * works on that tree. bl_plan is a validated plan: every specification object
+ * of §1.2 with its defaults, kept as its plain() form (the JSON that enters
+ * the contract hash) plus typed accessors for the runner. Resolution (§1.4)
+ * adds per-target horizons, ports, frames, outcome keys, upper bounds, full
+ * model configurations and resolved task options, and the contract hash. */
+#ifndef BRAINLESSLAB_PLAN_H
+#define BRAINLESSLAB_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/buf.h"
+#include "brainlesslab/json.h"
+#include "brainlesslab/status.h"
+
+/* ---- TOML bridge (the project's one C++ file) ------------------------- */
+
+/* Parses TOML 1.0 text into a JSON value tree (root: object). Errors are
+ * BL_EVALUE "<what>:<line>:<column>: <parser message>". Values TOML has and
+ * plans cannot hold (dates and times) are BL_ETYPE "unsupported
+ * configuration value: <type>". Integers are 64-bit (a documented limit of
+ * this implementation: the reference accepts larger ones). */
+bl_status bl_toml_parse(const char *text, size_t len, const char *what, bl_json **out,
+                        bl_error *err);
+/* Reads a file (missing → BL_ENOENT, directory → BL_EISDIR, other I/O →
+ * BL_EOS; a file over 16 MiB → BL_EVALUE) and parses it. */
+bl_status bl_toml_read_file(const char *path, bl_json **out, bl_error *err);
+/* Writes an object tree as TOML in the layout of §2.2 (root scalars, then
+ * arrays of tables, then sub-tables; null-valued keys omitted). Reading the
+ * output back gives an equal tree. */
+bl_status bl_toml_write(const bl_json *doc, bl_buf *out, bl_error *err);
+
+/* ---- plans ------------------------------------------------------------- */
+
+typedef struct bl_plan bl_plan;
+
+/* §2.1 steps 2–5 and every §1.2 validation, from a parsed document (`what`
+ * names it in messages). */
+bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err);
+/* bl_toml_read_file + bl_plan_from_document. */
+bl_status bl_plan_read(const char *path, bl_plan **out, bl_error *err);
+/* §2.2: the TOML text of a plan; read back, it gives the same contract hash. */
+bl_status bl_plan_write(const bl_plan *plan, bl_buf *out, bl_error *err);
+void bl_plan_free(bl_plan *plan);
+
+/* plain(plan): every field of every specification object, defaults
+ * included (the "request" of the contract). Owned by the plan. */
+const bl_json *bl_plan_plain(const bl_plan *plan);
+const char *bl_plan_id(const bl_plan *plan);
+
+/* ---- resolution -------------------------------------------------------- */
+
+typedef struct bl_resolved_plan bl_resolved_plan;
+
+/* §1.4, in plan order, with the spec's error texts. Pure host work. */
+bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error *err);
+void bl_resolved_plan_free(bl_resolved_plan *r);
+
+/* plain(ResolvedPlan): {"contract_hash": ..., "request": ..., "targets": [...]}
+ * as `brainlesslab check` prints it. Owned by r. */
+const bl_json *bl_resolved_plain(const bl_resolved_plan *r);
+/* Lowercase hex SHA-256 of the canonical JSON of {"request", "targets"}. */
+const char *bl_resolved_contract_hash(const bl_resolved_plan *r);
+
+#endif
