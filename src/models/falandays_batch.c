@@ -2,16 +2,20 @@
  * with the initial-state and precision-cast validation, the float64 and
  * float32 frames, reset, freezes and snapshots.
  *
- * Storage is plain and slot-major: every state array is [B][...] with one
- * contiguous block per slot, matrices in canonical [destination][source]
- * order, reals in the batch dtype (void pointers typed by the kernel
- * instantiation), masks, signs and flags as int32. */
+ * Storage is slot-major: every state array is [B][...] with one contiguous
+ * block per slot, reals in the batch dtype (void pointers typed by the
+ * kernel instantiation), masks, signs and flags as int32, matrices in
+ * canonical [destination][source] order except the plastic weights, which
+ * the fast kernel (falandays_fast.h) holds per slot either source-major or
+ * as compressed rows of the mask's synapses; snapshots and kernel switches
+ * convert them back to canonical order exactly. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "models/falandays_internal.h"
 #include "models/model_internal.h"
 
 /* Parameter vector of §2.4, cast to the dtype. */
@@ -27,6 +31,14 @@ enum {
 };
 /* Flag vector of §2.4. */
 enum { FAL_F_RECTIFY, FAL_F_DALE, FAL_F_OOSAWA, FAL_F_LEARN_ON, FAL_NFLAG };
+
+/* How a slot's weights are held (falandays_fast.h). CANON is what calloc
+ * gives and what the reference kernel runs on. */
+enum {
+    FAL_LAYOUT_CANON,  /* weights[b] is [destination][source] */
+    FAL_LAYOUT_DENSE,  /* weights[b] is [source][destination] */
+    FAL_LAYOUT_SPARSE, /* masked weights in row_w; weights[b] unused */
+};
 
 typedef struct fal_batch {
     bl_model base;
@@ -44,17 +56,39 @@ typedef struct fal_batch {
     int32_t *raw_finite; /* [B][N] */
     int32_t *finite, *learning, *weight_learning; /* [B] */
     int32_t *flags;      /* [B][FAL_NFLAG] */
+
+    /* Fast kernel (falandays_fast.h). */
+    bl_fal_kernel kernel;
+    int32_t *layout;     /* [B] FAL_LAYOUT_* */
+    int32_t *wild;       /* [B] some weight may be non-finite: visit silent sources */
+    int32_t *cleared;    /* [B] every weight outside the mask is +0 */
+    /* Compressed rows of the (fixed) mask, source-major: the synapses of
+     * source j of slot b are row_dst[k] (destinations, ascending) for k in
+     * [row_ptr[b][j], row_ptr[b][j+1]), offsets absolute over the batch.
+     * Dense slots use them to count and learn; sparse slots keep the
+     * weights of those synapses in row_w. */
+    size_t *row_ptr;     /* [B][N+1] */
+    uint32_t *row_dst;   /* [nnz of the batch] */
+    void *row_w;         /* [nnz of the batch] reals */
+    /* Scratch of one slot's frame. */
+    void *rec;           /* [N] reals */
+    void *delta;         /* [N] reals: δ of each destination */
+    void *acc;           /* [N] pairs of reals */
+    uint32_t *spk;       /* [N] */
+    bl_fal_path_counts paths;
 } fal_batch;
 
 #define FAL_REAL double
 #define FAL_SFX f64
 #include "models/falandays_kernel.h"
+#include "models/falandays_fast.h"
 #undef FAL_REAL
 #undef FAL_SFX
 
 #define FAL_REAL float
 #define FAL_SFX f32
 #include "models/falandays_kernel.h"
+#include "models/falandays_fast.h"
 #undef FAL_REAL
 #undef FAL_SFX
 
@@ -66,7 +100,7 @@ typedef struct fal_array {
     size_t per_slot; /* values per slot */
 } fal_array;
 
-enum { FAL_NARRAYS = 22 };
+enum { FAL_NARRAYS = 25 };
 
 /* Every owned array, so that allocation and release walk one list. */
 static void fal_arrays(fal_batch *fb, fal_array out[FAL_NARRAYS])
@@ -98,6 +132,9 @@ static void fal_arrays(fal_batch *fb, fal_array out[FAL_NARRAYS])
     INT_ARRAY(learning, 1);
     INT_ARRAY(weight_learning, 1);
     INT_ARRAY(flags, FAL_NFLAG);
+    INT_ARRAY(layout, 1);
+    INT_ARRAY(wild, 1);
+    INT_ARRAY(cleared, 1);
 #undef REAL_ARRAY
 #undef INT_ARRAY
     BL_ASSERT(k == FAL_NARRAYS);
@@ -114,6 +151,13 @@ static void fal_destroy(bl_model *m)
         else
             bl_free(*arrays[k].ints);
     }
+    bl_free(fb->row_ptr);
+    bl_free(fb->row_dst);
+    bl_free(fb->row_w);
+    bl_free(fb->rec);
+    bl_free(fb->delta);
+    bl_free(fb->acc);
+    bl_free(fb->spk);
     bl_free(fb);
 }
 
@@ -123,9 +167,18 @@ static void fal_step(bl_model *m, const void *inputs, const void *noise, const i
 {
     fal_batch *fb = (fal_batch *)m;
     if (m->dtype == BL_FLOAT32)
-        fal_step_f32(fb, inputs, noise, active);
+        fal_fast_step_f32(fb, inputs, noise, active);
     else
-        fal_step_f64(fb, inputs, noise, active);
+        fal_fast_step_f64(fb, inputs, noise, active);
+}
+
+/* Brings canonical weights[b] into the layout of the batch's kernel. */
+static void fal_from_canonical(fal_batch *fb, size_t b)
+{
+    if (fb->base.dtype == BL_FLOAT32)
+        fal_from_canonical_f32(fb, b);
+    else
+        fal_from_canonical_f64(fb, b);
 }
 
 static void fal_reset(bl_model *m, const int32_t *active)
@@ -134,10 +187,13 @@ static void fal_reset(bl_model *m, const int32_t *active)
     for (size_t b = 0; b < m->slots; b++) {
         if (!active[b])
             continue;
+        /* The reset writes canonical weights over whatever layout held. */
         if (m->dtype == BL_FLOAT32)
             fal_reset_slot_f32(fb, b);
         else
             fal_reset_slot_f64(fb, b);
+        fb->layout[b] = FAL_LAYOUT_CANON;
+        fal_from_canonical(fb, b);
     }
 }
 
@@ -188,7 +244,7 @@ static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl
         {"previous", 1, n, 1, fb->previous, NULL, n, false},
         {"errors", 1, n, 1, fb->errors, NULL, n, false},
         {"counts", 1, n, 1, fb->counts, NULL, n, true},
-        {"weights", 2, n, n, fb->weights, NULL, nn, false},
+        {"weights", 2, n, n, NULL, NULL, nn, false}, /* by layout, below */
         {"effectors", 1, ne, 1, fb->effectors, NULL, ne, false},
         {"finite", 0, 1, 1, NULL, fb->finite, 1, true},
         {"learning", 0, 1, 1, NULL, fb->learning, 1, true},
@@ -210,7 +266,12 @@ static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl
                                spec[k].integer, &dst, err);
         if (st != BL_OK)
             goto fail;
-        if (spec[k].real)
+        if (strcmp(spec[k].name, "weights") == 0) {
+            if (m->dtype == BL_FLOAT32)
+                fal_export_weights_f32(fb, b, dst);
+            else
+                fal_export_weights_f64(fb, b, dst);
+        } else if (spec[k].real)
             fal_export(fb, spec[k].real, b * spec[k].per_slot, spec[k].per_slot, dst);
         else
             int_export(spec[k].ints + b * spec[k].per_slot, spec[k].per_slot, dst);
@@ -229,6 +290,88 @@ static const bl_model_ops fal_ops = {
     .freeze = fal_freeze,
     .snapshot = fal_snapshot,
 };
+
+/* ---- kernels and layouts ------------------------------------------------- */
+
+void bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel)
+{
+    BL_ASSERT(m->kind == BL_MODEL_FALANDAYS);
+    fal_batch *fb = (fal_batch *)m;
+    for (size_t b = 0; b < m->slots; b++) {
+        if (m->dtype == BL_FLOAT32)
+            fal_to_canonical_f32(fb, b);
+        else
+            fal_to_canonical_f64(fb, b);
+    }
+    fb->kernel = kernel;
+    for (size_t b = 0; b < m->slots; b++)
+        fal_from_canonical(fb, b);
+}
+
+void bl_falandays_set_reference_kernel(bl_model *m, bool on)
+{
+    bl_falandays_set_kernel(m, on ? BL_FAL_KERNEL_REFERENCE : BL_FAL_KERNEL_FAST);
+}
+
+void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out)
+{
+    BL_ASSERT(m->kind == BL_MODEL_FALANDAYS);
+    *out = ((const fal_batch *)m)->paths;
+}
+
+/* The compressed rows of every slot's mask, which never changes, and the
+ * frame scratch. Destinations are node indices, and N fits 32 bits since
+ * N*N int32 mask entries were allocated. */
+static bl_status fal_build_rows(fal_batch *fb)
+{
+    const size_t n = fb->base.nodes, nn = n * n, nb = fb->base.slots;
+    size_t nptr, total = 0;
+    if (n > UINT32_MAX || !bl_size_mul(nb, n + 1, &nptr))
+        return BL_ENOMEM;
+    fb->row_ptr = bl_mallocarray(nptr, sizeof *fb->row_ptr);
+    fb->rec = bl_calloc(n, bl_dtype_size(fb->base.dtype));
+    fb->delta = bl_calloc(n, bl_dtype_size(fb->base.dtype));
+    fb->acc = bl_calloc(2 * n, bl_dtype_size(fb->base.dtype));
+    fb->spk = bl_calloc(n, sizeof *fb->spk);
+    if (!fb->row_ptr || !fb->rec || !fb->delta || !fb->acc || !fb->spk)
+        return BL_ENOMEM;
+    /* Row lengths first (row-major over the mask), as end offsets. */
+    for (size_t b = 0; b < nb; b++) {
+        const int32_t *mask = fb->mask + b * nn;
+        size_t *ptr = fb->row_ptr + b * (n + 1);
+        for (size_t j = 0; j <= n; j++)
+            ptr[j] = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                ptr[j + 1] += mask[i * n + j] != 0;
+        ptr[0] = total;
+        for (size_t j = 0; j < n; j++)
+            ptr[j + 1] += ptr[j];
+        total = ptr[n];
+    }
+    /* One spare entry keeps the allocations non-empty. */
+    fb->row_dst = bl_mallocarray(total + 1, sizeof *fb->row_dst);
+    fb->row_w = bl_calloc(total + 1, bl_dtype_size(fb->base.dtype));
+    if (!fb->row_dst || !fb->row_w)
+        return BL_ENOMEM;
+    /* Then the destinations, ascending within each row because i ascends;
+     * ptr[j] serves as row j's cursor and ends at row j+1's start, so a
+     * shift by one restores the starts. */
+    for (size_t b = 0; b < nb; b++) {
+        const int32_t *mask = fb->mask + b * nn;
+        size_t *ptr = fb->row_ptr + b * (n + 1);
+        const size_t start = ptr[0];
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                if (mask[i * n + j] != 0)
+                    fb->row_dst[ptr[j]++] = (uint32_t)i;
+        BL_ASSERT(n == 0 || ptr[n - 1] == ptr[n]);
+        for (size_t j = n; j-- > 1;)
+            ptr[j] = ptr[j - 1];
+        ptr[0] = start;
+    }
+    return BL_OK;
+}
 
 /* ---- creation --------------------------------------------------------------- */
 
@@ -445,6 +588,11 @@ bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, si
         else
             fal_fill_slot_f64(fb, b, initials[b]);
     }
+    if (fal_build_rows(fb) != BL_OK)
+        goto fail;
+    /* Filling left every slot canonical; now the fast kernel's layouts. */
+    for (size_t b = 0; b < nslots; b++)
+        fal_from_canonical(fb, b);
     fb->base.effector_view = fb->effectors;
     fb->base.activity_view = fb->spikes;
     fb->base.finite_view = fb->finite;

@@ -6,7 +6,12 @@
  *
  * The frame follows spec/models.md §2.5 phase by phase, each phase over
  * all nodes before the next, with the reference's associations; changing
- * any grouping breaks the bit-exact fixture replay. */
+ * any grouping breaks the bit-exact fixture replay.
+ *
+ * This is the reference kernel: the spec's loops written out directly over
+ * canonical [destination][source] weights. Batches run the fast kernel of
+ * falandays_fast.h by default, which must give these bits; the reference
+ * runs on BL_FAL_KERNEL_REFERENCE (falandays_internal.h), for tests. */
 #if !defined(FAL_REAL) || !defined(FAL_SFX)
 #error "define FAL_REAL and FAL_SFX before including falandays_kernel.h"
 #endif
@@ -209,9 +214,13 @@ static void FAL_FN(fal_step_slot)(fal_batch *fb, size_t b, const real_t *u, cons
                     if (mrow[j] == 0 || prev[j] == 0)
                         continue;
                     /* Dale weights are magnitudes: an inhibitory source's
-                     * update runs the other way. */
-                    const real_t change = (dale && signs[j] == -1) ? -delta : delta;
-                    real_t wv = wrow[j] - change;
+                     * update runs the other way, w − (−δ), written w + δ:
+                     * the same value, but with no negation for a compiler
+                     * to fold, which would make the sign of a NaN result
+                     * (δ NaN) depend on its choice. As written, a NaN δ
+                     * comes through unchanged either way. */
+                    const bool inhibitory = dale && signs[j] == -1;
+                    real_t wv = inhibitory ? wrow[j] + delta : wrow[j] - delta;
                     /* Checked before the clamp, which would hide -inf. */
                     if (!isfinite(wv))
                         raw_finite[i] = 0;
@@ -247,16 +256,6 @@ static void FAL_FN(fal_step_slot)(fal_batch *fb, size_t b, const real_t *u, cons
         if (!isfinite(eff[e]))
             ok = 0;
     fb->finite[b] = ok;
-}
-
-static void FAL_FN(fal_step)(fal_batch *fb, const void *inputs, const void *noise,
-                             const int32_t *active)
-{
-    const size_t n = fb->base.nodes, nr = fb->base.receptors;
-    const real_t *u = inputs, *xi = noise;
-    for (size_t b = 0; b < fb->base.slots; b++)
-        if (active[b])
-            FAL_FN(fal_step_slot)(fb, b, u + b * nr, xi + b * n);
 }
 
 /* count values of a dtype array, starting at element off, as doubles
