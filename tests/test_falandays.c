@@ -1243,9 +1243,29 @@ static void test_allocation_failures(void **state)
     tinit_free(ins[1]);
 }
 
+/* A rejected initial state is rejected whether or not the caller wants the
+ * message: the status must not depend on the error buffer. */
+static void test_invalid_config_rejected_without_error_buffer(void **state)
+{
+    (void)state;
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    c.leak = 1.5;
+    bl_falandays_init *in = tiny_init(&c);
+    const bl_falandays_init *slots[1] = {in};
+    bl_model *m = NULL;
+    assert_int_equal(bl_model_create_falandays(slots, 1, BL_FLOAT64, &m, NULL), BL_EVALUE);
+    assert_null(m);
+    bl_error err = {0};
+    assert_int_equal(bl_model_create_falandays(slots, 1, BL_FLOAT64, &m, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "initials[0]: FalandaysConfig.leak"));
+    tinit_free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_invalid_config_rejected_without_error_buffer),
         cmocka_unit_test(test_fixture_falandays),
         cmocka_unit_test(test_fixture_falandays_dale),
         cmocka_unit_test(test_fixture_float32_short),

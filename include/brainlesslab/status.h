@@ -45,11 +45,12 @@ bl_status bl_fail(bl_error *err, bl_status status, const char *fmt, ...);
 bl_status bl_vfail(bl_error *err, bl_status status, const char *fmt, va_list ap);
 
 /* Prefixes an existing message with context ("<prefix>: <old message>"),
- * keeping the status; returns err->status (BL_OK if err is NULL). */
+ * keeping the status. It returns nothing on purpose: with a NULL buffer there
+ * is no status to return, so callers keep the status they already hold. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-bl_status bl_error_prefix(bl_error *err, const char *fmt, ...);
+void bl_error_prefix(bl_error *err, const char *fmt, ...);
 
 /* Resets an error to BL_OK with an empty message. */
 void bl_error_clear(bl_error *err);

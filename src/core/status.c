@@ -47,10 +47,10 @@ bl_status bl_fail(bl_error *err, bl_status status, const char *fmt, ...)
     return status;
 }
 
-bl_status bl_error_prefix(bl_error *err, const char *fmt, ...)
+void bl_error_prefix(bl_error *err, const char *fmt, ...)
 {
     if (!err)
-        return BL_OK;
+        return;
     char prefix[BL_ERROR_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -65,7 +65,6 @@ bl_status bl_error_prefix(bl_error *err, const char *fmt, ...)
     if (head > plen)
         memcpy(err->msg + plen, ": ", head - plen);
     err->msg[head + keep] = '\0';
-    return err->status;
 }
 
 void bl_error_clear(bl_error *err)

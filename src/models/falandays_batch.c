@@ -389,8 +389,11 @@ static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_erro
 {
     if (!in)
         return bl_fail(err, BL_EVALUE, "initials[%zu] is missing", slot);
-    if (bl_falandays_config_validate(&in->config, err) != BL_OK)
-        return bl_error_prefix(err, "initials[%zu]", slot);
+    bl_status st = bl_falandays_config_validate(&in->config, err);
+    if (st != BL_OK) {
+        bl_error_prefix(err, "initials[%zu]", slot);
+        return st;
+    }
     const size_t n = in->n, nr = in->r, ne = in->e;
     if (n == 0)
         return bl_fail(err, BL_EVALUE, "initials[%zu]: acts must be a non-empty vector (N >= 1)",
