@@ -11,23 +11,7 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
-
-static bl_status check_dims(size_t n, size_t r, size_t e, bl_error *err)
-{
-    if (n < 1)
-        return bl_fail(err, BL_EVALUE, "N must be an integer >= 1");
-    if (r < 1)
-        return bl_fail(err, BL_EVALUE, "R must be an integer >= 1");
-    if (e < 1)
-        return bl_fail(err, BL_EVALUE, "E must be an integer >= 1");
-    return BL_OK;
-}
-
-/* Whether n x m doubles fit in size_t, so that no later product wraps. */
-static bool fits(size_t n, size_t m)
-{
-    return m == 0 || n <= SIZE_MAX / m / sizeof(double);
-}
+#include "models/model_internal.h"
 
 void bl_falandays_init_free(bl_falandays_init *init)
 {
@@ -52,9 +36,9 @@ bl_status bl_falandays_init_alloc(const bl_falandays_config *c, size_t n, size_t
     bl_status st = bl_falandays_config_validate(c, err);
     if (st != BL_OK)
         return st;
-    if ((st = check_dims(n, r, e, err)) != BL_OK)
+    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
-    if (!fits(n, n) || !fits(n, r) || !fits(n, e))
+    if (!bl_doubles_fit(n, n) || !bl_doubles_fit(n, r) || !bl_doubles_fit(n, e))
         return bl_fail(err, BL_ENOMEM,
                        "a Falandays initial state of N = %zu, R = %zu, E = %zu is too large", n,
                        r, e);
@@ -195,7 +179,7 @@ bl_status bl_falandays_construct(const bl_falandays_config *c, size_t n, size_t 
     bl_status st = bl_falandays_config_validate(c, err);
     if (st != BL_OK)
         return st;
-    if ((st = check_dims(n, r, e, err)) != BL_OK)
+    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
     if (!rng)
         return bl_fail(err, BL_ETYPE, "rng must be a generator");

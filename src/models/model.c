@@ -176,3 +176,19 @@ void bl_snapshot_free(bl_snapshot *s)
     bl_free(s->arrays);
     bl_free(s);
 }
+
+bl_status bl_model_check_ports(size_t n, size_t r, size_t e, bl_error *err)
+{
+    if (n < 1)
+        return bl_fail(err, BL_EVALUE, "N must be an integer >= 1");
+    if (r < 1)
+        return bl_fail(err, BL_EVALUE, "R must be an integer >= 1");
+    if (e < 1)
+        return bl_fail(err, BL_EVALUE, "E must be an integer >= 1");
+    return BL_OK;
+}
+
+bool bl_doubles_fit(size_t n, size_t m)
+{
+    return m == 0 || n <= SIZE_MAX / m / sizeof(double);
+}

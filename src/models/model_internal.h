@@ -48,6 +48,12 @@ const char *bl_dtype_name(bl_dtype dtype);
 /* a * b (* c), or false when the product does not fit a size_t. */
 bool bl_size_mul(size_t a, size_t b, size_t *out);
 
+/* Construction's port checks: N, R, E >= 1 with the reference's wording. */
+bl_status bl_model_check_ports(size_t n, size_t r, size_t e, bl_error *err);
+/* Whether an n x m array of doubles is addressable, so no later product of
+ * those sizes wraps. */
+bool bl_doubles_fit(size_t n, size_t m);
+
 /* A snapshot with `count` empty entries (names NULL, data NULL): families
  * fill each with bl_snapshot_entry; bl_snapshot_free releases a partially
  * filled one. */

@@ -12,24 +12,8 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
+#include "models/model_internal.h"
 #include "brainlesslab/npstat.h"
-
-static bl_status check_dims(size_t n, size_t r, size_t e, bl_error *err)
-{
-    if (n < 1)
-        return bl_fail(err, BL_EVALUE, "N must be an integer >= 1");
-    if (r < 1)
-        return bl_fail(err, BL_EVALUE, "R must be an integer >= 1");
-    if (e < 1)
-        return bl_fail(err, BL_EVALUE, "E must be an integer >= 1");
-    return BL_OK;
-}
-
-/* Whether n x m doubles fit in size_t, so that no later product wraps. */
-static bool fits(size_t n, size_t m)
-{
-    return m == 0 || n <= SIZE_MAX / m / sizeof(double);
-}
 
 void bl_sorn_init_free(bl_sorn_init *init)
 {
@@ -57,11 +41,11 @@ bl_status bl_sorn_init_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t
     bl_status st = bl_sorn_config_validate(c, err);
     if (st != BL_OK)
         return st;
-    if ((st = check_dims(n, r, e, err)) != BL_OK)
+    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
     size_t n_e = bl_sorn_excitatory_count(c->inhibitory_fraction, n);
     size_t n_i = n - n_e;
-    if (!fits(n_e, n_e) || !fits(n_e, r) || !fits(n_e, e) || !fits(n_e, n_i))
+    if (!bl_doubles_fit(n_e, n_e) || !bl_doubles_fit(n_e, r) || !bl_doubles_fit(n_e, e) || !bl_doubles_fit(n_e, n_i))
         return bl_fail(err, BL_ENOMEM,
                        "a SORN initial state of N = %zu, R = %zu, E = %zu is too large", n, r, e);
 
@@ -187,7 +171,7 @@ bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t 
     bl_status st = bl_sorn_config_validate(c, err);
     if (st != BL_OK)
         return st;
-    if ((st = check_dims(n, r, e, err)) != BL_OK)
+    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
     if (!rng)
         return bl_fail(err, BL_ETYPE, "rng must be a generator");
