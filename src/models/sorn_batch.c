@@ -17,9 +17,13 @@
 
 #include "brainlesslab/alloc.h"
 #include "models/model_internal.h"
+#include "models/sorn_internal.h"
 
 /* Parameter vector of §3.5, cast to the dtype. */
 enum { SORN_P_ETA_STDP, SORN_P_ETA_IP, SORN_P_H_IP, SORN_NPARAM };
+
+/* Where a slot's E->E weights live (sorn_fast.h). */
+enum { SORN_LAYOUT_CANON, SORN_LAYOUT_SPARSE };
 
 typedef struct sorn_batch {
     bl_model base;
@@ -44,17 +48,38 @@ typedef struct sorn_batch {
     int32_t *adapt_finite; /* [B][N_E] */
     int32_t *plasticity;   /* [B][2]: STDP/pruning/normalisation, intrinsic */
     int32_t *learn_on;     /* [B]: the value reset restores to both flags */
+
+    /* The fast kernel (sorn_fast.h). Owned separately from the arrays
+     * above, which are the model state proper. */
+    bool reference;          /* step with the reference kernel */
+    uint8_t *layout;         /* [B] SORN_LAYOUT_* */
+    uint8_t *cleared;        /* [B] weights outside the initial mask are all +0 */
+    uint8_t *wild;           /* [B] some compressed weight may be non-finite */
+    size_t *nz_off;          /* [B+1] start of each slot's compressed entries */
+    size_t *col_ptr;         /* [B][N_E+1] per source, offsets within the slot */
+    uint32_t *nz_dst;        /* [nnz] destination of each entry (ascending per source) */
+    void *cw;                /* [nnz] weights of the entries (sparse layout) */
+    uint8_t *cm;             /* [nnz] their mask bits */
+    void *wei_t;             /* [B][N_I][N_E] w_ei transposed */
+    void *wie_t;             /* [B][N_E][N_I] w_ie transposed */
+    void *sc_exc, *sc_inh, *sc_tot, *sc_scale; /* [N_E] frame scratch */
+    void *sc_idr;            /* [N_I] */
+    uint8_t *sc_norm;        /* [N_E] */
+    size_t *sc_actx, *sc_acty; /* [N_E], [N_I]: sources that fired */
+    bl_sorn_paths paths;
 } sorn_batch;
 
 #define SORN_REAL double
 #define SORN_SFX f64
 #include "models/sorn_kernel.h"
+#include "models/sorn_fast.h"
 #undef SORN_REAL
 #undef SORN_SFX
 
 #define SORN_REAL float
 #define SORN_SFX f32
 #include "models/sorn_kernel.h"
+#include "models/sorn_fast.h"
 #undef SORN_REAL
 #undef SORN_SFX
 
@@ -126,6 +151,12 @@ static void sorn_destroy(bl_model *m)
         else
             bl_free(*arrays[k].ints);
     }
+    void *fast[] = {sb->layout, sb->cleared, sb->wild,   sb->nz_off,   sb->col_ptr,
+                    sb->nz_dst, sb->cw,      sb->cm,     sb->wei_t,    sb->wie_t,
+                    sb->sc_exc, sb->sc_inh,  sb->sc_tot, sb->sc_scale, sb->sc_idr,
+                    sb->sc_norm, sb->sc_actx, sb->sc_acty};
+    for (size_t k = 0; k < sizeof fast / sizeof *fast; k++)
+        bl_free(fast[k]);
     bl_free(sb);
 }
 
@@ -136,10 +167,18 @@ static void sorn_step(bl_model *m, const void *inputs, const void *noise, const 
     /* §3.6: the noise argument is shape-checked by model.c and ignored. */
     (void)noise;
     sorn_batch *sb = (sorn_batch *)m;
-    if (m->dtype == BL_FLOAT32)
-        sorn_step_f32(sb, inputs, active);
-    else
-        sorn_step_f64(sb, inputs, active);
+    if (sb->reference) {
+        for (size_t b = 0; b < m->slots; b++)
+            sb->paths.reference += active[b] != 0;
+        if (m->dtype == BL_FLOAT32)
+            sorn_step_f32(sb, inputs, active);
+        else
+            sorn_step_f64(sb, inputs, active);
+    } else if (m->dtype == BL_FLOAT32) {
+        sorn_step_fast_f32(sb, inputs, active);
+    } else {
+        sorn_step_fast_f64(sb, inputs, active);
+    }
 }
 
 static void sorn_reset(bl_model *m, const int32_t *active)
@@ -149,9 +188,9 @@ static void sorn_reset(bl_model *m, const int32_t *active)
         if (!active[b])
             continue;
         if (m->dtype == BL_FLOAT32)
-            sorn_reset_slot_f32(sb, b);
+            sorn_reset_any_f32(sb, b);
         else
-            sorn_reset_slot_f64(sb, b);
+            sorn_reset_any_f64(sb, b);
     }
 }
 
@@ -218,7 +257,13 @@ static bl_status sorn_snapshot(const bl_model *m, size_t b, bl_snapshot **out, b
             goto fail;
         /* Values per slot; the slot's block starts at b times that. */
         const size_t per = s->arrays[k].shape[0] * s->arrays[k].shape[1];
-        if (spec[k].kind == REAL) {
+        if (spec[k].src == sb->w_ee) {
+            /* The fast kernel may hold it in compressed rows. */
+            if (m->dtype == BL_FLOAT32)
+                sorn_export_w_ee_f32(sb, b, dst);
+            else
+                sorn_export_w_ee_f64(sb, b, dst);
+        } else if (spec[k].kind == REAL) {
             if (m->dtype == BL_FLOAT32)
                 sorn_export_f32(spec[k].src, b * per, per, dst);
             else
@@ -247,6 +292,106 @@ static const bl_model_ops sorn_ops = {
     .freeze = sorn_freeze,
     .snapshot = sorn_snapshot,
 };
+
+/* ---- kernels and layouts ------------------------------------------------- */
+
+static void sorn_to_canonical(sorn_batch *sb, size_t b)
+{
+    if (sb->base.dtype == BL_FLOAT32)
+        sorn_to_canonical_f32(sb, b);
+    else
+        sorn_to_canonical_f64(sb, b);
+}
+
+static void sorn_from_canonical(sorn_batch *sb, size_t b)
+{
+    if (sb->base.dtype == BL_FLOAT32)
+        sorn_from_canonical_f32(sb, b);
+    else
+        sorn_from_canonical_f64(sb, b);
+}
+
+void bl_sorn_set_reference_kernel(bl_model *m, bool on)
+{
+    BL_ASSERT(m->kind == BL_MODEL_SORN);
+    sorn_batch *sb = (sorn_batch *)m;
+    for (size_t b = 0; b < m->slots; b++)
+        sorn_to_canonical(sb, b);
+    sb->reference = on;
+    for (size_t b = 0; b < m->slots; b++)
+        sorn_from_canonical(sb, b);
+}
+
+void bl_sorn_path_counts(const bl_model *m, bl_sorn_paths *out)
+{
+    BL_ASSERT(m->kind == BL_MODEL_SORN);
+    *out = ((const sorn_batch *)m)->paths;
+}
+
+/* The compressed source-major rows of every slot's initial mask (fixed:
+ * pruning only clears bits of it and a reset restores it), the transposed
+ * E<->I weights and the frame scratch, then each slot's layout. */
+static bool sorn_build_fast(sorn_batch *sb)
+{
+    const size_t ne = sb->n_e, ni = sb->n_i, nb = sb->base.slots, nee = ne * ne;
+    const size_t rs = bl_dtype_size(sb->base.dtype);
+    size_t nptr, nei, total = 0;
+    if (ne > UINT32_MAX || !bl_size_mul(nb, ne + 1, &nptr) || !bl_size_mul(nb, ne * ni, &nei))
+        return false;
+    sb->layout = bl_calloc(nb, 1);
+    sb->cleared = bl_calloc(nb, 1);
+    sb->wild = bl_calloc(nb, 1);
+    sb->nz_off = bl_calloc(nb + 1, sizeof *sb->nz_off);
+    sb->col_ptr = bl_calloc(nptr, sizeof *sb->col_ptr);
+    sb->wei_t = bl_calloc(nei, rs);
+    sb->wie_t = bl_calloc(nei, rs);
+    sb->sc_exc = bl_calloc(ne, rs);
+    sb->sc_inh = bl_calloc(ne, rs);
+    sb->sc_tot = bl_calloc(ne, rs);
+    sb->sc_scale = bl_calloc(ne, rs);
+    sb->sc_idr = bl_calloc(ni, rs);
+    sb->sc_norm = bl_calloc(ne, 1);
+    sb->sc_actx = bl_calloc(ne, sizeof *sb->sc_actx);
+    sb->sc_acty = bl_calloc(ni, sizeof *sb->sc_acty);
+    if (!sb->layout || !sb->cleared || !sb->wild || !sb->nz_off || !sb->col_ptr ||
+        !sb->wei_t || !sb->wie_t || !sb->sc_exc || !sb->sc_inh || !sb->sc_tot ||
+        !sb->sc_scale || !sb->sc_idr || !sb->sc_norm || !sb->sc_actx || !sb->sc_acty)
+        return false;
+    for (size_t b = 0; b < nb; b++) {
+        const uint8_t *mask0 = sb->ee_mask0 + b * nee;
+        size_t *ptr = sb->col_ptr + b * (ne + 1), c = 0;
+        for (size_t j = 0; j < ne; j++) {
+            ptr[j] = c;
+            for (size_t i = 0; i < ne; i++)
+                c += mask0[i * ne + j] != 0;
+        }
+        ptr[ne] = c;
+        sb->nz_off[b] = total;
+        total += c; /* at most B * N_E^2, which was allocated */
+    }
+    sb->nz_off[nb] = total;
+    sb->nz_dst = bl_calloc(total, sizeof *sb->nz_dst);
+    sb->cw = bl_calloc(total, rs);
+    sb->cm = bl_calloc(total, 1);
+    if (!sb->nz_dst || !sb->cw || !sb->cm)
+        return false;
+    for (size_t b = 0; b < nb; b++) {
+        const uint8_t *mask0 = sb->ee_mask0 + b * nee;
+        uint32_t *dst = sb->nz_dst + sb->nz_off[b];
+        size_t c = 0;
+        for (size_t j = 0; j < ne; j++)
+            for (size_t i = 0; i < ne; i++)
+                if (mask0[i * ne + j])
+                    dst[c++] = (uint32_t)i;
+        if (sb->base.dtype == BL_FLOAT32)
+            sorn_fill_transposed_f32(sb, b);
+        else
+            sorn_fill_transposed_f64(sb, b);
+        sb->layout[b] = SORN_LAYOUT_CANON;
+        sorn_from_canonical(sb, b);
+    }
+    return true;
+}
 
 /* ---- creation --------------------------------------------------------------- */
 
@@ -481,6 +626,8 @@ bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslot
         else
             sorn_fill_slot_f64(sb, b, initials[b]);
     }
+    if (!sorn_build_fast(sb))
+        goto fail;
     sb->base.effector_view = sb->effectors;
     sb->base.activity_view = sb->activity;
     sb->base.finite_view = sb->finite;

@@ -104,25 +104,66 @@ static void SORN_FN(sorn_fill_slot)(sorn_batch *sb, size_t b, const bl_sorn_init
     SORN_FN(sorn_reset_slot)(sb, b);
 }
 
+/* Phase 4 of slot b's frame (§3.6), shared by both kernels: the finite
+ * flag, the activity and the effector readout from the new state. */
+static void SORN_FN(sorn_emit)(sorn_batch *sb, size_t b)
+{
+    const size_t ne = sb->n_e, ni = sb->n_i;
+    const size_t n = sb->base.nodes, nout = sb->base.effectors;
+    const uint8_t *omask = sb->out_mask + b * nout * ne;
+    const real_t *te = (const real_t *)sb->t_e + b * ne;
+    const real_t *x = (const real_t *)sb->x + b * ne;
+    const real_t *y = (const real_t *)sb->y + b * ni;
+    real_t *act = (real_t *)sb->activity + b * n;
+    const real_t *drive = (const real_t *)sb->drive + b * n;
+    real_t *eff = (real_t *)sb->effectors + b * nout;
+    const int32_t *af = sb->adapt_finite + b * ne;
+
+    /* A binary state can hide an infinite drive (inf >= 0 fires),
+     * so the drives themselves are checked. */
+    int32_t valid = 1;
+    for (size_t v = 0; v < n; v++)
+        if (!isfinite(drive[v]))
+            valid = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (!af[i] || !isfinite(te[i]))
+            valid = 0;
+        act[i] = x[i];
+    }
+    for (size_t k = 0; k < ni; k++)
+        act[ne + k] = y[k];
+    for (size_t k = 0; k < nout; k++) {
+        const uint8_t *orow = omask + k * ne;
+        real_t s = 0;
+        size_t cnt = 0; /* an integer count of the selected units */
+        for (size_t i = 0; i < ne; i++) {
+            if (orow[i]) {
+                s = s + x[i];
+                cnt++;
+            }
+        }
+        eff[k] = cnt > 0 ? s / (real_t)cnt : (real_t)0;
+    }
+    /* Recomputed every frame; latching is the runtime's job. */
+    sb->finite[b] = valid;
+}
+
 /* One frame of slot b; u = its inputs [R]. */
 static void SORN_FN(sorn_step_slot)(sorn_batch *sb, size_t b, const real_t *u)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
-    const size_t n = sb->base.nodes, nout = sb->base.effectors, nee = ne * ne;
+    const size_t n = sb->base.nodes, nee = ne * ne;
     real_t *w = (real_t *)sb->w_ee + b * nee;
     uint8_t *mask = sb->ee_mask + b * nee;
     const real_t *ce = (const real_t *)sb->c_e + b * ne;
     const real_t *wei = (const real_t *)sb->w_ei + b * ne * ni;
     const real_t *wie = (const real_t *)sb->w_ie + b * ni * ne;
     const real_t *weu = (const real_t *)sb->w_eu + b * ne * nr;
-    const uint8_t *omask = sb->out_mask + b * nout * ne;
     real_t *te = (real_t *)sb->t_e + b * ne;
     const real_t *ti = (const real_t *)sb->t_i + b * ni;
     real_t *x = (real_t *)sb->x + b * ne, *px = (real_t *)sb->prev_x + b * ne;
     real_t *y = (real_t *)sb->y + b * ni, *py = (real_t *)sb->prev_y + b * ni;
-    real_t *act = (real_t *)sb->activity + b * n;
     real_t *drive = (real_t *)sb->drive + b * n;
-    real_t *eff = (real_t *)sb->effectors + b * nout;
     int32_t *af = sb->adapt_finite + b * ne;
     const real_t *par = (const real_t *)sb->params + b * SORN_NPARAM;
     const real_t eta_stdp = par[SORN_P_ETA_STDP];
@@ -210,33 +251,7 @@ static void SORN_FN(sorn_step_slot)(sorn_batch *sb, size_t b, const real_t *u)
             te[i] = te[i] + eta_ip * (x[i] - h_ip);
     }
 
-    /* Phase 4. A binary state can hide an infinite drive (inf >= 0 fires),
-     * so the drives themselves are checked. */
-    int32_t valid = 1;
-    for (size_t v = 0; v < n; v++)
-        if (!isfinite(drive[v]))
-            valid = 0;
-    for (size_t i = 0; i < ne; i++) {
-        if (!af[i] || !isfinite(te[i]))
-            valid = 0;
-        act[i] = x[i];
-    }
-    for (size_t k = 0; k < ni; k++)
-        act[ne + k] = y[k];
-    for (size_t k = 0; k < nout; k++) {
-        const uint8_t *orow = omask + k * ne;
-        real_t s = 0;
-        size_t cnt = 0; /* an integer count of the selected units */
-        for (size_t i = 0; i < ne; i++) {
-            if (orow[i]) {
-                s = s + x[i];
-                cnt++;
-            }
-        }
-        eff[k] = cnt > 0 ? s / (real_t)cnt : (real_t)0;
-    }
-    /* Recomputed every frame; latching is the runtime's job. */
-    sb->finite[b] = valid;
+    SORN_FN(sorn_emit)(sb, b);
 }
 
 static void SORN_FN(sorn_step)(sorn_batch *sb, const void *inputs, const int32_t *active)

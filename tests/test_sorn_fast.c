@@ -1,0 +1,417 @@
+/* The fast SORN kernel (src/models/sorn_fast.h) against the reference
+ * kernel (sorn_kernel.h), run side by side on identical inputs through the
+ * internal switch of sorn_internal.h.
+ *
+ * Every scenario creates two batches from the same initial states, one on
+ * the reference kernel and one on the fast kernel. After every operation
+ * every snapshot key of every slot must agree bit for bit (signed zeros and
+ * NaN payloads included), up to and including the frame in which a slot
+ * first reports non-finite; from then on the slot is not stepped again, as
+ * the runtime would do, until a reset brings it back. The scenarios cover
+ * constructed wirings and hand-made states (signed zeros inside and outside
+ * the mask, non-positive masked weights, non-zero weights outside the mask,
+ * dense masks, -0 initial spikes), learning on and off, freezes, resets,
+ * inactive slots, kernel switches in mid-run, several slots per batch,
+ * N_I = 0, N up to ~300, both dtypes, and non-finite injections (inf and
+ * NaN inputs, huge weights, learning rates and targets). The path counters
+ * prove that each fast path actually ran. */
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/model.h"
+#include "brainlesslab/rng.h"
+#include "models/sorn_internal.h"
+#include "support.h"
+
+enum { MAXSLOTS = 4 };
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FRAME_DIV 3
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FRAME_DIV 3
+#endif
+#endif
+#ifndef FRAME_DIV
+#define FRAME_DIV 1
+#endif
+
+static double uni(bl_gen *g) { return bl_gen_random(g); }
+static size_t pick(bl_gen *g, size_t k) { return (size_t)bl_gen_integers(g, 0, (int64_t)k); }
+
+static void gen_seeded(bl_gen *g, uint64_t seed)
+{
+    bl_seed s = bl_seed_from_u64(seed);
+    bl_gen_init(g, &s);
+}
+
+static void put(void *buf, bl_dtype dt, size_t k, double v)
+{
+    if (dt == BL_FLOAT64)
+        ((double *)buf)[k] = v;
+    else
+        ((float *)buf)[k] = (float)v;
+}
+
+typedef struct stats {
+    size_t scenarios, slot_frames, failures, resets, freezes, switches, hand_slots,
+        unmasked_slots, big_slots, inject_inputs, prunes;
+    bl_sorn_paths paths;
+} stats;
+
+/* Every key of every slot, bit for bit. */
+static void compare(const bl_model *ref, const bl_model *fast, const char *where, size_t frame)
+{
+    bl_error err;
+    for (size_t b = 0; b < bl_model_slots(ref); b++) {
+        bl_snapshot *sr = NULL, *sf = NULL;
+        assert_int_equal(bl_model_snapshot(ref, b, &sr, &err), BL_OK);
+        assert_int_equal(bl_model_snapshot(fast, b, &sf, &err), BL_OK);
+        assert_int_equal(sr->count, sf->count);
+        for (size_t k = 0; k < sr->count; k++) {
+            const bl_snapshot_array *a = &sr->arrays[k], *c = &sf->arrays[k];
+            assert_string_equal(a->name, c->name);
+            assert_int_equal(a->shape[0], c->shape[0]);
+            assert_int_equal(a->shape[1], c->shape[1]);
+            for (size_t v = 0; v < a->shape[0] * a->shape[1]; v++) {
+                if (bl_test_bits(a->data[v]) != bl_test_bits(c->data[v])) {
+                    print_error("%s frame %zu slot %zu key %s[%zu]: reference %a, fast %a\n",
+                                where, frame, b, a->name, v, a->data[v], c->data[v]);
+                    fail();
+                }
+            }
+        }
+        bl_snapshot_free(sr);
+        bl_snapshot_free(sf);
+    }
+}
+
+typedef enum shape {
+    SHAPE_CONSTRUCTED,
+    SHAPE_ZEROS,    /* hand-made, ±0 outside the mask */
+    SHAPE_UNMASKED, /* hand-made, non-zero weights outside the mask */
+    SHAPE_COUNT
+} shape;
+
+/* A huge finite value of the scenario's dtype (the precision cast check
+ * rejects values that overflow it). */
+static double g_huge = 1e300;
+
+static double signed_zero(bl_gen *g) { return uni(g) < 0.5 ? 0.0 : -0.0; }
+
+/* A hand-made state of the dimensions of `in` (allocated, zeroed). */
+static void hand_fill(bl_gen *g, bl_sorn_init *in, shape sh, bool extreme)
+{
+    const size_t ne = in->n_e, ni = in->n - in->n_e;
+    const double density = uni(g) < 0.2 ? 0.9 : 0.05 + 0.3 * uni(g);
+    for (size_t k = 0; k < ne * ne; k++) {
+        const bool m = uni(g) < density;
+        in->ee_mask[k] = m;
+        if (m) {
+            const double r = uni(g);
+            in->w_ee[k] = r < 0.05 ? signed_zero(g) : r < 0.1 ? -uni(g) : 0.5 * uni(g);
+        } else if (sh == SHAPE_UNMASKED && uni(g) < 0.3) {
+            in->w_ee[k] = uni(g) - 0.3;
+        } else {
+            in->w_ee[k] = signed_zero(g);
+        }
+        if (extreme && uni(g) < 0.01)
+            in->w_ee[k] = g_huge * (uni(g) < 0.5 ? 1 : -1);
+    }
+    for (size_t i = 0; i < ne; i++) {
+        const double r = uni(g);
+        in->c_e[i] = r < 0.1 ? 0.0 : r < 0.15 ? -0.0 : 0.5 + uni(g);
+        if (extreme && uni(g) < 0.05)
+            in->c_e[i] = g_huge;
+        in->t_e[i] = uni(g) * 0.6 - 0.05;
+        in->x[i] = uni(g) < 0.3 ? 1.0 : signed_zero(g);
+        for (size_t q = 0; q < in->r; q++)
+            in->w_eu[i * in->r + q] = uni(g) < 0.3 ? uni(g) : signed_zero(g);
+        for (size_t k = 0; k < ni; k++)
+            in->w_ei[i * ni + k] = uni(g) < 0.1 ? signed_zero(g) : uni(g) / (double)(ni + 1);
+    }
+    for (size_t k = 0; k < ni; k++) {
+        in->t_i[k] = uni(g);
+        in->y[k] = uni(g) < 0.3 ? 1.0 : signed_zero(g);
+        for (size_t j = 0; j < ne; j++)
+            in->w_ie[k * ne + j] = uni(g) < 0.1 ? signed_zero(g) : 3.0 * uni(g) / (double)ne;
+    }
+    for (size_t k = 0; k < in->e * ne; k++)
+        in->output_mask[k] = uni(g) < 0.3;
+}
+
+static void random_config(bl_gen *g, bl_sorn_config *c, double inh_frac, bool extreme)
+{
+    bl_sorn_config_default(c);
+    c->inhibitory_fraction = inh_frac;
+    c->p_ee = uni(g) < 0.2 ? 1.0 : 0.02 + 0.2 * uni(g);
+    c->learn_on = uni(g) < 0.85;
+    c->eta_stdp = uni(g) < 0.3 ? 0.0 : 0.001 + 0.05 * uni(g);
+    c->eta_ip = uni(g) < 0.2 ? 0.0 : 0.001 + 0.02 * uni(g);
+    c->H_ip = uni(g);
+    c->T_E_max = 0.1 + uni(g);
+    if (extreme) {
+        if (uni(g) < 0.5)
+            c->eta_stdp = g_huge;
+        else
+            c->eta_ip = g_huge;
+    }
+}
+
+static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
+{
+    bl_gen g;
+    gen_seeded(&g, seed);
+    g_huge = dt == BL_FLOAT64 ? 1e300 : 1e37;
+    bl_error err;
+    const size_t big = uni(&g) < 0.25;
+    const size_t n = big ? 150 + pick(&g, 150) : 2 + pick(&g, 60);
+    const size_t r = 1 + pick(&g, 4), e = 1 + pick(&g, 3);
+    const size_t nb = 1 + pick(&g, MAXSLOTS);
+    const double fracs[] = {0.0, 0.2, 0.25, 0.5};
+    const double inh_frac = fracs[pick(&g, 4)];
+    bl_sorn_init *inits[MAXSLOTS] = {0};
+    for (size_t b = 0; b < nb; b++) {
+        const shape sh = (shape)pick(&g, SHAPE_COUNT);
+        const bool extreme = uni(&g) < 0.15;
+        bl_sorn_config c;
+        random_config(&g, &c, inh_frac, extreme);
+        if (sh == SHAPE_CONSTRUCTED) {
+            if (bl_sorn_construct(&c, n, r, e, &g, &inits[b], &err) != BL_OK) {
+                print_error("%s\n", err.msg);
+                fail();
+            }
+        } else {
+            assert_int_equal(bl_sorn_init_alloc(&c, n, r, e, &inits[b], &err), BL_OK);
+            hand_fill(&g, inits[b], sh, extreme);
+            st->hand_slots++;
+            st->unmasked_slots += sh == SHAPE_UNMASKED;
+        }
+        st->big_slots += big;
+    }
+    bl_model *ref = NULL, *fast = NULL;
+    const bl_sorn_init *const *cin = (const bl_sorn_init *const *)inits;
+    assert_int_equal(bl_model_create_sorn(cin, nb, dt, &ref, &err), BL_OK);
+    assert_int_equal(bl_model_create_sorn(cin, nb, dt, &fast, &err), BL_OK);
+    bl_sorn_set_reference_kernel(ref, true);
+    compare(ref, fast, "create", 0);
+
+    const size_t ds = dt == BL_FLOAT64 ? sizeof(double) : sizeof(float);
+    void *u = calloc(nb * r, ds), *noise = calloc(nb * n, ds);
+    assert_non_null(u);
+    assert_non_null(noise);
+    bool failed[MAXSLOTS] = {0};
+    int32_t act[MAXSLOTS];
+    const size_t frames = (big ? 40 : 80) / FRAME_DIV;
+    for (size_t f = 0; f < frames; f++) {
+        const double op = uni(&g);
+        if (op < 0.04) {
+            for (size_t b = 0; b < nb; b++) {
+                act[b] = uni(&g) < 0.6;
+                if (act[b])
+                    failed[b] = false;
+            }
+            assert_int_equal(bl_model_reset(ref, act, nb, &err), BL_OK);
+            assert_int_equal(bl_model_reset(fast, act, nb, &err), BL_OK);
+            st->resets++;
+            compare(ref, fast, "reset", f);
+            continue;
+        }
+        if (op < 0.08) {
+            const bool all = uni(&g) < 0.5;
+            for (size_t b = 0; b < nb; b++)
+                act[b] = uni(&g) < 0.5;
+            if (all) {
+                assert_int_equal(bl_model_freeze_plasticity(ref, act, nb, &err), BL_OK);
+                assert_int_equal(bl_model_freeze_plasticity(fast, act, nb, &err), BL_OK);
+            } else {
+                assert_int_equal(bl_model_freeze_weights(ref, act, nb, &err), BL_OK);
+                assert_int_equal(bl_model_freeze_weights(fast, act, nb, &err), BL_OK);
+            }
+            st->freezes++;
+            compare(ref, fast, "freeze", f);
+            continue;
+        }
+        if (op < 0.10) {
+            /* Round trip through the reference kernel and back. */
+            bl_sorn_set_reference_kernel(fast, true);
+            compare(ref, fast, "switch", f);
+            bl_sorn_set_reference_kernel(fast, false);
+            st->switches++;
+            compare(ref, fast, "switch back", f);
+            continue;
+        }
+        for (size_t b = 0; b < nb; b++) {
+            act[b] = !failed[b] && uni(&g) < 0.9;
+            for (size_t q = 0; q < r; q++) {
+                double v = uni(&g) < 0.5 ? uni(&g) : signed_zero(&g);
+                if (uni(&g) < 0.004) {
+                    v = uni(&g) < 0.5 ? INFINITY : NAN;
+                    st->inject_inputs++;
+                }
+                put(u, dt, b * r + q, v);
+            }
+        }
+        const bl_matrix mu = {dt, nb, r, u}, mn = {dt, nb, n, noise};
+        assert_int_equal(bl_model_step(ref, &mu, &mn, act, nb, &err), BL_OK);
+        assert_int_equal(bl_model_step(fast, &mu, &mn, act, nb, &err), BL_OK);
+        compare(ref, fast, "step", f);
+        const int32_t *fin = bl_model_finite(ref);
+        for (size_t b = 0; b < nb; b++) {
+            if (!act[b])
+                continue;
+            st->slot_frames++;
+            if (!fin[b]) {
+                failed[b] = true;
+                st->failures++;
+            }
+        }
+    }
+    bl_sorn_paths p;
+    bl_sorn_path_counts(fast, &p);
+    st->paths.sparse += p.sparse;
+    st->paths.sparse_all += p.sparse_all;
+    st->paths.canonical += p.canonical;
+    st->paths.to_sparse += p.to_sparse;
+    st->paths.reference += p.reference;
+    bl_sorn_path_counts(ref, &p);
+    assert_int_equal(p.sparse + p.sparse_all + p.canonical, 0);
+    for (size_t b = 0; b < nb; b++) {
+        bl_snapshot *s = NULL;
+        assert_int_equal(bl_model_snapshot(fast, b, &s, &err), BL_OK);
+        const bl_snapshot_array *m = bl_snapshot_get(s, "ee_mask");
+        for (size_t k = 0; k < m->shape[0] * m->shape[1]; k++)
+            st->prunes += inits[b]->ee_mask[k] != m->data[k];
+        bl_snapshot_free(s);
+    }
+    free(u);
+    free(noise);
+    bl_model_destroy(ref);
+    bl_model_destroy(fast);
+    for (size_t b = 0; b < nb; b++)
+        bl_sorn_init_free(inits[b]);
+    st->scenarios++;
+}
+
+static void run_random(bl_dtype dt, uint64_t seed0)
+{
+    stats st = {0};
+    const size_t count = 60 / FRAME_DIV;
+    for (size_t s = 0; s < count; s++)
+        run_scenario(seed0 + s, dt, &st);
+    printf("sorn fast %s: %zu scenarios, %zu slot-frames, %zu failures, %zu resets, %zu "
+           "freezes, %zu switches, %zu hand-made (%zu with weights outside the mask), %zu big, "
+           "%zu injected inputs, %zu pruned synapses; paths: sparse %llu, sparse_all %llu, "
+           "canonical %llu, to_sparse %llu\n",
+           dt == BL_FLOAT64 ? "float64" : "float32", st.scenarios, st.slot_frames, st.failures, st.resets, st.freezes,
+           st.switches, st.hand_slots, st.unmasked_slots, st.big_slots, st.inject_inputs,
+           st.prunes, (unsigned long long)st.paths.sparse,
+           (unsigned long long)st.paths.sparse_all, (unsigned long long)st.paths.canonical,
+           (unsigned long long)st.paths.to_sparse);
+    assert_true(st.paths.sparse > 0);
+    assert_true(st.paths.canonical > 0);
+    assert_true(st.paths.to_sparse > 0);
+    assert_int_equal(st.paths.reference, 0);
+    assert_true(st.failures > 0);
+    assert_true(st.resets > 0 && st.freezes > 0 && st.switches > 0);
+    assert_true(st.prunes > 0);
+    assert_true(st.big_slots > 0);
+}
+
+static void test_random_float64(void **state)
+{
+    (void)state;
+    run_random(BL_FLOAT64, 1000);
+}
+
+static void test_random_float32(void **state)
+{
+    (void)state;
+    run_random(BL_FLOAT32, 5000);
+}
+
+/* A normalisation product that overflows although no flag of §3.6 fires
+ * (scale = c_e / tot finite, w · scale rounded past the largest finite
+ * value): the next frame must see the infinite weight through every
+ * source, silent ones included (inf · 0 is NaN), so the fast kernel takes
+ * its "_all" path. */
+static void test_wild_weights(void **state)
+{
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        const bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
+        const double big = d ? (double)FLT_MAX : DBL_MAX;
+        double w = 0;
+        for (double cand = 3.0; cand < 1000.0; cand += 1.0) {
+            bool over;
+            if (d) {
+                const float s = (float)big / (float)cand;
+                over = isinf((float)cand * s);
+            } else {
+                const double s = big / cand;
+                over = isinf(cand * s);
+            }
+            if (over) {
+                w = cand;
+                break;
+            }
+        }
+        assert_true(w > 0);
+        bl_sorn_config c;
+        bl_sorn_config_default(&c);
+        c.inhibitory_fraction = 0.0;
+        c.eta_stdp = 0.0;
+        c.eta_ip = 0.0;
+        bl_sorn_init *in = NULL;
+        bl_error err;
+        assert_int_equal(bl_sorn_init_alloc(&c, 3, 1, 1, &in, &err), BL_OK);
+        assert_int_equal(in->n_e, 3);
+        /* Row 0 has one synapse, from unit 1, which stays silent. */
+        in->ee_mask[0 * 3 + 1] = 1;
+        in->w_ee[0 * 3 + 1] = w;
+        in->c_e[0] = big;
+        for (size_t i = 0; i < 3; i++)
+            in->t_e[i] = 0.5;
+        in->output_mask[0] = 1;
+        bl_model *ref = NULL, *fast = NULL;
+        const bl_sorn_init *cin[1] = {in};
+        assert_int_equal(bl_model_create_sorn(cin, 1, dt, &ref, &err), BL_OK);
+        assert_int_equal(bl_model_create_sorn(cin, 1, dt, &fast, &err), BL_OK);
+        bl_sorn_set_reference_kernel(ref, true);
+        double ub[1] = {0};
+        float uf[1] = {0};
+        double nbd[3] = {0};
+        float nbf[3] = {0};
+        const bl_matrix mu = {dt, 1, 1, d ? (const void *)uf : (const void *)ub};
+        const bl_matrix mn = {dt, 1, 3, d ? (const void *)nbf : (const void *)nbd};
+        const int32_t act[1] = {1};
+        for (size_t f = 0; f < 2; f++) {
+            assert_int_equal(bl_model_step(ref, &mu, &mn, act, 1, &err), BL_OK);
+            assert_int_equal(bl_model_step(fast, &mu, &mn, act, 1, &err), BL_OK);
+            compare(ref, fast, "wild", f);
+            /* Finite after the overflowing frame, non-finite after the next. */
+            assert_int_equal(bl_model_finite(fast)[0], f == 0);
+        }
+        bl_sorn_paths p;
+        bl_sorn_path_counts(fast, &p);
+        assert_int_equal(p.sparse, 1);
+        assert_int_equal(p.sparse_all, 1);
+        bl_model_destroy(ref);
+        bl_model_destroy(fast);
+        bl_sorn_init_free(in);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wild_weights),
+        cmocka_unit_test(test_random_float64),
+        cmocka_unit_test(test_random_float32),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
