@@ -5,12 +5,18 @@ BUILD      ?= build
 BUILD_TYPE ?= Release
 SANITIZE   ?= 0
 WERROR     ?= 0
+# The C++ compiler of the one C++ file (src/plan/toml_bridge.cpp) follows CC,
+# so a clang build is clang throughout (sanitizer runtimes must match).
+ifeq ($(CC),clang)
+CXX := clang++
+endif
 CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=$(CC) \
+              -DCMAKE_CXX_COMPILER=$(CXX) \
               -DBL_SANITIZE=$(if $(filter 1,$(SANITIZE)),ON,OFF) \
               -DBL_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure test run bench clean
+.PHONY: all deps configure test run bench fuzz clean
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -25,13 +31,27 @@ test: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The main job: validate and resolve the example plan, printing the resolved
+# plan as JSON (`brainlesslab --version` still reports the build).
 run: deps all
-	$(BUILD)/brainlesslab --version
+	$(BUILD)/brainlesslab check plans/quick-start.toml
 
 bench: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target bl_bench
 	@for b in $(BUILD)/bench_*; do [ -x "$$b" ] && "$$b" || exit 1; done
 	@if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then /usr/bin/python3 bench/reference_rates.py; fi
+
+# 60 s of libFuzzer on the plan boundary (tests/fuzz/fuzz_plan.c), seeded
+# with the bad-plan corpus and the shared plans; new inputs it finds stay in
+# build-fuzz/corpus, crashes are written as crash-* files in the project root.
+BL_SHARED_DIR ?= ../shared
+fuzz: deps
+	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang \
+	       -DCMAKE_CXX_COMPILER=clang++ -DBL_FUZZ=ON >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_plan
+	@mkdir -p build-fuzz/corpus
+	build-fuzz/fuzz_plan -max_total_time=60 -timeout=10 build-fuzz/corpus tests/plans/bad \
+	    $(wildcard $(BL_SHARED_DIR)/plans)
 
 clean:
 	rm -rf $(BUILD)

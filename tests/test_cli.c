@@ -1,4 +1,6 @@
-/* The command-line program: output discipline and exit codes. */
+/* The command-line program: argparse-compatible parsing, output discipline
+ * and exit codes (spec/platform.md §3, DESIGN.md rule 5). `check` itself is
+ * tested in test_cli_check.c. */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,28 +24,153 @@ static void test_version(void **state)
     free(err);
 }
 
+/* The last line of `text` (which must end in a newline). */
+static const char *last_line(const char *text)
+{
+    size_t n = strlen(text);
+    assert_true(n > 0 && text[n - 1] == '\n');
+    const char *p = text + n - 1;
+    while (p > text && p[-1] != '\n')
+        p--;
+    return p;
+}
+
 static void test_help(void **state)
 {
     (void)state;
+    static const struct {
+        const char *args, *usage;
+    } cases[] = {
+        {"--help", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n"},
+        {"-h", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n"},
+        {"--he", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n"},
+        {"check -h", "usage: brainlesslab check [-h] plan\n"},
+        {"check some.toml --help", "usage: brainlesslab check [-h] plan\n"},
+        {"run --help", "usage: brainlesslab run [-h] [--root ROOT] [--backend {cpu}]\n"},
+        {"inspect -h", "usage: brainlesslab inspect [-h] record\n"},
+        {"profile -h", "usage: brainlesslab profile [-h] destination\n"},
+        {"qualify -h", "usage: brainlesslab qualify [-h] destination\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *out, *err;
+        assert_int_equal(bl_test_run_cli(cases[i].args, &out, &err), 0);
+        assert_true(strncmp(out, cases[i].usage, strlen(cases[i].usage)) == 0);
+        assert_non_null(strstr(out, "\noptions:\n  -h, --help "));
+        assert_string_equal(err, "");
+        free(out);
+        free(err);
+    }
+    /* The root help lists every command with its help text. */
     char *out, *err;
     assert_int_equal(bl_test_run_cli("--help", &out, &err), 0);
-    assert_true(strncmp(out, "usage: brainlesslab", 19) == 0);
-    assert_string_equal(err, "");
+    assert_non_null(strstr(out, "\n    check               validate and resolve a plan"));
+    assert_non_null(strstr(out, "\n  --version "));
+    free(out);
+    free(err);
+    /* run's help names its options as §3.1 does. */
+    assert_int_equal(bl_test_run_cli("run -h", &out, &err), 0);
+    assert_non_null(strstr(out, "\n  --recording {summary,probe_events,replay}\n"));
+    assert_non_null(strstr(out, "\n  --calibration CALIBRATION\n"));
     free(out);
     free(err);
 }
 
+#define ROOT_USAGE "usage: brainlesslab [-h] [--version]"
+#define RUN_USAGE "usage: brainlesslab run [-h]"
+#define CHECK_USAGE "usage: brainlesslab check [-h] plan\n"
+
 static void test_usage_errors_exit_2(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "frobnicate", "--no-such-flag"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    /* argparse's texts; a subcommand's own errors carry its prog name. */
+    static const struct {
+        const char *args, *usage, *line;
+    } cases[] = {
+        {"", ROOT_USAGE, "brainlesslab: error: the following arguments are required: command\n"},
+        {"--no-such-flag", ROOT_USAGE,
+         "brainlesslab: error: the following arguments are required: command\n"},
+        {"frobnicate", ROOT_USAGE,
+         "brainlesslab: error: argument command: invalid choice: 'frobnicate' (choose from "
+         "'check', 'run', 'inspect', 'profile', 'qualify')\n"},
+        {"--version=1", ROOT_USAGE,
+         "brainlesslab: error: argument --version: ignored explicit argument '1'\n"},
+        {"check", CHECK_USAGE,
+         "brainlesslab check: error: the following arguments are required: plan\n"},
+        {"check p.toml --bogus", ROOT_USAGE,
+         "brainlesslab: error: unrecognized arguments: --bogus\n"},
+        {"--bogus check p.toml extra", ROOT_USAGE,
+         "brainlesslab: error: unrecognized arguments: --bogus extra\n"},
+        {"check p.toml --help=3", CHECK_USAGE,
+         "brainlesslab check: error: argument -h/--help: ignored explicit argument '3'\n"},
+        {"run p.toml --backend metal", RUN_USAGE,
+         "brainlesslab run: error: argument --backend: invalid choice: 'metal' (choose from "
+         "'cpu')\n"},
+        {"run --backend=cuda p.toml", RUN_USAGE,
+         "brainlesslab run: error: argument --backend: invalid choice: 'cuda' (choose from "
+         "'cpu')\n"},
+        {"run p.toml --recording everything", RUN_USAGE,
+         "brainlesslab run: error: argument --recording: invalid choice: 'everything' "
+         "(choose from 'summary', 'probe_events', 'replay')\n"},
+        {"run p.toml --batch-size x", RUN_USAGE,
+         "brainlesslab run: error: argument --batch-size: invalid int value: 'x'\n"},
+        {"run p.toml --cpu-threads=1.5", RUN_USAGE,
+         "brainlesslab run: error: argument --cpu-threads: invalid int value: '1.5'\n"},
+        {"run p.toml --memory-budget-mib 1__0", RUN_USAGE,
+         "brainlesslab run: error: argument --memory-budget-mib: invalid int value: '1__0'\n"},
+        {"run p.toml --batch-size 9223372036854775808", RUN_USAGE,
+         "brainlesslab run: error: argument --batch-size: invalid int value: "
+         "'9223372036854775808'\n"},
+        {"run p.toml --ba 3", RUN_USAGE,
+         "brainlesslab run: error: ambiguous option: --ba could match --backend, --batch-size\n"},
+        {"run p.toml --root", RUN_USAGE,
+         "brainlesslab run: error: argument --root: expected one argument\n"},
+        {"run p.toml --root --cpu-threads 2", RUN_USAGE,
+         "brainlesslab run: error: argument --root: expected one argument\n"},
+        {"run --cpu-threads 2", RUN_USAGE,
+         "brainlesslab run: error: the following arguments are required: plan\n"},
+        {"inspect", "usage: brainlesslab inspect [-h] record\n",
+         "brainlesslab inspect: error: the following arguments are required: record\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
-        assert_int_equal(bl_test_run_cli(bad[i], &out, &err), 2);
+        int rc = bl_test_run_cli(cases[i].args, &out, &err);
+        if (rc != 2 || strcmp(last_line(err), cases[i].line) != 0)
+            fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
         /* stdout carries JSON only: nothing on a usage error. */
         assert_string_equal(out, "");
-        assert_true(strncmp(err, "usage: brainlesslab", 19) == 0);
-        assert_non_null(strstr(err, "brainlesslab: error: "));
+        assert_true(strncmp(err, cases[i].usage, strlen(cases[i].usage)) == 0);
+        free(out);
+        free(err);
+    }
+}
+
+static void test_not_implemented_commands_exit_1(void **state)
+{
+    (void)state;
+    /* Every accepted spelling parses: prefixes, --opt=value, repeats,
+     * negative numbers (argparse reads them as values), underscores. */
+    static const struct {
+        const char *args, *line;
+    } cases[] = {
+        {"run p.toml", "brainlesslab: RuntimeError: run is not implemented in this build yet\n"},
+        {"run --bat 4 --root=/tmp/x p.toml --calibration a --calibration b --recording=replay "
+         "--recording-b 0 --cpu 2 --mem 1_024 --backend cpu",
+         "brainlesslab: RuntimeError: run is not implemented in this build yet\n"},
+        {"run p.toml --batch-size -3 --root -",
+         "brainlesslab: RuntimeError: run is not implemented in this build yet\n"},
+        {"run -- -p.toml",
+         "brainlesslab: RuntimeError: run is not implemented in this build yet\n"},
+        {"inspect some/record",
+         "brainlesslab: RuntimeError: inspect is not implemented in this build yet\n"},
+        {"profile dest", "brainlesslab: RuntimeError: profile is not implemented in this build yet\n"},
+        {"qualify dest", "brainlesslab: RuntimeError: qualify is not implemented in this build yet\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *out, *err;
+        int rc = bl_test_run_cli(cases[i].args, &out, &err);
+        if (rc != 1 || strcmp(err, cases[i].line) != 0)
+            fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
+        assert_string_equal(out, "");
         free(out);
         free(err);
     }
@@ -55,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_usage_errors_exit_2),
+        cmocka_unit_test(test_not_implemented_commands_exit_1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

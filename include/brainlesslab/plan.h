@@ -69,4 +69,25 @@ const bl_json *bl_resolved_plain(const bl_resolved_plan *r);
 /* Lowercase hex SHA-256 of the canonical JSON of {"request", "targets"}. */
 const char *bl_resolved_contract_hash(const bl_resolved_plan *r);
 
+/* The resolved targets in plan order: plain(ResolvedTarget), i.e. {"target",
+ * "horizon", "model_config", "n_inputs", "n_effectors", "neural_frames",
+ * "outcome_key", "upper_bound", "task_options"}. Owned by r. */
+size_t bl_resolved_target_count(const bl_resolved_plan *r);
+const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i);
+
+/* ---- identities (§1.6, §4.2) ------------------------------------------- */
+
+/* Wiring id of target i in (block, trial): digest({"seed": construction
+ * seed in decimal, "node", "count", "ports": [n_inputs, n_effectors],
+ * "config": full model config}); the construction seed takes the scope keys
+ * of the plan's construction_scope. "none" for a non-reservoir controller. */
+bl_status bl_plan_wiring_id(const bl_resolved_plan *r, size_t i, int64_t block, int64_t trial,
+                            char hex[65], bl_error *err);
+/* A sweep cell's target id: the first 16 hex digits of digest(parameters),
+ * the base parameters overlaid with the cell's values. */
+bl_status bl_sweep_target_id(const bl_json *parameters, char id[17], bl_error *err);
+/* A sweep cell's label: Python's repr of the cell-only dict ("{'leak': 0.1}";
+ * arrays as tuples). A heap string the caller releases with bl_free. */
+bl_status bl_sweep_label(const bl_json *cell, char **out, bl_error *err);
+
 #endif

@@ -1,10 +1,13 @@
-/* brainlesslab: the command-line program. Until plans can be read it answers
- * --version and --help; every error is one line on stderr (DESIGN.md rule 5). */
+/* brainlesslab: the command-line program (spec/platform.md §3). main parses
+ * the command line like the reference's argparse parser and hands over to
+ * one file per command; every error is one line on stderr and stdout carries
+ * JSON only (DESIGN.md rule 5). Exit codes: 0 success and --help, 1 any
+ * validation or execution error, 2 a bad command line, 130 Ctrl-C. */
 #include <stdio.h>
-#include <string.h>
 
 #include "brainlesslab/buf.h"
 #include "brainlesslab/version.h"
+#include "cli.h"
 
 static const char usage[] =
     "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n";
@@ -13,34 +16,58 @@ static const char help[] =
     "\n"
     "Execute fresh v4 plans; inspect historical records without replaying them.\n"
     "\n"
+    "positional arguments:\n"
+    "  {check,run,inspect,profile,qualify}\n"
+    "    check               validate and resolve a plan without initialising a\n"
+    "                        backend\n"
+    "    run                 execute a plan and write one new checksummed record\n"
+    "    inspect             read v1/v2 record metadata and verify artifact\n"
+    "                        checksums\n"
+    "    profile             time the backend on a fixed workload and write a\n"
+    "                        receipt\n"
+    "    qualify             compare a backend against the float64 CPU reference\n"
+    "\n"
     "options:\n"
-    "  -h, --help  show this help message and exit\n"
-    "  --version   print the program's and its libraries' versions and exit\n";
+    "  -h, --help            show this help message and exit\n"
+    "  --version             print the program's and its libraries' versions and\n"
+    "                        exit\n";
+
+static const bl_cli_command *const commands[] = {
+    &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify,
+};
+
+static int print_version(void)
+{
+    bl_buf out;
+    bl_buf_init(&out);
+    bl_version_report(&out);
+    int rc = bl_cli_emit(&out);
+    bl_buf_free(&out);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        fputs(usage, stdout);
-        fputs(help, stdout);
-        return 0;
+    const bl_cli_program program = {
+        .usage = usage,
+        .help = help,
+        .commands = commands,
+        .n_commands = sizeof commands / sizeof *commands,
+    };
+    bl_cli_args args;
+    switch (bl_cli_parse(&program, argc, argv, &args)) {
+    case BL_CLI_PROCEED:
+        break;
+    case BL_CLI_HELP_SHOWN:
+        return fflush(stdout) == 0 ? 0 : 1;
+    case BL_CLI_VERSION:
+        return print_version();
+    case BL_CLI_USAGE_ERROR:
+        return 2;
+    case BL_CLI_NO_MEMORY:
+        return 1;
     }
-    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-        bl_buf out;
-        bl_buf_init(&out);
-        bl_version_report(&out);
-        int ok = !out.failed && fwrite(out.data, 1, out.len, stdout) == out.len;
-        bl_buf_free(&out);
-        if (!ok) {
-            fputs("brainlesslab: MemoryError: cannot write the version report\n", stderr);
-            return 1;
-        }
-        return 0;
-    }
-    fputs(usage, stderr);
-    if (argc < 2)
-        fputs("brainlesslab: error: the following arguments are required: command\n", stderr);
-    else
-        fprintf(stderr, "brainlesslab: error: invalid choice: '%s' (commands of this build: none yet)\n",
-                argv[1]);
-    return 2;
+    int rc = args.command->main(&args);
+    bl_cli_args_free(&args);
+    return rc;
 }

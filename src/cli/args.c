@@ -1,0 +1,363 @@
+/* An argparse-compatible command-line parser (see args.h). Only the parts of
+ * argparse the program uses are reproduced, but those with its exact texts:
+ * the reference's users and its test scripts read them. */
+#include "args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/status.h"
+
+/* Everything one parse needs, so helpers take one pointer. */
+typedef struct parse_state {
+    const bl_cli_program *prog;
+    bl_cli_args *args;
+    const char **extras; /* unrecognised arguments, reported by the root */
+    size_t n_extras;
+    size_t capacity;     /* argc: no list can hold more */
+} parse_state;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static bl_cli_parsed usage_error(const char *usage, const char *prog, const char *fmt, ...)
+{
+    fputs(usage, stderr);
+    fprintf(stderr, "%s: error: ", prog);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return BL_CLI_USAGE_ERROR;
+}
+
+/* argparse treats "-5" and "-.5" as values, not options, in a parser that
+ * has no option looking like a negative number (ours have none). */
+static bool negative_number(const char *s)
+{
+    if (s[0] != '-')
+        return false;
+    s++;
+    while (isdigit((unsigned char)*s))
+        s++;
+    if (*s == 0)
+        return s[-1] != '-';
+    if (*s != '.' || !isdigit((unsigned char)s[1]))
+        return false;
+    for (s++; isdigit((unsigned char)*s);)
+        s++;
+    return *s == 0;
+}
+
+/* Python int(text): surrounding whitespace, a sign, decimal digits with
+ * single underscores between them. Values beyond int64 are refused (a
+ * documented limit; the reference would accept and later reject them). */
+static bool parse_int(const char *s, int64_t *out)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    bool negative = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return false;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
+    uint64_t v = 0;
+    for (; isdigit((unsigned char)*s) || *s == '_'; s++) {
+        if (*s == '_') {
+            if (!isdigit((unsigned char)s[1]))
+                return false;
+            continue;
+        }
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (limit - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s)
+        return false;
+    *out = negative ? (v == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+    return true;
+}
+
+/* Looks an option-like argument up among `names` (n of them, long options
+ * "--x" plus "-h"); argparse accepts an exact name or an unambiguous prefix
+ * of a long one. Returns the index, -1 when unknown, -2 when ambiguous (the
+ * error is already printed). `*explicit_value` gets the text after '='. */
+static int lookup(const char *arg, const char *const *names, size_t n, const char *usage,
+                  const char *prog, const char **explicit_value, bl_cli_parsed *err)
+{
+    *explicit_value = NULL;
+    if (arg[1] != '-') {
+        /* Single dash: only -h exists; "-hX" is -h with an explicit "X". */
+        if (arg[1] == 'h') {
+            for (size_t i = 0; i < n; i++)
+                if (strcmp(names[i], "--help") == 0) {
+                    if (arg[2])
+                        *explicit_value = arg + 2;
+                    return (int)i;
+                }
+        }
+        return -1;
+    }
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (eq)
+        *explicit_value = eq + 1;
+    int found = -1, matches = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) == len && strncmp(names[i], arg, len) == 0)
+            return (int)i;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(names[i], arg, len) == 0) {
+            found = (int)i;
+            matches++;
+        }
+    if (matches > 1) {
+        fputs(usage, stderr);
+        fprintf(stderr, "%s: error: ambiguous option: %.*s could match ", prog, (int)len, arg);
+        const char *sep = "";
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(names[i], arg, len) == 0) {
+                fprintf(stderr, "%s%s", sep, names[i]);
+                sep = ", ";
+            }
+        fputc('\n', stderr);
+        *err = BL_CLI_USAGE_ERROR;
+        return -2;
+    }
+    if (matches == 0) {
+        *explicit_value = NULL;
+        return -1;
+    }
+    return found;
+}
+
+/* Whether argparse would read `arg` as an option string rather than a
+ * value: it starts with '-', is not "-" or a negative number, and a text
+ * with a space that names no option is a value too. */
+static bool option_like(const char *arg, const char *const *names, size_t n)
+{
+    if (arg[0] != '-' || arg[1] == 0 || negative_number(arg))
+        return false;
+    if (strchr(arg, ' ')) {
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(names[i], arg, len) == 0)
+                return true;
+        return false;
+    }
+    return true;
+}
+
+static const char *help_name(const char *name)
+{
+    return strcmp(name, "--help") == 0 ? "-h/--help" : name;
+}
+
+static bl_cli_parsed store(parse_state *st, const bl_cli_command *cmd, size_t k,
+                           const char *value, const char *prog)
+{
+    const bl_cli_option *o = &cmd->options[k];
+    bl_cli_args *a = st->args;
+    if (o->kind == BL_CLI_INT && !parse_int(value, &a->integer[k]))
+        return usage_error(cmd->usage, prog, "argument %s: invalid int value: '%s'", o->name,
+                           value);
+    if (o->kind == BL_CLI_CHOICE) {
+        bool ok = false;
+        for (const char *const *c = o->choices; *c && !ok; c++)
+            ok = strcmp(*c, value) == 0;
+        if (!ok) {
+            fputs(cmd->usage, stderr);
+            fprintf(stderr, "%s: error: argument %s: invalid choice: '%s' (choose from ", prog,
+                    o->name, value);
+            for (const char *const *c = o->choices; *c; c++)
+                fprintf(stderr, "%s'%s'", c == o->choices ? "" : ", ", *c);
+            fputs(")\n", stderr);
+            return BL_CLI_USAGE_ERROR;
+        }
+    }
+    if (o->repeatable) {
+        if (!a->all[k] && !(a->all[k] = bl_mallocarray(st->capacity, sizeof(char *)))) {
+            fputs("brainlesslab: MemoryError: cannot parse the command line\n", stderr);
+            return BL_CLI_NO_MEMORY;
+        }
+        a->all[k][a->count[k]] = value;
+    }
+    a->count[k]++;
+    a->value[k] = value;
+    return BL_CLI_PROCEED;
+}
+
+/* One subcommand's arguments, argv[0..argc-1] after its name. */
+static bl_cli_parsed parse_command(parse_state *st, const bl_cli_command *cmd, int argc,
+                                   char **argv)
+{
+    char prog[64];
+    snprintf(prog, sizeof prog, "brainlesslab %s", cmd->name);
+    const char *names[BL_CLI_MAX_OPTIONS + 1];
+    size_t n = 0;
+    names[n++] = "--help";
+    BL_ASSERT(cmd->n_options <= BL_CLI_MAX_OPTIONS);
+    for (size_t k = 0; k < cmd->n_options; k++)
+        names[n++] = cmd->options[k].name;
+
+    bool only_values = false;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_values && strcmp(arg, "--") == 0) {
+            only_values = true;
+            continue;
+        }
+        if (only_values || !option_like(arg, names, n)) {
+            if (!st->args->positional)
+                st->args->positional = arg;
+            else
+                st->extras[st->n_extras++] = arg;
+            continue;
+        }
+        const char *value;
+        bl_cli_parsed err = BL_CLI_PROCEED;
+        int j = lookup(arg, names, n, cmd->usage, prog, &value, &err);
+        if (j == -2)
+            return err;
+        if (j == -1) {
+            st->extras[st->n_extras++] = arg;
+            continue;
+        }
+        if (j == 0) {
+            if (value)
+                return usage_error(cmd->usage, prog, "argument %s: ignored explicit argument '%s'",
+                                   help_name(names[j]), value);
+            fputs(cmd->usage, stdout);
+            fputs(cmd->help, stdout);
+            return BL_CLI_HELP_SHOWN;
+        }
+        if (!value) {
+            if (i + 1 >= argc || option_like(argv[i + 1], names, n) ||
+                strcmp(argv[i + 1], "--") == 0)
+                return usage_error(cmd->usage, prog, "argument %s: expected one argument",
+                                   names[j]);
+            value = argv[++i];
+        }
+        bl_cli_parsed r = store(st, cmd, (size_t)j - 1, value, prog);
+        if (r != BL_CLI_PROCEED)
+            return r;
+    }
+    if (!st->args->positional)
+        return usage_error(cmd->usage, prog, "the following arguments are required: %s",
+                           cmd->positional);
+    for (size_t k = 0; k < cmd->n_options; k++) {
+        const bl_cli_option *o = &cmd->options[k];
+        if (st->args->count[k] || !o->fallback)
+            continue;
+        st->args->value[k] = o->fallback;
+        if (o->kind == BL_CLI_INT) {
+            bool ok = parse_int(o->fallback, &st->args->integer[k]);
+            BL_ASSERT(ok); /* the defaults are ours */
+        }
+    }
+    return BL_CLI_PROCEED;
+}
+
+bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
+                           bl_cli_args *args)
+{
+    memset(args, 0, sizeof *args);
+    parse_state st = {.prog = prog, .args = args, .capacity = argc > 0 ? (size_t)argc : 1};
+    st.extras = bl_mallocarray(st.capacity, sizeof(char *));
+    if (!st.extras) {
+        fputs("brainlesslab: MemoryError: cannot parse the command line\n", stderr);
+        return BL_CLI_NO_MEMORY;
+    }
+    static const char *const root_names[] = {"--help", "--version"};
+    bl_cli_parsed r = BL_CLI_PROCEED;
+    bool only_values = false;
+    int i = 1;
+    for (; i < argc && !args->command; i++) {
+        const char *arg = argv[i];
+        if (!only_values && strcmp(arg, "--") == 0) {
+            only_values = true;
+            continue;
+        }
+        if (only_values || !option_like(arg, root_names, 2)) {
+            for (size_t c = 0; c < prog->n_commands; c++)
+                if (strcmp(prog->commands[c]->name, arg) == 0)
+                    args->command = prog->commands[c];
+            if (args->command)
+                break;
+            fputs(prog->usage, stderr);
+            fprintf(stderr, "brainlesslab: error: argument command: invalid choice: '%s' "
+                            "(choose from ", arg);
+            for (size_t c = 0; c < prog->n_commands; c++)
+                fprintf(stderr, "%s'%s'", c ? ", " : "", prog->commands[c]->name);
+            fputs(")\n", stderr);
+            r = BL_CLI_USAGE_ERROR;
+            goto done;
+        }
+        const char *value;
+        int j = lookup(arg, root_names, 2, prog->usage, "brainlesslab", &value, &r);
+        if (j == -2)
+            goto done;
+        if (j == -1) {
+            st.extras[st.n_extras++] = arg;
+            continue;
+        }
+        if (value) {
+            r = usage_error(prog->usage, "brainlesslab", "argument %s: ignored explicit argument '%s'",
+                            help_name(root_names[j]), value);
+            goto done;
+        }
+        if (j == 0) {
+            fputs(prog->usage, stdout);
+            fputs(prog->help, stdout);
+            r = BL_CLI_HELP_SHOWN;
+        } else {
+            r = BL_CLI_VERSION;
+        }
+        goto done;
+    }
+    if (!args->command) {
+        r = usage_error(prog->usage, "brainlesslab",
+                        "the following arguments are required: command");
+        goto done;
+    }
+    r = parse_command(&st, args->command, argc - i - 1, argv + i + 1);
+    if (r == BL_CLI_PROCEED && st.n_extras) {
+        fputs(prog->usage, stderr);
+        fputs("brainlesslab: error: unrecognized arguments:", stderr);
+        for (size_t k = 0; k < st.n_extras; k++)
+            fprintf(stderr, " %s", st.extras[k]);
+        fputc('\n', stderr);
+        r = BL_CLI_USAGE_ERROR;
+    }
+done:
+    bl_free(st.extras);
+    if (r != BL_CLI_PROCEED)
+        bl_cli_args_free(args);
+    return r;
+}
+
+void bl_cli_args_free(bl_cli_args *args)
+{
+    for (size_t k = 0; k < BL_CLI_MAX_OPTIONS; k++) {
+        bl_free(args->all[k]);
+        args->all[k] = NULL;
+    }
+}
+
+const char *bl_cli_value(const bl_cli_args *args, const char *name)
+{
+    for (size_t k = 0; args->command && k < args->command->n_options; k++)
+        if (strcmp(args->command->options[k].name, name) == 0)
+            return args->value[k];
+    return NULL;
+}

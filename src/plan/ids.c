@@ -1,0 +1,192 @@
+/* Identities derived from plans: Python repr of configuration values, sweep
+ * target ids and labels (spec/platform.md §1.6) and wiring ids (§4.2). */
+#include <stdio.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/rng.h"
+#include "plan_internal.h"
+
+/* Python's str repr: single quotes unless the text holds a single quote and
+ * no double quote. ASCII controls and U+0080..U+00A0 (not printable in
+ * Python) are escaped as \xNN; other non-ASCII characters are written as
+ * they are (Python keeps printable ones; the rare non-printable code points
+ * above U+00A0 are an accepted, documented difference). */
+static void repr_string(bl_buf *b, const char *s, size_t n)
+{
+    bool has_single = memchr(s, '\'', n) != NULL, has_double = memchr(s, '"', n) != NULL;
+    char q = has_single && !has_double ? '"' : '\'';
+    bl_buf_putc(b, q);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\\' || c == (unsigned char)q) {
+            bl_buf_putc(b, '\\');
+            bl_buf_putc(b, (char)c);
+        } else if (c == '\n') {
+            bl_buf_puts(b, "\\n");
+        } else if (c == '\r') {
+            bl_buf_puts(b, "\\r");
+        } else if (c == '\t') {
+            bl_buf_puts(b, "\\t");
+        } else if (c < 0x20 || c == 0x7f) {
+            bl_buf_printf(b, "\\x%02x", c);
+        } else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] <= 0xa0) {
+            bl_buf_printf(b, "\\x%02x", (unsigned char)s[i + 1]);
+            i++;
+        } else {
+            bl_buf_putc(b, (char)c);
+        }
+    }
+    bl_buf_putc(b, q);
+}
+
+bool bl_plan_repr(bl_buf *b, const bl_json *v)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_NULL:
+        bl_buf_puts(b, "None");
+        break;
+    case BL_JSON_BOOL:
+        bl_buf_puts(b, bl_json_get_bool(v) ? "True" : "False");
+        break;
+    case BL_JSON_INT:
+    case BL_JSON_BIGINT:
+        bl_json_write(v, 0, b, NULL); /* plain decimal, as Python prints ints */
+        break;
+    case BL_JSON_REAL:
+        if (!bl_json_write_double(b, bl_json_get_real(v)))
+            bl_buf_puts(b, "nan"); /* unreachable for a validated plan */
+        break;
+    case BL_JSON_STRING: {
+        size_t n;
+        const char *s = bl_json_get_string(v, &n);
+        repr_string(b, s, n);
+        break;
+    }
+    case BL_JSON_ARRAY: {
+        /* Frozen configuration sequences are tuples. */
+        size_t n = bl_json_size(v);
+        bl_buf_putc(b, '(');
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                bl_buf_puts(b, ", ");
+            bl_plan_repr(b, bl_json_at(v, i));
+        }
+        bl_buf_puts(b, n == 1 ? ",)" : ")");
+        break;
+    }
+    case BL_JSON_OBJECT: {
+        size_t n = bl_json_size(v);
+        bl_buf_putc(b, '{');
+        for (size_t i = 0; i < n; i++) {
+            size_t len;
+            const char *key = bl_json_key_at(v, i, &len);
+            if (i)
+                bl_buf_puts(b, ", ");
+            repr_string(b, key, len);
+            bl_buf_puts(b, ": ");
+            bl_plan_repr(b, bl_json_value_at(v, i));
+        }
+        bl_buf_putc(b, '}');
+        break;
+    }
+    }
+    return !b->failed;
+}
+
+bl_status bl_sweep_target_id(const bl_json *parameters, char id[17], bl_error *err)
+{
+    char hex[65];
+    bl_status st = bl_json_digest(parameters, hex, err);
+    if (st != BL_OK)
+        return st;
+    memcpy(id, hex, 16);
+    id[16] = '\0';
+    return BL_OK;
+}
+
+bl_status bl_sweep_label(const bl_json *cell, char **out, bl_error *err)
+{
+    *out = NULL;
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_plan_repr(&b, cell);
+    bl_status st = bl_buf_status(&b, err);
+    if (st == BL_OK) {
+        *out = bl_buf_take(&b, NULL);
+        if (!*out)
+            st = bl_fail(err, BL_ENOMEM, "out of memory for a sweep label");
+    }
+    bl_buf_free(&b);
+    return st;
+}
+
+bl_status bl_plan_wiring_id(const bl_resolved_plan *r, size_t target, int64_t block,
+                            int64_t trial, char hex[65], bl_error *err)
+{
+    const bl_json *request = bl_plan_member(r->plain, "request");
+    const bl_json *rt = bl_json_at(bl_plan_member(r->plain, "targets"), target);
+    BL_ASSERT(rt != NULL);
+    const bl_json *t = bl_plan_member(rt, "target");
+    if (strcmp(bl_plan_string(t, "controller"), "reservoir") != 0) {
+        strcpy(hex, "none"); /* null controllers have no wiring (§4.2) */
+        return BL_OK;
+    }
+    const bl_json *eval = bl_plan_member(request, "evaluation");
+    const bl_json *comp = bl_plan_member(t, "composition");
+    const char *kind = bl_plan_string(bl_plan_member(comp, "node"), "kind");
+    int64_t count = bl_plan_int(comp, "count");
+    int64_t n_inputs = bl_plan_int(rt, "n_inputs"), n_effectors = bl_plan_int(rt, "n_effectors");
+    const char *scope = bl_plan_string(eval, "construction_scope");
+
+    bl_key keys[7] = {BL_KEY_S(bl_plan_string(t, "construction_key")),
+                      BL_KEY_S(kind),
+                      BL_KEY_I(count),
+                      BL_KEY_I(n_inputs),
+                      BL_KEY_I(n_effectors)};
+    size_t nkeys = 5;
+    if (strcmp(scope, "block") == 0 || strcmp(scope, "trial") == 0)
+        keys[nkeys++] = BL_KEY_I(block);
+    if (strcmp(scope, "trial") == 0)
+        keys[nkeys++] = BL_KEY_I(trial);
+    bl_seed seed;
+    bl_status st = bl_seed_for(bl_plan_int(eval, "root_seed"),
+                               bl_plan_string(eval, "seed_partition"), "construction", keys,
+                               nkeys, &seed, err);
+    if (st != BL_OK)
+        return st;
+    char dec[80];
+    bl_seed_decimal(&seed, dec);
+
+    bl_json *o = bl_json_object(), *ports = bl_json_array();
+    if (!o || !ports) {
+        bl_json_free(o);
+        bl_json_free(ports);
+        return bl_fail(err, BL_ENOMEM, "out of memory for a wiring id");
+    }
+    bl_json *cfg = bl_json_copy(bl_plan_member(rt, "model_config"));
+    st = bl_json_object_set(o, "seed", bl_json_string(dec), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "node", bl_json_string(kind), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "count", bl_json_int(count), err);
+    if (st == BL_OK)
+        st = bl_json_array_append(ports, bl_json_int(n_inputs), err);
+    if (st == BL_OK)
+        st = bl_json_array_append(ports, bl_json_int(n_effectors), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(o, "ports", ports, err);
+        ports = NULL;
+    }
+    if (st == BL_OK) {
+        st = cfg ? bl_json_object_set(o, "config", cfg, err)
+                 : bl_fail(err, BL_ENOMEM, "out of memory for a wiring id");
+        cfg = NULL;
+    }
+    if (st == BL_OK)
+        st = bl_json_digest(o, hex, err);
+    bl_json_free(cfg);
+    bl_json_free(ports);
+    bl_json_free(o);
+    return st;
+}

@@ -1,0 +1,847 @@
+/* Plans from documents (spec/platform.md §1.1–§1.2, §2.1–§2.2).
+ *
+ * bl_plan_from_document follows the reference's read_plan step by step:
+ * the format check, then every target (node, task, composition,
+ * interventions, target), then evaluation, numerics and the plan itself, so
+ * the first error reported is the reference's. Each specification object is
+ * checked like its Python constructor: unknown or missing fields first, then
+ * the __post_init__ checks in their order. The plan is kept as plain(plan).
+ *
+ * Error wording where the spec gives none (documented, ours):
+ *  - unknown field:  "invalid <Class> fields: <Class>.__init__() got an
+ *    unexpected keyword argument '<name>'" (Python's TypeError text);
+ *  - missing field:  "invalid <Class> fields: <Class>.__init__() missing 1
+ *    required positional argument: 'id'" (likewise; two names joined by
+ *    "and");
+ *  - a non-table where a table belongs: "invalid <Class> fields: argument
+ *    after ** must be a mapping, not <type>";
+ *  - a non-number input_gain: "invalid CompositionSpec fields: must be real
+ *    number, not <type>" (Python's math.isfinite text);
+ *  - a value of the wrong kind for a free-text or key field (ids, keys,
+ *    label, controller, question, version, seed_partition), a non-table
+ *    parameters/options, a non-array targets/interventions, a non-bool
+ *    diagnostic: "invalid <Class> fields: <name> must be a <kind>". The
+ *    reference would accept some of these (an int id); this implementation
+ *    does not, because every identity it hashes or records is text.
+ * All of these are ValueError (BL_EVALUE), as read_plan turns constructor
+ * TypeErrors into ValueErrors. Integers beyond 64 bits are rejected where an
+ * integer is counted (the TOML bridge never produces them). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "plan_internal.h"
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static bl_status nomem(bl_error *err)
+{
+    return bl_fail(err, BL_ENOMEM, "out of memory for a plan");
+}
+
+/* Takes ownership of v (NULL means an allocation already failed). */
+static bl_status put(bl_json *obj, const char *key, bl_json *v, bl_error *err)
+{
+    if (!v)
+        return nomem(err);
+    return bl_json_object_set(obj, key, v, err);
+}
+
+static bl_status put_copy(bl_json *obj, const char *key, const bl_json *given, bl_json *dflt,
+                          bl_error *err)
+{
+    /* The default is built before we know it is needed; its failure still
+     * counts, so that every allocation failure is reported. */
+    if (!dflt)
+        return nomem(err);
+    if (given) {
+        bl_json_free(dflt);
+        return put(obj, key, bl_json_copy(given), err);
+    }
+    return put(obj, key, dflt, err);
+}
+
+static const char *py_type(const bl_json *v)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_NULL:
+        return "NoneType";
+    case BL_JSON_BOOL:
+        return "bool";
+    case BL_JSON_INT:
+    case BL_JSON_BIGINT:
+        return "int";
+    case BL_JSON_REAL:
+        return "float";
+    case BL_JSON_STRING:
+        return "str";
+    case BL_JSON_ARRAY:
+        return "list";
+    case BL_JSON_OBJECT:
+        return "dict";
+    }
+    return "object";
+}
+
+/* Python truthiness, for the checks the reference writes as `not x`. */
+static bool truthy(const bl_json *v)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_NULL:
+        return false;
+    case BL_JSON_BOOL:
+        return bl_json_get_bool(v);
+    case BL_JSON_INT:
+        return bl_json_get_int(v) != 0;
+    case BL_JSON_BIGINT:
+        return true;
+    case BL_JSON_REAL:
+        return bl_json_get_real(v) != 0.0;
+    case BL_JSON_STRING: {
+        size_t n;
+        bl_json_get_string(v, &n);
+        return n > 0;
+    }
+    case BL_JSON_ARRAY:
+    case BL_JSON_OBJECT:
+        return bl_json_size(v) > 0;
+    }
+    return true;
+}
+
+static bool is_string(const bl_json *v, const char *s)
+{
+    if (!v || bl_json_kindof(v) != BL_JSON_STRING)
+        return false;
+    size_t n;
+    const char *t = bl_json_get_string(v, &n);
+    return n == strlen(s) && memcmp(t, s, n) == 0;
+}
+
+static bool one_of(const bl_json *v, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (is_string(v, names[i]))
+            return true;
+    return false;
+}
+
+/* Python's repr of a value inside a message ('x' for strings). */
+static bl_status fail_repr(bl_error *err, const char *before, const bl_json *v, const char *after)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_buf_puts(&b, before);
+    bl_plan_repr(&b, v);
+    bl_buf_puts(&b, after);
+    if (b.failed) {
+        bl_buf_free(&b);
+        return nomem(err);
+    }
+    bl_status st = bl_fail(err, BL_EVALUE, "%s", b.data);
+    bl_buf_free(&b);
+    return st;
+}
+
+/* The "integer >= m" check of §1.2: bools and reals are not integers. */
+static bl_status need_int(const bl_json *v, const char *name, int64_t minimum, bl_error *err)
+{
+    if (bl_json_kindof(v) != BL_JSON_INT || bl_json_get_int(v) < minimum)
+        return bl_fail(err, BL_EVALUE, "%s must be an integer >= %lld", name,
+                       (long long)minimum);
+    return BL_OK;
+}
+
+static bl_status need_string(const bl_json *v, const char *cls, const char *name, bl_error *err)
+{
+    if (bl_json_kindof(v) != BL_JSON_STRING)
+        return bl_fail(err, BL_EVALUE, "invalid %s fields: %s must be a string", cls, name);
+    return BL_OK;
+}
+
+static bl_status need_table(const bl_json *v, const char *cls, bl_error *err)
+{
+    if (bl_json_kindof(v) != BL_JSON_OBJECT)
+        return bl_fail(err, BL_EVALUE,
+                       "invalid %s fields: argument after ** must be a mapping, not %s", cls,
+                       py_type(v));
+    return BL_OK;
+}
+
+static bool in_list(const char *key, size_t len, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], key, len) == 0)
+            return true;
+    return false;
+}
+
+/* The constructor's argument check: the first unknown key (in document
+ * order) wins over missing required fields, as in CPython. `skip` holds
+ * keys the reader consumed before the constructor (the format keys). */
+static bl_status check_args(const char *cls, const bl_json *obj, const char *const *fields,
+                            size_t nfields, const char *const *required, size_t nrequired,
+                            const char *const *skip, size_t nskip, bl_error *err)
+{
+    size_t n = bl_json_size(obj);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *key = bl_json_key_at(obj, i, &len);
+        if (in_list(key, len, skip, nskip) || in_list(key, len, fields, nfields))
+            continue;
+        bl_json *name = bl_json_stringn(key, len);
+        if (!name)
+            return nomem(err);
+        char prefix[160];
+        snprintf(prefix, sizeof prefix,
+                 "invalid %s fields: %s.__init__() got an unexpected keyword argument ", cls, cls);
+        bl_status st = fail_repr(err, prefix, name, "");
+        bl_json_free(name);
+        return st;
+    }
+    const char *missing[2];
+    size_t nmissing = 0;
+    for (size_t i = 0; i < nrequired && nmissing < 2; i++)
+        if (!bl_json_get(obj, required[i]))
+            missing[nmissing++] = required[i];
+    if (nmissing == 1)
+        return bl_fail(err, BL_EVALUE,
+                       "invalid %s fields: %s.__init__() missing 1 required positional "
+                       "argument: '%s'",
+                       cls, cls, missing[0]);
+    if (nmissing == 2)
+        return bl_fail(err, BL_EVALUE,
+                       "invalid %s fields: %s.__init__() missing 2 required positional "
+                       "arguments: '%s' and '%s'",
+                       cls, cls, missing[0], missing[1]);
+    return BL_OK;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+#define TRY(expr)                                                              \
+    do {                                                                       \
+        bl_status st_ = (expr);                                                \
+        if (st_ != BL_OK)                                                      \
+            return st_;                                                        \
+    } while (0)
+
+/* §1.1: finite numbers, scalars and arrays only. */
+static bl_status check_value(const bl_json *v, const char *cls, bl_error *err)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_REAL:
+        if (!isfinite(bl_json_get_real(v)))
+            return bl_fail(err, BL_EVALUE, "configuration numbers must be finite");
+        return BL_OK;
+    case BL_JSON_BOOL:
+    case BL_JSON_INT:
+    case BL_JSON_BIGINT:
+    case BL_JSON_STRING:
+        return BL_OK;
+    case BL_JSON_ARRAY:
+        for (size_t i = 0; i < bl_json_size(v); i++)
+            TRY(check_value(bl_json_at(v, i), cls, err));
+        return BL_OK;
+    case BL_JSON_NULL:
+    case BL_JSON_OBJECT:
+        break;
+    }
+    return bl_fail(err, BL_EVALUE, "invalid %s fields: unsupported configuration value: %s", cls,
+                   py_type(v));
+}
+
+static bl_status check_options(const bl_json *opts, const char *cls, const char *name,
+                               bl_error *err)
+{
+    if (bl_json_kindof(opts) != BL_JSON_OBJECT)
+        return bl_fail(err, BL_EVALUE, "invalid %s fields: %s must be a table", cls, name);
+    for (size_t i = 0; i < bl_json_size(opts); i++)
+        TRY(check_value(bl_json_value_at(opts, i), cls, err));
+    return BL_OK;
+}
+
+/* ---- the specification objects ---------------------------------------- */
+
+static const char *const node_kinds[] = {"falandays", "sorn"};
+static const char *const task_kinds[] = {
+    "tracking",        "pong",
+    "cartpole_plank_easy", "delayed_cue",
+    "recall_interference", "delayed_xor",
+    "evidence_accumulation", "context_integration",
+    "temporal_order",  "reversal_adaptation",
+};
+static const char *const verbs[] = {"freeze_weights", "freeze_plasticity", "blind_input",
+                                    "shuffle_input"};
+
+/* NodeSpec or TaskSpec: {kind, parameters|options}. */
+static bl_status build_kind_spec(const bl_json *given, bool node, bl_json **out, bl_error *err)
+{
+    const char *cls = node ? "NodeSpec" : "TaskSpec";
+    const char *optname = node ? "parameters" : "options";
+    const char *const fields[] = {"kind", optname};
+    const bl_json *kind = NULL, *opts = NULL;
+    if (given) {
+        TRY(need_table(given, cls, err));
+        TRY(check_args(cls, given, fields, 2, NULL, 0, NULL, 0, err));
+        kind = bl_json_get(given, "kind");
+        opts = bl_json_get(given, optname);
+    }
+    if (kind) {
+        bool ok = node ? one_of(kind, node_kinds, COUNT(node_kinds))
+                       : one_of(kind, task_kinds, COUNT(task_kinds));
+        if (!ok)
+            return node ? fail_repr(err, "unsupported node ", kind,
+                                    "; archived nodes require Julia")
+                        : fail_repr(err, "unsupported task ", kind,
+                                    "; historical tasks require Julia");
+    }
+    if (opts)
+        TRY(check_options(opts, cls, optname, err));
+    bl_json *o = bl_json_object();
+    if (!o)
+        return nomem(err);
+    bl_status st = put_copy(o, "kind", kind, bl_json_string(node ? "falandays" : "delayed_cue"),
+                            err);
+    if (st == BL_OK)
+        st = put_copy(o, optname, opts, bl_json_object(), err);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+static bl_status check_composition(const bl_json *comp, bl_error *err)
+{
+    static const char *const fields[] = {"node", "task", "count", "input_gain"};
+    TRY(check_args("CompositionSpec", comp, fields, COUNT(fields), NULL, 0, NULL, 0, err));
+    const bl_json *count = bl_json_get(comp, "count");
+    if (count)
+        TRY(need_int(count, "count", 1, err));
+    const bl_json *gain = bl_json_get(comp, "input_gain");
+    if (gain) {
+        double g;
+        switch (bl_json_kindof(gain)) {
+        case BL_JSON_REAL:
+            g = bl_json_get_real(gain);
+            break;
+        case BL_JSON_INT:
+            g = (double)bl_json_get_int(gain);
+            break;
+        case BL_JSON_BOOL:
+            g = bl_json_get_bool(gain) ? 1.0 : 0.0;
+            break;
+        case BL_JSON_BIGINT:
+            g = NAN; /* beyond a double: not representable as a gain */
+            break;
+        default:
+            return bl_fail(err, BL_EVALUE,
+                           "invalid CompositionSpec fields: must be real number, not %s",
+                           py_type(gain));
+        }
+        if (!isfinite(g) || g < 0.0)
+            return bl_fail(err, BL_EVALUE, "input_gain must be finite and non-negative");
+    }
+    return BL_OK;
+}
+
+static bl_status build_intervention(const bl_json *given, bl_json **out, bl_error *err)
+{
+    static const char *const fields[] = {"tick", "verb"};
+    TRY(need_table(given, "Intervention", err));
+    TRY(check_args("Intervention", given, fields, 2, fields, 2, NULL, 0, err));
+    const bl_json *tick = bl_json_get(given, "tick");
+    const bl_json *verb = bl_json_get(given, "verb");
+    TRY(need_int(tick, "intervention tick", 1, err));
+    if (!one_of(verb, verbs, COUNT(verbs)))
+        return fail_repr(err, "unsupported intervention ", verb, "");
+    bl_json *o = bl_json_object();
+    if (!o)
+        return nomem(err);
+    bl_status st = put(o, "tick", bl_json_copy(tick), err);
+    if (st == BL_OK)
+        st = put(o, "verb", bl_json_copy(verb), err);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+static bool same_intervention(const bl_json *a, const bl_json *b)
+{
+    return bl_json_equal(bl_json_get(a, "tick"), bl_json_get(b, "tick")) &&
+           bl_json_equal(bl_json_get(a, "verb"), bl_json_get(b, "verb"));
+}
+
+/* One [[targets]] table → plain(EvaluationTarget), in read_plan's order. */
+static bl_status build_target(const bl_json *item, bl_json **out, bl_error *err)
+{
+    if (bl_json_kindof(item) != BL_JSON_OBJECT)
+        return bl_fail(err, BL_EVALUE, "invalid EvaluationTarget fields: a target must be a "
+                                        "table, not %s",
+                       py_type(item));
+    const bl_json *comp = bl_json_get(item, "composition");
+    if (comp)
+        TRY(need_table(comp, "CompositionSpec", err));
+    bl_json *t = bl_json_object(), *c = bl_json_object(), *node = NULL, *task = NULL,
+            *ivs = bl_json_array();
+    bl_status st = BL_OK;
+    if (!t || !c || !ivs) {
+        st = nomem(err);
+        goto fail;
+    }
+    if ((st = build_kind_spec(comp ? bl_json_get(comp, "node") : NULL, true, &node, err)) !=
+        BL_OK)
+        goto fail;
+    if ((st = build_kind_spec(comp ? bl_json_get(comp, "task") : NULL, false, &task, err)) !=
+        BL_OK)
+        goto fail;
+    if (comp && (st = check_composition(comp, err)) != BL_OK)
+        goto fail;
+    st = bl_json_object_set(c, "node", node, err);
+    node = NULL;
+    if (st == BL_OK) {
+        st = bl_json_object_set(c, "task", task, err);
+        task = NULL;
+    }
+    if (st == BL_OK)
+        st = put_copy(c, "count", comp ? bl_json_get(comp, "count") : NULL, bl_json_int(200),
+                      err);
+    if (st == BL_OK)
+        st = put_copy(c, "input_gain", comp ? bl_json_get(comp, "input_gain") : NULL,
+                      bl_json_real(1.0), err);
+    if (st != BL_OK)
+        goto fail;
+
+    const bl_json *given_ivs = bl_json_get(item, "interventions");
+    if (given_ivs) {
+        if (bl_json_kindof(given_ivs) != BL_JSON_ARRAY) {
+            st = bl_fail(err, BL_EVALUE,
+                         "invalid EvaluationTarget fields: interventions must be an array");
+            goto fail;
+        }
+        for (size_t i = 0; i < bl_json_size(given_ivs); i++) {
+            bl_json *iv = NULL;
+            if ((st = build_intervention(bl_json_at(given_ivs, i), &iv, err)) != BL_OK)
+                goto fail;
+            if ((st = bl_json_array_append(ivs, iv, err)) != BL_OK)
+                goto fail;
+        }
+    }
+
+    static const char *const fields[] = {"id",           "composition",      "label",
+                                         "pairing_key",  "construction_key", "mechanism_key",
+                                         "controller",   "interventions"};
+    static const char *const required[] = {"id"};
+    if ((st = check_args("EvaluationTarget", item, fields, COUNT(fields), required, 1, NULL, 0,
+                         err)) != BL_OK)
+        goto fail;
+    static const char *const keys[] = {"id", "pairing_key", "construction_key", "mechanism_key"};
+    for (size_t i = 0; i < COUNT(keys); i++) {
+        const bl_json *v = bl_json_get(item, keys[i]);
+        if (!v)
+            continue; /* a defaulted key is non-empty */
+        if (!truthy(v)) {
+            st = bl_fail(err, BL_EVALUE, "%s must be a non-empty stable identity", keys[i]);
+            goto fail;
+        }
+        if ((st = need_string(v, "EvaluationTarget", keys[i], err)) != BL_OK)
+            goto fail;
+    }
+    static const char *const texts[] = {"label", "controller"};
+    for (size_t i = 0; i < COUNT(texts); i++) {
+        const bl_json *v = bl_json_get(item, texts[i]);
+        if (v && (st = need_string(v, "EvaluationTarget", texts[i], err)) != BL_OK)
+            goto fail;
+    }
+    for (size_t i = 0; i < bl_json_size(ivs); i++)
+        for (size_t j = 0; j < i; j++)
+            if (same_intervention(bl_json_at(ivs, i), bl_json_at(ivs, j))) {
+                st = bl_fail(err, BL_EVALUE, "duplicate intervention");
+                goto fail;
+            }
+
+    if ((st = put(t, "id", bl_json_copy(bl_json_get(item, "id")), err)) != BL_OK)
+        goto fail_t;
+    st = bl_json_object_set(t, "composition", c, err);
+    c = NULL;
+    if (st != BL_OK)
+        goto fail_t;
+    static const struct {
+        const char *key, *dflt;
+    } strs[] = {{"label", ""},
+                {"pairing_key", "paired-worlds"},
+                {"construction_key", "paired-construction"},
+                {"mechanism_key", "paired-mechanism"},
+                {"controller", "reservoir"}};
+    for (size_t i = 0; i < COUNT(strs); i++)
+        if ((st = put_copy(t, strs[i].key, bl_json_get(item, strs[i].key),
+                           bl_json_string(strs[i].dflt), err)) != BL_OK)
+            goto fail_t;
+    st = bl_json_object_set(t, "interventions", ivs, err);
+    ivs = NULL;
+    if (st != BL_OK)
+        goto fail_t;
+    *out = t;
+    return BL_OK;
+
+fail:
+    bl_json_free(node);
+    bl_json_free(task);
+fail_t:
+    bl_json_free(t);
+    bl_json_free(c);
+    bl_json_free(ivs);
+    return st;
+}
+
+static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err)
+{
+    static const char *const fields[] = {"blocks",     "trials_per_block",   "horizon",
+                                         "warmup",     "construction_scope", "root_seed",
+                                         "seed_partition"};
+    static const char *const scopes[] = {"evaluation", "block", "trial"};
+    const bl_json *blocks = NULL, *trials = NULL, *horizon = NULL, *warmup = NULL, *scope = NULL,
+                  *root = NULL, *partition = NULL;
+    if (e) {
+        TRY(need_table(e, "EvaluationSpec", err));
+        TRY(check_args("EvaluationSpec", e, fields, COUNT(fields), NULL, 0, NULL, 0, err));
+        blocks = bl_json_get(e, "blocks");
+        trials = bl_json_get(e, "trials_per_block");
+        horizon = bl_json_get(e, "horizon");
+        warmup = bl_json_get(e, "warmup");
+        scope = bl_json_get(e, "construction_scope");
+        root = bl_json_get(e, "root_seed");
+        partition = bl_json_get(e, "seed_partition");
+    }
+    if (horizon && bl_json_kindof(horizon) == BL_JSON_NULL)
+        horizon = NULL; /* None: each task's default */
+    if (blocks)
+        TRY(need_int(blocks, "blocks", 1, err));
+    if (trials)
+        TRY(need_int(trials, "trials_per_block", 1, err));
+    if (warmup)
+        TRY(need_int(warmup, "warmup", 0, err));
+    if (root)
+        TRY(need_int(root, "root_seed", 0, err));
+    if (horizon) {
+        TRY(need_int(horizon, "horizon", 1, err));
+        if (bl_json_get_int(horizon) <= (warmup ? bl_json_get_int(warmup) : 0))
+            return bl_fail(err, BL_EVALUE, "horizon must exceed warmup");
+    }
+    if (scope && !one_of(scope, scopes, COUNT(scopes)))
+        return bl_fail(err, BL_EVALUE, "invalid construction_scope");
+    if (partition) {
+        if (!truthy(partition))
+            return bl_fail(err, BL_EVALUE,
+                           "seed_partition must name a disjoint scientific seed bank");
+        TRY(need_string(partition, "EvaluationSpec", "seed_partition", err));
+    }
+    bl_json *o = bl_json_object();
+    if (!o)
+        return nomem(err);
+    bl_status st = put_copy(o, "blocks", blocks, bl_json_int(1), err);
+    if (st == BL_OK)
+        st = put_copy(o, "trials_per_block", trials, bl_json_int(1), err);
+    if (st == BL_OK)
+        st = put_copy(o, "horizon", horizon, bl_json_null(), err);
+    if (st == BL_OK)
+        st = put_copy(o, "warmup", warmup, bl_json_int(0), err);
+    if (st == BL_OK)
+        st = put_copy(o, "construction_scope", scope, bl_json_string("block"), err);
+    if (st == BL_OK)
+        st = put_copy(o, "root_seed", root, bl_json_int(0), err);
+    if (st == BL_OK)
+        st = put_copy(o, "seed_partition", partition, bl_json_string("development"), err);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+static bl_status build_numerics(const bl_json *n, bl_json **out, bl_error *err)
+{
+    static const char *const fields[] = {"dtype", "fast_math", "reduction", "rng"};
+    static const char *const dtypes[] = {"float64", "float32"};
+    const bl_json *dtype = NULL, *fast = NULL, *reduction = NULL, *rng = NULL;
+    if (n) {
+        TRY(need_table(n, "NumericalPolicy", err));
+        TRY(check_args("NumericalPolicy", n, fields, COUNT(fields), NULL, 0, NULL, 0, err));
+        dtype = bl_json_get(n, "dtype");
+        fast = bl_json_get(n, "fast_math");
+        reduction = bl_json_get(n, "reduction");
+        rng = bl_json_get(n, "rng");
+    }
+    if (dtype && !one_of(dtype, dtypes, COUNT(dtypes)))
+        return bl_fail(err, BL_EVALUE, "dtype must be float64 or float32");
+    if ((fast && truthy(fast)) || (reduction && !is_string(reduction, "ordered")) ||
+        (rng && !is_string(rng, "philox-host-v1")))
+        return bl_fail(err, BL_EVALUE,
+                       "this release supports strict ordered arithmetic and philox-host-v1");
+    bl_json *o = bl_json_object();
+    if (!o)
+        return nomem(err);
+    bl_status st = put_copy(o, "dtype", dtype, bl_json_string("float64"), err);
+    if (st == BL_OK)
+        st = put_copy(o, "fast_math", fast, bl_json_bool(false), err);
+    if (st == BL_OK)
+        st = put_copy(o, "reduction", reduction, bl_json_string("ordered"), err);
+    if (st == BL_OK)
+        st = put_copy(o, "rng", rng, bl_json_string("philox-host-v1"), err);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+static bl_status check_plan(const bl_json *doc, const bl_json *targets, bl_error *err)
+{
+    static const char *const fields[] = {"id",       "targets",  "evaluation",
+                                         "numerics", "operation", "question",
+                                         "version",  "evidence", "diagnostic"};
+    static const char *const required[] = {"id"};
+    static const char *const skip[] = {"format", "format_version"};
+    static const char *const operations[] = {"profile", "sweep", "ablate", "benchmark",
+                                             "calibrate"};
+    static const char *const evidence[] = {"planned",   "exploratory", "tuned",  "frozen",
+                                           "confirmed", "promoted",    "retired"};
+    TRY(check_args("Plan", doc, fields, COUNT(fields), required, 1, skip, 2, err));
+    const bl_json *id = bl_json_get(doc, "id");
+    if (!truthy(id) || bl_json_size(targets) == 0)
+        return bl_fail(err, BL_EVALUE, "a plan needs an id and at least one target");
+    TRY(need_string(id, "Plan", "id", err));
+    for (size_t i = 0; i < bl_json_size(targets); i++)
+        for (size_t j = 0; j < i; j++)
+            if (bl_json_equal(bl_json_get(bl_json_at(targets, i), "id"),
+                              bl_json_get(bl_json_at(targets, j), "id")))
+                return bl_fail(err, BL_EVALUE, "condition IDs must be unique");
+    const bl_json *op = bl_json_get(doc, "operation");
+    if (op && !one_of(op, operations, COUNT(operations)))
+        return bl_fail(err, BL_EVALUE, "unsupported operation");
+    const bl_json *ev = bl_json_get(doc, "evidence");
+    if (ev && !one_of(ev, evidence, COUNT(evidence)))
+        return bl_fail(err, BL_EVALUE, "unknown evidence state");
+    if (ev && (is_string(ev, "confirmed") || is_string(ev, "promoted")))
+        return bl_fail(err, BL_EVALUE,
+                       "the development runner cannot confer confirmed or promoted evidence");
+    static const char *const texts[] = {"question", "version"};
+    for (size_t i = 0; i < COUNT(texts); i++) {
+        const bl_json *v = bl_json_get(doc, texts[i]);
+        if (v)
+            TRY(need_string(v, "Plan", texts[i], err));
+    }
+    const bl_json *diag = bl_json_get(doc, "diagnostic");
+    if (diag && bl_json_kindof(diag) != BL_JSON_BOOL)
+        return bl_fail(err, BL_EVALUE, "invalid Plan fields: diagnostic must be a bool");
+    return BL_OK;
+}
+
+/* ---- public ----------------------------------------------------------- */
+
+static bool format_ok(const bl_json *doc)
+{
+    if (!is_string(bl_json_get(doc, "format"), "brainlesslab-plan"))
+        return false;
+    /* Python compares numerically: 4 and 4.0 pass (a bool never equals 4). */
+    const bl_json *v = bl_json_get(doc, "format_version");
+    if (!v)
+        return false;
+    if (bl_json_kindof(v) == BL_JSON_INT)
+        return bl_json_get_int(v) == 4;
+    if (bl_json_kindof(v) == BL_JSON_REAL)
+        return bl_json_get_real(v) == 4.0;
+    return false;
+}
+
+bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err)
+{
+    *out = NULL;
+    if (!doc || bl_json_kindof(doc) != BL_JSON_OBJECT || !format_ok(doc))
+        return bl_fail(err, BL_EVALUE,
+                       "requires fresh Python plan v4; historical plans require archived Julia");
+    const bl_json *given_targets = bl_json_get(doc, "targets");
+    if (given_targets && bl_json_kindof(given_targets) != BL_JSON_ARRAY)
+        return bl_fail(err, BL_EVALUE, "invalid Plan fields: targets must be an array of tables");
+
+    bl_json *plain = bl_json_object(), *targets = bl_json_array(), *eval = NULL, *num = NULL;
+    bl_status st = BL_OK;
+    if (!plain || !targets) {
+        st = nomem(err);
+        goto fail;
+    }
+    for (size_t i = 0; given_targets && i < bl_json_size(given_targets); i++) {
+        bl_json *t = NULL;
+        if ((st = build_target(bl_json_at(given_targets, i), &t, err)) != BL_OK)
+            goto fail;
+        if ((st = bl_json_array_append(targets, t, err)) != BL_OK)
+            goto fail;
+    }
+    if ((st = build_evaluation(bl_json_get(doc, "evaluation"), &eval, err)) != BL_OK)
+        goto fail;
+    if ((st = build_numerics(bl_json_get(doc, "numerics"), &num, err)) != BL_OK)
+        goto fail;
+    if ((st = check_plan(doc, targets, err)) != BL_OK)
+        goto fail;
+
+    /* plain(Plan) in field order (the writer keeps it, §2.2). */
+    if ((st = put(plain, "id", bl_json_copy(bl_json_get(doc, "id")), err)) != BL_OK)
+        goto fail;
+    st = bl_json_object_set(plain, "targets", targets, err);
+    targets = NULL;
+    if (st == BL_OK) {
+        st = bl_json_object_set(plain, "evaluation", eval, err);
+        eval = NULL;
+    }
+    if (st == BL_OK) {
+        st = bl_json_object_set(plain, "numerics", num, err);
+        num = NULL;
+    }
+    if (st == BL_OK)
+        st = put_copy(plain, "operation", bl_json_get(doc, "operation"),
+                      bl_json_string("profile"), err);
+    if (st == BL_OK)
+        st = put_copy(plain, "question", bl_json_get(doc, "question"), bl_json_string(""), err);
+    if (st == BL_OK)
+        st = put_copy(plain, "version", bl_json_get(doc, "version"), bl_json_string("1"), err);
+    if (st == BL_OK)
+        st = put_copy(plain, "evidence", bl_json_get(doc, "evidence"),
+                      bl_json_string("exploratory"), err);
+    if (st == BL_OK)
+        st = put_copy(plain, "diagnostic", bl_json_get(doc, "diagnostic"), bl_json_bool(false),
+                      err);
+    if (st != BL_OK)
+        goto fail;
+
+    bl_plan *p = bl_malloc(sizeof *p);
+    if (!p) {
+        st = nomem(err);
+        goto fail;
+    }
+    p->plain = plain;
+    *out = p;
+    return BL_OK;
+
+fail:
+    bl_json_free(plain);
+    bl_json_free(targets);
+    bl_json_free(eval);
+    bl_json_free(num);
+    return st;
+}
+
+bl_status bl_plan_read(const char *path, bl_plan **out, bl_error *err)
+{
+    *out = NULL;
+    bl_json *doc = NULL;
+    bl_status st = bl_toml_read_file(path, &doc, err);
+    if (st != BL_OK)
+        return st;
+    st = bl_plan_from_document(doc, out, err);
+    bl_json_free(doc);
+    return st;
+}
+
+/* A copy without null-valued keys (recursively), for the TOML writer. */
+static bl_json *without_nulls(const bl_json *v)
+{
+    if (bl_json_kindof(v) == BL_JSON_OBJECT) {
+        bl_json *o = bl_json_object();
+        if (!o)
+            return NULL;
+        for (size_t i = 0; i < bl_json_size(v); i++) {
+            const bl_json *item = bl_json_value_at(v, i);
+            if (bl_json_kindof(item) == BL_JSON_NULL)
+                continue;
+            size_t len;
+            const char *key = bl_json_key_at(v, i, &len);
+            bl_json *c = without_nulls(item);
+            if (!c || bl_json_object_setn(o, key, len, c, NULL) != BL_OK) {
+                bl_json_free(o);
+                return NULL;
+            }
+        }
+        return o;
+    }
+    if (bl_json_kindof(v) == BL_JSON_ARRAY) {
+        bl_json *a = bl_json_array();
+        if (!a)
+            return NULL;
+        for (size_t i = 0; i < bl_json_size(v); i++) {
+            bl_json *c = without_nulls(bl_json_at(v, i));
+            if (!c || bl_json_array_append(a, c, NULL) != BL_OK) {
+                bl_json_free(a);
+                return NULL;
+            }
+        }
+        return a;
+    }
+    return bl_json_copy(v);
+}
+
+bl_status bl_plan_write(const bl_plan *plan, bl_buf *out, bl_error *err)
+{
+    bl_json *payload = bl_json_object();
+    if (!payload)
+        return nomem(err);
+    bl_status st = put(payload, "format", bl_json_string("brainlesslab-plan"), err);
+    if (st == BL_OK)
+        st = put(payload, "format_version", bl_json_int(4), err);
+    for (size_t i = 0; st == BL_OK && i < bl_json_size(plan->plain); i++) {
+        const bl_json *v = bl_json_value_at(plan->plain, i);
+        if (bl_json_kindof(v) == BL_JSON_NULL)
+            continue;
+        size_t len;
+        const char *key = bl_json_key_at(plan->plain, i, &len);
+        bl_json *c = without_nulls(v);
+        st = c ? bl_json_object_setn(payload, key, len, c, err) : nomem(err);
+    }
+    if (st == BL_OK)
+        st = bl_toml_write(payload, out, err);
+    bl_json_free(payload);
+    return st;
+}
+
+void bl_plan_free(bl_plan *plan)
+{
+    if (!plan)
+        return;
+    bl_json_free(plan->plain);
+    bl_free(plan);
+}
+
+const bl_json *bl_plan_plain(const bl_plan *plan)
+{
+    return plan->plain;
+}
+
+const char *bl_plan_id(const bl_plan *plan)
+{
+    return bl_plan_string(plan->plain, "id");
+}
+
+/* ---- internal accessors ----------------------------------------------- */
+
+const bl_json *bl_plan_member(const bl_json *obj, const char *key)
+{
+    const bl_json *v = bl_json_get(obj, key);
+    BL_ASSERT(v != NULL);
+    return v;
+}
+
+const char *bl_plan_string(const bl_json *obj, const char *key)
+{
+    return bl_json_get_string(bl_plan_member(obj, key), NULL);
+}
+
+int64_t bl_plan_int(const bl_json *obj, const char *key)
+{
+    return bl_json_get_int(bl_plan_member(obj, key));
+}

@@ -1,0 +1,623 @@
+/* Resolution Plan → ResolvedPlan and the contract hash (spec/platform.md
+ * §1.4–§1.5).
+ *
+ * The model configuration enters the contract as plain(config): the
+ * family's defaults with the plan's node.parameters laid over them *as
+ * given* (an int stays an int, as the reference's dataclass keeps it), except
+ * input_link_p, whose probabilities the reference converts to floats. The
+ * values are then read into the C config and checked by the model's own
+ * validation. Error texts where the spec gives none (ours, documented):
+ * a non-number for a numeric field → TypeError "<Config>.<name> must be a
+ * number"; a non-bool for a SORN learn_on → TypeError "learn_on must be a
+ * bool" (the reference's text); for a Falandays flag → TypeError
+ * "FalandaysConfig.<name> must be a bool"; a non-array input_link_p →
+ * TypeError "FalandaysConfig.input_link_p must be an array of numbers". */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/model.h"
+#include "brainlesslab/task.h"
+#include "plan_internal.h"
+
+static bl_status nomem(bl_error *err)
+{
+    return bl_fail(err, BL_ENOMEM, "out of memory for a resolved plan");
+}
+
+#define TRY(expr)                                                              \
+    do {                                                                       \
+        bl_status st_ = (expr);                                                \
+        if (st_ != BL_OK)                                                      \
+            return st_;                                                        \
+    } while (0)
+
+/* ---- model configuration ---------------------------------------------- */
+
+/* Enum fields are read and written through int. */
+_Static_assert(sizeof(bl_weight_init) == sizeof(int) && sizeof(bl_axis) == sizeof(int) &&
+                   sizeof(bl_drive) == sizeof(int),
+               "config enums are int-sized");
+
+typedef enum field_kind { F_NUM, F_FLAG, F_ENUM, F_LINKP } field_kind;
+
+typedef struct field {
+    const char *name;
+    field_kind kind;
+    size_t offset;                 /* into the C config */
+    const char *const *choices;    /* F_ENUM: names in enum order */
+} field;
+
+static const char *const winit_names[] = {"excitatory", "pong_mixed", "legacy_normal", NULL};
+static const char *const axis_names[] = {"unsigned", "dale", NULL};
+static const char *const drive_names[] = {"none", "oosawa", NULL};
+
+#define FF(name, kind) {#name, kind, offsetof(bl_falandays_config, name), NULL}
+#define FE(name, choices) {#name, F_ENUM, offsetof(bl_falandays_config, name), choices}
+static const field falandays_fields[] = {
+    FF(leak, F_NUM),
+    FF(lrate_wmat, F_NUM),
+    FF(lrate_targ, F_NUM),
+    FF(threshold_mult, F_NUM),
+    FF(targ_min, F_NUM),
+    FF(input_weight, F_NUM),
+    FF(weight_init_std, F_NUM),
+    FF(learn_on, F_FLAG),
+    FF(link_p, F_NUM),
+    FF(input_link_p, F_LINKP),
+    FE(weight_init_mode, winit_names),
+    FF(recurrent_init_scale, F_NUM),
+    FF(rectify, F_FLAG),
+    FF(repair_masks, F_FLAG),
+    FE(axis, axis_names),
+    FF(inhibitory_frac, F_NUM),
+    FE(drive, drive_names),
+    FF(membrane_noise, F_NUM),
+    FF(noise_gain, F_NUM),
+};
+#define SF(name, kind) {#name, kind, offsetof(bl_sorn_config, name), NULL}
+static const field sorn_fields[] = {
+    SF(inhibitory_fraction, F_NUM),
+    SF(p_ee, F_NUM),
+    SF(p_ei, F_NUM),
+    SF(p_ie, F_NUM),
+    SF(p_input, F_NUM),
+    SF(p_output, F_NUM),
+    SF(ee_row_sum, F_NUM),
+    SF(ei_row_sum, F_NUM),
+    SF(ie_row_sum, F_NUM),
+    SF(input_row_sum, F_NUM),
+    SF(T_E_max, F_NUM),
+    SF(T_I_max, F_NUM),
+    SF(eta_stdp, F_NUM),
+    SF(eta_ip, F_NUM),
+    SF(H_ip, F_NUM),
+    SF(learn_on, F_FLAG),
+};
+
+/* The C default of one field as JSON. */
+static bl_json *default_json(const field *f, const void *cfg)
+{
+    const char *p = (const char *)cfg + f->offset;
+    switch (f->kind) {
+    case F_NUM: {
+        double d;
+        memcpy(&d, p, sizeof d);
+        return bl_json_real(d);
+    }
+    case F_FLAG: {
+        bool b;
+        memcpy(&b, p, sizeof b);
+        return bl_json_bool(b);
+    }
+    case F_ENUM: {
+        int e;
+        memcpy(&e, p, sizeof e);
+        return bl_json_string(f->choices[e]);
+    }
+    case F_LINKP:
+        return bl_json_null();
+    }
+    return NULL;
+}
+
+/* Python float(x) for the numbers a plan can hold. */
+static bool as_double(const bl_json *v, double *out)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_REAL:
+        *out = bl_json_get_real(v);
+        return true;
+    case BL_JSON_INT:
+        *out = (double)bl_json_get_int(v);
+        return true;
+    case BL_JSON_BOOL:
+        *out = bl_json_get_bool(v) ? 1.0 : 0.0;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bl_status link_p_json(const bl_json *given, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    if (bl_json_kindof(given) == BL_JSON_NULL) {
+        *out = bl_json_null();
+        return *out ? BL_OK : nomem(err);
+    }
+    if (bl_json_kindof(given) != BL_JSON_ARRAY)
+        return bl_fail(err, BL_ETYPE, "FalandaysConfig.input_link_p must be an array of numbers");
+    bl_json *a = bl_json_array();
+    if (!a)
+        return nomem(err);
+    for (size_t i = 0; i < bl_json_size(given); i++) {
+        double d;
+        if (!as_double(bl_json_at(given, i), &d)) {
+            bl_json_free(a);
+            return bl_fail(err, BL_ETYPE,
+                           "FalandaysConfig.input_link_p must be an array of numbers");
+        }
+        bl_status st = bl_json_array_append(a, bl_json_real(d), err);
+        if (st != BL_OK) {
+            bl_json_free(a);
+            return st;
+        }
+    }
+    *out = a;
+    return BL_OK;
+}
+
+static const field *find_field(const field *fields, size_t n, const char *key, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(fields[i].name) == len && memcmp(fields[i].name, key, len) == 0)
+            return &fields[i];
+    return NULL;
+}
+
+/* §1.4 step 1: plain(config) into *out; the C config into cfg (which must
+ * hold the defaults; input_link_p points into *out). */
+static bl_status build_config(const char *cls, const field *fields, size_t nfields, void *cfg,
+                              const bl_json *params, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    /* The constructor rejects unknown names before it looks at any value. */
+    for (size_t i = 0; i < bl_json_size(params); i++) {
+        size_t len;
+        const char *key = bl_json_key_at(params, i, &len);
+        if (!find_field(fields, nfields, key, len)) {
+            bl_buf b;
+            bl_buf_init(&b);
+            bl_buf_printf(&b, "%s.__init__() got an unexpected keyword argument ", cls);
+            bl_json *name = bl_json_stringn(key, len);
+            if (name)
+                bl_plan_repr(&b, name);
+            bl_json_free(name);
+            bl_status st = !name || b.failed ? nomem(err) : bl_fail(err, BL_ETYPE, "%s", b.data);
+            bl_buf_free(&b);
+            return st;
+        }
+    }
+    bl_json *o = bl_json_object();
+    if (!o)
+        return nomem(err);
+    bl_status st = BL_OK;
+    for (size_t i = 0; i < nfields && st == BL_OK; i++) {
+        const field *f = &fields[i];
+        const bl_json *given = bl_json_get(params, f->name);
+        bl_json *v = NULL;
+        if (!given)
+            v = default_json(f, cfg);
+        else if (f->kind == F_LINKP)
+            st = link_p_json(given, &v, err);
+        else
+            v = bl_json_copy(given);
+        if (st == BL_OK)
+            st = bl_json_object_set(o, f->name, v, err);
+    }
+    /* Read the values into the C config. */
+    for (size_t i = 0; i < nfields && st == BL_OK; i++) {
+        const field *f = &fields[i];
+        const bl_json *v = bl_json_get(o, f->name);
+        char *p = (char *)cfg + f->offset;
+        switch (f->kind) {
+        case F_NUM: {
+            double d;
+            if (!as_double(v, &d))
+                st = bl_fail(err, BL_ETYPE, "%s.%s must be a number", cls, f->name);
+            else
+                memcpy(p, &d, sizeof d);
+            break;
+        }
+        case F_FLAG: {
+            bool b;
+            if (bl_json_kindof(v) == BL_JSON_BOOL) {
+                b = bl_json_get_bool(v);
+            } else if (strcmp(cls, "SORNConfig") == 0) {
+                st = bl_fail(err, BL_ETYPE, "learn_on must be a bool");
+                break;
+            } else {
+                double d;
+                /* The reference keeps any value and uses its truth. */
+                if (!as_double(v, &d)) {
+                    st = bl_fail(err, BL_ETYPE, "%s.%s must be a bool", cls, f->name);
+                    break;
+                }
+                b = d != 0.0;
+            }
+            memcpy(p, &b, sizeof b);
+            break;
+        }
+        case F_ENUM: {
+            /* An unknown name becomes an out-of-range code, so the model's
+             * validation reports it with its own message. */
+            int e = 99;
+            for (int k = 0; f->choices[k]; k++)
+                if (bl_json_kindof(v) == BL_JSON_STRING &&
+                    strcmp(bl_json_get_string(v, NULL), f->choices[k]) == 0)
+                    e = k;
+            memcpy(p, &e, sizeof e);
+            break;
+        }
+        case F_LINKP: {
+            bl_falandays_config *fc = cfg;
+            if (bl_json_kindof(v) == BL_JSON_ARRAY) {
+                size_t n = bl_json_size(v);
+                double *probs = bl_mallocarray(n ? n : 1, sizeof *probs);
+                if (!probs) {
+                    st = nomem(err);
+                    break;
+                }
+                for (size_t k = 0; k < n; k++)
+                    probs[k] = bl_json_get_real(bl_json_at(v, k));
+                fc->input_link_p = probs;
+                fc->input_link_p_len = n;
+            }
+            break;
+        }
+        }
+    }
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+/* Builds and validates the node's configuration; *learn_on, *lrate_* for
+ * the intervention checks. */
+static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on,
+                              double *lrate_wmat, double *lrate_targ, bl_error *err)
+{
+    const char *kind = bl_plan_string(node, "kind");
+    const bl_json *params = bl_plan_member(node, "parameters");
+    *lrate_wmat = *lrate_targ = 1.0;
+    if (strcmp(kind, "falandays") == 0) {
+        bl_falandays_config c;
+        bl_falandays_config_default(&c);
+        bl_status st = build_config("FalandaysConfig", falandays_fields,
+                                    sizeof falandays_fields / sizeof *falandays_fields, &c,
+                                    params, out, err);
+        if (st == BL_OK)
+            st = bl_falandays_config_validate(&c, err);
+        bl_free((void *)c.input_link_p);
+        if (st != BL_OK) {
+            bl_json_free(*out);
+            *out = NULL;
+            return st;
+        }
+        *learn_on = c.learn_on;
+        *lrate_wmat = c.lrate_wmat;
+        *lrate_targ = c.lrate_targ;
+        return BL_OK;
+    }
+    bl_sorn_config c;
+    bl_sorn_config_default(&c);
+    bl_status st = build_config("SORNConfig", sorn_fields, sizeof sorn_fields / sizeof *sorn_fields,
+                                &c, params, out, err);
+    if (st == BL_OK)
+        st = bl_sorn_config_validate(&c, err);
+    if (st != BL_OK) {
+        bl_json_free(*out);
+        *out = NULL;
+        return st;
+    }
+    *learn_on = c.learn_on;
+    return BL_OK;
+}
+
+/* ---- interventions (§1.4 steps 9–10) ----------------------------------- */
+
+typedef struct iv {
+    int64_t tick;
+    const char *verb;
+} iv;
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const iv *x = a, *y = b;
+    if (x->tick != y->tick)
+        return x->tick < y->tick ? -1 : 1;
+    return strcmp(x->verb, y->verb);
+}
+
+static bl_status check_interventions(const bl_json *target, bool falandays, bool learn_on,
+                                     double lrate_wmat, double lrate_targ, bool gain_zero,
+                                     size_t n_inputs, int64_t horizon, bl_error *err)
+{
+    const bl_json *list = bl_plan_member(target, "interventions");
+    size_t n = bl_json_size(list);
+    if (n == 0)
+        return BL_OK;
+    iv *sorted = bl_mallocarray(n, sizeof *sorted);
+    if (!sorted)
+        return nomem(err);
+    for (size_t i = 0; i < n; i++) {
+        const bl_json *x = bl_json_at(list, i);
+        sorted[i] = (iv){bl_plan_int(x, "tick"), bl_plan_string(x, "verb")};
+    }
+    qsort(sorted, n, sizeof *sorted, iv_cmp);
+    bool weights = false, plasticity = false, blind = false, shuffled = false;
+    bl_status st = BL_OK;
+    for (size_t i = 0; i < n && st == BL_OK; i++) {
+        const char *verb = sorted[i].verb;
+        bool freeze_w = strcmp(verb, "freeze_weights") == 0;
+        bool freeze_p = strcmp(verb, "freeze_plasticity") == 0;
+        if ((freeze_w || freeze_p) && !learn_on) {
+            st = bl_fail(err, BL_EVALUE, "cannot freeze learning which is already disabled");
+        } else if (freeze_w) {
+            if (weights || plasticity || (falandays && lrate_wmat == 0.0))
+                st = bl_fail(err, BL_EVALUE,
+                             "freeze_weights would not change the declared mechanism");
+            weights = true;
+        } else if (freeze_p) {
+            bool same_tick_weights = false;
+            for (size_t j = 0; j < n; j++)
+                if (sorted[j].tick == sorted[i].tick &&
+                    strcmp(sorted[j].verb, "freeze_weights") == 0)
+                    same_tick_weights = true;
+            if (plasticity || (falandays && lrate_wmat == 0.0 && lrate_targ == 0.0))
+                st = bl_fail(err, BL_EVALUE,
+                             "freeze_plasticity would not change the declared mechanism");
+            else if (same_tick_weights)
+                st = bl_fail(err, BL_EVALUE,
+                             "same-tick freeze_weights and freeze_plasticity are redundant");
+            plasticity = true;
+        } else if (strcmp(verb, "blind_input") == 0) {
+            if (blind || gain_zero)
+                st = bl_fail(err, BL_EVALUE, "blind_input would not change the declared interface");
+            blind = true;
+        } else {
+            if (shuffled || blind || gain_zero || n_inputs < 2)
+                st = bl_fail(err, BL_EVALUE,
+                             "shuffle_input would not change the declared interface");
+            shuffled = true;
+        }
+    }
+    bl_free(sorted);
+    if (st != BL_OK)
+        return st;
+    bool reservoir = strcmp(bl_plan_string(target, "controller"), "reservoir") == 0;
+    for (size_t i = 0; i < n; i++) {
+        if (bl_plan_int(bl_json_at(list, i), "tick") > horizon)
+            return bl_fail(err, BL_EVALUE, "intervention is beyond the trial horizon");
+        if (!reservoir)
+            return bl_fail(err, BL_EVALUE,
+                           "reservoir interventions require a reservoir controller");
+    }
+    return BL_OK;
+}
+
+/* ---- one target -------------------------------------------------------- */
+
+static bool gain_is_zero(const bl_json *gain)
+{
+    double d;
+    return as_double(gain, &d) && d == 0.0;
+}
+
+static bl_status resolve_target(const bl_json *plan, const bl_json *target, bl_json **out,
+                                bl_error *err)
+{
+    *out = NULL;
+    const bl_json *eval = bl_plan_member(plan, "evaluation");
+    const bl_json *comp = bl_plan_member(target, "composition");
+    const bl_json *node = bl_plan_member(comp, "node");
+    const bl_json *task = bl_plan_member(comp, "task");
+    bool diagnostic = bl_json_get_bool(bl_plan_member(plan, "diagnostic"));
+    bool falandays = strcmp(bl_plan_string(node, "kind"), "falandays") == 0;
+
+    /* 1. Model configuration. */
+    bl_json *config = NULL;
+    bool learn_on;
+    double lrate_wmat, lrate_targ;
+    TRY(model_config(node, &config, &learn_on, &lrate_wmat, &lrate_targ, err));
+
+    /* 2. Task options and definition. */
+    bl_task_kind kind;
+    bl_task_options opts;
+    memset(&opts, 0, sizeof opts);
+    bl_json *opts_json = NULL, *rt = NULL;
+    const char *task_name = bl_plan_string(task, "kind");
+    bl_status st = bl_task_from_name(task_name, &kind, err);
+    if (st == BL_OK)
+        st = bl_task_options_resolve(kind, bl_plan_member(task, "options"), &opts, err);
+    if (st != BL_OK)
+        goto done;
+    bl_task_definition def;
+    bl_task_define(&opts, &def);
+
+    /* 3–7. Horizon, scored ticks, warm-up, probe horizon. */
+    const bl_json *h = bl_plan_member(eval, "horizon");
+    int64_t horizon =
+        bl_json_kindof(h) == BL_JSON_INT ? bl_json_get_int(h) : def.default_horizon;
+    int64_t warmup = bl_plan_int(eval, "warmup");
+    int64_t scored = horizon - warmup;
+    if (scored <= 0) {
+        st = bl_fail(err, BL_EVALUE, "horizon must exceed warm-up");
+        goto done;
+    }
+    if (!diagnostic && scored < def.min_scored_ticks) {
+        st = bl_fail(err, BL_EVALUE, "%s requires %lld scored ticks", task_name,
+                     (long long)def.min_scored_ticks);
+        goto done;
+    }
+    if (kind != BL_TASK_TRACKING && kind != BL_TASK_PONG && warmup > 0) {
+        st = bl_fail(err, BL_EVALUE, "episode tasks require warmup=0");
+        goto done;
+    }
+    if (def.probe && horizon < def.default_horizon) {
+        st = bl_fail(err, BL_EVALUE, "probe horizon must contain the entire episode or session");
+        goto done;
+    }
+
+    /* 8. Controller (the target keeps the name it was given). */
+    const char *controller = bl_plan_string(target, "controller");
+    if ((st = bl_controller_validate(controller, kind, err)) != BL_OK)
+        goto done;
+
+    /* 9–10. Interventions. */
+    if ((st = check_interventions(target, falandays, learn_on, lrate_wmat, lrate_targ,
+                                  gain_is_zero(bl_plan_member(comp, "input_gain")),
+                                  def.n_inputs, horizon, err)) != BL_OK)
+        goto done;
+
+    /* 11. Calibration. */
+    if (strcmp(bl_plan_string(plan, "operation"), "calibrate") == 0) {
+        if (strcmp(controller, "reference_null") != 0 ||
+            strcmp(bl_plan_string(eval, "seed_partition"), "calibration") != 0) {
+            st = bl_fail(err, BL_EVALUE,
+                         "calibration requires the reference null and calibration seed bank");
+            goto done;
+        }
+        if (diagnostic || bl_plan_int(eval, "blocks") * bl_plan_int(eval, "trials_per_block") !=
+                              1024) {
+            st = bl_fail(err, BL_EVALUE,
+                         "empirical calibration requires 1024 full independent trajectories");
+            goto done;
+        }
+    }
+
+    /* 12. ResolvedTarget, in field order. */
+    if ((st = bl_task_options_json(&opts, &opts_json, err)) != BL_OK)
+        goto done;
+    rt = bl_json_object();
+    if (!rt) {
+        st = nomem(err);
+        goto done;
+    }
+    st = bl_json_object_set(rt, "target", bl_json_copy(target), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(rt, "horizon", bl_json_int(horizon), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(rt, "model_config", config, err);
+        config = NULL;
+    }
+    if (st == BL_OK)
+        st = bl_json_object_set(rt, "n_inputs", bl_json_int((int64_t)def.n_inputs), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(rt, "n_effectors", bl_json_int((int64_t)def.n_effectors), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(rt, "neural_frames", bl_json_int(def.neural_frames), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(rt, "outcome_key", bl_json_string(def.outcome_key), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(rt, "upper_bound", bl_json_real(def.upper_bound), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(rt, "task_options", opts_json, err);
+        opts_json = NULL;
+    }
+    if (st == BL_OK) {
+        *out = rt;
+        rt = NULL;
+    }
+done:
+    bl_task_options_clear(&opts);
+    bl_json_free(config);
+    bl_json_free(opts_json);
+    bl_json_free(rt);
+    return st;
+}
+
+/* ---- public ----------------------------------------------------------- */
+
+bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error *err)
+{
+    *out = NULL;
+    const bl_json *request = plan->plain;
+    const bl_json *targets = bl_plan_member(request, "targets");
+    bl_json *o = bl_json_object(), *list = bl_json_array();
+    bl_status st = BL_OK;
+    if (!o || !list) {
+        bl_json_free(o);
+        bl_json_free(list);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < bl_json_size(targets) && st == BL_OK; i++) {
+        bl_json *rt = NULL;
+        st = resolve_target(request, bl_json_at(targets, i), &rt, err);
+        if (st == BL_OK)
+            st = bl_json_array_append(list, rt, err);
+    }
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "request", bl_json_copy(request), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(o, "targets", list, err);
+        list = NULL;
+    }
+    bl_resolved_plan *r = NULL;
+    if (st == BL_OK) {
+        r = bl_malloc(sizeof *r);
+        if (!r)
+            st = nomem(err);
+    }
+    /* The hash covers {"request", "targets"}: computed before the hash
+     * itself joins the object. */
+    if (st == BL_OK)
+        st = bl_json_digest(o, r->hash, err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "contract_hash", bl_json_string(r->hash), err);
+    if (st != BL_OK) {
+        bl_free(r);
+        bl_json_free(o);
+        bl_json_free(list);
+        return st;
+    }
+    r->plain = o;
+    *out = r;
+    return BL_OK;
+}
+
+void bl_resolved_plan_free(bl_resolved_plan *r)
+{
+    if (!r)
+        return;
+    bl_json_free(r->plain);
+    bl_free(r);
+}
+
+const bl_json *bl_resolved_plain(const bl_resolved_plan *r)
+{
+    return r->plain;
+}
+
+const char *bl_resolved_contract_hash(const bl_resolved_plan *r)
+{
+    return r->hash;
+}
+
+size_t bl_resolved_target_count(const bl_resolved_plan *r)
+{
+    return bl_json_size(bl_plan_member(r->plain, "targets"));
+}
+
+const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i)
+{
+    const bl_json *t = bl_json_at(bl_plan_member(r->plain, "targets"), i);
+    BL_ASSERT(t != NULL);
+    return t;
+}

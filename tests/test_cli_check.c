@@ -1,0 +1,275 @@
+/* `brainlesslab check` (spec/platform.md §3.2): the resolved plan on stdout,
+ * byte for byte as the reference's json.dumps prints it; errors as one line
+ * on stderr with nothing on stdout; Ctrl-C exits 130. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "brainlesslab/json.h"
+#include "support.h"
+
+#define DELAYED_CUE_HASH "790cbdeb4b4305b23e5f237de51aad3eed8741b0460539a9c08ded96328b15c3"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    size_t cap = 1 << 16, len = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    size_t got;
+    while ((got = fread(s + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            cap *= 2;
+            s = realloc(s, cap);
+            assert_non_null(s);
+        }
+    }
+    fclose(f);
+    s[len] = 0;
+    return s;
+}
+
+static void assert_one_error_line(const char *err, const char *prefix)
+{
+    size_t n = strlen(err);
+    if (strncmp(err, prefix, strlen(prefix)) != 0 || n == 0 || err[n - 1] != '\n' ||
+        strchr(err, '\n') != err + n - 1)
+        fail_msg("expected one line starting with '%s', got:\n%s", prefix, err);
+}
+
+/* The shell-quoted form of a path (no single quotes in our paths). */
+static const char *quoted(const char *cmd, const char *path)
+{
+    static char buf[8400];
+    assert_null(strchr(path, '\''));
+    int n = snprintf(buf, sizeof buf, "%s '%s'", cmd, path);
+    assert_true(n > 0 && (size_t)n < sizeof buf);
+    return buf;
+}
+
+static void test_delayed_cue_matches_reference(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    char *out, *err;
+    int rc = bl_test_run_cli(quoted("check", bl_test_shared_path("plans/delayed-cue.toml")),
+                             &out, &err);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    assert_string_equal(err, "");
+    size_t n = strlen(out);
+    assert_true(n > 2 && out[n - 1] == '\n');
+
+    bl_json *doc = NULL;
+    BL_CHECK(bl_json_parse(out, n, "check output", &doc, NULL));
+    assert_int_equal(bl_json_kindof(doc), BL_JSON_OBJECT);
+    assert_int_equal(bl_json_size(doc), 3);
+    const bl_json *hash = bl_json_get(doc, "contract_hash");
+    assert_non_null(hash);
+    assert_string_equal(bl_json_get_string(hash, NULL), DELAYED_CUE_HASH);
+    assert_non_null(bl_json_get(doc, "request"));
+    assert_non_null(bl_json_get(doc, "targets"));
+    bl_json_free(doc);
+
+    /* Byte for byte what Python prints for the reference's canonical JSON. */
+    const char *py = bl_test_python_plain();
+    if (!py) {
+        bl_test_missing("python3 (for the expected json.dumps text)");
+        free(out);
+        free(err);
+        skip();
+    }
+    char *dir = bl_test_mkdtemp();
+    char expected_path[4200], cmd[16384];
+    snprintf(expected_path, sizeof expected_path, "%s/expected.json", dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s' -c 'import json, sys\n"
+             "d = json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+             "d[\"contract_hash\"] = sys.argv[2]\n"
+             "sys.stdout.write(json.dumps(d, sort_keys=True, ensure_ascii=False) + \"\\n\")' "
+             "'%s/data/delayed-cue.canonical.json' %s >'%s'",
+             py, bl_test_tests_dir(), DELAYED_CUE_HASH, expected_path);
+    assert_int_equal(system(cmd), 0);
+    char *expected = slurp(expected_path);
+    assert_string_equal(out, expected);
+    free(expected);
+    bl_test_rmtree(dir);
+    free(dir);
+    free(out);
+    free(err);
+}
+
+/* Runs check on every *.toml of `dir`; returns how many there were. */
+static size_t check_all(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("cannot list %s", dir);
+    size_t count = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".toml") != 0)
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *out, *err;
+        int rc = bl_test_run_cli(quoted("check", path), &out, &err);
+        if (rc != 0)
+            fail_msg("check %s: exit %d: %s", path, rc, err);
+        assert_string_equal(err, "");
+        bl_json *doc = NULL;
+        BL_CHECK(bl_json_parse(out, strlen(out), path, &doc, NULL));
+        const bl_json *hash = bl_json_get(doc, "contract_hash");
+        assert_non_null(hash);
+        assert_int_equal(strlen(bl_json_get_string(hash, NULL)), 64);
+        const bl_json *targets = bl_json_get(doc, "targets");
+        assert_non_null(targets);
+        assert_true(bl_json_size(targets) >= 1);
+        bl_json_free(doc);
+        free(out);
+        free(err);
+        count++;
+    }
+    closedir(d);
+    return count;
+}
+
+static void test_every_plan_checks(void **state)
+{
+    (void)state;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/../plans", bl_test_tests_dir());
+    assert_int_equal(check_all(dir), 3); /* quick-start, benchmark, sweep-leak */
+    BL_REQUIRE_SHARED();
+    assert_true(check_all(bl_test_shared_path("plans")) >= 6);
+}
+
+/* Our sweep's target ids are the spec's sweep-cell digests. */
+static void test_sweep_leak_ids(void **state)
+{
+    (void)state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/../plans/sweep-leak.toml", bl_test_tests_dir());
+    char *out, *err;
+    assert_int_equal(bl_test_run_cli(quoted("check", path), &out, &err), 0);
+    /* sha256('{"leak":0.05}'), sha256('{"leak":0.1}') (the spec's check
+     * value), ... first 16 hex digits. */
+    static const char *const ids[] = {
+        "\"id\": \"4251fa87f9db9fb1\"", "\"id\": \"84f6b98f6e57c127\"",
+        "\"id\": \"6af512a1673a80b1\"", "\"id\": \"9ca081a7ea7121f2\"",
+    };
+    for (size_t i = 0; i < 4; i++)
+        assert_non_null(strstr(out, ids[i]));
+    free(out);
+    free(err);
+}
+
+static void test_errors_are_one_line(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    struct {
+        const char *name, *text, *prefix;
+    } cases[] = {
+        {"syntax.toml", "format = \"brainlesslab-plan\"\nid = [\n", "brainlesslab: ValueError: "},
+        {"v3.toml",
+         "format = \"brainlesslab-plan\"\nformat_version = 3\nid = \"x\"\n",
+         "brainlesslab: ValueError: "},
+        {"empty.toml", "", "brainlesslab: "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(cases[i].text, f);
+        assert_int_equal(fclose(f), 0);
+        char *out, *err;
+        assert_int_equal(bl_test_run_cli(quoted("check", path), &out, &err), 1);
+        assert_string_equal(out, "");
+        assert_one_error_line(err, cases[i].prefix);
+        free(out);
+        free(err);
+    }
+    char *out, *err;
+    snprintf(path, sizeof path, "%s/missing.toml", dir);
+    assert_int_equal(bl_test_run_cli(quoted("check", path), &out, &err), 1);
+    assert_string_equal(out, "");
+    assert_one_error_line(err, "brainlesslab: FileNotFoundError: ");
+    free(out);
+    free(err);
+    assert_int_equal(bl_test_run_cli(quoted("check", dir), &out, &err), 1);
+    assert_string_equal(out, "");
+    assert_one_error_line(err, "brainlesslab: IsADirectoryError: ");
+    free(out);
+    free(err);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* Ctrl-C while check waits for its plan (a FIFO nobody writes) ends it with
+ * exit 130 and one line, and nothing on stdout. */
+static void test_interrupt_exits_130(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char fifo[4200], outp[4200], errp[4200];
+    snprintf(fifo, sizeof fifo, "%s/plan.toml", dir);
+    snprintf(outp, sizeof outp, "%s/stdout", dir);
+    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    /* Held open for writing so the program's read blocks instead of
+     * seeing end of file. */
+    int keep = open(fifo, O_RDWR);
+    assert_true(keep >= 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(99);
+        close(keep);
+        execl(bl_test_cli_path(), "brainlesslab", "check", fifo, (char *)NULL);
+        _exit(98);
+    }
+    /* Give it time to install its handler and block in read. */
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    assert_int_equal(kill(pid, SIGINT), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(keep);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 130);
+    char *out = slurp(outp), *err = slurp(errp);
+    assert_string_equal(out, "");
+    assert_string_equal(err, "brainlesslab: KeyboardInterrupt: interrupted\n");
+    free(out);
+    free(err);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_delayed_cue_matches_reference),
+        cmocka_unit_test(test_every_plan_checks),
+        cmocka_unit_test(test_sweep_leak_ids),
+        cmocka_unit_test(test_errors_are_one_line),
+        cmocka_unit_test(test_interrupt_exits_130),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,597 @@
+/* Plans: documents, validation, resolution, the contract hash and ids
+ * (spec/platform.md §1.1–§1.6, §2, §4.2). Messages are compared in full:
+ * they are the reference's (or our documented wording) and the CLI prints
+ * them verbatim. Validation documents are built as JSON, so these tests do
+ * not depend on the TOML bridge; the shared plans go through it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/json.h"
+#include "brainlesslab/plan.h"
+#include "support.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* JSON text with ` for " (keeps the tables below readable). */
+static bl_json *doc(const char *text)
+{
+    char *t = strdup(text);
+    assert_non_null(t);
+    for (char *p = t; *p; p++)
+        if (*p == '`')
+            *p = '"';
+    bl_json *v = NULL;
+    bl_error err = {0};
+    if (bl_json_parse(t, strlen(t), "test", &v, &err) != BL_OK)
+        fail_msg("bad test JSON %s: %s", t, err.msg);
+    free(t);
+    return v;
+}
+
+#define HEAD "`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `p`"
+#define TARGET "{`id`: `a`}"
+
+static bl_plan *read_shared(const char *name)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "plans/%s", name);
+    bl_plan *p = NULL;
+    bl_error err = {0};
+    if (bl_plan_read(bl_test_shared_path(rel), &p, &err) != BL_OK)
+        fail_msg("%s: %s: %s", name, bl_status_kind(err.status), err.msg);
+    return p;
+}
+
+static bl_resolved_plan *resolve_ok(const bl_plan *p)
+{
+    bl_resolved_plan *r = NULL;
+    bl_error err = {0};
+    if (bl_plan_resolve(p, &r, &err) != BL_OK)
+        fail_msg("resolve %s: %s: %s", bl_plan_id(p), bl_status_kind(err.status), err.msg);
+    return r;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    assert_non_null(s);
+    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+static const char *const shared_plans[] = {
+    "delayed-cue.toml",
+    "falandays-core.toml",
+    "sweep-delayed-cue.toml",
+    "calibration-published-tracking.toml",
+    "calibration-published-pong.toml",
+    "calibration-published-cartpole_plank_easy.toml",
+};
+
+/* ---- the contract vector and the shared plans -------------------------- */
+
+static void test_delayed_cue_contract_vector(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    bl_plan *p = read_shared("delayed-cue.toml");
+    bl_resolved_plan *r = resolve_ok(p);
+    assert_string_equal(bl_resolved_contract_hash(r),
+                        "790cbdeb4b4305b23e5f237de51aad3eed8741b0460539a9c08ded96328b15c3");
+
+    /* The hashed text itself, byte for byte. */
+    bl_json *c = bl_json_object();
+    bl_error err = {0};
+    assert_int_equal(bl_json_object_set(c, "request", bl_json_copy(bl_plan_plain(p)), &err),
+                     BL_OK);
+    bl_json *targets = bl_json_copy(bl_json_get(bl_resolved_plain(r), "targets"));
+    assert_int_equal(bl_json_object_set(c, "targets", targets, &err), BL_OK);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(bl_json_canonical(c, &text, &len, &err), BL_OK);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/data/delayed-cue.canonical.json", bl_test_tests_dir());
+    char *want = slurp(path);
+    assert_string_equal(text, want);
+    free(want);
+    bl_free(text);
+    bl_json_free(c);
+
+    /* The printed form carries the hash too. */
+    const bl_json *h = bl_json_get(bl_resolved_plain(r), "contract_hash");
+    assert_non_null(h);
+    assert_string_equal(bl_json_get_string(h, NULL), bl_resolved_contract_hash(r));
+    assert_int_equal(bl_resolved_target_count(r), 1);
+    assert_string_equal(bl_plan_id(p), "delayed-cue-development");
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+}
+
+static void test_every_shared_plan_resolves(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    for (size_t i = 0; i < sizeof shared_plans / sizeof *shared_plans; i++) {
+        bl_plan *p = read_shared(shared_plans[i]);
+        bl_resolved_plan *r = resolve_ok(p);
+        assert_int_equal(strlen(bl_resolved_contract_hash(r)), 64);
+        bl_resolved_plan_free(r);
+        bl_plan_free(p);
+    }
+
+    /* §2.3 (b): horizons, ports and frames of the four benchmark tasks. */
+    bl_plan *p = read_shared("falandays-core.toml");
+    bl_resolved_plan *r = resolve_ok(p);
+    assert_int_equal(bl_resolved_target_count(r), 8);
+    const int64_t horizon[4] = {2000, 7200, 15000, 144}, inputs[4] = {62, 46, 8, 3},
+                  frames[4] = {1, 1, 24, 1};
+    for (size_t i = 0; i < 8; i++) {
+        const bl_json *t = bl_resolved_target(r, i);
+        assert_int_equal(bl_json_get_int(bl_json_get(t, "horizon")), horizon[i % 4]);
+        assert_int_equal(bl_json_get_int(bl_json_get(t, "n_inputs")), inputs[i % 4]);
+        assert_int_equal(bl_json_get_int(bl_json_get(t, "n_effectors")), 2);
+        assert_int_equal(bl_json_get_int(bl_json_get(t, "neural_frames")), frames[i % 4]);
+    }
+    /* pong's node parameter reaches the full configuration. */
+    const bl_json *cfg = bl_json_get(bl_resolved_target(r, 1), "model_config");
+    assert_string_equal(bl_json_get_string(bl_json_get(cfg, "weight_init_mode"), NULL),
+                        "pong_mixed");
+    assert_int_equal(bl_json_size(cfg), 19);
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+}
+
+static void test_sweep_ids_and_labels(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    bl_plan *p = read_shared("sweep-delayed-cue.toml");
+    const bl_json *targets = bl_json_get(bl_plan_plain(p), "targets");
+    const char *ids[3] = {"84f6b98f6e57c127", "e902202a74b75788", "c5ffb217c5bae322"};
+    const char *labels[3] = {"{'leak': 0.1}", "{'leak': 0.25}", "{'leak': 0.5}"};
+    assert_int_equal(bl_json_size(targets), 3);
+    for (size_t i = 0; i < 3; i++) {
+        const bl_json *t = bl_json_at(targets, i);
+        const bl_json *params =
+            bl_json_get(bl_json_get(bl_json_get(t, "composition"), "node"), "parameters");
+        char id[17];
+        char *label = NULL;
+        BL_CHECK(bl_sweep_target_id(params, id, NULL));
+        BL_CHECK(bl_sweep_label(params, &label, NULL));
+        assert_string_equal(id, ids[i]);
+        assert_string_equal(bl_json_get_string(bl_json_get(t, "id"), NULL), ids[i]);
+        assert_string_equal(label, labels[i]);
+        assert_string_equal(bl_json_get_string(bl_json_get(t, "label"), NULL), labels[i]);
+        bl_free(label);
+    }
+    bl_plan_free(p);
+
+    /* Python repr details: quotes, bools, tuples, ints vs floats. */
+    bl_json *cell = doc("{`it's`: `a\\\\b`, `x`: [1], `y`: [], `z`: true, `w`: 1e-05, "
+                        "`v`: `say \\`hi\\``}");
+    char *label = NULL;
+    BL_CHECK(bl_sweep_label(cell, &label, NULL));
+    assert_string_equal(label, "{\"it's\": 'a\\\\b', 'x': (1,), 'y': (), 'z': True, "
+                               "'w': 1e-05, 'v': 'say \"hi\"'}");
+    bl_free(label);
+    bl_json_free(cell);
+}
+
+static void test_wiring_id_example(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    bl_plan *p = read_shared("delayed-cue.toml");
+    bl_resolved_plan *r = resolve_ok(p);
+    char hex[65];
+    BL_CHECK(bl_plan_wiring_id(r, 0, 0, 0, hex, NULL));
+    assert_string_equal(hex, "69bf351c36894abae460ecca9f5b0bb5f73be282387cbfc257a43ed6421bd52c");
+    /* Block scope: the trial does not matter, the block does. */
+    char other[65];
+    BL_CHECK(bl_plan_wiring_id(r, 0, 0, 1, other, NULL));
+    assert_string_equal(other, hex);
+    BL_CHECK(bl_plan_wiring_id(r, 0, 1, 0, other, NULL));
+    assert_string_not_equal(other, hex);
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+
+    p = read_shared("calibration-published-pong.toml");
+    r = resolve_ok(p);
+    BL_CHECK(bl_plan_wiring_id(r, 0, 0, 0, hex, NULL));
+    assert_string_equal(hex, "none");
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+}
+
+static void test_write_round_trip(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    for (size_t i = 0; i < sizeof shared_plans / sizeof *shared_plans; i++) {
+        bl_plan *p = read_shared(shared_plans[i]);
+        bl_resolved_plan *r = resolve_ok(p);
+        bl_buf text;
+        bl_buf_init(&text);
+        bl_error err = {0};
+        if (bl_plan_write(p, &text, &err) != BL_OK)
+            fail_msg("write %s: %s", shared_plans[i], err.msg);
+        bl_json *back = NULL;
+        if (bl_toml_parse(text.data, text.len, "written", &back, &err) != BL_OK)
+            fail_msg("reparse %s: %s\n%s", shared_plans[i], err.msg, text.data);
+        /* null keys are left out: no "horizon" when the plan has none. */
+        const bl_json *eval = bl_json_get(back, "evaluation");
+        assert_int_equal(bl_json_get(eval, "horizon") != NULL,
+                         bl_json_kindof(bl_json_get(bl_json_get(bl_plan_plain(p), "evaluation"),
+                                                    "horizon")) != BL_JSON_NULL);
+        bl_plan *q = NULL;
+        if (bl_plan_from_document(back, &q, &err) != BL_OK)
+            fail_msg("read back %s: %s", shared_plans[i], err.msg);
+        assert_true(bl_json_equal(bl_plan_plain(p), bl_plan_plain(q)));
+        bl_resolved_plan *rq = resolve_ok(q);
+        assert_string_equal(bl_resolved_contract_hash(r), bl_resolved_contract_hash(rq));
+        bl_resolved_plan_free(rq);
+        bl_plan_free(q);
+        bl_json_free(back);
+        bl_buf_free(&text);
+        bl_resolved_plan_free(r);
+        bl_plan_free(p);
+    }
+}
+
+/* ---- defaults and the kinds of values ---------------------------------- */
+
+static void test_defaults_and_kinds_are_kept(void **state)
+{
+    (void)state;
+    bl_json *d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: 1, "
+                     "`node`: {`parameters`: {`leak`: 0}}}}]}");
+    bl_plan *p = NULL;
+    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    bl_json_free(d);
+    char *text = NULL;
+    size_t len;
+    BL_CHECK(bl_json_canonical(bl_plan_plain(p), &text, &len, NULL));
+    assert_string_equal(
+        text,
+        "{\"diagnostic\":false,\"evaluation\":{\"blocks\":1,\"construction_scope\":\"block\","
+        "\"horizon\":null,\"root_seed\":0,\"seed_partition\":\"development\","
+        "\"trials_per_block\":1,\"warmup\":0},\"evidence\":\"exploratory\",\"id\":\"p\","
+        "\"numerics\":{\"dtype\":\"float64\",\"fast_math\":false,\"reduction\":\"ordered\","
+        "\"rng\":\"philox-host-v1\"},\"operation\":\"profile\",\"question\":\"\",\"targets\":"
+        "[{\"composition\":{\"count\":200,\"input_gain\":1,\"node\":{\"kind\":\"falandays\","
+        "\"parameters\":{\"leak\":0}},\"task\":{\"kind\":\"delayed_cue\",\"options\":{}}},"
+        "\"construction_key\":\"paired-construction\",\"controller\":\"reservoir\",\"id\":\"a\","
+        "\"interventions\":[],\"label\":\"\",\"mechanism_key\":\"paired-mechanism\","
+        "\"pairing_key\":\"paired-worlds\"}],\"version\":\"1\"}");
+    bl_free(text);
+
+    /* The model config keeps the int as given (the reference's dataclass
+     * does), and it changes the hash against 0.0. */
+    bl_resolved_plan *r = resolve_ok(p);
+    const bl_json *cfg = bl_json_get(bl_resolved_target(r, 0), "model_config");
+    assert_int_equal(bl_json_kindof(bl_json_get(cfg, "leak")), BL_JSON_INT);
+    assert_int_equal(bl_json_get_int(bl_json_get(bl_resolved_target(r, 0), "horizon")), 144);
+    bl_json *d2 = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: 1, "
+                      "`node`: {`parameters`: {`leak`: 0.0}}}}]}");
+    bl_plan *p2 = NULL;
+    BL_CHECK(bl_plan_from_document(d2, &p2, NULL));
+    bl_resolved_plan *r2 = resolve_ok(p2);
+    assert_string_not_equal(bl_resolved_contract_hash(r), bl_resolved_contract_hash(r2));
+    bl_resolved_plan_free(r2);
+    bl_plan_free(p2);
+    bl_json_free(d2);
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+
+    /* format_version 4.0 passes, as Python compares numerically. */
+    d = doc("{`format`: `brainlesslab-plan`, `format_version`: 4.0, `id`: `p`, `targets`: "
+            "[" TARGET "]}");
+    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    bl_plan_free(p);
+    bl_json_free(d);
+
+    /* input_link_p: the reference stores floats. */
+    d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
+            "{`input_link_p`: [1, 0.5, 0]}}}}]}");
+    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    r = resolve_ok(p);
+    const bl_json *lp =
+        bl_json_get(bl_json_get(bl_resolved_target(r, 0), "model_config"), "input_link_p");
+    assert_int_equal(bl_json_size(lp), 3);
+    assert_int_equal(bl_json_kindof(bl_json_at(lp, 0)), BL_JSON_REAL);
+    assert_true(bl_json_get_real(bl_json_at(lp, 0)) == 1.0);
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+    bl_json_free(d);
+
+    /* SORN: sixteen fields, p_ee = 10/166. */
+    d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `sorn`}}}]}");
+    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    r = resolve_ok(p);
+    cfg = bl_json_get(bl_resolved_target(r, 0), "model_config");
+    assert_int_equal(bl_json_size(cfg), 16);
+    assert_true(bl_json_get_real(bl_json_get(cfg, "p_ee")) == 10.0 / 166.0);
+    assert_true(bl_json_get_bool(bl_json_get(cfg, "learn_on")));
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+    bl_json_free(d);
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+typedef struct bad_case {
+    const char *doc;
+    bl_status status;
+    const char *msg;
+} bad_case;
+
+static const bad_case document_errors[] = {
+    /* §2.1 step 2 */
+    {"{`format`: `brainlesslab-plan`, `format_version`: 3, `id`: `p`}", BL_EVALUE,
+     "requires fresh Python plan v4; historical plans require archived Julia"},
+    {"{`format_version`: 4, `id`: `p`}", BL_EVALUE,
+     "requires fresh Python plan v4; historical plans require archived Julia"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: true}", BL_EVALUE,
+     "requires fresh Python plan v4; historical plans require archived Julia"},
+    /* unknown and missing fields */
+    {"{" HEAD ", `targets`: [" TARGET "], `colour`: 1}", BL_EVALUE,
+     "invalid Plan fields: Plan.__init__() got an unexpected keyword argument 'colour'"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `targets`: [" TARGET "]}", BL_EVALUE,
+     "invalid Plan fields: Plan.__init__() missing 1 required positional argument: 'id'"},
+    {"{" HEAD ", `targets`: [{`label`: `x`}]}", BL_EVALUE,
+     "invalid EvaluationTarget fields: EvaluationTarget.__init__() missing 1 required "
+     "positional argument: 'id'"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{}]}]}", BL_EVALUE,
+     "invalid Intervention fields: Intervention.__init__() missing 2 required positional "
+     "arguments: 'tick' and 'verb'"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `sorn`, `x`: 1}}}]}",
+     BL_EVALUE, "invalid NodeSpec fields: NodeSpec.__init__() got an unexpected keyword "
+                "argument 'x'"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`size`: 1}}]}", BL_EVALUE,
+     "invalid CompositionSpec fields: CompositionSpec.__init__() got an unexpected keyword "
+     "argument 'size'"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`seeds`: 1}}", BL_EVALUE,
+     "invalid EvaluationSpec fields: EvaluationSpec.__init__() got an unexpected keyword "
+     "argument 'seeds'"},
+    {"{" HEAD ", `targets`: [" TARGET "], `numerics`: 5}", BL_EVALUE,
+     "invalid NumericalPolicy fields: argument after ** must be a mapping, not int"},
+    /* §1.1 configuration values */
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`options`: {`x`: {}}}}}]}",
+     BL_EVALUE, "invalid TaskSpec fields: unsupported configuration value: dict"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
+     "{`x`: [1, null]}}}}]}",
+     BL_EVALUE, "invalid NodeSpec fields: unsupported configuration value: NoneType"},
+    /* §1.2 */
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: 64.0}}]}", BL_EVALUE,
+     "count must be an integer >= 1"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: true}}]}", BL_EVALUE,
+     "count must be an integer >= 1"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: 0}}]}", BL_EVALUE,
+     "count must be an integer >= 1"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: -1}}]}", BL_EVALUE,
+     "input_gain must be finite and non-negative"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: `x`}}]}", BL_EVALUE,
+     "invalid CompositionSpec fields: must be real number, not str"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `lif`}}}]}",
+     BL_EVALUE, "unsupported node 'lif'; archived nodes require Julia"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`kind`: `maze`}}}]}",
+     BL_EVALUE, "unsupported task 'maze'; historical tasks require Julia"},
+    {"{" HEAD ", `targets`: [{`id`: ``}]}", BL_EVALUE,
+     "id must be a non-empty stable identity"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `mechanism_key`: ``}]}", BL_EVALUE,
+     "mechanism_key must be a non-empty stable identity"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: "
+     "`blind_input`}, {`tick`: 1, `verb`: `blind_input`}]}]}",
+     BL_EVALUE, "duplicate intervention"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 0, `verb`: "
+     "`blind_input`}]}]}",
+     BL_EVALUE, "intervention tick must be an integer >= 1"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: `sleep`}]}]}",
+     BL_EVALUE, "unsupported intervention 'sleep'"},
+    {"{" HEAD ", `targets`: [" TARGET "], `numerics`: {`dtype`: `float16`}}", BL_EVALUE,
+     "dtype must be float64 or float32"},
+    {"{" HEAD ", `targets`: [" TARGET "], `numerics`: {`fast_math`: true}}", BL_EVALUE,
+     "this release supports strict ordered arithmetic and philox-host-v1"},
+    {"{" HEAD ", `targets`: [" TARGET "], `numerics`: {`rng`: `mt19937`}}", BL_EVALUE,
+     "this release supports strict ordered arithmetic and philox-host-v1"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`construction_scope`: `run`}}",
+     BL_EVALUE, "invalid construction_scope"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`seed_partition`: ``}}", BL_EVALUE,
+     "seed_partition must name a disjoint scientific seed bank"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`horizon`: 5, `warmup`: 5}}",
+     BL_EVALUE, "horizon must exceed warmup"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`blocks`: 0}}", BL_EVALUE,
+     "blocks must be an integer >= 1"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`warmup`: -1}}", BL_EVALUE,
+     "warmup must be an integer >= 0"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`root_seed`: 1.5}}", BL_EVALUE,
+     "root_seed must be an integer >= 0"},
+    {"{" HEAD ", `targets`: []}", BL_EVALUE, "a plan needs an id and at least one target"},
+    {"{" HEAD "}", BL_EVALUE, "a plan needs an id and at least one target"},
+    {"{" HEAD ", `targets`: [" TARGET ", " TARGET "]}", BL_EVALUE,
+     "condition IDs must be unique"},
+    {"{" HEAD ", `targets`: [" TARGET "], `operation`: `evolve`}", BL_EVALUE,
+     "unsupported operation"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evidence`: `sure`}", BL_EVALUE,
+     "unknown evidence state"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evidence`: `promoted`}", BL_EVALUE,
+     "the development runner cannot confer confirmed or promoted evidence"},
+    /* Order: targets before evaluation before the plan's own checks. */
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: 0}}], `evaluation`: "
+     "{`blocks`: 0}, `operation`: `x`}",
+     BL_EVALUE, "count must be an integer >= 1"},
+};
+
+static const bad_case resolve_errors[] = {
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
+     "{`leek`: 0.1}}}}]}",
+     BL_ETYPE, "FalandaysConfig.__init__() got an unexpected keyword argument 'leek'"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `sorn`, "
+     "`parameters`: {`learn_on`: 1}}}}]}",
+     BL_ETYPE, "learn_on must be a bool"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
+     "{`leak`: `x`}}}}]}",
+     BL_ETYPE, "FalandaysConfig.leak must be a number"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`options`: {`x`: 1}}}}]}",
+     BL_EVALUE, "unknown options for delayed_cue: ['x']"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`warmup`: 1}}", BL_EVALUE,
+     "episode tasks require warmup=0"},
+    {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`horizon`: 100}}", BL_EVALUE,
+     "probe horizon must contain the entire episode or session"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`kind`: `pong`}}}], "
+     "`evaluation`: {`horizon`: 100}}",
+     BL_EVALUE, "pong requires 6000 scored ticks"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`kind`: `pong`}}}], "
+     "`evaluation`: {`horizon`: 100, `warmup`: 100}}",
+     BL_EVALUE, "horizon must exceed warmup"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `controller`: `bag`}]}", BL_EVALUE,
+     "policy 'bag' is not defined for delayed_cue"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
+     "{`learn_on`: false}}}, `interventions`: [{`tick`: 1, `verb`: `freeze_weights`}]}]}",
+     BL_EVALUE, "cannot freeze learning which is already disabled"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 2, `verb`: "
+     "`freeze_weights`}, {`tick`: 1, `verb`: `freeze_plasticity`}]}]}",
+     BL_EVALUE, "freeze_weights would not change the declared mechanism"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: "
+     "`freeze_weights`}, {`tick`: 1, `verb`: `freeze_plasticity`}]}]}",
+     BL_EVALUE, "same-tick freeze_weights and freeze_plasticity are redundant"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
+     "{`lrate_wmat`: 0, `lrate_targ`: 0}}}, `interventions`: [{`tick`: 1, `verb`: "
+     "`freeze_plasticity`}]}]}",
+     BL_EVALUE, "freeze_plasticity would not change the declared mechanism"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: 0.0}, "
+     "`interventions`: [{`tick`: 1, `verb`: `blind_input`}]}]}",
+     BL_EVALUE, "blind_input would not change the declared interface"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: "
+     "`blind_input`}, {`tick`: 2, `verb`: `shuffle_input`}]}]}",
+     BL_EVALUE, "shuffle_input would not change the declared interface"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 145, `verb`: "
+     "`blind_input`}]}]}",
+     BL_EVALUE, "intervention is beyond the trial horizon"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `controller`: `oracle`, `interventions`: "
+     "[{`tick`: 1, `verb`: `blind_input`}]}]}",
+     BL_EVALUE, "reservoir interventions require a reservoir controller"},
+    {"{" HEAD ", `operation`: `calibrate`, `targets`: [" TARGET "]}", BL_EVALUE,
+     "calibration requires the reference null and calibration seed bank"},
+    {"{" HEAD ", `operation`: `calibrate`, `targets`: [{`id`: `a`, `controller`: "
+     "`reference_null`}], `evaluation`: {`seed_partition`: `calibration`}}",
+     BL_EVALUE, "empirical calibration requires 1024 full independent trajectories"},
+};
+
+static void test_document_errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof document_errors / sizeof *document_errors; i++) {
+        const bad_case *c = &document_errors[i];
+        bl_json *d = doc(c->doc);
+        bl_plan *p = NULL;
+        bl_error err = {0};
+        bl_status st = bl_plan_from_document(d, &p, &err);
+        if (st != c->status || strcmp(err.msg, c->msg) != 0)
+            fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
+                     bl_status_kind(c->status), c->msg);
+        assert_null(p);
+        bl_json_free(d);
+    }
+}
+
+static void test_resolve_errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof resolve_errors / sizeof *resolve_errors; i++) {
+        const bad_case *c = &resolve_errors[i];
+        bl_json *d = doc(c->doc);
+        bl_plan *p = NULL;
+        bl_error err = {0};
+        bl_status st = bl_plan_from_document(d, &p, &err);
+        bl_resolved_plan *r = NULL;
+        if (st == BL_OK)
+            st = bl_plan_resolve(p, &r, &err);
+        if (st != c->status || strcmp(err.msg, c->msg) != 0)
+            fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
+                     bl_status_kind(c->status), c->msg);
+        assert_null(r);
+        bl_plan_free(p);
+        bl_json_free(d);
+    }
+    /* Allowed: a later freeze_plasticity after freeze_weights, an alias
+     * controller (kept as given), diagnostic short horizons. */
+    bl_json *d = doc("{" HEAD ", `diagnostic`: true, `targets`: [{`id`: `a`, `interventions`: "
+                     "[{`tick`: 1, `verb`: `freeze_weights`}, {`tick`: 2, `verb`: "
+                     "`freeze_plasticity`}]}, {`id`: `b`, `controller`: "
+                     "`reference_nullblindpolicy`, `composition`: {`task`: {`kind`: `pong`}}}],"
+                     " `evaluation`: {`horizon`: 200}}");
+    bl_plan *p = NULL;
+    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    bl_resolved_plan *r = resolve_ok(p);
+    const bl_json *t = bl_json_get(bl_resolved_target(r, 1), "target");
+    assert_string_equal(bl_json_get_string(bl_json_get(t, "controller"), NULL),
+                        "reference_nullblindpolicy");
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+    bl_json_free(d);
+}
+
+/* ---- allocation failures ---------------------------------------------- */
+
+static void test_allocation_failures_are_clean(void **state)
+{
+    (void)state;
+    bl_json *d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: 8, "
+                     "`node`: {`parameters`: {`input_link_p`: [0.5, 1, 0.25]}}, `task`: "
+                     "{`options`: {`delays`: [4, 8]}}}, `interventions`: [{`tick`: 3, `verb`: "
+                     "`shuffle_input`}]}, {`id`: `b`, `composition`: {`node`: {`kind`: "
+                     "`sorn`}, `task`: {`kind`: `tracking`}}}], `evaluation`: {`blocks`: 2}}");
+    for (long k = 1;; k++) {
+        bl_alloc_fail_at(k);
+        bl_error err = {0};
+        bl_plan *p = NULL;
+        bl_resolved_plan *r = NULL;
+        char hex[65];
+        bl_status st = bl_plan_from_document(d, &p, &err);
+        if (st == BL_OK)
+            st = bl_plan_resolve(p, &r, &err);
+        if (st == BL_OK)
+            st = bl_plan_wiring_id(r, 0, 1, 0, hex, &err);
+        long used = bl_alloc_count();
+        bl_alloc_fail_at(0);
+        bl_resolved_plan_free(r);
+        bl_plan_free(p);
+        if (k > used) {
+            assert_int_equal(st, BL_OK);
+            break;
+        }
+        if (st != BL_ENOMEM || err.status != BL_ENOMEM)
+            fail_msg("allocation %ld of %ld failed but status %s (%s)", k, used,
+                     bl_status_kind(st), err.msg);
+    }
+    bl_json_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_delayed_cue_contract_vector),
+        cmocka_unit_test(test_every_shared_plan_resolves),
+        cmocka_unit_test(test_sweep_ids_and_labels),
+        cmocka_unit_test(test_wiring_id_example),
+        cmocka_unit_test(test_write_round_trip),
+        cmocka_unit_test(test_defaults_and_kinds_are_kept),
+        cmocka_unit_test(test_document_errors),
+        cmocka_unit_test(test_resolve_errors),
+        cmocka_unit_test(test_allocation_failures_are_clean),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
