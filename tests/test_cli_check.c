@@ -262,10 +262,49 @@ static void test_interrupt_exits_130(void **state)
     free(dir);
 }
 
+/* A reader that has gone away (`check plan | head -c 0`) gives one OSError
+ * line and exit 1, not a silent death by SIGPIPE. The pipe's read end is
+ * closed before the program starts, so the outcome does not race. */
+static void test_closed_stdout_is_one_oserror_line(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char plan[4200], errpath[4200];
+    snprintf(plan, sizeof plan, "%s/../plans/quick-start.toml", bl_test_tests_dir());
+    snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    close(fds[0]);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (errfd < 0 || dup2(fds[1], STDOUT_FILENO) < 0 || dup2(errfd, STDERR_FILENO) < 0)
+            _exit(99);
+        execl(bl_test_cli_path(), "brainlesslab", "check", plan, (char *)NULL);
+        _exit(98);
+    }
+    close(fds[1]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+    FILE *f = fopen(errpath, "r");
+    assert_non_null(f);
+    char line[1024] = "", extra[16];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_null(fgets(extra, sizeof extra, f));
+    fclose(f);
+    assert_true(strncmp(line, "brainlesslab: OSError: ", 23) == 0);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delayed_cue_matches_reference),
+        cmocka_unit_test(test_closed_stdout_is_one_oserror_line),
         cmocka_unit_test(test_every_plan_checks),
         cmocka_unit_test(test_sweep_leak_ids),
         cmocka_unit_test(test_errors_are_one_line),

@@ -56,4 +56,7 @@ void bl_cli_exit_on_interrupt(void)
     sa.sa_handler = on_interrupt;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
+    /* A closed stdout must become a failed write and one OSError line, not
+     * a silent death by SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
 }
