@@ -17,20 +17,14 @@
 #include "brainlesslab/npy.h"
 #include "brainlesslab/sha256.h"
 #include "support.h"
+#include "model_support.h"
 
 /* ---- initial states ------------------------------------------------------- */
-
-static void *xcalloc(size_t count, size_t size)
-{
-    void *p = calloc(count ? count : 1, size);
-    assert_non_null(p);
-    return p;
-}
 
 /* Zero arrays, signs +1, targets at targ_min: the adapter's defaults. */
 static bl_falandays_init *tinit_new(size_t n, size_t r, size_t e, const bl_falandays_config *c)
 {
-    bl_falandays_init *in = xcalloc(1, sizeof *in);
+    bl_falandays_init *in = bl_test_xcalloc(1, sizeof *in);
     if (c)
         in->config = *c;
     else
@@ -38,14 +32,14 @@ static bl_falandays_init *tinit_new(size_t n, size_t r, size_t e, const bl_falan
     in->n = n;
     in->r = r;
     in->e = e;
-    in->weights = xcalloc(n * n, sizeof(double));
-    in->recurrent_mask = xcalloc(n * n, sizeof(double));
-    in->input_weights = xcalloc(n * r, sizeof(double));
-    in->output_mask = xcalloc(n * e, sizeof(double));
-    in->signs = xcalloc(n, sizeof(int32_t));
-    in->acts = xcalloc(n, sizeof(double));
-    in->targets = xcalloc(n, sizeof(double));
-    in->spikes = xcalloc(n, sizeof(double));
+    in->weights = bl_test_xcalloc(n * n, sizeof(double));
+    in->recurrent_mask = bl_test_xcalloc(n * n, sizeof(double));
+    in->input_weights = bl_test_xcalloc(n * r, sizeof(double));
+    in->output_mask = bl_test_xcalloc(n * e, sizeof(double));
+    in->signs = bl_test_xcalloc(n, sizeof(int32_t));
+    in->acts = bl_test_xcalloc(n, sizeof(double));
+    in->targets = bl_test_xcalloc(n, sizeof(double));
+    in->spikes = bl_test_xcalloc(n, sizeof(double));
     for (size_t i = 0; i < n; i++) {
         in->signs[i] = 1;
         in->targets[i] = in->config.targ_min;
@@ -121,94 +115,6 @@ static void expect_create_error(bl_falandays_init **ins, size_t nslots, bl_dtype
     assert_null(m);
     if (!strstr(err.msg, needle))
         fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
-}
-
-/* A B x cols matrix of the model dtype from doubles (NULL: zeros). */
-static void *to_dtype(const bl_model *m, const double *src, size_t count)
-{
-    bool f32 = bl_model_dtype(m) == BL_FLOAT32;
-    void *buf = xcalloc(count, f32 ? sizeof(float) : sizeof(double));
-    for (size_t k = 0; k < count && src; k++) {
-        if (f32)
-            ((float *)buf)[k] = (float)src[k];
-        else
-            ((double *)buf)[k] = src[k];
-    }
-    return buf;
-}
-
-/* One frame; u [B][R] and xi [B][N] may be NULL (zeros), active NULL (all). */
-static void step(bl_model *m, const double *u, const double *xi, const int32_t *active)
-{
-    size_t nb = bl_model_slots(m), nr = bl_model_receptors(m), n = bl_model_nodes(m);
-    void *ub = to_dtype(m, u, nb * nr), *xb = to_dtype(m, xi, nb * n);
-    int32_t *all = xcalloc(nb, sizeof *all);
-    for (size_t b = 0; b < nb; b++)
-        all[b] = 1;
-    bl_matrix mu = {bl_model_dtype(m), nb, nr, ub}, mx = {bl_model_dtype(m), nb, n, xb};
-    bl_error err = {0};
-    if (bl_model_step(m, &mu, &mx, active ? active : all, nb, &err) != BL_OK)
-        fail_msg("step: %s", err.msg);
-    free(ub);
-    free(xb);
-    free(all);
-}
-
-static void reset(bl_model *m, const int32_t *active)
-{
-    bl_error err = {0};
-    if (bl_model_reset(m, active, bl_model_slots(m), &err) != BL_OK)
-        fail_msg("reset: %s", err.msg);
-}
-
-static void freeze(bl_model *m, const int32_t *active, bool all)
-{
-    bl_error err = {0};
-    bl_status st = all ? bl_model_freeze_plasticity(m, active, bl_model_slots(m), &err)
-                       : bl_model_freeze_weights(m, active, bl_model_slots(m), &err);
-    if (st != BL_OK)
-        fail_msg("freeze: %s", err.msg);
-}
-
-static bl_snapshot *snap(const bl_model *m, size_t slot)
-{
-    bl_snapshot *s = NULL;
-    bl_error err = {0};
-    if (bl_model_snapshot(m, slot, &s, &err) != BL_OK)
-        fail_msg("snapshot: %s", err.msg);
-    return s;
-}
-
-static const double *sget(const bl_snapshot *s, const char *name)
-{
-    const bl_snapshot_array *a = bl_snapshot_get(s, name);
-    if (!a)
-        fail_msg("snapshot lacks %s", name);
-    return a->data;
-}
-
-static size_t values_of(const bl_snapshot_array *a) { return a->shape[0] * a->shape[1]; }
-
-/* Bit-for-bit equality of every key (signed zeros and NaN payloads too). */
-static void assert_snap_identical(const bl_snapshot *a, const bl_snapshot *b, const char *what)
-{
-    assert_int_equal(a->count, b->count);
-    for (size_t k = 0; k < a->count; k++) {
-        const bl_snapshot_array *x = &a->arrays[k], *y = &b->arrays[k];
-        assert_string_equal(x->name, y->name);
-        assert_int_equal(x->ndim, y->ndim);
-        assert_int_equal(x->shape[0], y->shape[0]);
-        assert_int_equal(x->shape[1], y->shape[1]);
-        assert_int_equal(x->integer, y->integer);
-        if (memcmp(x->data, y->data, values_of(x) * sizeof(double)) != 0)
-            fail_msg("%s: key %s differs", what, x->name);
-    }
-}
-
-static void assert_bits(double got, double want, const char *what)
-{
-    if (bl_test_bits(got) != bl_test_bits(want))
-        fail_msg("%s: got %.17g, want %.17g", what, got, want);
 }
 
 static const int32_t ALL3[3] = {1, 1, 1};
@@ -353,18 +259,20 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
 
     double maxdev = 0;
     size_t inexact = 0, spike_checked = 0, near = 0;
-    double *prev_spikes = xcalloc(n, sizeof(double)), *prev_targets = xcalloc(n, sizeof(double));
+    double *prev_spikes = bl_test_xcalloc(n, sizeof(double)),
+           *prev_targets = bl_test_xcalloc(n, sizeof(double));
     for (size_t i = 0; i < n; i++)
         prev_targets[i] = c.targ_min;
     for (size_t t = 0; t < frames; t++) {
-        step(m, (const double *)inputs->data + t * nr, (const double *)noise->data + t * n, NULL);
+        bl_test_step(m, (const double *)inputs->data + t * nr, (const double *)noise->data + t * n,
+                     NULL);
         assert_int_equal(bl_model_finite(m)[0], 1);
-        bl_snapshot *s = snap(m, 0);
-        const double *acts = sget(s, "acts"), *targets = sget(s, "targets");
-        const double *spikes = sget(s, "spikes"), *prev = sget(s, "previous");
-        const double *errors = sget(s, "errors"), *counts = sget(s, "counts");
-        const double *eff = sget(s, "effectors"), *om = sget(s, "output_mask");
-        const double *mask = sget(s, "recurrent_mask");
+        bl_snapshot *s = bl_test_snap(m, 0);
+        const double *acts = bl_test_sget(s, "acts"), *targets = bl_test_sget(s, "targets");
+        const double *spikes = bl_test_sget(s, "spikes"), *prev = bl_test_sget(s, "previous");
+        const double *errors = bl_test_sget(s, "errors"), *counts = bl_test_sget(s, "counts");
+        const double *eff = bl_test_sget(s, "effectors"), *om = bl_test_sget(s, "output_mask");
+        const double *mask = bl_test_sget(s, "recurrent_mask");
         for (size_t i = 0; i < n; i++) {
             double fa = bl_npy_get_f64(acts_t, t * n + i);
             double ft = bl_npy_get_f64(targets_t, t * n + i);
@@ -386,7 +294,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
             /* Equations that the snapshot must satisfy on its own. */
             assert_true(prev[i] == prev_spikes[i]);
             if (dtype == BL_FLOAT64)
-                assert_bits(errors[i], acts[i] - prev_targets[i], "errors");
+                bl_test_assert_bits(errors[i], acts[i] - prev_targets[i], "errors");
             double cnt = 0;
             for (size_t j = 0; j < n; j++)
                 cnt += mask[i * n + j] != 0 && prev[j] != 0;
@@ -399,7 +307,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
                 den += om[i * ne + e];
             }
             if (dtype == BL_FLOAT64)
-                assert_bits(eff[e], den > 0 ? tot / den : 0.0, "effector");
+                bl_test_assert_bits(eff[e], den > 0 ? tot / den : 0.0, "effector");
             else
                 assert_true(fabs(eff[e] - (den > 0 ? tot / den : 0.0)) <= 1e-6);
         }
@@ -461,17 +369,17 @@ static void test_threshold_equality_residual_error_and_floor(void **state)
     set4(in->recurrent_mask, 1, 1, 1, 1);
     bl_model *m = create(&in, 1, BL_FLOAT64);
     const double u[2] = {2, -3};
-    step(m, u, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    const double *spikes = sget(s, "spikes"), *acts = sget(s, "acts");
-    const double *errors = sget(s, "errors"), *targets = sget(s, "targets");
-    const double *w = sget(s, "weights");
+    bl_test_step(m, u, NULL, NULL);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    const double *spikes = bl_test_sget(s, "spikes"), *acts = bl_test_sget(s, "acts");
+    const double *errors = bl_test_sget(s, "errors"), *targets = bl_test_sget(s, "targets");
+    const double *w = bl_test_sget(s, "weights");
     assert_true(spikes[0] == 1 && spikes[1] == 0);
     assert_true(acts[0] == 0 && acts[1] == -3);
     assert_true(errors[0] == -1 && errors[1] == -4);
     assert_true(targets[0] == 1 && targets[1] == 1);
     for (int k = 0; k < 4; k++)
-        assert_bits(w[k], 0.0, "weights unchanged");
+        bl_test_assert_bits(w[k], 0.0, "weights unchanged");
     assert_int_equal(bl_model_finite(m)[0], 1);
     /* The effectors are the identity readout of the new spikes. */
     const double *eff = bl_model_effector_data(m);
@@ -491,15 +399,15 @@ static void test_learning_uses_previous_spikes_and_destination_mask(void **state
     set4(in->recurrent_mask, 1, 0, 1, 1);
     bl_model *m = create(&in, 1, BL_FLOAT64);
     const double u[2] = {0, 1.5};
-    step(m, u, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    const double *spikes = sget(s, "spikes"), *w = sget(s, "weights");
-    const double *prev = sget(s, "previous"), *targets = sget(s, "targets");
+    bl_test_step(m, u, NULL, NULL);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    const double *spikes = bl_test_sget(s, "spikes"), *w = bl_test_sget(s, "weights");
+    const double *prev = bl_test_sget(s, "previous"), *targets = bl_test_sget(s, "targets");
     assert_true(spikes[0] == 0 && spikes[1] == 0);
     assert_true(w[0] == 1 && w[1] == 7 && w[2] == -0.5 && w[3] == 0);
     assert_true(prev[0] == 1 && prev[1] == 0);
     assert_true(targets[0] == 1);
-    assert_bits(targets[1], 1.0 + 0.5 * 0.1, "target");
+    bl_test_assert_bits(targets[1], 1.0 + 0.5 * 0.1, "target");
     assert_true(fabs(targets[1] - 1.05) < 1e-12);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -519,22 +427,22 @@ static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
     in->spikes[0] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT64);
     const double u[2] = {0, 2};
-    step(m, u, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    const double *w = sget(s, "weights"), *acts = sget(s, "acts");
-    const double *errors = sget(s, "errors"), *targets = sget(s, "targets");
+    bl_test_step(m, u, NULL, NULL);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    const double *w = bl_test_sget(s, "weights"), *acts = bl_test_sget(s, "acts");
+    const double *errors = bl_test_sget(s, "errors"), *targets = bl_test_sget(s, "targets");
     /* Node 0: a = -0.1, e = -1.1, the inhibitory source's update raises
      * 0.1 - 1.1 < 0, clamped; the unmasked entry is cleared. */
-    assert_bits(acts[0], (0.0 + 0.0) + 0.1 * -1.0, "acts[0]");
-    assert_bits(errors[0], acts[0] - 1.0, "errors[0]");
-    assert_bits(w[0], 0.0, "W[0][0]");
-    assert_bits(w[1], 0.0, "W[0][1]");
+    bl_test_assert_bits(acts[0], (0.0 + 0.0) + 0.1 * -1.0, "acts[0]");
+    bl_test_assert_bits(errors[0], acts[0] - 1.0, "errors[0]");
+    bl_test_assert_bits(w[0], 0.0, "W[0][0]");
+    bl_test_assert_bits(w[1], 0.0, "W[0][1]");
     /* Node 1: a = 1.6, e = 0.6, W[1][0] = 0.4 + 0.6. */
     double a1 = (0.0 + 2.0) + 0.4 * -1.0, e1 = a1 - 1.0;
-    assert_bits(acts[1], a1, "acts[1]");
-    assert_bits(w[2], 0.4 - -((e1 / 1.0) * 1.0), "W[1][0]");
+    bl_test_assert_bits(acts[1], a1, "acts[1]");
+    bl_test_assert_bits(w[2], 0.4 - -((e1 / 1.0) * 1.0), "W[1][0]");
     assert_true(fabs(w[2] - 1.0) < 1e-12);
-    assert_bits(w[3], 0.1, "W[1][1]");
+    bl_test_assert_bits(w[3], 0.1, "W[1][1]");
     assert_true(targets[0] == 1 && targets[1] == 1);
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_free(s);
@@ -558,11 +466,11 @@ static void test_oosawa_drive_and_rectify_order(void **state)
      * residual 0.5. Node 1: a = 3 >= θ, deficit negative so σ = 0.5,
      * a = 3 - 1 * 0.5 = 2.5 -> spike, residual 0.5. */
     const double u[2] = {1, 3}, xi[2] = {2, -1};
-    step(m, u, xi, NULL);
+    bl_test_step(m, u, xi, NULL);
     const double *acts_view = bl_model_activity_data(m);
     assert_true(acts_view[0] == 1 && acts_view[1] == 1);
-    bl_snapshot *s = snap(m, 0);
-    assert_true(sget(s, "acts")[0] == 0.5 && sget(s, "acts")[1] == 0.5);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_true(bl_test_sget(s, "acts")[0] == 0.5 && bl_test_sget(s, "acts")[1] == 0.5);
     bl_snapshot_free(s);
     bl_model_destroy(m);
     tinit_free(in);
@@ -575,11 +483,11 @@ static void test_oosawa_drive_and_rectify_order(void **state)
     in->acts[1] = -1e308;
     m = create(&in, 1, BL_FLOAT64);
     const double v[2] = {-1, -1e308};
-    step(m, v, NULL, NULL);
-    s = snap(m, 0);
-    assert_bits(sget(s, "acts")[0], 0.0, "rectified");
-    assert_bits(sget(s, "acts")[1], 0.0, "rectified -inf");
-    assert_true(sget(s, "raw_finite")[0] == 1 && sget(s, "raw_finite")[1] == 0);
+    bl_test_step(m, v, NULL, NULL);
+    s = bl_test_snap(m, 0);
+    bl_test_assert_bits(bl_test_sget(s, "acts")[0], 0.0, "rectified");
+    bl_test_assert_bits(bl_test_sget(s, "acts")[1], 0.0, "rectified -inf");
+    assert_true(bl_test_sget(s, "raw_finite")[0] == 1 && bl_test_sget(s, "raw_finite")[1] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -605,10 +513,10 @@ static void test_float32_leak_complement_in_dtype(void **state)
     bl_falandays_init *in = tiny_init(&c);
     in->acts[0] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT32);
-    step(m, NULL, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
+    bl_test_step(m, NULL, NULL, NULL);
+    bl_snapshot *s = bl_test_snap(m, 0);
     float want = 1.0f * (1.0f - (float)leak);
-    assert_bits(sget(s, "acts")[0], (double)want, "acts");
+    bl_test_assert_bits(bl_test_sget(s, "acts")[0], (double)want, "acts");
     bl_snapshot_free(s);
     bl_model_destroy(m);
     tinit_free(in);
@@ -629,47 +537,50 @@ static void test_freeze_modes_are_distinct_and_reset_restores_flags(void **state
     bl_model *m = create(ins, 3, BL_FLOAT64);
     bl_snapshot *initial[3];
     for (int b = 0; b < 3; b++)
-        initial[b] = snap(m, (size_t)b);
+        initial[b] = bl_test_snap(m, (size_t)b);
     const int32_t s1[3] = {0, 1, 0}, s2[3] = {0, 0, 1}, s12[3] = {0, 1, 1};
-    freeze(m, s1, false);
-    freeze(m, s2, true);
+    bl_test_freeze(m, s1, false);
+    bl_test_freeze(m, s2, true);
     const double u[6] = {1.5, 1.5, 1.5, 1.5, 1.5, 1.5};
-    step(m, u, NULL, NULL);
+    bl_test_step(m, u, NULL, NULL);
 
     bl_snapshot *after[3];
     for (int b = 0; b < 3; b++)
-        after[b] = snap(m, (size_t)b);
-    const double *w0 = sget(after[0], "weights");
+        after[b] = bl_test_snap(m, (size_t)b);
+    const double *w0 = bl_test_sget(after[0], "weights");
     for (int k = 0; k < 4; k++)
         assert_true(w0[k] == -0.25); /* e = 0.5 over two spiking sources */
     for (int b = 1; b < 3; b++)
-        assert_memory_equal(sget(after[b], "weights"), sget(initial[b], "weights"),
+        assert_memory_equal(bl_test_sget(after[b], "weights"), bl_test_sget(initial[b], "weights"),
                             4 * sizeof(double));
     for (int b = 0; b < 3; b++) {
-        const double *t = sget(after[b], "targets");
+        const double *t = bl_test_sget(after[b], "targets");
         double want = b < 2 ? 1.0 + 0.5 * 0.1 : 1.0;
         assert_true(t[0] == want && t[1] == want);
     }
-    assert_true(sget(after[1], "learning")[0] == 1 && sget(after[1], "weight_learning")[0] == 0);
-    assert_true(sget(after[2], "learning")[0] == 0 && sget(after[2], "weight_learning")[0] == 0);
+    assert_true(bl_test_sget(after[1], "learning")[0] == 1 &&
+                bl_test_sget(after[1], "weight_learning")[0] == 0);
+    assert_true(bl_test_sget(after[2], "learning")[0] == 0 &&
+                bl_test_sget(after[2], "weight_learning")[0] == 0);
 
-    reset(m, s12);
-    bl_snapshot *slot0 = snap(m, 0);
-    assert_snap_identical(slot0, after[0], "slot 0 untouched by the reset");
+    bl_test_reset(m, s12);
+    bl_snapshot *slot0 = bl_test_snap(m, 0);
+    bl_test_assert_snap_identical(slot0, after[0], "slot 0 untouched by the reset");
     for (int b = 1; b < 3; b++) {
-        bl_snapshot *r = snap(m, (size_t)b);
-        assert_snap_identical(r, initial[b], "reset slot");
-        assert_true(sget(r, "learning")[0] == 1 && sget(r, "weight_learning")[0] == 1);
+        bl_snapshot *r = bl_test_snap(m, (size_t)b);
+        bl_test_assert_snap_identical(r, initial[b], "reset slot");
+        assert_true(bl_test_sget(r, "learning")[0] == 1 &&
+                    bl_test_sget(r, "weight_learning")[0] == 1);
         bl_snapshot_free(r);
     }
-    step(m, u, NULL, s12);
+    bl_test_step(m, u, NULL, s12);
     for (int b = 1; b < 3; b++) {
-        bl_snapshot *r = snap(m, (size_t)b);
-        assert_memory_equal(sget(r, "weights"), w0, 4 * sizeof(double));
+        bl_snapshot *r = bl_test_snap(m, (size_t)b);
+        assert_memory_equal(bl_test_sget(r, "weights"), w0, 4 * sizeof(double));
         bl_snapshot_free(r);
     }
-    bl_snapshot *slot0b = snap(m, 0);
-    assert_snap_identical(slot0b, after[0], "slot 0 inactive");
+    bl_snapshot *slot0b = bl_test_snap(m, 0);
+    bl_test_assert_snap_identical(slot0b, after[0], "slot 0 inactive");
     bl_snapshot_free(slot0);
     bl_snapshot_free(slot0b);
     for (int b = 0; b < 3; b++) {
@@ -727,13 +638,13 @@ static void batch_matches_single(bl_dtype dtype)
             for (int i = 0; i < BN; i++)
                 xi[b * BN + i] = active[b] ? nrand(&g) : 999.0;
         }
-        step(m, u, xi, active);
+        bl_test_step(m, u, xi, active);
         for (int b = 0; b < BSLOTS; b++) {
             if (active[b])
-                step(single[b], u + b * BR, xi + b * BN, NULL);
-            bl_snapshot *x = snap(m, (size_t)b), *y = snap(single[b], 0);
-            assert_snap_identical(x, y, "batched slot vs single run");
-            const double *sp = sget(x, "spikes");
+                bl_test_step(single[b], u + b * BR, xi + b * BN, NULL);
+            bl_snapshot *x = bl_test_snap(m, (size_t)b), *y = bl_test_snap(single[b], 0);
+            bl_test_assert_snap_identical(x, y, "batched slot vs single run");
+            const double *sp = bl_test_sget(x, "spikes");
             for (int i = 0; i < BN; i++)
                 spikes_seen += sp[i] != 0;
             assert_int_equal(bl_model_finite(m)[b], bl_model_finite(single[b])[0]);
@@ -776,7 +687,7 @@ static void test_inactive_slots_hold_state(void **state)
         for (int b = 0; b < 3; b++)
             ins[b] = random_init(&g, BN, BR, BE, &c);
         bl_model *m = create(ins, 3, dtype);
-        bl_snapshot *before = snap(m, 1);
+        bl_snapshot *before = bl_test_snap(m, 1);
         const int32_t active[3] = {1, 0, 1};
         double inf_u[3 * BR], xi[3 * BN];
         for (int t = 0; t < 6; t++) {
@@ -784,14 +695,14 @@ static void test_inactive_slots_hold_state(void **state)
                 inf_u[k] = k / BR == 1 ? INFINITY : urand(&g);
             for (int k = 0; k < 3 * BN; k++)
                 xi[k] = k / BN == 1 ? NAN : nrand(&g);
-            step(m, inf_u, xi, active);
+            bl_test_step(m, inf_u, xi, active);
             /* Freezes and resets aimed elsewhere leave it alone too. */
             const int32_t others[3] = {1, 0, 0};
-            freeze(m, others, t % 2 == 0);
-            reset(m, others);
+            bl_test_freeze(m, others, t % 2 == 0);
+            bl_test_reset(m, others);
         }
-        bl_snapshot *after = snap(m, 1);
-        assert_snap_identical(after, before, "inactive slot");
+        bl_snapshot *after = bl_test_snap(m, 1);
+        bl_test_assert_snap_identical(after, before, "inactive slot");
         assert_int_equal(bl_model_finite(m)[1], 1);
         bl_snapshot_free(before);
         bl_snapshot_free(after);
@@ -812,15 +723,15 @@ static void test_zero_effector_degree_float32_and_nonfinite(void **state)
     bl_model *m = create(&in, 1, BL_FLOAT32);
     assert_int_equal(bl_model_dtype(m), BL_FLOAT32);
     const double u[2] = {3, 3};
-    step(m, u, NULL, NULL);
+    bl_test_step(m, u, NULL, NULL);
     const float *eff = bl_model_effector_data(m), *act = bl_model_activity_data(m);
     assert_true(eff[0] == 0.0f && eff[1] == 0.0f);
     assert_true(act[0] == 1.0f && act[1] == 1.0f);
     assert_int_equal(bl_model_finite(m)[0], 1);
     const double v[2] = {INFINITY, 0};
-    step(m, v, NULL, NULL);
+    bl_test_step(m, v, NULL, NULL);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    reset(m, ALL3);
+    bl_test_reset(m, ALL3);
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_model_destroy(m);
     tinit_free(in);
@@ -835,10 +746,10 @@ static void test_finite_is_recomputed_every_frame(void **state)
     bl_falandays_init *in = tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[2] = {-1e38, 0};
-    step(m, u, NULL, NULL);
+    bl_test_step(m, u, NULL, NULL);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    freeze(m, ALL3, true);
-    step(m, NULL, NULL, NULL);
+    bl_test_freeze(m, ALL3, true);
+    bl_test_step(m, NULL, NULL, NULL);
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_model_destroy(m);
     tinit_free(in);
@@ -871,7 +782,7 @@ static void test_shape_and_dtype_contracts(void **state)
         assert_int_equal(bl_model_nodes(m), 2);
         assert_int_equal(bl_model_receptors(m), 2);
         assert_int_equal(bl_model_effectors(m), 2);
-        bl_snapshot *before = snap(m, 0);
+        bl_snapshot *before = bl_test_snap(m, 0);
         double big[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
         float bigf[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
         const void *right = d ? (const void *)bigf : (const void *)big;
@@ -883,8 +794,16 @@ static void test_shape_and_dtype_contracts(void **state)
             const int32_t *act;
             const char *needle;
         } cases[] = {
-            {{other, 2, 2, wrong}, {dt, 2, 2, right}, 2, active, "inputs must match the model dtype"},
-            {{dt, 2, 2, right}, {other, 2, 2, wrong}, 2, active, "noise must match the model dtype"},
+            {{other, 2, 2, wrong},
+             {dt, 2, 2, right},
+             2,
+             active,
+             "inputs must match the model dtype"},
+            {{dt, 2, 2, right},
+             {other, 2, 2, wrong},
+             2,
+             active,
+             "noise must match the model dtype"},
             {{dt, 2, 3, right}, {dt, 2, 2, right}, 2, active, "inputs"},
             {{dt, 1, 2, right}, {dt, 2, 2, right}, 2, active, "inputs"},
             {{dt, 2, 2, right}, {dt, 2, 3, right}, 2, active, "noise"},
@@ -914,8 +833,8 @@ static void test_shape_and_dtype_contracts(void **state)
         assert_int_equal(bl_model_snapshot(m, 2, &s, &err), BL_EVALUE);
         assert_null(s);
         /* Nothing ran. */
-        bl_snapshot *after = snap(m, 0);
-        assert_snap_identical(after, before, "rejected calls");
+        bl_snapshot *after = bl_test_snap(m, 0);
+        bl_test_assert_snap_identical(after, before, "rejected calls");
         bl_snapshot_free(before);
         bl_snapshot_free(after);
         bl_model_destroy(m);
@@ -1008,15 +927,15 @@ static void test_owned_storage(void **state)
     set4(in->weights, 0.5, 0.25, 0.125, 1);
     set4(in->recurrent_mask, 0, 1, 1, 0);
     bl_model *m = create(&in, 1, BL_FLOAT64);
-    bl_snapshot *a = snap(m, 0);
+    bl_snapshot *a = bl_test_snap(m, 0);
     set4(in->weights, 9, 9, 9, 9);
     in->acts[0] = 9;
-    ((double *)sget(a, "weights"))[0] = 42;
-    bl_snapshot *b = snap(m, 0);
-    assert_true(sget(b, "weights")[0] == 0.5 && sget(b, "acts")[0] == 0);
-    reset(m, ALL3);
-    bl_snapshot *r = snap(m, 0);
-    assert_snap_identical(r, b, "reset after caller mutation");
+    ((double *)bl_test_sget(a, "weights"))[0] = 42;
+    bl_snapshot *b = bl_test_snap(m, 0);
+    assert_true(bl_test_sget(b, "weights")[0] == 0.5 && bl_test_sget(b, "acts")[0] == 0);
+    bl_test_reset(m, ALL3);
+    bl_snapshot *r = bl_test_snap(m, 0);
+    bl_test_assert_snap_identical(r, b, "reset after caller mutation");
     bl_snapshot_free(a);
     bl_snapshot_free(b);
     bl_snapshot_free(r);
@@ -1035,7 +954,7 @@ static void test_snapshot_layout(void **state)
     in->output_mask[0 * 4 + 2] = 2;
     in->weights[1] = -0.0;
     bl_model *m = create(&in, 1, BL_FLOAT32);
-    bl_snapshot *s = snap(m, 0);
+    bl_snapshot *s = bl_test_snap(m, 0);
     const struct {
         const char *name;
         int ndim;
@@ -1062,11 +981,11 @@ static void test_snapshot_layout(void **state)
     }
     assert_null(bl_snapshot_get(s, "w_ee"));
     /* Initial effectors are the readout of the initial spikes. */
-    const double *eff = sget(s, "effectors");
+    const double *eff = bl_test_sget(s, "effectors");
     assert_true(eff[0] == 0 && eff[1] == 0 && eff[2] == 0.5 && eff[3] == 0);
-    assert_bits(sget(s, "weights")[1], -0.0, "signed zero survives");
-    assert_true(sget(s, "finite")[0] == 1 && sget(s, "learning")[0] == 1);
-    assert_true(sget(s, "signs")[2] == 1 && sget(s, "raw_finite")[0] == 1);
+    bl_test_assert_bits(bl_test_sget(s, "weights")[1], -0.0, "signed zero survives");
+    assert_true(bl_test_sget(s, "finite")[0] == 1 && bl_test_sget(s, "learning")[0] == 1);
+    assert_true(bl_test_sget(s, "signs")[2] == 1 && bl_test_sget(s, "raw_finite")[0] == 1);
     bl_snapshot_free(s);
     bl_snapshot_free(NULL);
     bl_model_destroy(m);
@@ -1113,10 +1032,11 @@ static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
     in->spikes[0] = in->spikes[1] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[2] = {1e38, 1e38};
-    step(m, u, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    assert_true(sget(s, "weights")[1] == 0 && sget(s, "weights")[2] == 0); /* clamped */
-    assert_true(sget(s, "raw_finite")[0] == 0);
+    bl_test_step(m, u, NULL, NULL);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_true(bl_test_sget(s, "weights")[1] == 0 &&
+                bl_test_sget(s, "weights")[2] == 0); /* clamped */
+    assert_true(bl_test_sget(s, "raw_finite")[0] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -1135,16 +1055,17 @@ static void test_full_reset_matches_creation_snapshot(void **state)
         in->output_mask[i * 2] = in->output_mask[i * 2 + 1] = 1;
     }
     bl_model *m = create(&in, 1, BL_FLOAT32);
-    bl_snapshot *s0 = snap(m, 0);
+    bl_snapshot *s0 = bl_test_snap(m, 0);
     const double u[2] = {1, 0.5};
-    step(m, u, NULL, NULL);
-    freeze(m, ALL3, true);
-    step(m, u, NULL, NULL);
-    bl_snapshot *mid = snap(m, 0);
-    assert_true(memcmp(sget(mid, "acts"), sget(s0, "acts"), 4 * sizeof(double)) != 0);
-    reset(m, ALL3);
-    bl_snapshot *s1 = snap(m, 0);
-    assert_snap_identical(s1, s0, "full reset");
+    bl_test_step(m, u, NULL, NULL);
+    bl_test_freeze(m, ALL3, true);
+    bl_test_step(m, u, NULL, NULL);
+    bl_snapshot *mid = bl_test_snap(m, 0);
+    assert_true(memcmp(bl_test_sget(mid, "acts"), bl_test_sget(s0, "acts"), 4 * sizeof(double)) !=
+                0);
+    bl_test_reset(m, ALL3);
+    bl_snapshot *s1 = bl_test_snap(m, 0);
+    bl_test_assert_snap_identical(s1, s0, "full reset");
     bl_snapshot_free(s0);
     bl_snapshot_free(mid);
     bl_snapshot_free(s1);
@@ -1160,11 +1081,11 @@ static void test_target_floor_cannot_hide_overflow(void **state)
     bl_falandays_init *in = tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[2] = {-1e38, 0};
-    step(m, u, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    assert_true(sget(s, "targets")[0] == 1); /* floored */
-    assert_true(isfinite(sget(s, "acts")[0]) && isfinite(sget(s, "errors")[0]));
-    assert_true(sget(s, "raw_finite")[0] == 0);
+    bl_test_step(m, u, NULL, NULL);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_true(bl_test_sget(s, "targets")[0] == 1); /* floored */
+    assert_true(isfinite(bl_test_sget(s, "acts")[0]) && isfinite(bl_test_sget(s, "errors")[0]));
+    assert_true(bl_test_sget(s, "raw_finite")[0] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -1224,7 +1145,7 @@ static void test_allocation_failures(void **state)
             assert_int_equal(err.status, BL_ENOMEM);
         }
         bl_alloc_fail_at(0);
-        bl_snapshot *ref = snap(m, 1);
+        bl_snapshot *ref = bl_test_snap(m, 1);
         total = bl_alloc_count();
         assert_true(total > 1);
         for (long k = 1; k <= total; k++) {

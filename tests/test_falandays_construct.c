@@ -13,18 +13,9 @@
 #include "brainlesslab/model.h"
 #include "brainlesslab/rng.h"
 #include "support.h"
+#include "model_support.h"
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static bl_gen gen_for(const char *key)
-{
-    bl_gen g;
-    bl_error err = {0};
-    bl_key k = BL_KEY_S(key);
-    if (bl_gen_for(&g, 0, "development", "construction", &k, 1, &err) != BL_OK)
-        fail_msg("bl_gen_for: %s", err.msg);
-    return g;
-}
 
 static bl_falandays_init *construct_ok(const bl_falandays_config *c, size_t n, size_t r,
                                        size_t e, bl_gen *g)
@@ -35,13 +26,6 @@ static bl_falandays_init *construct_ok(const bl_falandays_config *c, size_t n, s
         fail_msg("construct: %s", err.msg);
     assert_non_null(s);
     return s;
-}
-
-static void expect_bits(const char *what, size_t i, double c, double ref)
-{
-    if (bl_test_bits(c) != bl_test_bits(ref))
-        fail_msg("%s: element %zu: C %.17g (%016" PRIx64 "), expected %.17g (%016" PRIx64 ")",
-                 what, i, c, bl_test_bits(c), ref, bl_test_bits(ref));
 }
 
 /* A sparse known answer: listed [i][j] values, every other entry +0.0. */
@@ -60,17 +44,11 @@ static void expect_sparse(const char *what, const double *a, size_t n, const ent
                 want = nz[m].v;
         /* Unlisted entries are zeros of either sign (W*0.0 keeps W's). */
         if (want != 0.0) {
-            expect_bits(what, k, a[k], want);
+            bl_test_expect_bits(what, k, a[k], want);
         } else if (a[k] != 0.0) {
             fail_msg("%s: element %zu is %.17g, expected zero", what, k, a[k]);
         }
     }
-}
-
-static void expect_table(const char *what, const double *a, const double *want, size_t count)
-{
-    for (size_t k = 0; k < count; k++)
-        expect_bits(what, k, a[k], want[k]);
 }
 
 /* ---- known answers (Appendix A.3, A.4) ---------------------------------- */
@@ -85,7 +63,7 @@ static void test_kat_unsigned_repair(void **state)
     c.repair_masks = true;
     c.input_link_p = ilp;
     c.input_link_p_len = 3;
-    bl_gen g = gen_for("kat");
+    bl_gen g = bl_test_gen_for("kat");
     bl_falandays_init *s = construct_ok(&c, 6, 3, 2, &g);
     assert_int_equal(s->n, 6);
     assert_int_equal(s->r, 3);
@@ -94,12 +72,12 @@ static void test_kat_unsigned_repair(void **state)
         assert_int_equal(s->signs[i], 1);
     const double mask[36] = {0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1,
                              0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0};
-    expect_table("mask", s->recurrent_mask, mask, 36);
+    bl_test_expect_table("mask", s->recurrent_mask, mask, 36);
     const double in[18] = {0, 0, 1.875, 0, 0, 1.875, 0, 1.875, 1.875,
                            0, 1.875, 1.875, 0, 1.875, 1.875, 0, 1.875, 1.875};
-    expect_table("input_weights", s->input_weights, in, 18);
+    bl_test_expect_table("input_weights", s->input_weights, in, 18);
     const double outm[12] = {0, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 1};
-    expect_table("output_mask", s->output_mask, outm, 12);
+    bl_test_expect_table("output_mask", s->output_mask, outm, 12);
     const entry w[] = {
         {0, 2, 2.032780768513767},  {0, 4, 1.8586262860013454}, {0, 5, 2.033132158809259},
         {1, 0, 1.8456869285286135}, {1, 4, 2.062157286507973},  {2, 3, 1.7547818720715802},
@@ -110,9 +88,9 @@ static void test_kat_unsigned_repair(void **state)
     };
     expect_sparse("weights", s->weights, 6, w, sizeof w / sizeof *w);
     for (size_t i = 0; i < 6; i++) {
-        expect_bits("acts", i, s->acts[i], 0.0);
-        expect_bits("targets", i, s->targets[i], 1.0);
-        expect_bits("spikes", i, s->spikes[i], 0.0);
+        bl_test_expect_bits("acts", i, s->acts[i], 0.0);
+        bl_test_expect_bits("targets", i, s->targets[i], 1.0);
+        bl_test_expect_bits("spikes", i, s->spikes[i], 0.0);
     }
     /* The state keeps no pointer to the caller's probabilities. */
     assert_null(s->config.input_link_p);
@@ -127,17 +105,17 @@ static void test_kat_dale(void **state)
     bl_falandays_config_default(&c);
     c.axis = BL_AXIS_DALE;
     c.link_p = 0.5;
-    bl_gen g = gen_for("kat-dale");
+    bl_gen g = bl_test_gen_for("kat-dale");
     bl_falandays_init *s = construct_ok(&c, 5, 2, 2, &g);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(s->signs[i], 1);
     const double mask[25] = {0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0,
                              1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0};
-    expect_table("mask", s->recurrent_mask, mask, 25);
+    bl_test_expect_table("mask", s->recurrent_mask, mask, 25);
     const double in[10] = {1.875, 0, 1.875, 0, 0, 1.875, 1.875, 1.875, 0, 0};
-    expect_table("input_weights", s->input_weights, in, 10);
+    bl_test_expect_table("input_weights", s->input_weights, in, 10);
     const double outm[10] = {0, 1, 0, 1, 1, 0, 1, 0, 1, 0};
-    expect_table("output_mask", s->output_mask, outm, 10);
+    bl_test_expect_table("output_mask", s->output_mask, outm, 10);
     const entry w[] = {
         {0, 3, 0.9383939259535279}, {0, 4, 1.2136582050609073}, {1, 0, 0.779128136645435},
         {2, 0, 0.6678667706720327}, {2, 1, 0.9546427941189815}, {2, 3, 1.249750844544423},
@@ -254,14 +232,6 @@ static size_t format_case(char *buf, size_t cap, const dcase *d)
     return (size_t)len;
 }
 
-static double le_double(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | b[i];
-    return bl_test_double(v);
-}
-
 static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, size_t nbytes)
 {
     size_t n = d->n, r = d->r, e = d->e;
@@ -288,19 +258,20 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
     size_t off = 0;
     for (size_t i = 0; i < n; i++, off++) {
         snprintf(what, sizeof what, "case %zu signs", idx);
-        expect_bits(what, i, (double)s->signs[i], le_double(rec + 8 * off));
+        bl_test_expect_bits(what, i, (double)s->signs[i], bl_test_le_double(rec + 8 * off));
     }
     for (size_t p = 0; p < sizeof parts / sizeof *parts; p++)
         for (size_t k = 0; k < parts[p].len; k++, off++) {
             snprintf(what, sizeof what, "case %zu (N=%zu R=%zu E=%zu) %s", idx, n, r, e,
                      parts[p].name);
-            expect_bits(what, k, parts[p].data[k], le_double(rec + 8 * off));
+            bl_test_expect_bits(what, k, parts[p].data[k], bl_test_le_double(rec + 8 * off));
         }
     /* The generator ends where NumPy's does, 32-bit cache included: the
      * next integers() uses next32, random() next64. */
     snprintf(what, sizeof what, "case %zu generator position", idx);
-    expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000), le_double(rec + 8 * off));
-    expect_bits(what, 1, bl_gen_random(&g), le_double(rec + 8 * (off + 1)));
+    bl_test_expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000),
+                        bl_test_le_double(rec + 8 * off));
+    bl_test_expect_bits(what, 1, bl_gen_random(&g), bl_test_le_double(rec + 8 * (off + 1)));
     bl_falandays_init_free(s);
 }
 
@@ -374,10 +345,10 @@ static void test_scale_preserves_draws(void **state)
         c.weight_init_mode = (bl_weight_init)(variant % 3);
         c.axis = variant == 3 ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
         c.recurrent_init_scale = 1.0;
-        bl_gen g1 = gen_for(key);
+        bl_gen g1 = bl_test_gen_for(key);
         bl_falandays_init *a = construct_ok(&c, n, r, e, &g1);
         c.recurrent_init_scale = 2.0;
-        bl_gen g2 = gen_for(key);
+        bl_gen g2 = bl_test_gen_for(key);
         bl_falandays_init *b = construct_ok(&c, n, r, e, &g2);
         /* Identical generator positions afterwards: the scale draws nothing. */
         assert_memory_equal(&g1, &g2, sizeof g1);
@@ -388,7 +359,7 @@ static void test_scale_preserves_draws(void **state)
         assert_ptr_not_equal(a->output_mask, b->output_mask);
         assert_ptr_not_equal(a->signs, b->signs);
         for (size_t k = 0; k < n * n; k++)
-            expect_bits("scaled weights", k, b->weights[k], 2.0 * a->weights[k]);
+            bl_test_expect_bits("scaled weights", k, b->weights[k], 2.0 * a->weights[k]);
         assert_memory_equal(a->recurrent_mask, b->recurrent_mask, n * n * sizeof(double));
         assert_memory_equal(a->input_weights, b->input_weights, n * r * sizeof(double));
         assert_memory_equal(a->output_mask, b->output_mask, n * e * sizeof(double));
@@ -436,7 +407,7 @@ static void test_signed_zeros(void **state)
     bl_falandays_config_default(&c);
     c.weight_init_mode = BL_WINIT_LEGACY_NORMAL;
     c.link_p = 0.0;
-    bl_gen g = gen_for("signed-zeros");
+    bl_gen g = bl_test_gen_for("signed-zeros");
     bl_falandays_init *s = construct_ok(&c, 16, 1, 1, &g);
     size_t neg = 0;
     for (size_t k = 0; k < 256; k++) {
@@ -448,9 +419,9 @@ static void test_signed_zeros(void **state)
 
     c.recurrent_init_scale = -0.0;
     c.input_weight = -0.0;
-    bl_gen g2 = gen_for("signed-zeros");
+    bl_gen g2 = bl_test_gen_for("signed-zeros");
     bl_falandays_init *t = construct_ok(&c, 16, 1, 1, &g2);
-    g = gen_for("signed-zeros");
+    g = bl_test_gen_for("signed-zeros");
     c.recurrent_init_scale = 1.0;
     c.input_weight = 1.875;
     bl_falandays_init *u = construct_ok(&c, 16, 1, 1, &g);
@@ -490,7 +461,7 @@ static void expect_reject(const bl_falandays_config *c, size_t n, size_t r, size
 static void test_invalid_configs(void **state)
 {
     (void)state;
-    bl_gen g = gen_for("invalid");
+    bl_gen g = bl_test_gen_for("invalid");
     bl_falandays_config c;
 
     bl_falandays_config_default(&c);
@@ -542,7 +513,7 @@ static void test_invalid_configs(void **state)
 static void test_invalid_shapes(void **state)
 {
     (void)state;
-    bl_gen g = gen_for("shapes");
+    bl_gen g = bl_test_gen_for("shapes");
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     expect_reject(&c, 0, 2, 2, &g, BL_EVALUE, "N must be an integer >= 1");
@@ -583,18 +554,18 @@ static void test_init_alloc(void **state)
     assert_null(s->config.input_link_p);
     assert_int_equal(s->config.input_link_p_len, 0);
     for (size_t k = 0; k < 9; k++) {
-        expect_bits("weights", k, s->weights[k], 0.0);
-        expect_bits("mask", k, s->recurrent_mask[k], 0.0);
+        bl_test_expect_bits("weights", k, s->weights[k], 0.0);
+        bl_test_expect_bits("mask", k, s->recurrent_mask[k], 0.0);
     }
     for (size_t k = 0; k < 12; k++)
-        expect_bits("input_weights", k, s->input_weights[k], 0.0);
+        bl_test_expect_bits("input_weights", k, s->input_weights[k], 0.0);
     for (size_t k = 0; k < 15; k++)
-        expect_bits("output_mask", k, s->output_mask[k], 0.0);
+        bl_test_expect_bits("output_mask", k, s->output_mask[k], 0.0);
     for (size_t i = 0; i < 3; i++) {
         assert_int_equal(s->signs[i], 1);
-        expect_bits("acts", i, s->acts[i], 0.0);
-        expect_bits("targets", i, s->targets[i], 0.5);
-        expect_bits("spikes", i, s->spikes[i], 0.0);
+        bl_test_expect_bits("acts", i, s->acts[i], 0.0);
+        bl_test_expect_bits("targets", i, s->targets[i], 0.5);
+        bl_test_expect_bits("spikes", i, s->spikes[i], 0.0);
     }
     bl_falandays_init_free(s);
     bl_falandays_init_free(NULL);
@@ -623,11 +594,11 @@ static void test_allocation_failures(void **state)
         c.input_link_p_len = 2;
         c.weight_init_mode = (bl_weight_init)(variant % 3);
         c.axis = variant == 3 ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
-        bl_gen ref = gen_for("alloc");
+        bl_gen ref = bl_test_gen_for("alloc");
         bl_falandays_init *want = construct_ok(&c, 7, 2, 3, &ref);
         long total = 0;
         for (long k = 1;; k++) {
-            bl_gen g = gen_for("alloc");
+            bl_gen g = bl_test_gen_for("alloc");
             bl_gen fresh = g;
             bl_falandays_init *s = NULL;
             bl_error err = {0};

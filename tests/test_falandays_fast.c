@@ -36,6 +36,7 @@
 #include "brainlesslab/rng.h"
 #include "models/falandays_internal.h"
 #include "support.h"
+#include "model_support.h"
 
 enum { MAXSLOTS = 5, NMODELS = 3 };
 
@@ -54,35 +55,6 @@ enum { MAXSLOTS = 5, NMODELS = 3 };
 static const bl_fal_kernel KERNELS[NMODELS] = {BL_FAL_KERNEL_REFERENCE, BL_FAL_KERNEL_FAST,
                                                BL_FAL_KERNEL_DENSE};
 static const char *const KERNEL_NAMES[NMODELS] = {"reference", "fast", "dense"};
-
-/* ---- random helpers ---------------------------------------------------- */
-
-static double uni(bl_gen *g) { return bl_gen_random(g); }
-static size_t pick(bl_gen *g, size_t k) { return (size_t)bl_gen_integers(g, 0, (int64_t)k); }
-static double normal(bl_gen *g) { return bl_gen_standard_normal(g); }
-
-static void gen_seeded(bl_gen *g, uint64_t seed)
-{
-    bl_seed s = bl_seed_from_u64(seed);
-    bl_gen_init(g, &s);
-}
-
-static size_t dtype_size(bl_dtype dt) { return dt == BL_FLOAT64 ? sizeof(double) : sizeof(float); }
-
-static void put(void *buf, bl_dtype dt, size_t k, double v)
-{
-    if (dt == BL_FLOAT64)
-        ((double *)buf)[k] = v;
-    else
-        ((float *)buf)[k] = (float)v;
-}
-
-static bool same(double a, double b, bool nan_equiv)
-{
-    if (nan_equiv && isnan(a) && isnan(b))
-        return true;
-    return bl_test_bits(a) == bl_test_bits(b);
-}
 
 /* ---- what a scenario covers -------------------------------------------- */
 
@@ -124,34 +96,36 @@ static void random_config(bl_gen *g, bl_dtype dt, unsigned combo, bl_falandays_c
 {
     bl_falandays_config_default(c);
     static const double leaks[] = {0.0, 0.25, 0.5, 1.0};
-    c->leak = pick(g, 2) ? leaks[pick(g, 4)] : uni(g);
-    switch (pick(g, 4)) {
+    c->leak = bl_test_pick(g, 2) ? leaks[bl_test_pick(g, 4)] : bl_test_uni(g);
+    switch (bl_test_pick(g, 4)) {
     case 0: c->lrate_wmat = 0.0; break;
     case 1: c->lrate_wmat = 0.1; break;
     case 2: c->lrate_wmat = 1.0; break;
-    default: c->lrate_wmat = 2.0 * uni(g); break;
+    default: c->lrate_wmat = 2.0 * bl_test_uni(g); break;
     }
-    c->lrate_targ = pick(g, 3) == 0 ? 0.0 : pick(g, 2) ? 0.01 : 0.2 * uni(g);
-    c->threshold_mult = pick(g, 2) ? 2.0 : 0.5 + 2.0 * uni(g);
-    c->targ_min = pick(g, 2) ? 1.0 : 0.25 + uni(g);
-    c->input_weight = pick(g, 2) ? 1.875 : 3.0 * uni(g);
-    c->weight_init_std = 0.25 + uni(g);
+    c->lrate_targ = bl_test_pick(g, 3) == 0 ? 0.0
+                    : bl_test_pick(g, 2)    ? 0.01
+                                            : 0.2 * bl_test_uni(g);
+    c->threshold_mult = bl_test_pick(g, 2) ? 2.0 : 0.5 + 2.0 * bl_test_uni(g);
+    c->targ_min = bl_test_pick(g, 2) ? 1.0 : 0.25 + bl_test_uni(g);
+    c->input_weight = bl_test_pick(g, 2) ? 1.875 : 3.0 * bl_test_uni(g);
+    c->weight_init_std = 0.25 + bl_test_uni(g);
     static const double links[] = {0.1, 0.1, 0.1, 0.05, 0.2, 0.3, 0.6, 1.0};
-    c->link_p = links[pick(g, 8)];
-    c->weight_init_mode = (bl_weight_init)pick(g, 3);
-    c->recurrent_init_scale = pick(g, 2) ? 1.0 : 2.0 * uni(g);
-    c->repair_masks = pick(g, 2) != 0;
-    c->inhibitory_frac = 0.5 * uni(g);
+    c->link_p = links[bl_test_pick(g, 8)];
+    c->weight_init_mode = (bl_weight_init)bl_test_pick(g, 3);
+    c->recurrent_init_scale = bl_test_pick(g, 2) ? 1.0 : 2.0 * bl_test_uni(g);
+    c->repair_masks = bl_test_pick(g, 2) != 0;
+    c->inhibitory_frac = 0.5 * bl_test_uni(g);
     c->axis = (combo & 1u) ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
     c->drive = (combo & 2u) ? BL_DRIVE_OOSAWA : BL_DRIVE_NONE;
     c->rectify = (combo & 4u) != 0;
     c->learn_on = (combo & 8u) == 0;
-    c->membrane_noise = pick(g, 5) ? 0.05 + 0.5 * uni(g) : 0.0;
-    c->noise_gain = pick(g, 5) ? 0.05 + 0.3 * uni(g) : 0.0;
+    c->membrane_noise = bl_test_pick(g, 5) ? 0.05 + 0.5 * bl_test_uni(g) : 0.0;
+    c->noise_gain = bl_test_pick(g, 5) ? 0.05 + 0.3 * bl_test_uni(g) : 0.0;
     /* Now and then a learning rate that overflows weights or targets. */
-    if (pick(g, 14) == 0) {
+    if (bl_test_pick(g, 14) == 0) {
         double huge = dt == BL_FLOAT64 ? 1e300 : 1e37;
-        if (pick(g, 2))
+        if (bl_test_pick(g, 2))
             c->lrate_wmat = huge;
         else
             c->lrate_targ = huge;
@@ -163,7 +137,7 @@ static void random_config(bl_gen *g, bl_dtype dt, unsigned combo, bl_falandays_c
 static double odd_value(bl_gen *g)
 {
     static const double v[] = {0.0, -0.0, 0.5, -0.25, 2.0, 1e-3, -1.0, 1.0};
-    return v[pick(g, 8)];
+    return v[bl_test_pick(g, 8)];
 }
 
 static bl_falandays_init *hand_made(bl_gen *g, const bl_falandays_config *c, size_t n, size_t r,
@@ -174,39 +148,42 @@ static bl_falandays_init *hand_made(bl_gen *g, const bl_falandays_config *c, siz
     if (bl_falandays_init_alloc(c, n, r, e, &h, &err) != BL_OK)
         fail_msg("bl_falandays_init_alloc: %s", err.msg);
     const bool dale = c->axis == BL_AXIS_DALE;
-    const double p_link = sh == SHAPE_DENSE_MASK ? 0.5 + 0.5 * uni(g) : 0.03 + 0.2 * uni(g);
-    const double p_unmasked = sh == SHAPE_UNMASKED ? 0.02 + 0.3 * uni(g) : 0.0;
+    const double p_link =
+        sh == SHAPE_DENSE_MASK ? 0.5 + 0.5 * bl_test_uni(g) : 0.03 + 0.2 * bl_test_uni(g);
+    const double p_unmasked = sh == SHAPE_UNMASKED ? 0.02 + 0.3 * bl_test_uni(g) : 0.0;
     bool any_unmasked = false;
     for (size_t k = 0; k < n * n; k++) {
-        const bool link = uni(g) < p_link;
+        const bool link = bl_test_uni(g) < p_link;
         h->recurrent_mask[k] = link ? 1.0 : 0.0;
-        double w = 0.6 * normal(g);
+        double w = 0.6 * bl_test_normal(g);
         /* Dale weights are magnitudes, but a hand-made state may start
          * with a negative one (it is not validated). */
-        if (dale && pick(g, 10) != 0)
+        if (dale && bl_test_pick(g, 10) != 0)
             w = fabs(w);
-        if (pick(g, 12) == 0)
-            w = pick(g, 2) ? -0.0 : 0.0;
-        if (!link && !(uni(g) < p_unmasked))
-            w = pick(g, 2) ? -0.0 : 0.0; /* unmasked and zero, of either sign */
+        if (bl_test_pick(g, 12) == 0)
+            w = bl_test_pick(g, 2) ? -0.0 : 0.0;
+        if (!link && !(bl_test_uni(g) < p_unmasked))
+            w = bl_test_pick(g, 2) ? -0.0 : 0.0; /* unmasked and zero, of either sign */
         any_unmasked = any_unmasked || (!link && w != 0.0);
         h->weights[k] = w;
     }
     for (size_t k = 0; k < n * r; k++) {
-        switch (pick(g, 6)) {
+        switch (bl_test_pick(g, 6)) {
         case 0: case 1: h->input_weights[k] = 0.0; break;
-        case 2: h->input_weights[k] = -0.5 * uni(g); break;
-        default: h->input_weights[k] = 2.5 * uni(g); break;
+        case 2: h->input_weights[k] = -0.5 * bl_test_uni(g); break;
+        default: h->input_weights[k] = 2.5 * bl_test_uni(g); break;
         }
     }
     for (size_t k = 0; k < n * e; k++)
-        h->output_mask[k] = pick(g, 3) == 0 ? 0.0 : pick(g, 2) ? 1.0 : 2.0 * uni(g);
-    const bool nonbinary = pick(g, 2) != 0;
+        h->output_mask[k] = bl_test_pick(g, 3) == 0 ? 0.0
+                            : bl_test_pick(g, 2)    ? 1.0
+                                                    : 2.0 * bl_test_uni(g);
+    const bool nonbinary = bl_test_pick(g, 2) != 0;
     for (size_t i = 0; i < n; i++) {
-        h->signs[i] = (dale && uni(g) < 0.3) ? -1 : 1;
-        h->acts[i] = pick(g, 4) == 0 ? odd_value(g) : normal(g);
-        h->targets[i] = c->targ_min * (0.5 + 1.5 * uni(g));
-        h->spikes[i] = nonbinary ? odd_value(g) : (double)pick(g, 2);
+        h->signs[i] = (dale && bl_test_uni(g) < 0.3) ? -1 : 1;
+        h->acts[i] = bl_test_pick(g, 4) == 0 ? odd_value(g) : bl_test_normal(g);
+        h->targets[i] = c->targ_min * (0.5 + 1.5 * bl_test_uni(g));
+        h->spikes[i] = nonbinary ? odd_value(g) : (double)bl_test_pick(g, 2);
     }
     st->hand_slots++;
     st->nonbinary_slots += nonbinary;
@@ -241,8 +218,8 @@ static void scen_start(scen *sc)
             fail_msg("%s: create: %s", sc->what, err.msg);
         bl_falandays_set_kernel(sc->m[k], KERNELS[k]);
     }
-    sc->inputs = calloc(sc->nslots * sc->r, dtype_size(sc->dt));
-    sc->noise = calloc(sc->nslots * sc->n, dtype_size(sc->dt));
+    sc->inputs = calloc(sc->nslots * sc->r, bl_test_dtype_size(sc->dt));
+    sc->noise = calloc(sc->nslots * sc->n, bl_test_dtype_size(sc->dt));
     assert_true(sc->inputs && sc->noise);
 }
 
@@ -324,7 +301,7 @@ static void compare(scen *sc, const char *after, const int32_t *stepped, bool ev
                 if (memcmp(x->data, y->data, cnt * sizeof *x->data) == 0)
                     continue;
                 for (size_t i = 0; i < cnt; i++) {
-                    if (same(y->data[i], x->data[i], sc->nan_equiv))
+                    if (bl_test_same(y->data[i], x->data[i], sc->nan_equiv))
                         continue;
                     char cfg[400];
                     describe(sc, b, cfg, sizeof cfg);
@@ -341,7 +318,7 @@ static void compare(scen *sc, const char *after, const int32_t *stepped, bool ev
         for (size_t k = 0; k < NMODELS; k++)
             bl_snapshot_free(s[k]);
     }
-    const size_t w = dtype_size(sc->dt);
+    const size_t w = bl_test_dtype_size(sc->dt);
     for (size_t k = 1; k < NMODELS; k++) {
         if (!sc->nan_equiv) {
             assert_memory_equal(bl_model_effector_data(sc->m[k]), bl_model_effector_data(sc->m[0]),
@@ -359,8 +336,8 @@ static void random_op(scen *sc, bl_gen *g, stats *st)
 {
     int32_t act[MAXSLOTS];
     for (size_t b = 0; b < sc->nslots; b++)
-        act[b] = uni(g) < 0.5;
-    const size_t which = pick(g, 3);
+        act[b] = bl_test_uni(g) < 0.5;
+    const size_t which = bl_test_pick(g, 3);
     for (size_t k = 0; k < NMODELS; k++) {
         bl_error err = {0};
         bl_status rc = which == 0   ? bl_model_reset(sc->m[k], act, sc->nslots, &err)
@@ -389,21 +366,23 @@ static void fill_frame(scen *sc, bl_gen *g, double inject_p, stats *st)
     static const double bad[] = {INFINITY, -INFINITY, NAN, -NAN};
     for (size_t b = 0; b < sc->nslots; b++) {
         const bool on = sc->active[b] != 0;
-        const double gainin = 0.5 + uni(g);
+        const double gainin = 0.5 + bl_test_uni(g);
         for (size_t q = 0; q < sc->r; q++) {
-            double v = gainin * normal(g) + 0.5;
-            if (uni(g) < 0.1)
-                v *= 4.0 + 8.0 * uni(g);
-            put(sc->inputs, sc->dt, b * sc->r + q, on ? v : NAN);
+            double v = gainin * bl_test_normal(g) + 0.5;
+            if (bl_test_uni(g) < 0.1)
+                v *= 4.0 + 8.0 * bl_test_uni(g);
+            bl_test_put(sc->inputs, sc->dt, b * sc->r + q, on ? v : NAN);
         }
         for (size_t i = 0; i < sc->n; i++)
-            put(sc->noise, sc->dt, b * sc->n + i, on ? normal(g) : NAN);
-        if (on && uni(g) < inject_p) {
-            if (pick(g, 2)) {
-                put(sc->inputs, sc->dt, b * sc->r + pick(g, sc->r), bad[pick(g, 4)]);
+            bl_test_put(sc->noise, sc->dt, b * sc->n + i, on ? bl_test_normal(g) : NAN);
+        if (on && bl_test_uni(g) < inject_p) {
+            if (bl_test_pick(g, 2)) {
+                bl_test_put(sc->inputs, sc->dt, b * sc->r + bl_test_pick(g, sc->r),
+                            bad[bl_test_pick(g, 4)]);
                 st->inject_inputs++;
             } else {
-                put(sc->noise, sc->dt, b * sc->n + pick(g, sc->n), bad[pick(g, 4)]);
+                bl_test_put(sc->noise, sc->dt, b * sc->n + bl_test_pick(g, sc->n),
+                            bad[bl_test_pick(g, 4)]);
                 st->inject_noise++;
             }
         }
@@ -430,28 +409,29 @@ static void scen_setup(scen *sc, bl_gen *g, bl_dtype dt, size_t id, bool big, st
     memset(sc, 0, sizeof *sc);
     sc->dt = dt;
     sc->what = big ? "big scenario" : "scenario";
-    sc->n = big ? 150 + pick(g, 151) : id < 3 ? id + 1 : 1 + pick(g, 48);
-    sc->r = 1 + pick(g, 4);
-    sc->e = 1 + pick(g, 3);
-    sc->nslots = big ? 1 + pick(g, 2) : 1 + pick(g, MAXSLOTS);
+    sc->n = big ? 150 + bl_test_pick(g, 151) : id < 3 ? id + 1 : 1 + bl_test_pick(g, 48);
+    sc->r = 1 + bl_test_pick(g, 4);
+    sc->e = 1 + bl_test_pick(g, 3);
+    sc->nslots = big ? 1 + bl_test_pick(g, 2) : 1 + bl_test_pick(g, MAXSLOTS);
     for (size_t b = 0; b < sc->nslots; b++) {
         bl_falandays_config c;
         /* Every fourth scenario starts with a learning Dale slot whose
          * unmasked weights are not all zero: dense rows until its first
          * clearing, compressed rows after it. */
         const bool clearing = b == 0 && id % 4 == 1;
-        const unsigned combo = clearing ? 1u | (((unsigned)pick(g, 8) << 1) & 6u)
-                                        : (unsigned)pick(g, 16);
+        const unsigned combo = clearing ? 1u | (((unsigned)bl_test_pick(g, 8) << 1) & 6u)
+                                        : (unsigned)bl_test_pick(g, 16);
         random_config(g, dt, combo, &c, st);
         st->combos |= 1u << combo;
         bl_error err = {0};
         if (bl_falandays_config_validate(&c, &err) != BL_OK)
             fail_msg("test made an invalid config: %s", err.msg);
-        const shape sh =
-            clearing ? SHAPE_UNMASKED : (shape)(pick(g, 2) ? SHAPE_CONSTRUCTED : pick(g, 4));
+        const shape sh = clearing
+                             ? SHAPE_UNMASKED
+                             : (shape)(bl_test_pick(g, 2) ? SHAPE_CONSTRUCTED : bl_test_pick(g, 4));
         if (sh == SHAPE_CONSTRUCTED) {
             bl_gen cg;
-            gen_seeded(&cg, (uint64_t)bl_gen_integers(g, 0, INT64_MAX));
+            bl_test_gen_seeded(&cg, (uint64_t)bl_gen_integers(g, 0, INT64_MAX));
             if (bl_falandays_construct(&c, sc->n, sc->r, sc->e, &cg, &sc->init[b], &err) != BL_OK)
                 fail_msg("construct: %s", err.msg);
         } else {
@@ -477,22 +457,22 @@ static void scen_run(scen *sc, bl_gen *g, size_t frames, double inject_p, bool s
                      stats *st)
 {
     for (sc->frame = 0; sc->frame < frames; sc->frame++) {
-        if (uni(g) < 0.04)
+        if (bl_test_uni(g) < 0.04)
             random_op(sc, g, st);
-        if (uni(g) < 0.02) {
+        if (bl_test_uni(g) < 0.02) {
             /* A kernel switch carries the state over exactly, whatever the
              * layouts were; switch back at once so each model keeps its
              * kernel for the path counts. */
-            const size_t k = 1 + pick(g, NMODELS - 1);
-            bl_falandays_set_kernel(sc->m[k], KERNELS[pick(g, NMODELS)]);
+            const size_t k = 1 + bl_test_pick(g, NMODELS - 1);
+            bl_falandays_set_kernel(sc->m[k], KERNELS[bl_test_pick(g, NMODELS)]);
             compare(sc, "a kernel switch", NULL, true, st);
             bl_falandays_set_kernel(sc->m[k], KERNELS[k]);
             compare(sc, "a switch back", NULL, true, st);
             st->switches++;
         }
-        const bool some_off = uni(g) < 0.15;
+        const bool some_off = bl_test_uni(g) < 0.15;
         for (size_t b = 0; b < sc->nslots; b++)
-            sc->active[b] = (step_failed || !sc->failed[b]) && !(some_off && uni(g) < 0.5);
+            sc->active[b] = (step_failed || !sc->failed[b]) && !(some_off && bl_test_uni(g) < 0.5);
         fill_frame(sc, g, inject_p, st);
         step(sc, st);
     }
@@ -501,12 +481,12 @@ static void scen_run(scen *sc, bl_gen *g, size_t frames, double inject_p, bool s
 static void run_random(bl_dtype dt, uint64_t seed, size_t nsmall, size_t nbig, stats *st)
 {
     bl_gen g;
-    gen_seeded(&g, seed);
+    bl_test_gen_seeded(&g, seed);
     for (size_t id = 0; id < nsmall + nbig; id++) {
         scen sc;
         const bool big = id >= nsmall;
         scen_setup(&sc, &g, dt, id, big, st);
-        const size_t frames = big ? 60 + pick(&g, 30) : 120 + pick(&g, 120);
+        const size_t frames = big ? 60 + bl_test_pick(&g, 30) : 120 + bl_test_pick(&g, 120);
         scen_run(&sc, &g, frames / FRAME_DIV, 0.004 * FRAME_DIV, false, st);
         scen_end(&sc, st);
     }
@@ -584,7 +564,7 @@ static void test_after_failure(void **state)
     (void)state;
     stats st = {0};
     bl_gen g;
-    gen_seeded(&g, 0xdead);
+    bl_test_gen_seeded(&g, 0xdead);
     for (size_t id = 0; id < 24; id++) {
         const bl_dtype dt = id % 2 ? BL_FLOAT32 : BL_FLOAT64;
         scen sc;
@@ -696,7 +676,7 @@ static void test_allocation_failures(void **state)
 {
     (void)state;
     bl_gen g;
-    gen_seeded(&g, 77);
+    bl_test_gen_seeded(&g, 77);
     stats st = {0};
     bl_falandays_config c;
     random_config(&g, BL_FLOAT64, 1, &c, &st);

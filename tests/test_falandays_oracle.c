@@ -24,6 +24,7 @@
 #include "brainlesslab/rng.h"
 #include "oracle/falandays_oracle.h"
 #include "support.h"
+#include "model_support.h"
 
 /* The Falandays snapshot keys of model.h. */
 static const char *const KEYS[] = {
@@ -33,56 +34,6 @@ static const char *const KEYS[] = {
     "recurrent_mask", "input_weights", "output_mask",  "signs",
 };
 #define NKEYS (sizeof KEYS / sizeof *KEYS)
-
-/* ---- small helpers ----------------------------------------------------- */
-
-static double uni(bl_gen *g)
-{
-    return bl_gen_random(g);
-}
-
-static size_t pick(bl_gen *g, size_t k)
-{
-    return (size_t)bl_gen_integers(g, 0, (int64_t)k);
-}
-
-static double normal(bl_gen *g)
-{
-    return bl_gen_standard_normal(g);
-}
-
-static void gen_seeded(bl_gen *g, uint64_t seed)
-{
-    bl_seed s = bl_seed_from_u64(seed);
-    bl_gen_init(g, &s);
-}
-
-static size_t dtype_size(bl_dtype dt)
-{
-    return dt == BL_FLOAT64 ? sizeof(double) : sizeof(float);
-}
-
-static void put(void *buf, bl_dtype dt, size_t k, double v)
-{
-    if (dt == BL_FLOAT64)
-        ((double *)buf)[k] = v;
-    else
-        ((float *)buf)[k] = (float)v;
-}
-
-static double get(const void *buf, bl_dtype dt, size_t k)
-{
-    return dt == BL_FLOAT64 ? ((const double *)buf)[k] : (double)((const float *)buf)[k];
-}
-
-/* Same bits, or (when nan_equiv) both NaN: NaN payloads depend on operand
- * order inside commutative operations and are no contract of the spec. */
-static bool same(double a, double b, bool nan_equiv)
-{
-    if (nan_equiv && isnan(a) && isnan(b))
-        return true;
-    return bl_test_bits(a) == bl_test_bits(b);
-}
 
 /* ---- initial states ---------------------------------------------------- */
 
@@ -137,45 +88,45 @@ static void hand_free(bl_falandays_init *h)
 static void random_config(bl_gen *g, unsigned combo, bl_falandays_config *c)
 {
     bl_falandays_config_default(c);
-    switch (pick(g, 5)) {
+    switch (bl_test_pick(g, 5)) {
     case 0: c->leak = 0.0; break;
     case 1: c->leak = 1.0; break;
     case 2: c->leak = 0.25; break;
-    default: c->leak = uni(g); break;
+    default: c->leak = bl_test_uni(g); break;
     }
-    switch (pick(g, 4)) {
+    switch (bl_test_pick(g, 4)) {
     case 0: c->lrate_wmat = 0.0; break;
     case 1: c->lrate_wmat = 0.1; break;
     case 2: c->lrate_wmat = 1.0; break;
-    default: c->lrate_wmat = 2.0 * uni(g); break;
+    default: c->lrate_wmat = 2.0 * bl_test_uni(g); break;
     }
-    switch (pick(g, 3)) {
+    switch (bl_test_pick(g, 3)) {
     case 0: c->lrate_targ = 0.0; break;
     case 1: c->lrate_targ = 0.01; break;
-    default: c->lrate_targ = 0.2 * uni(g); break;
+    default: c->lrate_targ = 0.2 * bl_test_uni(g); break;
     }
-    c->threshold_mult = pick(g, 2) ? 2.0 : 0.5 + 2.0 * uni(g);
-    c->targ_min = pick(g, 2) ? 1.0 : 0.25 + uni(g);
-    c->input_weight = pick(g, 2) ? 1.875 : 3.0 * uni(g);
-    c->weight_init_std = 0.25 + uni(g);
-    switch (pick(g, 4)) {
+    c->threshold_mult = bl_test_pick(g, 2) ? 2.0 : 0.5 + 2.0 * bl_test_uni(g);
+    c->targ_min = bl_test_pick(g, 2) ? 1.0 : 0.25 + bl_test_uni(g);
+    c->input_weight = bl_test_pick(g, 2) ? 1.875 : 3.0 * bl_test_uni(g);
+    c->weight_init_std = 0.25 + bl_test_uni(g);
+    switch (bl_test_pick(g, 4)) {
     case 0: c->link_p = 0.1; break;
     case 1: c->link_p = 1.0; break;
     case 2: c->link_p = 0.5; break;
-    default: c->link_p = 0.3 * uni(g); break;
+    default: c->link_p = 0.3 * bl_test_uni(g); break;
     }
-    c->weight_init_mode = (bl_weight_init)pick(g, 3);
-    c->recurrent_init_scale = pick(g, 2) ? 1.0 : 2.0 * uni(g);
-    c->repair_masks = pick(g, 2) != 0;
-    c->inhibitory_frac = 0.5 * uni(g);
+    c->weight_init_mode = (bl_weight_init)bl_test_pick(g, 3);
+    c->recurrent_init_scale = bl_test_pick(g, 2) ? 1.0 : 2.0 * bl_test_uni(g);
+    c->repair_masks = bl_test_pick(g, 2) != 0;
+    c->inhibitory_frac = 0.5 * bl_test_uni(g);
     c->axis = (combo & 1u) ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
     c->drive = (combo & 2u) ? BL_DRIVE_OOSAWA : BL_DRIVE_NONE;
     c->rectify = (combo & 4u) != 0;
     c->learn_on = (combo & 8u) == 0;
     /* Non-zero gains mostly, also under drive "none", which must ignore
      * them; sometimes zero, which is legal and inert. */
-    c->membrane_noise = pick(g, 5) ? 0.05 + 0.5 * uni(g) : 0.0;
-    c->noise_gain = pick(g, 5) ? 0.05 + 0.3 * uni(g) : 0.0;
+    c->membrane_noise = bl_test_pick(g, 5) ? 0.05 + 0.5 * bl_test_uni(g) : 0.0;
+    c->noise_gain = bl_test_pick(g, 5) ? 0.05 + 0.3 * bl_test_uni(g) : 0.0;
 }
 
 /* Fills a hand-made state with what construction never produces: weights
@@ -185,40 +136,40 @@ static void hand_fill(bl_gen *g, bl_falandays_init *h, double max_link_p)
 {
     size_t n = h->n, r = h->r, e = h->e;
     bool dale = h->config.axis == BL_AXIS_DALE;
-    double p_link = (0.2 + 0.8 * uni(g)) * max_link_p;
+    double p_link = (0.2 + 0.8 * bl_test_uni(g)) * max_link_p;
     for (size_t k = 0; k < n * n; k++) {
-        h->recurrent_mask[k] = uni(g) < p_link ? 1.0 : 0.0;
-        double w = 0.6 * normal(g);
+        h->recurrent_mask[k] = bl_test_uni(g) < p_link ? 1.0 : 0.0;
+        double w = 0.6 * bl_test_normal(g);
         if (dale)
             w = fabs(w);
-        if (pick(g, 12) == 0)
-            w = pick(g, 2) ? -0.0 : 0.0;
+        if (bl_test_pick(g, 12) == 0)
+            w = bl_test_pick(g, 2) ? -0.0 : 0.0;
         h->weights[k] = w;
     }
     for (size_t k = 0; k < n * r; k++) {
-        switch (pick(g, 6)) {
+        switch (bl_test_pick(g, 6)) {
         case 0: case 1: h->input_weights[k] = 0.0; break;
-        case 2: h->input_weights[k] = -0.5 * uni(g); break;
-        default: h->input_weights[k] = 2.5 * uni(g); break;
+        case 2: h->input_weights[k] = -0.5 * bl_test_uni(g); break;
+        default: h->input_weights[k] = 2.5 * bl_test_uni(g); break;
         }
     }
     for (size_t k = 0; k < n * e; k++) {
-        switch (pick(g, 4)) {
+        switch (bl_test_pick(g, 4)) {
         case 0: h->output_mask[k] = 0.0; break;
         case 1: h->output_mask[k] = 1.0; break;
-        default: h->output_mask[k] = 2.0 * uni(g); break;
+        default: h->output_mask[k] = 2.0 * bl_test_uni(g); break;
         }
     }
-    if (pick(g, 3) == 0) { /* an effector nobody reads: output 0 */
-        size_t col = pick(g, e);
+    if (bl_test_pick(g, 3) == 0) { /* an effector nobody reads: output 0 */
+        size_t col = bl_test_pick(g, e);
         for (size_t i = 0; i < n; i++)
             h->output_mask[i * e + col] = 0.0;
     }
     for (size_t i = 0; i < n; i++) {
-        h->signs[i] = (dale && uni(g) < 0.3) ? -1 : 1;
-        h->acts[i] = normal(g);
-        h->targets[i] = 0.5 + 1.5 * uni(g);
-        switch (pick(g, 6)) {
+        h->signs[i] = (dale && bl_test_uni(g) < 0.3) ? -1 : 1;
+        h->acts[i] = bl_test_normal(g);
+        h->targets[i] = 0.5 + 1.5 * bl_test_uni(g);
+        switch (bl_test_pick(g, 6)) {
         case 0: h->spikes[i] = 0.5; break;
         case 1: case 2: h->spikes[i] = 1.0; break;
         default: h->spikes[i] = 0.0; break;
@@ -232,11 +183,11 @@ static void hand_fill(bl_gen *g, bl_falandays_init *h, double max_link_p)
 static void dyadic_config(bl_gen *g, bl_falandays_config *c)
 {
     static const double leaks[] = {0.0, 0.25, 0.5};
-    c->leak = leaks[pick(g, 3)];
-    c->threshold_mult = pick(g, 2) ? 2.0 : 1.5;
-    c->targ_min = pick(g, 2) ? 1.0 : 0.5;
-    c->lrate_targ = pick(g, 2) ? 0.0 : 0.25;
-    c->lrate_wmat = pick(g, 2) ? 1.0 : 0.5;
+    c->leak = leaks[bl_test_pick(g, 3)];
+    c->threshold_mult = bl_test_pick(g, 2) ? 2.0 : 1.5;
+    c->targ_min = bl_test_pick(g, 2) ? 1.0 : 0.5;
+    c->lrate_targ = bl_test_pick(g, 2) ? 0.0 : 0.25;
+    c->lrate_wmat = bl_test_pick(g, 2) ? 1.0 : 0.5;
     c->membrane_noise = 0.25;
     c->noise_gain = 0.5;
 }
@@ -246,19 +197,19 @@ static void dyadic_fill(bl_gen *g, bl_falandays_init *h)
     size_t n = h->n, r = h->r, e = h->e;
     bool dale = h->config.axis == BL_AXIS_DALE;
     for (size_t k = 0; k < n * n; k++) {
-        h->recurrent_mask[k] = pick(g, 3) == 0 ? 1.0 : 0.0;
-        double w = 0.25 * (double)pick(g, 9) - (dale ? 0.0 : 1.0);
-        h->weights[k] = pick(g, 2) ? w : 0.0;
+        h->recurrent_mask[k] = bl_test_pick(g, 3) == 0 ? 1.0 : 0.0;
+        double w = 0.25 * (double)bl_test_pick(g, 9) - (dale ? 0.0 : 1.0);
+        h->weights[k] = bl_test_pick(g, 2) ? w : 0.0;
     }
     for (size_t k = 0; k < n * r; k++)
-        h->input_weights[k] = 0.5 * (double)pick(g, 3);
+        h->input_weights[k] = 0.5 * (double)bl_test_pick(g, 3);
     for (size_t k = 0; k < n * e; k++)
-        h->output_mask[k] = (double)pick(g, 2);
+        h->output_mask[k] = (double)bl_test_pick(g, 2);
     for (size_t i = 0; i < n; i++) {
-        h->signs[i] = (dale && pick(g, 4) == 0) ? -1 : 1;
-        h->acts[i] = 0.25 * (double)pick(g, 9) - 1.0;
-        h->targets[i] = pick(g, 2) ? 1.0 : 1.5;
-        h->spikes[i] = (double)pick(g, 2);
+        h->signs[i] = (dale && bl_test_pick(g, 4) == 0) ? -1 : 1;
+        h->acts[i] = 0.25 * (double)bl_test_pick(g, 9) - 1.0;
+        h->targets[i] = bl_test_pick(g, 2) ? 1.0 : 1.5;
+        h->spikes[i] = (double)bl_test_pick(g, 2);
     }
 }
 
@@ -330,8 +281,8 @@ static void batch_start(batch *bt)
     if (bt->e > widest)
         widest = bt->e;
     bt->scratch = calloc(bt->n * widest, sizeof(double));
-    bt->inputs = calloc(bt->nslots * bt->r, dtype_size(bt->dtype));
-    bt->noise = calloc(bt->nslots * bt->n, dtype_size(bt->dtype));
+    bt->inputs = calloc(bt->nslots * bt->r, bl_test_dtype_size(bt->dtype));
+    bt->noise = calloc(bt->nslots * bt->n, bl_test_dtype_size(bt->dtype));
     bt->active = calloc(bt->nslots, sizeof(int32_t));
     assert_true(bt->scratch && bt->inputs && bt->noise && bt->active);
 }
@@ -374,7 +325,7 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
         if (have != cnt)
             fail_msg("%s: key %s has %zu values, oracle %zu", bt->what, arr->name, have, cnt);
         for (size_t i = 0; i < cnt; i++) {
-            if (!same(arr->data[i], bt->scratch[i], nan_equiv)) {
+            if (!bl_test_same(arr->data[i], bt->scratch[i], nan_equiv)) {
                 char cfg[512];
                 describe_config(&bt->slots[b], cfg, sizeof cfg);
                 fail_msg("%s: after %s of frame %zu: slot %zu key %s[%zu]: kernel %.17g "
@@ -393,12 +344,12 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
     const int32_t *fin = bl_model_finite(bt->model);
     size_t cnt = bl_oracle_falandays_get(o, "effectors", bt->scratch);
     for (size_t i = 0; i < cnt; i++)
-        if (!same(get(eff, bt->dtype, b * bt->e + i), bt->scratch[i], nan_equiv))
+        if (!bl_test_same(bl_test_get(eff, bt->dtype, b * bt->e + i), bt->scratch[i], nan_equiv))
             fail_msg("%s: frame %zu: slot %zu live effector %zu differs", bt->what, bt->frame,
                      b, i);
     cnt = bl_oracle_falandays_get(o, "spikes", bt->scratch);
     for (size_t i = 0; i < cnt; i++)
-        if (!same(get(act, bt->dtype, b * bt->n + i), bt->scratch[i], nan_equiv))
+        if (!bl_test_same(bl_test_get(act, bt->dtype, b * bt->n + i), bt->scratch[i], nan_equiv))
             fail_msg("%s: frame %zu: slot %zu live activity %zu differs", bt->what, bt->frame,
                      b, i);
     if (fin[b] != bl_oracle_falandays_finite(o))
@@ -418,7 +369,7 @@ typedef enum op { OP_RESET, OP_FREEZE_WEIGHTS, OP_FREEZE_PLASTICITY } op;
 static void apply_op(batch *bt, bl_gen *g, op which, stats *st)
 {
     for (size_t b = 0; b < bt->nslots; b++)
-        bt->active[b] = uni(g) < 0.5 ? 1 : 0;
+        bt->active[b] = bl_test_uni(g) < 0.5 ? 1 : 0;
     bl_error err = {0};
     bl_status rc = which == OP_RESET ? bl_model_reset(bt->model, bt->active, bt->nslots, &err)
                    : which == OP_FREEZE_WEIGHTS
@@ -455,7 +406,7 @@ static void step_and_compare(batch *bt, bool nan_equiv, stats *st)
     bl_error err = {0};
     if (bl_model_step(bt->model, &in, &nz, bt->active, bt->nslots, &err) != BL_OK)
         fail_msg("%s: frame %zu: bl_model_step: %s", bt->what, bt->frame, err.msg);
-    size_t w = dtype_size(bt->dtype);
+    size_t w = bl_test_dtype_size(bt->dtype);
     for (size_t b = 0; b < bt->nslots; b++) {
         if (!bt->active[b])
             continue;
@@ -506,10 +457,10 @@ static void batch_setup(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, setup h
     bt->dtype = dtype;
     bt->dyadic = dyadic;
     /* The first scenarios pin the smallest sizes; later ones spread to ~40. */
-    bt->n = id < 4 ? id + 1 : 1 + pick(g, 40);
-    bt->r = 1 + pick(g, 4);
-    bt->e = 1 + pick(g, 4);
-    bt->nslots = 1 + pick(g, 4);
+    bt->n = id < 4 ? id + 1 : 1 + bl_test_pick(g, 40);
+    bt->r = 1 + bl_test_pick(g, 4);
+    bt->e = 1 + bl_test_pick(g, 4);
+    bt->nslots = 1 + bl_test_pick(g, 4);
     bt->slots = calloc(bt->nslots, sizeof *bt->slots);
     assert_non_null(bt->slots);
     for (size_t b = 0; b < bt->nslots; b++) {
@@ -518,7 +469,7 @@ static void batch_setup(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, setup h
         random_config(g, combo, &c);
         st->combos_seen |= 1u << combo;
         if (c.link_p > max_link_p)
-            c.link_p = max_link_p * uni(g);
+            c.link_p = max_link_p * bl_test_uni(g);
         bl_error err = {0};
         if (bl_falandays_config_validate(&c, &err) != BL_OK)
             fail_msg("test made an invalid config: %s", err.msg);
@@ -529,14 +480,14 @@ static void batch_setup(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, setup h
             sl->init = hand_alloc(&c, bt->n, bt->r, bt->e);
             dyadic_fill(g, sl->init);
             st->hand_slots++;
-        } else if (!how.constructed_only && pick(g, 3) == 0) {
+        } else if (!how.constructed_only && bl_test_pick(g, 3) == 0) {
             sl->hand = true;
             sl->init = hand_alloc(&c, bt->n, bt->r, bt->e);
             hand_fill(g, sl->init, max_link_p);
             st->hand_slots++;
         } else {
             bl_gen cg;
-            gen_seeded(&cg, bl_gen_integers(g, 0, INT64_MAX) ^ UINT64_C(0x5eed));
+            bl_test_gen_seeded(&cg, bl_gen_integers(g, 0, INT64_MAX) ^ UINT64_C(0x5eed));
             if (bl_falandays_construct(&c, bt->n, bt->r, bt->e, &cg, &sl->init, &err) != BL_OK)
                 fail_msg("bl_falandays_construct: %s", err.msg);
         }
@@ -558,16 +509,16 @@ static void fill_frame(batch *bt, bl_gen *g)
     for (size_t b = 0; b < bt->nslots; b++) {
         bool on = bt->active[b] != 0;
         for (size_t q = 0; q < bt->r; q++) {
-            double v = normal(g);
-            if (uni(g) < 0.1)
-                v *= 4.0 + 8.0 * uni(g);
+            double v = bl_test_normal(g);
+            if (bl_test_uni(g) < 0.1)
+                v *= 4.0 + 8.0 * bl_test_uni(g);
             if (bt->dyadic)
-                v = 0.5 * ((double)pick(g, 14) - 6.0);
-            put(bt->inputs, bt->dtype, b * bt->r + q, on ? v : NAN);
+                v = 0.5 * ((double)bl_test_pick(g, 14) - 6.0);
+            bl_test_put(bt->inputs, bt->dtype, b * bt->r + q, on ? v : NAN);
         }
         for (size_t i = 0; i < bt->n; i++) {
-            double v = bt->dyadic ? 0.5 * ((double)pick(g, 5) - 2.0) : normal(g);
-            put(bt->noise, bt->dtype, b * bt->n + i, on ? v : NAN);
+            double v = bt->dyadic ? 0.5 * ((double)bl_test_pick(g, 5) - 2.0) : bl_test_normal(g);
+            bl_test_put(bt->noise, bt->dtype, b * bt->n + i, on ? v : NAN);
         }
     }
 }
@@ -816,12 +767,12 @@ static void replay_fixture(const char *dir, bool dale)
     for (size_t t = 0; t < frames; t++) {
         bt.frame = b32.frame = t;
         for (size_t q = 0; q < r; q++) {
-            put(bt.inputs, BL_FLOAT64, q, bl_npy_get_f64(inputs, t * r + q));
-            put(b32.inputs, BL_FLOAT32, q, bl_npy_get_f64(inputs, t * r + q));
+            bl_test_put(bt.inputs, BL_FLOAT64, q, bl_npy_get_f64(inputs, t * r + q));
+            bl_test_put(b32.inputs, BL_FLOAT32, q, bl_npy_get_f64(inputs, t * r + q));
         }
         for (size_t i = 0; i < n; i++) {
-            put(bt.noise, BL_FLOAT64, i, bl_npy_get_f64(noise, t * n + i));
-            put(b32.noise, BL_FLOAT32, i, bl_npy_get_f64(noise, t * n + i));
+            bl_test_put(bt.noise, BL_FLOAT64, i, bl_npy_get_f64(noise, t * n + i));
+            bl_test_put(b32.noise, BL_FLOAT32, i, bl_npy_get_f64(noise, t * n + i));
         }
         step_and_compare(&bt, false, &st);
         if (t < 12) {
@@ -878,7 +829,7 @@ static void random_runs(bl_dtype dtype)
     char what[96];
     for (size_t id = 0; id < RANDOM_SCENARIOS; id++) {
         bl_gen g;
-        gen_seeded(&g, (dtype == BL_FLOAT64 ? 1000 : 2000) + id);
+        bl_test_gen_seeded(&g, (dtype == BL_FLOAT64 ? 1000 : 2000) + id);
         batch bt;
         batch_setup(&bt, &g, dtype, id, (setup){.max_link_p = 0.6, .dyadic = id % 4 == 3}, &st);
         snprintf(what, sizeof what, "%s scenario %zu (N=%zu R=%zu E=%zu B=%zu)",
@@ -889,17 +840,17 @@ static void random_runs(bl_dtype dtype)
         compare_all(&bt, false, "creation");
         for (size_t t = 0; t < RANDOM_FRAMES; t++) {
             bt.frame = t;
-            if (pick(&g, 50) == 0)
+            if (bl_test_pick(&g, 50) == 0)
                 apply_op(&bt, &g, OP_FREEZE_WEIGHTS, &st);
-            if (pick(&g, 70) == 0)
+            if (bl_test_pick(&g, 70) == 0)
                 apply_op(&bt, &g, OP_FREEZE_PLASTICITY, &st);
-            if (pick(&g, 60) == 0)
+            if (bl_test_pick(&g, 60) == 0)
                 apply_op(&bt, &g, OP_RESET, &st);
             /* Every fifth frame everything runs; otherwise random slots
              * rest. A slot that reported non-finite is never stepped
              * again, as the runtime latches it. */
             for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = !bt.slots[b].failed && (t % 5 == 0 || uni(&g) < 0.8);
+                bt.active[b] = !bt.slots[b].failed && (t % 5 == 0 || bl_test_uni(&g) < 0.8);
             fill_frame(&bt, &g);
             step_and_compare(&bt, false, &st);
         }
@@ -952,7 +903,7 @@ static void test_float32_close_to_float64(void **state)
     double worst = 0.0;
     for (size_t id = 0; id < DTYPE_SCENARIOS; id++) {
         bl_gen g;
-        gen_seeded(&g, 3000 + id);
+        bl_test_gen_seeded(&g, 3000 + id);
         stats st = {0};
         batch b64, b32;
         batch_setup(&b64, &g, BL_FLOAT64, id,
@@ -960,7 +911,7 @@ static void test_float32_close_to_float64(void **state)
         for (size_t b = 0; b < b64.nslots; b++) {
             bl_falandays_config *c = &b64.slots[b].init->config;
             if (c->leak < 0.25)
-                c->leak = 0.25 + 0.75 * uni(&g);
+                c->leak = 0.25 + 0.75 * bl_test_uni(&g);
         }
         /* The float32 batch starts from the very same initial states; they
          * stay owned by b64. */
@@ -984,15 +935,15 @@ static void test_float32_close_to_float64(void **state)
         for (size_t t = 0; t < DTYPE_FRAMES && !tie; t++) {
             b64.frame = b32.frame = t;
             for (size_t k = 0; k < b64.nslots * b64.r; k++) {
-                double v = uni(&g);
-                put(b64.inputs, BL_FLOAT64, k, v);
-                put(b32.inputs, BL_FLOAT32, k, v);
+                double v = bl_test_uni(&g);
+                bl_test_put(b64.inputs, BL_FLOAT64, k, v);
+                bl_test_put(b32.inputs, BL_FLOAT32, k, v);
             }
             for (size_t k = 0; k < b64.nslots * b64.n; k++) {
                 /* Both sides get the same float32-representable noise. */
-                double v = (double)(float)normal(&g);
-                put(b64.noise, BL_FLOAT64, k, v);
-                put(b32.noise, BL_FLOAT32, k, v);
+                double v = (double)(float)bl_test_normal(&g);
+                bl_test_put(b64.noise, BL_FLOAT64, k, v);
+                bl_test_put(b32.noise, BL_FLOAT32, k, v);
             }
             step_and_compare(&b64, false, &st);
             step_and_compare(&b32, false, &st);
@@ -1046,13 +997,13 @@ static void nonfinite_runs(bl_dtype dtype)
     double huge = dtype == BL_FLOAT64 ? 1e300 : 3e38;
     for (size_t id = 0; id < NONFINITE_SCENARIOS; id++) {
         bl_gen g;
-        gen_seeded(&g, (dtype == BL_FLOAT64 ? 4000 : 5000) + id);
+        bl_test_gen_seeded(&g, (dtype == BL_FLOAT64 ? 4000 : 5000) + id);
         batch bt;
         batch_setup(&bt, &g, dtype, id, (setup){.max_link_p = 0.6}, &st);
         /* Some slots learn explosively so that overflow, not only injected
          * inf/NaN, makes values non-finite. */
         for (size_t b = 0; b < bt.nslots; b++)
-            if (pick(&g, 3) == 0) {
+            if (bl_test_pick(&g, 3) == 0) {
                 bt.slots[b].init->config.lrate_wmat = dtype == BL_FLOAT64 ? 1e200 : 1e37;
                 bt.slots[b].init->config.lrate_targ = dtype == BL_FLOAT64 ? 1e200 : 1e37;
             }
@@ -1065,18 +1016,19 @@ static void nonfinite_runs(bl_dtype dtype)
         for (size_t t = 0; t < NONFINITE_FRAMES; t++) {
             bt.frame = t;
             for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = !bt.slots[b].failed && uni(&g) < 0.9;
+                bt.active[b] = !bt.slots[b].failed && bl_test_uni(&g) < 0.9;
             fill_frame(&bt, &g);
             for (size_t b = 0; b < bt.nslots; b++) {
-                if (!bt.active[b] || uni(&g) >= 0.04)
+                if (!bt.active[b] || bl_test_uni(&g) >= 0.04)
                     continue;
                 static const double bad[] = {INFINITY, -INFINITY, NAN, 0.0};
-                size_t which = pick(&g, 4);
-                double v = which < 3 ? bad[which] : (pick(&g, 2) ? huge : -huge);
-                size_t q = pick(&g, bt.r);
-                put(bt.inputs, dtype, b * bt.r + q, v);
-                if (pick(&g, 4) == 0) /* a poisoned noise value too */
-                    put(bt.noise, dtype, b * bt.n + pick(&g, bt.n), bad[pick(&g, 3)]);
+                size_t which = bl_test_pick(&g, 4);
+                double v = which < 3 ? bad[which] : (bl_test_pick(&g, 2) ? huge : -huge);
+                size_t q = bl_test_pick(&g, bt.r);
+                bl_test_put(bt.inputs, dtype, b * bt.r + q, v);
+                if (bl_test_pick(&g, 4) == 0) /* a poisoned noise value too */
+                    bl_test_put(bt.noise, dtype, b * bt.n + bl_test_pick(&g, bt.n),
+                                bad[bl_test_pick(&g, 3)]);
                 poisoned++;
             }
             step_and_compare(&bt, true, &st);
@@ -1086,7 +1038,7 @@ static void nonfinite_runs(bl_dtype dtype)
             int32_t to_reset[8] = {0};
             bool any = false;
             for (size_t b = 0; b < bt.nslots; b++) {
-                if (bt.slots[b].failed && bt.active[b] && pick(&g, 2) == 0) {
+                if (bt.slots[b].failed && bt.active[b] && bl_test_pick(&g, 2) == 0) {
                     to_reset[b] = 1;
                     any = true;
                 }

@@ -17,22 +17,16 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
 #include "support.h"
+#include "model_support.h"
 
 /* ---- initial states ------------------------------------------------------- */
-
-static void *xcalloc(size_t count, size_t size)
-{
-    void *p = calloc(count ? count : 1, size);
-    assert_non_null(p);
-    return p;
-}
 
 /* Every array zero; the arrays of an empty inhibitory population are NULL,
  * as model.h allows. */
 static bl_sorn_init *sinit_new(size_t n, size_t r, size_t e, size_t n_e,
                                const bl_sorn_config *c)
 {
-    bl_sorn_init *in = xcalloc(1, sizeof *in);
+    bl_sorn_init *in = bl_test_xcalloc(1, sizeof *in);
     if (c)
         in->config = *c;
     else
@@ -42,18 +36,18 @@ static bl_sorn_init *sinit_new(size_t n, size_t r, size_t e, size_t n_e,
     in->r = r;
     in->e = e;
     in->n_e = n_e;
-    in->w_ee = xcalloc(n_e * n_e, sizeof(double));
-    in->ee_mask = xcalloc(n_e * n_e, sizeof(double));
-    in->c_e = xcalloc(n_e, sizeof(double));
-    in->w_eu = xcalloc(n_e * r, sizeof(double));
-    in->output_mask = xcalloc(e * n_e, sizeof(double));
-    in->t_e = xcalloc(n_e, sizeof(double));
-    in->x = xcalloc(n_e, sizeof(double));
+    in->w_ee = bl_test_xcalloc(n_e * n_e, sizeof(double));
+    in->ee_mask = bl_test_xcalloc(n_e * n_e, sizeof(double));
+    in->c_e = bl_test_xcalloc(n_e, sizeof(double));
+    in->w_eu = bl_test_xcalloc(n_e * r, sizeof(double));
+    in->output_mask = bl_test_xcalloc(e * n_e, sizeof(double));
+    in->t_e = bl_test_xcalloc(n_e, sizeof(double));
+    in->x = bl_test_xcalloc(n_e, sizeof(double));
     if (ni) {
-        in->w_ei = xcalloc(n_e * ni, sizeof(double));
-        in->w_ie = xcalloc(ni * n_e, sizeof(double));
-        in->t_i = xcalloc(ni, sizeof(double));
-        in->y = xcalloc(ni, sizeof(double));
+        in->w_ei = bl_test_xcalloc(n_e * ni, sizeof(double));
+        in->w_ie = bl_test_xcalloc(ni * n_e, sizeof(double));
+        in->t_i = bl_test_xcalloc(ni, sizeof(double));
+        in->y = bl_test_xcalloc(ni, sizeof(double));
     }
     return in;
 }
@@ -105,76 +99,17 @@ static void expect_create_error(bl_sorn_init **ins, size_t nslots, bl_dtype dtyp
         fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
 }
 
-/* count doubles as a buffer of the model dtype (NULL: zeros). */
-static void *to_dtype(const bl_model *m, const double *src, size_t count)
-{
-    bool f32 = bl_model_dtype(m) == BL_FLOAT32;
-    void *buf = xcalloc(count, f32 ? sizeof(float) : sizeof(double));
-    for (size_t k = 0; k < count && src; k++) {
-        if (f32)
-            ((float *)buf)[k] = (float)src[k];
-        else
-            ((double *)buf)[k] = src[k];
-    }
-    return buf;
-}
-
 /* One frame; u [B][R] may be NULL (zeros), active NULL (all). The noise is
  * filled with junk: SORN must ignore it. */
 static void step(bl_model *m, const double *u, const int32_t *active)
 {
-    size_t nb = bl_model_slots(m), nr = bl_model_receptors(m), n = bl_model_nodes(m);
-    double *junk = xcalloc(nb * n, sizeof(double));
-    for (size_t k = 0; k < nb * n; k++)
+    size_t n = bl_model_slots(m) * bl_model_nodes(m);
+    double *junk = bl_test_xcalloc(n, sizeof(double));
+    for (size_t k = 0; k < n; k++)
         junk[k] = k % 2 ? NAN : 1e30;
-    void *ub = to_dtype(m, u, nb * nr), *xb = to_dtype(m, junk, nb * n);
-    int32_t *all = xcalloc(nb, sizeof *all);
-    for (size_t b = 0; b < nb; b++)
-        all[b] = 1;
-    bl_matrix mu = {bl_model_dtype(m), nb, nr, ub}, mx = {bl_model_dtype(m), nb, n, xb};
-    bl_error err = {0};
-    if (bl_model_step(m, &mu, &mx, active ? active : all, nb, &err) != BL_OK)
-        fail_msg("step: %s", err.msg);
-    free(ub);
-    free(xb);
+    bl_test_step(m, u, junk, active);
     free(junk);
-    free(all);
 }
-
-static void reset(bl_model *m, const int32_t *active)
-{
-    bl_error err = {0};
-    if (bl_model_reset(m, active, bl_model_slots(m), &err) != BL_OK)
-        fail_msg("reset: %s", err.msg);
-}
-
-static void freeze(bl_model *m, const int32_t *active, bool all)
-{
-    bl_error err = {0};
-    bl_status st = all ? bl_model_freeze_plasticity(m, active, bl_model_slots(m), &err)
-                       : bl_model_freeze_weights(m, active, bl_model_slots(m), &err);
-    if (st != BL_OK)
-        fail_msg("freeze: %s", err.msg);
-}
-
-static bl_snapshot *snap(const bl_model *m, size_t slot)
-{
-    bl_snapshot *s = NULL;
-    bl_error err = {0};
-    if (bl_model_snapshot(m, slot, &s, &err) != BL_OK)
-        fail_msg("snapshot: %s", err.msg);
-    return s;
-}
-
-static const double *sget(const bl_snapshot *s, const char *name)
-{
-    const bl_snapshot_array *a = bl_snapshot_get(s, name);
-    if (!a)
-        fail_msg("snapshot lacks %s", name);
-    return a->data;
-}
-
-static size_t values_of(const bl_snapshot_array *a) { return a->shape[0] * a->shape[1]; }
 
 static bool same_key(const bl_snapshot *a, const bl_snapshot *b, const char *name)
 {
@@ -182,29 +117,7 @@ static bool same_key(const bl_snapshot *a, const bl_snapshot *b, const char *nam
     assert_non_null(x);
     assert_non_null(y);
     return x->shape[0] == y->shape[0] && x->shape[1] == y->shape[1] &&
-           memcmp(x->data, y->data, values_of(x) * sizeof(double)) == 0;
-}
-
-/* Bit-for-bit equality of every key (signed zeros and NaN payloads too). */
-static void assert_snap_identical(const bl_snapshot *a, const bl_snapshot *b, const char *what)
-{
-    assert_int_equal(a->count, b->count);
-    for (size_t k = 0; k < a->count; k++) {
-        const bl_snapshot_array *x = &a->arrays[k], *y = &b->arrays[k];
-        assert_string_equal(x->name, y->name);
-        assert_int_equal(x->ndim, y->ndim);
-        assert_int_equal(x->shape[0], y->shape[0]);
-        assert_int_equal(x->shape[1], y->shape[1]);
-        assert_int_equal(x->integer, y->integer);
-        if (memcmp(x->data, y->data, values_of(x) * sizeof(double)) != 0)
-            fail_msg("%s: key %s differs", what, x->name);
-    }
-}
-
-static void assert_bits(double got, double want, const char *what)
-{
-    if (bl_test_bits(got) != bl_test_bits(want))
-        fail_msg("%s: got %.17g, want %.17g", what, got, want);
+           memcmp(x->data, y->data, bl_test_values_of(x) * sizeof(double)) == 0;
 }
 
 static void assert_values(const double *got, const double *want, size_t count, const char *what)
@@ -329,24 +242,24 @@ static void test_threshold_equality_and_synchronous_old_populations(void **state
         bl_model *m = create(&in, 1, d ? BL_FLOAT32 : BL_FLOAT64);
         const double one[1] = {1};
         step(m, one, NULL);
-        bl_snapshot *s = snap(m, 0);
-        assert_values(sget(s, "activity"), (double[]){1, 1, 1}, 3, "activity");
+        bl_snapshot *s = bl_test_snap(m, 0);
+        assert_values(bl_test_sget(s, "activity"), (double[]){1, 1, 1}, 3, "activity");
         /* Exactly +0: ((0 - 0) + 1) - 1 for E, (1·1 + 0·0) - 1 for I. */
-        assert_values(sget(s, "drive"), (double[]){0, 0, 0}, 3, "drive");
-        assert_values(sget(s, "x"), (double[]){1, 1}, 2, "x");
-        assert_values(sget(s, "y"), (double[]){1}, 1, "y");
-        assert_values(sget(s, "prev_x"), (double[]){1, 0}, 2, "prev_x");
-        assert_values(sget(s, "prev_y"), (double[]){0}, 1, "prev_y");
-        assert_values(sget(s, "effectors"), (double[]){1}, 1, "effectors");
+        assert_values(bl_test_sget(s, "drive"), (double[]){0, 0, 0}, 3, "drive");
+        assert_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x");
+        assert_values(bl_test_sget(s, "y"), (double[]){1}, 1, "y");
+        assert_values(bl_test_sget(s, "prev_x"), (double[]){1, 0}, 2, "prev_x");
+        assert_values(bl_test_sget(s, "prev_y"), (double[]){0}, 1, "prev_y");
+        assert_values(bl_test_sget(s, "effectors"), (double[]){1}, 1, "effectors");
         assert_int_equal(bl_model_finite(m)[0], 1);
         bl_snapshot_free(s);
         /* The inhibition that fired in frame 1 reaches E only now, while
          * I reads the E state of frame 1. */
         step(m, one, NULL);
-        s = snap(m, 0);
-        assert_values(sget(s, "drive"), (double[]){-1, -1, 0}, 3, "drive, frame 2");
-        assert_values(sget(s, "activity"), (double[]){0, 0, 1}, 3, "activity, frame 2");
-        assert_values(sget(s, "effectors"), (double[]){0}, 1, "effectors, frame 2");
+        s = bl_test_snap(m, 0);
+        assert_values(bl_test_sget(s, "drive"), (double[]){-1, -1, 0}, 3, "drive, frame 2");
+        assert_values(bl_test_sget(s, "activity"), (double[]){0, 0, 1}, 3, "activity, frame 2");
+        assert_values(bl_test_sget(s, "effectors"), (double[]){0}, 1, "effectors, frame 2");
         bl_snapshot_free(s);
         bl_model_destroy(m);
         sinit_free(in);
@@ -365,9 +278,9 @@ static void test_zero_drive_fires(void **state)
         in->output_mask[0] = 1;
         bl_model *m = create(&in, 1, d ? BL_FLOAT32 : BL_FLOAT64);
         step(m, NULL, NULL);
-        bl_snapshot *s = snap(m, 0);
-        assert_values(sget(s, "x"), (double[]){1, 1}, 2, "x");
-        assert_true(sget(s, "drive")[0] == 0 && sget(s, "drive")[1] == 0);
+        bl_snapshot *s = bl_test_snap(m, 0);
+        assert_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x");
+        assert_true(bl_test_sget(s, "drive")[0] == 0 && bl_test_sget(s, "drive")[1] == 0);
         bl_snapshot_free(s);
         bl_model_destroy(m);
         sinit_free(in);
@@ -399,17 +312,17 @@ static void test_zero_original_normalisation_target_skips_scaling(void **state)
         pair_init(0.1, 0, (double[]){0, 0.2, 0.2, 0}, (double[]){0, 0}, (double[]){1, 1});
     bl_model *m = create(&in, 1, BL_FLOAT64);
     step(m, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    assert_values(sget(s, "x"), (double[]){0, 1}, 2, "x");
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_values(bl_test_sget(s, "x"), (double[]){0, 1}, 2, "x");
     /* Row 0: 0.2 + 0.1·(0·0 - 1·1); row 1: 0.2 + 0.1·(1·1 - 0·0); no
      * scaling because c_e = 0. */
     volatile double w01 = 0.2, w10 = 0.2, eta = 0.1;
     const double want[4] = {0, w01 + eta * -1.0, w10 + eta * 1.0, 0};
-    assert_values(sget(s, "w_ee"), want, 4, "w_ee");
+    assert_values(bl_test_sget(s, "w_ee"), want, 4, "w_ee");
     assert_true(fabs(want[1] - 0.1) < 1e-15 && fabs(want[2] - 0.3) < 1e-15);
-    assert_values(sget(s, "ee_mask"), (double[]){0, 1, 1, 0}, 4, "ee_mask");
-    assert_values(sget(s, "t_e"), (double[]){2, -1}, 2, "t_e (eta_ip 0)");
-    assert_values(sget(s, "effectors"), (double[]){0.5}, 1, "effectors");
+    assert_values(bl_test_sget(s, "ee_mask"), (double[]){0, 1, 1, 0}, 4, "ee_mask");
+    assert_values(bl_test_sget(s, "t_e"), (double[]){2, -1}, 2, "t_e (eta_ip 0)");
+    assert_values(bl_test_sget(s, "effectors"), (double[]){0.5}, 1, "effectors");
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -422,18 +335,18 @@ static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mas
     bl_sorn_init *in = pair_init(0.001, 0.001, (double[]){0, 0.0005, 0.2, 0},
                                  (double[]){0.0005, 0.2}, (double[]){1, 0});
     bl_model *m = create(&in, 1, BL_FLOAT64);
-    bl_snapshot *s0 = snap(m, 0);
+    bl_snapshot *s0 = bl_test_snap(m, 0);
     step(m, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    assert_values(sget(s, "x"), (double[]){0, 1}, 2, "x");
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_values(bl_test_sget(s, "x"), (double[]){0, 1}, 2, "x");
     /* (0, 1) is depressed below zero: pruned, its row total 0, no division. */
-    assert_values(sget(s, "ee_mask"), (double[]){0, 0, 1, 0}, 4, "ee_mask");
+    assert_values(bl_test_sget(s, "ee_mask"), (double[]){0, 0, 1, 0}, 4, "ee_mask");
     volatile double w10 = 0.2, eta = 0.001, target = 0.2;
     const double grown = w10 + eta * 1.0;
     const double renorm = grown * (target / grown);
-    assert_values(sget(s, "w_ee"), (double[]){0, 0, renorm, 0}, 4, "w_ee");
+    assert_values(bl_test_sget(s, "w_ee"), (double[]){0, 0, renorm, 0}, 4, "w_ee");
     assert_true(fabs(renorm - 0.2) < 1e-16);
-    assert_values(sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
+    assert_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_free(s);
 
@@ -441,19 +354,19 @@ static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mas
      * but the edge is gone. */
     const double three[1] = {3};
     step(m, three, NULL);
-    s = snap(m, 0);
-    assert_values(sget(s, "x"), (double[]){1, 1}, 2, "x, frame 2");
-    assert_values(sget(s, "prev_x"), (double[]){0, 1}, 2, "prev_x, frame 2");
-    assert_bits(sget(s, "w_ee")[1], 0.0, "pruned weight stays 0");
-    assert_bits(sget(s, "ee_mask")[1], 0.0, "pruned mask stays 0");
+    s = bl_test_snap(m, 0);
+    assert_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x, frame 2");
+    assert_values(bl_test_sget(s, "prev_x"), (double[]){0, 1}, 2, "prev_x, frame 2");
+    bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], 0.0, "pruned weight stays 0");
+    bl_test_assert_bits(bl_test_sget(s, "ee_mask")[1], 0.0, "pruned mask stays 0");
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_free(s);
 
-    reset(m, ALL3);
-    s = snap(m, 0);
-    assert_snap_identical(s, s0, "reset");
-    assert_bits(sget(s, "w_ee")[1], 0.0005, "restored weight");
-    assert_bits(sget(s, "ee_mask")[1], 1.0, "restored mask");
+    bl_test_reset(m, ALL3);
+    s = bl_test_snap(m, 0);
+    bl_test_assert_snap_identical(s, s0, "reset");
+    bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], 0.0005, "restored weight");
+    bl_test_assert_bits(bl_test_sget(s, "ee_mask")[1], 1.0, "restored mask");
     bl_snapshot_free(s);
     bl_snapshot_free(s0);
     bl_model_destroy(m);
@@ -471,20 +384,20 @@ static void test_unmasked_entries_and_frozen_weights(void **state)
     bl_sorn_init *ins[2] = {in, in};
     bl_model *m = create(ins, 2, BL_FLOAT64);
     const int32_t second[2] = {0, 1};
-    freeze(m, second, false);
+    bl_test_freeze(m, second, false);
     step(m, NULL, NULL);
-    bl_snapshot *a = snap(m, 0), *b = snap(m, 1);
+    bl_snapshot *a = bl_test_snap(m, 0), *b = bl_test_snap(m, 1);
     /* Slot 0: the unmasked diagonal becomes +0 (the -0.0 and the 0.25). */
-    assert_bits(sget(a, "w_ee")[0], 0.0, "unmasked -0.0");
-    assert_bits(sget(a, "w_ee")[3], 0.0, "unmasked 0.25");
+    bl_test_assert_bits(bl_test_sget(a, "w_ee")[0], 0.0, "unmasked -0.0");
+    bl_test_assert_bits(bl_test_sget(a, "w_ee")[3], 0.0, "unmasked 0.25");
     /* Slot 1: frozen, bit for bit the initial weights; thresholds adapt. */
-    assert_values(sget(b, "w_ee"), (double[]){-0.0, 0.5, 0.5, 0.25}, 4, "frozen w_ee");
-    assert_values(sget(b, "plasticity"), (double[]){0, 1}, 2, "plasticity");
-    assert_true(sget(b, "t_e")[0] != 2 && sget(b, "t_e")[1] != -1);
+    assert_values(bl_test_sget(b, "w_ee"), (double[]){-0.0, 0.5, 0.5, 0.25}, 4, "frozen w_ee");
+    assert_values(bl_test_sget(b, "plasticity"), (double[]){0, 1}, 2, "plasticity");
+    assert_true(bl_test_sget(b, "t_e")[0] != 2 && bl_test_sget(b, "t_e")[1] != -1);
     /* The unmasked weights still drive (the sum ignores the mask):
      * ((-0.0 + 0.5) - 0) + 0 - 2 and ((0.5 + 0.25) - 0) + 0 + 1. */
     for (int k = 0; k < 2; k++)
-        assert_values(sget(k ? b : a, "drive"), (double[]){-1.5, 1.75}, 2, "drive");
+        assert_values(bl_test_sget(k ? b : a, "drive"), (double[]){-1.5, 1.75}, 2, "drive");
     bl_snapshot_free(a);
     bl_snapshot_free(b);
     bl_model_destroy(m);
@@ -503,7 +416,7 @@ static void test_float32_arithmetic_stays_in_float(void **state)
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[1] = {0.7};
     step(m, u, NULL);
-    bl_snapshot *s = snap(m, 0);
+    bl_snapshot *s = bl_test_snap(m, 0);
     volatile float w01 = 0.3f, w10 = 0.7f, eta = 0.0123f, etai = 0.0371f, h = 0.137f;
     volatile float te0 = 0.123456789f, te1 = -0.33f, c0 = 0.9f, c1 = 1.1f, u0 = 0.7f;
     volatile float wu0 = 0.6f, wu1 = 0.2f;
@@ -516,10 +429,11 @@ static void test_float32_arithmetic_stays_in_float(void **state)
     float n10 = w10 + eta * (x1 * 1.0f - 0.0f * x0);
     float s0 = c0 / n01, s1 = c1 / n10;
     float t0 = te0 + etai * (x0 - h), t1 = te1 + etai * (x1 - h);
-    assert_values(sget(s, "drive"), (double[]){d0, d1}, 2, "drive");
-    assert_values(sget(s, "w_ee"), (double[]){0, n01 * s0, n10 * s1, 0}, 4, "w_ee");
-    assert_values(sget(s, "t_e"), (double[]){t0, t1}, 2, "t_e");
-    assert_values(sget(s, "parameters"), (double[]){0.0123f, 0.0371f, 0.137f}, 3, "parameters");
+    assert_values(bl_test_sget(s, "drive"), (double[]){d0, d1}, 2, "drive");
+    assert_values(bl_test_sget(s, "w_ee"), (double[]){0, n01 * s0, n10 * s1, 0}, 4, "w_ee");
+    assert_values(bl_test_sget(s, "t_e"), (double[]){t0, t1}, 2, "t_e");
+    assert_values(bl_test_sget(s, "parameters"), (double[]){0.0123f, 0.0371f, 0.137f}, 3,
+                  "parameters");
     bl_snapshot_free(s);
     bl_model_destroy(m);
     sinit_free(in);
@@ -537,9 +451,9 @@ static void test_float32_arithmetic_stays_in_float(void **state)
     for (int d = 0; d < 2; d++) {
         m = create(&one, 1, d ? BL_FLOAT32 : BL_FLOAT64);
         step(m, (const double[]){1}, NULL);
-        s = snap(m, 0);
-        assert_bits(sget(s, "drive")[0], d ? 0.0 : 0x1p-30, "drive");
-        assert_bits(sget(s, "x")[0], 1.0, "x");
+        s = bl_test_snap(m, 0);
+        bl_test_assert_bits(bl_test_sget(s, "drive")[0], d ? 0.0 : 0x1p-30, "drive");
+        bl_test_assert_bits(bl_test_sget(s, "x")[0], 1.0, "x");
         bl_snapshot_free(s);
         bl_model_destroy(m);
     }
@@ -559,16 +473,16 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
     bl_model *m = create(ins, 3, BL_FLOAT64);
     bl_snapshot *initial[3];
     for (int b = 0; b < 3; b++)
-        initial[b] = snap(m, (size_t)b);
-    freeze(m, (const int32_t[]){1, 0, 0}, false);
-    freeze(m, (const int32_t[]){0, 1, 0}, true);
+        initial[b] = bl_test_snap(m, (size_t)b);
+    bl_test_freeze(m, (const int32_t[]){1, 0, 0}, false);
+    bl_test_freeze(m, (const int32_t[]){0, 1, 0}, true);
     /* Mutating the constructor's arrays or a snapshot changes nothing. */
     for (size_t k = 0; k < 16; k++)
         in->w_ee[k] = 9;
     in->t_e[0] = 9;
-    bl_snapshot *scratch = snap(m, 2);
-    ((double *)sget(scratch, "w_ee"))[1] = 42;
-    ((double *)sget(scratch, "t_e"))[0] = 42;
+    bl_snapshot *scratch = bl_test_snap(m, 2);
+    ((double *)bl_test_sget(scratch, "w_ee"))[1] = 42;
+    ((double *)bl_test_sget(scratch, "t_e"))[0] = 42;
     bl_snapshot_free(scratch);
 
     const double u[6] = {1, 1, 1, 1, 1, 1};
@@ -576,7 +490,7 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
         step(m, u, NULL);
     bl_snapshot *after[3];
     for (int b = 0; b < 3; b++)
-        after[b] = snap(m, (size_t)b);
+        after[b] = bl_test_snap(m, (size_t)b);
     for (int b = 0; b < 2; b++) {
         assert_true(same_key(after[b], initial[b], "w_ee"));
         assert_true(same_key(after[b], initial[b], "ee_mask"));
@@ -592,19 +506,19 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
         assert_true(same_key(after[b], initial[b], "t_i"));
         assert_true(same_key(after[b], initial[b], "c_e"));
     }
-    assert_values(sget(after[0], "plasticity"), (double[]){0, 1}, 2, "slot 0 plasticity");
-    assert_values(sget(after[1], "plasticity"), (double[]){0, 0}, 2, "slot 1 plasticity");
-    assert_values(sget(after[2], "plasticity"), (double[]){1, 1}, 2, "slot 2 plasticity");
+    assert_values(bl_test_sget(after[0], "plasticity"), (double[]){0, 1}, 2, "slot 0 plasticity");
+    assert_values(bl_test_sget(after[1], "plasticity"), (double[]){0, 0}, 2, "slot 1 plasticity");
+    assert_values(bl_test_sget(after[2], "plasticity"), (double[]){1, 1}, 2, "slot 2 plasticity");
 
-    reset(m, (const int32_t[]){1, 1, 0});
+    bl_test_reset(m, (const int32_t[]){1, 1, 0});
     for (int b = 0; b < 2; b++) {
-        bl_snapshot *r = snap(m, (size_t)b);
-        assert_snap_identical(r, initial[b], "reset slot");
+        bl_snapshot *r = bl_test_snap(m, (size_t)b);
+        bl_test_assert_snap_identical(r, initial[b], "reset slot");
         bl_snapshot_free(r);
     }
-    bl_snapshot *slot2 = snap(m, 2);
-    assert_snap_identical(slot2, after[2], "slot 2 untouched by the reset");
-    assert_values(sget(slot2, "plasticity"), (double[]){1, 1}, 2, "slot 2 plasticity");
+    bl_snapshot *slot2 = bl_test_snap(m, 2);
+    bl_test_assert_snap_identical(slot2, after[2], "slot 2 untouched by the reset");
+    assert_values(bl_test_sget(slot2, "plasticity"), (double[]){1, 1}, 2, "slot 2 plasticity");
     bl_snapshot_free(slot2);
     for (int b = 0; b < 3; b++) {
         bl_snapshot_free(initial[b]);
@@ -658,20 +572,20 @@ static void batch_matches_single(bl_dtype dtype)
                 step(single[b], u + b * BR, NULL);
         if (t == 11 || t == 19) {
             const int32_t sel[BSLOTS] = {t == 11, 0, t == 19, 1};
-            freeze(m, sel, t == 19);
+            bl_test_freeze(m, sel, t == 19);
             for (int b = 0; b < BSLOTS; b++)
                 if (sel[b])
-                    freeze(single[b], ALL3, t == 19);
+                    bl_test_freeze(single[b], ALL3, t == 19);
         }
         if (t == 23) {
             const int32_t sel[BSLOTS] = {0, 1, 0, 0};
-            reset(m, sel);
-            reset(single[1], ALL3);
+            bl_test_reset(m, sel);
+            bl_test_reset(single[1], ALL3);
         }
         for (int b = 0; b < BSLOTS; b++) {
-            bl_snapshot *x = snap(m, (size_t)b), *y = snap(single[b], 0);
-            assert_snap_identical(x, y, "batched slot vs single run");
-            const double *act = sget(x, "activity"), *mask = sget(x, "ee_mask");
+            bl_snapshot *x = bl_test_snap(m, (size_t)b), *y = bl_test_snap(single[b], 0);
+            bl_test_assert_snap_identical(x, y, "batched slot vs single run");
+            const double *act = bl_test_sget(x, "activity"), *mask = bl_test_sget(x, "ee_mask");
             const size_t ne = ins[b]->n_e;
             for (int i = 0; i < BN; i++)
                 fired += act[i] != 0;
@@ -685,16 +599,16 @@ static void batch_matches_single(bl_dtype dtype)
         /* The live views are the snapshot's values. */
         const bool f32 = dtype == BL_FLOAT32;
         for (int b = 0; b < BSLOTS; b++) {
-            bl_snapshot *x = snap(m, (size_t)b);
+            bl_snapshot *x = bl_test_snap(m, (size_t)b);
             for (int i = 0; i < BN; i++) {
                 double v = f32 ? ((const float *)bl_model_activity_data(m))[b * BN + i]
                                : ((const double *)bl_model_activity_data(m))[b * BN + i];
-                assert_bits(v, sget(x, "activity")[i], "activity view");
+                bl_test_assert_bits(v, bl_test_sget(x, "activity")[i], "activity view");
             }
             for (int k = 0; k < BE; k++) {
                 double v = f32 ? ((const float *)bl_model_effector_data(m))[b * BE + k]
                                : ((const double *)bl_model_effector_data(m))[b * BE + k];
-                assert_bits(v, sget(x, "effectors")[k], "effector view");
+                bl_test_assert_bits(v, bl_test_sget(x, "effectors")[k], "effector view");
             }
             bl_snapshot_free(x);
         }
@@ -733,7 +647,7 @@ static void test_inactive_batch_members_are_unchanged_and_batching_matches_singl
         bl_sorn_init *a = random_init(&g, 8, 2, 3, &c), *b = random_init(&g, 8, 2, 3, &c);
         bl_sorn_init *pair[2] = {a, b};
         bl_model *m = create(pair, 2, dtype), *one = create(&a, 1, dtype);
-        bl_snapshot *before = snap(m, 1);
+        bl_snapshot *before = bl_test_snap(m, 1);
         const int32_t active[2] = {1, 0};
         for (int t = 0; t < 8; t++) {
             double u[4] = {2 * urand(&g) - 0.3, 2 * urand(&g) - 0.3, 999, 999};
@@ -741,20 +655,20 @@ static void test_inactive_batch_members_are_unchanged_and_batching_matches_singl
             step(one, u, NULL);
             /* Freezes and resets aimed elsewhere leave it alone too. */
             if (t == 3 || t == 6) {
-                freeze(m, active, t == 6);
-                freeze(one, ALL3, t == 6);
+                bl_test_freeze(m, active, t == 6);
+                bl_test_freeze(one, ALL3, t == 6);
             }
             if (t == 5) {
-                reset(m, active);
-                reset(one, ALL3);
+                bl_test_reset(m, active);
+                bl_test_reset(one, ALL3);
             }
-            bl_snapshot *x = snap(m, 0), *y = snap(one, 0);
-            assert_snap_identical(x, y, "slot 0 vs single");
+            bl_snapshot *x = bl_test_snap(m, 0), *y = bl_test_snap(one, 0);
+            bl_test_assert_snap_identical(x, y, "slot 0 vs single");
             bl_snapshot_free(x);
             bl_snapshot_free(y);
         }
-        bl_snapshot *after = snap(m, 1);
-        assert_snap_identical(after, before, "inactive slot");
+        bl_snapshot *after = bl_test_snap(m, 1);
+        bl_test_assert_snap_identical(after, before, "inactive slot");
         assert_int_equal(bl_model_finite(m)[1], 1);
         bl_snapshot_free(before);
         bl_snapshot_free(after);
@@ -779,11 +693,11 @@ static void test_one_node_no_inhibitory_population_and_initial_learning_disabled
         in->t_e[0] = 0.3;
         bl_model *m = create(&in, 1, d ? BL_FLOAT32 : BL_FLOAT64);
         assert_int_equal(bl_model_nodes(m), 1);
-        bl_snapshot *s0 = snap(m, 0);
+        bl_snapshot *s0 = bl_test_snap(m, 0);
         const double one[1] = {1};
         for (int t = 0; t < 3; t++)
             step(m, one, NULL);
-        bl_snapshot *s = snap(m, 0);
+        bl_snapshot *s = bl_test_snap(m, 0);
         const struct {
             const char *name;
             int ndim;
@@ -798,18 +712,18 @@ static void test_one_node_no_inhibitory_population_and_initial_learning_disabled
             assert_int_equal(a->ndim, empty[k].ndim);
             assert_int_equal(a->shape[0], empty[k].d0);
             assert_int_equal(a->shape[1], empty[k].d1);
-            assert_int_equal(values_of(a), 0);
+            assert_int_equal(bl_test_values_of(a), 0);
         }
-        assert_values(sget(s, "activity"), (double[]){1}, 1, "activity");
-        assert_values(sget(s, "effectors"), (double[]){1}, 1, "effectors");
+        assert_values(bl_test_sget(s, "activity"), (double[]){1}, 1, "activity");
+        assert_values(bl_test_sget(s, "effectors"), (double[]){1}, 1, "effectors");
         assert_true(same_key(s, s0, "t_e"));
         assert_true(same_key(s, s0, "w_ee"));
-        assert_values(sget(s, "plasticity"), (double[]){0, 0}, 2, "plasticity");
+        assert_values(bl_test_sget(s, "plasticity"), (double[]){0, 0}, 2, "plasticity");
         assert_int_equal(bl_model_finite(m)[0], 1);
-        reset(m, ALL3);
-        bl_snapshot *r = snap(m, 0);
-        assert_values(sget(r, "plasticity"), (double[]){0, 0}, 2, "plasticity after reset");
-        assert_snap_identical(r, s0, "reset");
+        bl_test_reset(m, ALL3);
+        bl_snapshot *r = bl_test_snap(m, 0);
+        assert_values(bl_test_sget(r, "plasticity"), (double[]){0, 0}, 2, "plasticity after reset");
+        bl_test_assert_snap_identical(r, s0, "reset");
         bl_snapshot_free(r);
         bl_snapshot_free(s);
         bl_snapshot_free(s0);
@@ -832,26 +746,27 @@ static void test_nonfinite_drive_is_reported_even_when_threshold_output_is_binar
         bl_model *m = create(&in, 1, d ? BL_FLOAT32 : BL_FLOAT64);
         const double inf[1] = {INFINITY}, one[1] = {1};
         step(m, inf, NULL);
-        bl_snapshot *s = snap(m, 0);
-        assert_values(sget(s, "activity"), (double[]){1}, 1, "activity");
-        assert_true(isinf(sget(s, "drive")[0]));
+        bl_snapshot *s = bl_test_snap(m, 0);
+        assert_values(bl_test_sget(s, "activity"), (double[]){1}, 1, "activity");
+        assert_true(isinf(bl_test_sget(s, "drive")[0]));
         assert_int_equal(bl_model_finite(m)[0], 0);
-        assert_true(sget(s, "finite")[0] == 0);
+        assert_true(bl_test_sget(s, "finite")[0] == 0);
         /* The weights and thresholds themselves stayed finite. */
-        assert_true(sget(s, "adaptation_finite")[0] == 1 && isfinite(sget(s, "t_e")[0]));
+        assert_true(bl_test_sget(s, "adaptation_finite")[0] == 1 &&
+                    isfinite(bl_test_sget(s, "t_e")[0]));
         bl_snapshot_free(s);
         /* Not latched by the model. */
         step(m, one, NULL);
         assert_int_equal(bl_model_finite(m)[0], 1);
         step(m, inf, NULL);
         assert_int_equal(bl_model_finite(m)[0], 0);
-        reset(m, ALL3);
+        bl_test_reset(m, ALL3);
         assert_int_equal(bl_model_finite(m)[0], 1);
         /* A NaN drive (inf - inf) does not fire and is reported too. */
         const double nan_u[1] = {NAN};
         step(m, nan_u, NULL);
-        s = snap(m, 0);
-        assert_true(isnan(sget(s, "drive")[0]) && sget(s, "x")[0] == 0);
+        s = bl_test_snap(m, 0);
+        assert_true(isnan(bl_test_sget(s, "drive")[0]) && bl_test_sget(s, "x")[0] == 0);
         assert_int_equal(bl_model_finite(m)[0], 0);
         bl_snapshot_free(s);
         bl_model_destroy(m);
@@ -869,9 +784,9 @@ static void test_nonfinite_inhibitory_drive(void **state)
     in->x[1] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT64);
     step(m, (const double[]){0}, NULL);
-    bl_snapshot *s = snap(m, 0);
-    assert_true(isfinite(sget(s, "drive")[0]) && isfinite(sget(s, "drive")[1]));
-    assert_true(isinf(sget(s, "drive")[2]) && sget(s, "y")[0] == 1);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_true(isfinite(bl_test_sget(s, "drive")[0]) && isfinite(bl_test_sget(s, "drive")[1]));
+    assert_true(isinf(bl_test_sget(s, "drive")[2]) && bl_test_sget(s, "y")[0] == 1);
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -895,11 +810,11 @@ static void test_sorn_row_sum_overflow_cannot_be_normalised_away(void **state)
     in->output_mask[0] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT32);
     step(m, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    const double *drive = sget(s, "drive");
+    bl_snapshot *s = bl_test_snap(m, 0);
+    const double *drive = bl_test_sget(s, "drive");
     for (size_t i = 0; i < 3; i++) {
         assert_true(isfinite(drive[i]));
-        assert_true(sget(s, "adaptation_finite")[i] == 0);
+        assert_true(bl_test_sget(s, "adaptation_finite")[i] == 0);
     }
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
@@ -908,11 +823,11 @@ static void test_sorn_row_sum_overflow_cannot_be_normalised_away(void **state)
     /* The same state in float64 is harmless and renormalises to 1/3. */
     m = create(&in, 1, BL_FLOAT64);
     step(m, NULL, NULL);
-    s = snap(m, 0);
+    s = bl_test_snap(m, 0);
     assert_int_equal(bl_model_finite(m)[0], 1);
     volatile double w = 2e38, tot = 0;
     tot = (tot + w + w) + w;
-    assert_bits(sget(s, "w_ee")[4], w * (1.0 / tot), "renormalised");
+    bl_test_assert_bits(bl_test_sget(s, "w_ee")[4], w * (1.0 / tot), "renormalised");
     bl_snapshot_free(s);
     bl_model_destroy(m);
     sinit_free(in);
@@ -931,10 +846,10 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     setv(in->t_e, 2, (double[]){-1, 2});
     bl_model *m = create(&in, 1, BL_FLOAT32);
     step(m, NULL, NULL);
-    bl_snapshot *s = snap(m, 0);
-    assert_values(sget(s, "x"), (double[]){1, 0}, 2, "x");
-    assert_true(isinf(sget(s, "w_ee")[1]));
-    assert_true(sget(s, "adaptation_finite")[0] == 0);
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_values(bl_test_sget(s, "x"), (double[]){1, 0}, 2, "x");
+    assert_true(isinf(bl_test_sget(s, "w_ee")[1]));
+    assert_true(bl_test_sget(s, "adaptation_finite")[0] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -948,11 +863,11 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     setv(in->t_e, 2, (double[]){-1, 2});
     m = create(&in, 1, BL_FLOAT64);
     step(m, NULL, NULL);
-    s = snap(m, 0);
-    assert_values(sget(s, "x"), (double[]){1, 0}, 2, "x");
-    assert_bits(sget(s, "w_ee")[2], 0.0, "pruned");
-    assert_bits(sget(s, "ee_mask")[2], 0.0, "pruned mask");
-    assert_true(sget(s, "adaptation_finite")[1] == 0);
+    s = bl_test_snap(m, 0);
+    assert_values(bl_test_sget(s, "x"), (double[]){1, 0}, 2, "x");
+    bl_test_assert_bits(bl_test_sget(s, "w_ee")[2], 0.0, "pruned");
+    bl_test_assert_bits(bl_test_sget(s, "ee_mask")[2], 0.0, "pruned mask");
+    assert_true(bl_test_sget(s, "adaptation_finite")[1] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -962,8 +877,9 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
                                    (double[]){0, 0});
     m = create(&tiny, 1, BL_FLOAT64);
     step(m, NULL, NULL);
-    s = snap(m, 0);
-    assert_true(sget(s, "adaptation_finite")[0] == 0 && sget(s, "adaptation_finite")[1] == 1);
+    s = bl_test_snap(m, 0);
+    assert_true(bl_test_sget(s, "adaptation_finite")[0] == 0 &&
+                bl_test_sget(s, "adaptation_finite")[1] == 1);
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -982,11 +898,11 @@ static void test_threshold_overflow_is_reported(void **state)
     in->config.H_ip = 0;
     bl_model *m = create(&in, 1, BL_FLOAT32);
     step(m, (const double[]){3e38}, NULL);
-    bl_snapshot *s = snap(m, 0);
-    assert_values(sget(s, "x"), (double[]){1, 1}, 2, "x");
-    assert_true(isfinite(sget(s, "drive")[0]) && isfinite(sget(s, "drive")[1]));
-    assert_true(isfinite(sget(s, "t_e")[0]) && isinf(sget(s, "t_e")[1]));
-    assert_values(sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
+    bl_snapshot *s = bl_test_snap(m, 0);
+    assert_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x");
+    assert_true(isfinite(bl_test_sget(s, "drive")[0]) && isfinite(bl_test_sget(s, "drive")[1]));
+    assert_true(isfinite(bl_test_sget(s, "t_e")[0]) && isinf(bl_test_sget(s, "t_e")[1]));
+    assert_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -1032,7 +948,7 @@ static void test_incompatible_batch_and_ports_rejected(void **state)
         assert_int_equal(bl_model_nodes(m), 5);
         assert_int_equal(bl_model_receptors(m), 2);
         assert_int_equal(bl_model_effectors(m), 2);
-        bl_snapshot *before = snap(m, 0);
+        bl_snapshot *before = bl_test_snap(m, 0);
         double big[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
         float bigf[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
         const void *right = d ? (const void *)bigf : (const void *)big;
@@ -1069,8 +985,8 @@ static void test_incompatible_batch_and_ports_rejected(void **state)
         bl_snapshot *s = (bl_snapshot *)&s;
         assert_int_equal(bl_model_snapshot(m, 2, &s, &err), BL_EVALUE);
         assert_null(s);
-        bl_snapshot *after = snap(m, 0);
-        assert_snap_identical(after, before, "rejected calls");
+        bl_snapshot *after = bl_test_snap(m, 0);
+        bl_test_assert_snap_identical(after, before, "rejected calls");
         bl_snapshot_free(before);
         bl_snapshot_free(after);
         bl_model_destroy(m);
@@ -1223,7 +1139,7 @@ static void test_snapshot_layout(void **state)
     in->w_ee[1] = -0.0;
     in->ee_mask[2] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT32);
-    bl_snapshot *s = snap(m, 0);
+    bl_snapshot *s = bl_test_snap(m, 0);
     const struct {
         const char *name;
         int ndim;
@@ -1253,17 +1169,17 @@ static void test_snapshot_layout(void **state)
     assert_null(bl_snapshot_get(s, "weights"));
     /* Creation state: activity = concat(x, y), prev = current, drive 0,
      * effectors 0 even though x would read 0.5, flags set. */
-    assert_values(sget(s, "activity"), (double[]){1, 0, 0}, 3, "activity");
-    assert_values(sget(s, "prev_x"), (double[]){1, 0}, 2, "prev_x");
-    assert_values(sget(s, "drive"), (double[]){0, 0, 0}, 3, "drive");
-    assert_values(sget(s, "effectors"), (double[]){0}, 1, "effectors");
-    assert_values(sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
-    assert_values(sget(s, "plasticity"), (double[]){0, 0}, 2, "plasticity");
-    assert_values(sget(s, "parameters"), (double[]){0.001f, 0.001f, 0.1f}, 3, "parameters");
-    assert_values(sget(s, "ee_mask"), (double[]){0, 0, 1, 0}, 4, "ee_mask");
-    assert_values(sget(s, "output_mask"), (double[]){1, 1}, 2, "output_mask");
-    assert_bits(sget(s, "w_ee")[1], -0.0, "signed zero survives");
-    assert_true(sget(s, "finite")[0] == 1);
+    assert_values(bl_test_sget(s, "activity"), (double[]){1, 0, 0}, 3, "activity");
+    assert_values(bl_test_sget(s, "prev_x"), (double[]){1, 0}, 2, "prev_x");
+    assert_values(bl_test_sget(s, "drive"), (double[]){0, 0, 0}, 3, "drive");
+    assert_values(bl_test_sget(s, "effectors"), (double[]){0}, 1, "effectors");
+    assert_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
+    assert_values(bl_test_sget(s, "plasticity"), (double[]){0, 0}, 2, "plasticity");
+    assert_values(bl_test_sget(s, "parameters"), (double[]){0.001f, 0.001f, 0.1f}, 3, "parameters");
+    assert_values(bl_test_sget(s, "ee_mask"), (double[]){0, 0, 1, 0}, 4, "ee_mask");
+    assert_values(bl_test_sget(s, "output_mask"), (double[]){1, 1}, 2, "output_mask");
+    bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], -0.0, "signed zero survives");
+    assert_true(bl_test_sget(s, "finite")[0] == 1);
     assert_true(bl_model_finite(m)[0] == 1);
     bl_snapshot_free(s);
     bl_model_destroy(m);
@@ -1279,16 +1195,16 @@ static void test_full_reset_matches_creation_snapshot(void **state)
         bl_sorn_config c = config_with(0.2, 0.2, 0.05, true);
         bl_sorn_init *in = random_init(&g, 8, 2, 3, &c);
         bl_model *m = create(&in, 1, d ? BL_FLOAT32 : BL_FLOAT64);
-        bl_snapshot *s0 = snap(m, 0);
+        bl_snapshot *s0 = bl_test_snap(m, 0);
         const double u[2] = {1, 0.5};
         step(m, u, NULL);
-        freeze(m, ALL3, true);
+        bl_test_freeze(m, ALL3, true);
         step(m, u, NULL);
-        bl_snapshot *mid = snap(m, 0);
+        bl_snapshot *mid = bl_test_snap(m, 0);
         assert_false(same_key(mid, s0, "w_ee"));
-        reset(m, ALL3);
-        bl_snapshot *s1 = snap(m, 0);
-        assert_snap_identical(s1, s0, "full reset");
+        bl_test_reset(m, ALL3);
+        bl_snapshot *s1 = bl_test_snap(m, 0);
+        bl_test_assert_snap_identical(s1, s0, "full reset");
         bl_snapshot_free(s0);
         bl_snapshot_free(mid);
         bl_snapshot_free(s1);
@@ -1328,7 +1244,7 @@ static void test_allocation_failures(void **state)
             assert_int_equal(err.status, BL_ENOMEM);
         }
         bl_alloc_fail_at(0);
-        bl_snapshot *ref = snap(m, 1);
+        bl_snapshot *ref = bl_test_snap(m, 1);
         total = bl_alloc_count();
         assert_true(total > 1);
         for (long k = 1; k <= total; k++) {

@@ -14,18 +14,9 @@
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/rng.h"
 #include "support.h"
+#include "model_support.h"
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static bl_gen gen_for(const char *key)
-{
-    bl_gen g;
-    bl_error err = {0};
-    bl_key k = BL_KEY_S(key);
-    if (bl_gen_for(&g, 0, "development", "construction", &k, 1, &err) != BL_OK)
-        fail_msg("bl_gen_for: %s", err.msg);
-    return g;
-}
 
 static bl_sorn_init *construct_ok(const bl_sorn_config *c, size_t n, size_t r, size_t e,
                                   bl_gen *g)
@@ -38,23 +29,10 @@ static bl_sorn_init *construct_ok(const bl_sorn_config *c, size_t n, size_t r, s
     return s;
 }
 
-static void expect_bits(const char *what, size_t i, double c, double ref)
-{
-    if (bl_test_bits(c) != bl_test_bits(ref))
-        fail_msg("%s: element %zu: C %.17g (%016" PRIx64 "), expected %.17g (%016" PRIx64 ")",
-                 what, i, c, bl_test_bits(c), ref, bl_test_bits(ref));
-}
-
-static void expect_table(const char *what, const double *a, const double *want, size_t count)
-{
-    for (size_t k = 0; k < count; k++)
-        expect_bits(what, k, a[k], want[k]);
-}
-
 static void expect_zeros(const char *what, const double *a, size_t count)
 {
     for (size_t k = 0; k < count; k++)
-        expect_bits(what, k, a[k], 0.0);
+        bl_test_expect_bits(what, k, a[k], 0.0);
 }
 
 /* Every array of a state, with its length, in the oracle's order. */
@@ -106,7 +84,7 @@ static void test_kat(void **state)
     c.p_ee = 0.4;
     c.p_input = 0.4;
     c.p_output = 0.4;
-    bl_gen g = gen_for("kat-sorn");
+    bl_gen g = bl_test_gen_for("kat-sorn");
     bl_sorn_init *s = construct_ok(&c, 6, 2, 2, &g);
     assert_int_equal(s->n, 6);
     assert_int_equal(s->r, 2);
@@ -116,7 +94,7 @@ static void test_kat(void **state)
 
     const double mask[25] = {0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0,
                              1, 0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0};
-    expect_table("ee_mask", s->ee_mask, mask, 25);
+    bl_test_expect_table("ee_mask", s->ee_mask, mask, 25);
     double w[25] = {0};
     w[0 * 5 + 2] = 0.2872775756513713;
     w[0 * 5 + 3] = 0.20267546860901164;
@@ -131,23 +109,23 @@ static void test_kat(void **state)
     w[4 * 5 + 2] = 0.2576872450533732;
     w[4 * 5 + 3] = 0.1216666389247266;
     /* Unlisted entries are np.zeros' +0.0 (times a positive scale). */
-    expect_table("w_ee", s->w_ee, w, 25);
+    bl_test_expect_table("w_ee", s->w_ee, w, 25);
     const double c_e[5] = {1.0, 1.0, 1.0, 0.9999999999999998, 0.9999999999999999};
-    expect_table("c_e", s->c_e, c_e, 5);
+    bl_test_expect_table("c_e", s->c_e, c_e, 5);
     const double w_ei[5] = {1.0, 1.0, 1.0, 1.0, 1.0};
-    expect_table("w_ei", s->w_ei, w_ei, 5);
+    bl_test_expect_table("w_ei", s->w_ei, w_ei, 5);
     const double w_ie[5] = {0.11182904619065026, 0.44374051474988985, 0.045626743627724724,
                             0.20986474005062797, 0.1889389553811071};
-    expect_table("w_ie", s->w_ie, w_ie, 5);
+    bl_test_expect_table("w_ie", s->w_ie, w_ie, 5);
     const double w_eu[10] = {0.5643262312559971, 0.4356737687440028, 0, 0, 0, 0.9999999999999999,
                              1.0, 0, 0, 0};
-    expect_table("w_eu", s->w_eu, w_eu, 10);
+    bl_test_expect_table("w_eu", s->w_eu, w_eu, 10);
     const double outm[10] = {1, 0, 0, 0, 1, 0, 0, 1, 1, 0};
-    expect_table("output_mask", s->output_mask, outm, 10);
+    bl_test_expect_table("output_mask", s->output_mask, outm, 10);
     const double t_e[5] = {0.05521415482600617, 0.14061543672519106, 0.3216829365942005,
                            0.22531392318064525, 0.09167769568696166};
-    expect_table("t_e", s->t_e, t_e, 5);
-    expect_bits("t_i", 0, s->t_i[0], 0.6553740702898639);
+    bl_test_expect_table("t_e", s->t_e, t_e, 5);
+    bl_test_expect_bits("t_i", 0, s->t_i[0], 0.6553740702898639);
     expect_zeros("x", s->x, 5);
     expect_zeros("y", s->y, 1);
     bl_sorn_init_free(s);
@@ -180,7 +158,7 @@ static void test_population_sizes(void **state)
         bl_sorn_config c;
         bl_sorn_config_default(&c);
         c.inhibitory_fraction = cases[k].ratio;
-        bl_gen g = gen_for("sizes");
+        bl_gen g = bl_test_gen_for("sizes");
         bl_sorn_init *s = construct_ok(&c, cases[k].n, 2, 3, &g);
         assert_int_equal(s->n_e, cases[k].n_e);
         bool empty = cases[k].n_e == cases[k].n;
@@ -200,23 +178,23 @@ static void test_single_node_draws(void **state)
     (void)state;
     bl_sorn_config c;
     bl_sorn_config_default(&c);
-    bl_gen g = gen_for("single");
+    bl_gen g = bl_test_gen_for("single");
     bl_gen ref = g;
     bl_sorn_init *s = construct_ok(&c, 1, 2, 3, &g);
     assert_int_equal(s->n_e, 1);
-    expect_bits("ee_mask", 0, s->ee_mask[0], 0.0);
-    expect_bits("w_ee", 0, s->w_ee[0], 0.0);
-    expect_bits("c_e", 0, s->c_e[0], 0.0);
+    bl_test_expect_bits("ee_mask", 0, s->ee_mask[0], 0.0);
+    bl_test_expect_bits("w_ee", 0, s->w_ee[0], 0.0);
+    bl_test_expect_bits("c_e", 0, s->c_e[0], 0.0);
     double u[4];
     for (int k = 0; k < 4; k++)
         u[k] = bl_gen_random(&ref);
     /* The receptor row [u1, u2] scaled by 1/(u1 + u2). */
     double scale = 1.0 / (u[1] + u[2]);
-    expect_bits("w_eu", 0, s->w_eu[0], u[1] * scale);
-    expect_bits("w_eu", 1, s->w_eu[1], u[2] * scale);
+    bl_test_expect_bits("w_eu", 0, s->w_eu[0], u[1] * scale);
+    bl_test_expect_bits("w_eu", 1, s->w_eu[1], u[2] * scale);
     for (size_t k = 0; k < 3; k++)
-        expect_bits("output_mask", k, s->output_mask[k], 1.0);
-    expect_bits("t_e", 0, s->t_e[0], 0.5 * u[3]);
+        bl_test_expect_bits("output_mask", k, s->output_mask[k], 1.0);
+    bl_test_expect_bits("t_e", 0, s->t_e[0], 0.5 * u[3]);
     assert_memory_equal(&g, &ref, sizeof g);
     bl_sorn_init_free(s);
 }
@@ -328,14 +306,6 @@ static size_t format_case(char *buf, size_t cap, const dcase *d)
     return (size_t)len;
 }
 
-static double le_double(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | b[i];
-    return bl_test_double(v);
-}
-
 typedef struct tally {
     size_t empty_i, nan, repaired, big;
 } tally;
@@ -353,7 +323,7 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
                  count * 8, ne);
     char what[128];
     snprintf(what, sizeof what, "case %zu N_E", idx);
-    expect_bits(what, 0, (double)ne, le_double(rec));
+    bl_test_expect_bits(what, 0, (double)ne, bl_test_le_double(rec));
     size_t off = 1;
     part parts[10];
     size_t nparts = state_parts(s, parts);
@@ -361,14 +331,15 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
         for (size_t k = 0; k < parts[p].len; k++, off++) {
             snprintf(what, sizeof what, "case %zu (N=%zu R=%zu E=%zu) %s", idx, d->n, d->r, d->e,
                      parts[p].name);
-            expect_bits(what, k, parts[p].data[k], le_double(rec + 8 * off));
+            bl_test_expect_bits(what, k, parts[p].data[k], bl_test_le_double(rec + 8 * off));
             t->nan += isnan(parts[p].data[k]) != 0;
         }
     /* The generator ends where NumPy's does, 32-bit cache included: the
      * next integers() uses next32, random() next64. */
     snprintf(what, sizeof what, "case %zu generator position", idx);
-    expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000), le_double(rec + 8 * off));
-    expect_bits(what, 1, bl_gen_random(&g), le_double(rec + 8 * (off + 1)));
+    bl_test_expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000),
+                        bl_test_le_double(rec + 8 * off));
+    bl_test_expect_bits(what, 1, bl_gen_random(&g), bl_test_le_double(rec + 8 * (off + 1)));
     t->empty_i += ni == 0;
     t->big += ne > 128;
     t->repaired += d->c.p_ee == 0.0 && ne >= 2;
@@ -434,7 +405,7 @@ static void test_defaults_fanout_no_self_determinism(void **state)
     bl_sorn_config c;
     bl_sorn_config_default(&c);
     const size_t n = 200, r = 8, e = 2;
-    bl_gen g1 = gen_for("sorn-200");
+    bl_gen g1 = bl_test_gen_for("sorn-200");
     bl_sorn_init *a = construct_ok(&c, n, r, e, &g1);
     const size_t ne = a->n_e, ni = n - ne;
     assert_int_equal(ne, 167);
@@ -444,8 +415,8 @@ static void test_defaults_fanout_no_self_determinism(void **state)
     size_t pairwise_differs = 0;
     for (size_t i = 0; i < ne; i++) {
         const double *m = a->ee_mask + i * ne, *w = a->w_ee + i * ne;
-        expect_bits("ee_mask diagonal", i, m[i], 0.0);
-        expect_bits("w_ee diagonal", i, w[i], 0.0);
+        bl_test_expect_bits("ee_mask diagonal", i, m[i], 0.0);
+        bl_test_expect_bits("w_ee diagonal", i, w[i], 0.0);
         size_t links = 0;
         double tot = 0.0;
         for (size_t j = 0; j < ne; j++) {
@@ -458,7 +429,7 @@ static void test_defaults_fanout_no_self_determinism(void **state)
         assert_true(links >= 1);
         assert_true(fabs(tot - 1.0) < 1e-12);
         assert_true(fabs(a->c_e[i] - 1.0) < 1e-12);
-        expect_bits("c_e", i, a->c_e[i], bl_np_pairwise_sum(w, ne));
+        bl_test_expect_bits("c_e", i, a->c_e[i], bl_np_pairwise_sum(w, ne));
         pairwise_differs += a->c_e[i] != tot;
     }
     /* 167-wide rows: the pairwise and sequential sums differ in most rows,
@@ -516,7 +487,7 @@ static void test_defaults_fanout_no_self_determinism(void **state)
 
     /* Deterministic, and owned: the same seed gives the same state in
      * distinct arrays, leaving the generators in the same position. */
-    bl_gen g2 = gen_for("sorn-200");
+    bl_gen g2 = bl_test_gen_for("sorn-200");
     bl_sorn_init *b = construct_ok(&c, n, r, e, &g2);
     expect_same_state(a, b);
     assert_memory_equal(&g1, &g2, sizeof g1);
@@ -524,18 +495,18 @@ static void test_defaults_fanout_no_self_determinism(void **state)
     assert_ptr_not_equal(a->y, b->y);
     double kept = b->w_ee[a->n_e - 1];
     a->w_ee[a->n_e - 1] = 42.0;
-    expect_bits("unaliased w_ee", 0, b->w_ee[a->n_e - 1], kept);
+    bl_test_expect_bits("unaliased w_ee", 0, b->w_ee[a->n_e - 1], kept);
     bl_sorn_init_free(a);
     bl_sorn_init_free(b);
 
     /* Ratio 1 with N = 5: 2.5 rounds to even. */
     c.inhibitory_fraction = 1.0;
-    bl_gen g3 = gen_for("ratio-1");
+    bl_gen g3 = bl_test_gen_for("ratio-1");
     bl_sorn_init *s = construct_ok(&c, 5, 1, 1, &g3);
     assert_int_equal(s->n_e, 2);
     /* Two E units without self links: each links to the other. */
     const double two[4] = {0, 1, 1, 0};
-    expect_table("ee_mask", s->ee_mask, two, 4);
+    bl_test_expect_table("ee_mask", s->ee_mask, two, 4);
     bl_sorn_init_free(s);
 }
 
@@ -567,7 +538,7 @@ static void expect_reject(const bl_sorn_config *c, size_t n, size_t r, size_t e,
 static void test_invalid_configs(void **state)
 {
     (void)state;
-    bl_gen g = gen_for("invalid");
+    bl_gen g = bl_test_gen_for("invalid");
     bl_sorn_config c;
 
     bl_sorn_config_default(&c);
@@ -624,7 +595,7 @@ static void test_invalid_configs(void **state)
 static void test_invalid_shapes(void **state)
 {
     (void)state;
-    bl_gen g = gen_for("shapes");
+    bl_gen g = bl_test_gen_for("shapes");
     bl_sorn_config c;
     bl_sorn_config_default(&c);
     expect_reject(&c, 0, 2, 2, &g, BL_EVALUE, "N must be an integer >= 1");
@@ -696,11 +667,11 @@ static void test_allocation_failures(void **state)
         bl_sorn_config_default(&c);
         c.p_ee = 0.3;
         c.inhibitory_fraction = variant == 0 ? 0.2 : 0.0;
-        bl_gen ref = gen_for("alloc");
+        bl_gen ref = bl_test_gen_for("alloc");
         bl_sorn_init *want = construct_ok(&c, 9, 2, 3, &ref);
         long total = 0;
         for (long k = 1;; k++) {
-            bl_gen g = gen_for("alloc");
+            bl_gen g = bl_test_gen_for("alloc");
             bl_gen fresh = g;
             bl_sorn_init *s = NULL;
             bl_error err = {0};

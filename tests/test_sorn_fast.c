@@ -26,6 +26,7 @@
 #include "brainlesslab/rng.h"
 #include "models/sorn_internal.h"
 #include "support.h"
+#include "model_support.h"
 
 enum { MAXSLOTS = 4 };
 
@@ -39,23 +40,6 @@ enum { MAXSLOTS = 4 };
 #ifndef FRAME_DIV
 #define FRAME_DIV 1
 #endif
-
-static double uni(bl_gen *g) { return bl_gen_random(g); }
-static size_t pick(bl_gen *g, size_t k) { return (size_t)bl_gen_integers(g, 0, (int64_t)k); }
-
-static void gen_seeded(bl_gen *g, uint64_t seed)
-{
-    bl_seed s = bl_seed_from_u64(seed);
-    bl_gen_init(g, &s);
-}
-
-static void put(void *buf, bl_dtype dt, size_t k, double v)
-{
-    if (dt == BL_FLOAT64)
-        ((double *)buf)[k] = v;
-    else
-        ((float *)buf)[k] = (float)v;
-}
 
 typedef struct stats {
     size_t scenarios, slot_frames, failures, resets, freezes, switches, hand_slots,
@@ -101,61 +85,65 @@ typedef enum shape {
  * rejects values that overflow it). */
 static double g_huge = 1e300;
 
-static double signed_zero(bl_gen *g) { return uni(g) < 0.5 ? 0.0 : -0.0; }
+static double signed_zero(bl_gen *g) { return bl_test_uni(g) < 0.5 ? 0.0 : -0.0; }
 
 /* A hand-made state of the dimensions of `in` (allocated, zeroed). */
 static void hand_fill(bl_gen *g, bl_sorn_init *in, shape sh, bool extreme)
 {
     const size_t ne = in->n_e, ni = in->n - in->n_e;
-    const double density = uni(g) < 0.2 ? 0.9 : 0.05 + 0.3 * uni(g);
+    const double density = bl_test_uni(g) < 0.2 ? 0.9 : 0.05 + 0.3 * bl_test_uni(g);
     for (size_t k = 0; k < ne * ne; k++) {
-        const bool m = uni(g) < density;
+        const bool m = bl_test_uni(g) < density;
         in->ee_mask[k] = m;
         if (m) {
-            const double r = uni(g);
-            in->w_ee[k] = r < 0.05 ? signed_zero(g) : r < 0.1 ? -uni(g) : 0.5 * uni(g);
-        } else if (sh == SHAPE_UNMASKED && uni(g) < 0.3) {
-            in->w_ee[k] = uni(g) - 0.3;
+            const double r = bl_test_uni(g);
+            in->w_ee[k] = r < 0.05  ? signed_zero(g)
+                          : r < 0.1 ? -bl_test_uni(g)
+                                    : 0.5 * bl_test_uni(g);
+        } else if (sh == SHAPE_UNMASKED && bl_test_uni(g) < 0.3) {
+            in->w_ee[k] = bl_test_uni(g) - 0.3;
         } else {
             in->w_ee[k] = signed_zero(g);
         }
-        if (extreme && uni(g) < 0.01)
-            in->w_ee[k] = g_huge * (uni(g) < 0.5 ? 1 : -1);
+        if (extreme && bl_test_uni(g) < 0.01)
+            in->w_ee[k] = g_huge * (bl_test_uni(g) < 0.5 ? 1 : -1);
     }
     for (size_t i = 0; i < ne; i++) {
-        const double r = uni(g);
-        in->c_e[i] = r < 0.1 ? 0.0 : r < 0.15 ? -0.0 : 0.5 + uni(g);
-        if (extreme && uni(g) < 0.05)
+        const double r = bl_test_uni(g);
+        in->c_e[i] = r < 0.1 ? 0.0 : r < 0.15 ? -0.0 : 0.5 + bl_test_uni(g);
+        if (extreme && bl_test_uni(g) < 0.05)
             in->c_e[i] = g_huge;
-        in->t_e[i] = uni(g) * 0.6 - 0.05;
-        in->x[i] = uni(g) < 0.3 ? 1.0 : signed_zero(g);
+        in->t_e[i] = bl_test_uni(g) * 0.6 - 0.05;
+        in->x[i] = bl_test_uni(g) < 0.3 ? 1.0 : signed_zero(g);
         for (size_t q = 0; q < in->r; q++)
-            in->w_eu[i * in->r + q] = uni(g) < 0.3 ? uni(g) : signed_zero(g);
+            in->w_eu[i * in->r + q] = bl_test_uni(g) < 0.3 ? bl_test_uni(g) : signed_zero(g);
         for (size_t k = 0; k < ni; k++)
-            in->w_ei[i * ni + k] = uni(g) < 0.1 ? signed_zero(g) : uni(g) / (double)(ni + 1);
+            in->w_ei[i * ni + k] =
+                bl_test_uni(g) < 0.1 ? signed_zero(g) : bl_test_uni(g) / (double)(ni + 1);
     }
     for (size_t k = 0; k < ni; k++) {
-        in->t_i[k] = uni(g);
-        in->y[k] = uni(g) < 0.3 ? 1.0 : signed_zero(g);
+        in->t_i[k] = bl_test_uni(g);
+        in->y[k] = bl_test_uni(g) < 0.3 ? 1.0 : signed_zero(g);
         for (size_t j = 0; j < ne; j++)
-            in->w_ie[k * ne + j] = uni(g) < 0.1 ? signed_zero(g) : 3.0 * uni(g) / (double)ne;
+            in->w_ie[k * ne + j] =
+                bl_test_uni(g) < 0.1 ? signed_zero(g) : 3.0 * bl_test_uni(g) / (double)ne;
     }
     for (size_t k = 0; k < in->e * ne; k++)
-        in->output_mask[k] = uni(g) < 0.3;
+        in->output_mask[k] = bl_test_uni(g) < 0.3;
 }
 
 static void random_config(bl_gen *g, bl_sorn_config *c, double inh_frac, bool extreme)
 {
     bl_sorn_config_default(c);
     c->inhibitory_fraction = inh_frac;
-    c->p_ee = uni(g) < 0.2 ? 1.0 : 0.02 + 0.2 * uni(g);
-    c->learn_on = uni(g) < 0.85;
-    c->eta_stdp = uni(g) < 0.3 ? 0.0 : 0.001 + 0.05 * uni(g);
-    c->eta_ip = uni(g) < 0.2 ? 0.0 : 0.001 + 0.02 * uni(g);
-    c->H_ip = uni(g);
-    c->T_E_max = 0.1 + uni(g);
+    c->p_ee = bl_test_uni(g) < 0.2 ? 1.0 : 0.02 + 0.2 * bl_test_uni(g);
+    c->learn_on = bl_test_uni(g) < 0.85;
+    c->eta_stdp = bl_test_uni(g) < 0.3 ? 0.0 : 0.001 + 0.05 * bl_test_uni(g);
+    c->eta_ip = bl_test_uni(g) < 0.2 ? 0.0 : 0.001 + 0.02 * bl_test_uni(g);
+    c->H_ip = bl_test_uni(g);
+    c->T_E_max = 0.1 + bl_test_uni(g);
     if (extreme) {
-        if (uni(g) < 0.5)
+        if (bl_test_uni(g) < 0.5)
             c->eta_stdp = g_huge;
         else
             c->eta_ip = g_huge;
@@ -165,19 +153,19 @@ static void random_config(bl_gen *g, bl_sorn_config *c, double inh_frac, bool ex
 static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
 {
     bl_gen g;
-    gen_seeded(&g, seed);
+    bl_test_gen_seeded(&g, seed);
     g_huge = dt == BL_FLOAT64 ? 1e300 : 1e37;
     bl_error err;
-    const size_t big = uni(&g) < 0.25;
-    const size_t n = big ? 150 + pick(&g, 150) : 2 + pick(&g, 60);
-    const size_t r = 1 + pick(&g, 4), e = 1 + pick(&g, 3);
-    const size_t nb = 1 + pick(&g, MAXSLOTS);
+    const size_t big = bl_test_uni(&g) < 0.25;
+    const size_t n = big ? 150 + bl_test_pick(&g, 150) : 2 + bl_test_pick(&g, 60);
+    const size_t r = 1 + bl_test_pick(&g, 4), e = 1 + bl_test_pick(&g, 3);
+    const size_t nb = 1 + bl_test_pick(&g, MAXSLOTS);
     const double fracs[] = {0.0, 0.2, 0.25, 0.5};
-    const double inh_frac = fracs[pick(&g, 4)];
+    const double inh_frac = fracs[bl_test_pick(&g, 4)];
     bl_sorn_init *inits[MAXSLOTS] = {0};
     for (size_t b = 0; b < nb; b++) {
-        const shape sh = (shape)pick(&g, SHAPE_COUNT);
-        const bool extreme = uni(&g) < 0.15;
+        const shape sh = (shape)bl_test_pick(&g, SHAPE_COUNT);
+        const bool extreme = bl_test_uni(&g) < 0.15;
         bl_sorn_config c;
         random_config(&g, &c, inh_frac, extreme);
         if (sh == SHAPE_CONSTRUCTED) {
@@ -208,10 +196,10 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
     int32_t act[MAXSLOTS];
     const size_t frames = (big ? 40 : 80) / FRAME_DIV;
     for (size_t f = 0; f < frames; f++) {
-        const double op = uni(&g);
+        const double op = bl_test_uni(&g);
         if (op < 0.04) {
             for (size_t b = 0; b < nb; b++) {
-                act[b] = uni(&g) < 0.6;
+                act[b] = bl_test_uni(&g) < 0.6;
                 if (act[b])
                     failed[b] = false;
             }
@@ -222,9 +210,9 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
             continue;
         }
         if (op < 0.08) {
-            const bool all = uni(&g) < 0.5;
+            const bool all = bl_test_uni(&g) < 0.5;
             for (size_t b = 0; b < nb; b++)
-                act[b] = uni(&g) < 0.5;
+                act[b] = bl_test_uni(&g) < 0.5;
             if (all) {
                 assert_int_equal(bl_model_freeze_plasticity(ref, act, nb, &err), BL_OK);
                 assert_int_equal(bl_model_freeze_plasticity(fast, act, nb, &err), BL_OK);
@@ -246,14 +234,14 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
             continue;
         }
         for (size_t b = 0; b < nb; b++) {
-            act[b] = !failed[b] && uni(&g) < 0.9;
+            act[b] = !failed[b] && bl_test_uni(&g) < 0.9;
             for (size_t q = 0; q < r; q++) {
-                double v = uni(&g) < 0.5 ? uni(&g) : signed_zero(&g);
-                if (uni(&g) < 0.004) {
-                    v = uni(&g) < 0.5 ? INFINITY : NAN;
+                double v = bl_test_uni(&g) < 0.5 ? bl_test_uni(&g) : signed_zero(&g);
+                if (bl_test_uni(&g) < 0.004) {
+                    v = bl_test_uni(&g) < 0.5 ? INFINITY : NAN;
                     st->inject_inputs++;
                 }
-                put(u, dt, b * r + q, v);
+                bl_test_put(u, dt, b * r + q, v);
             }
         }
         const bl_matrix mu = {dt, nb, r, u}, mn = {dt, nb, n, noise};
@@ -307,9 +295,9 @@ static void run_random(bl_dtype dt, uint64_t seed0)
            "freezes, %zu switches, %zu hand-made (%zu with weights outside the mask), %zu big, "
            "%zu injected inputs, %zu pruned synapses; paths: sparse %llu, sparse_all %llu, "
            "canonical %llu, to_sparse %llu\n",
-           dt == BL_FLOAT64 ? "float64" : "float32", st.scenarios, st.slot_frames, st.failures, st.resets, st.freezes,
-           st.switches, st.hand_slots, st.unmasked_slots, st.big_slots, st.inject_inputs,
-           st.prunes, (unsigned long long)st.paths.sparse,
+           dt == BL_FLOAT64 ? "float64" : "float32", st.scenarios, st.slot_frames, st.failures,
+           st.resets, st.freezes, st.switches, st.hand_slots, st.unmasked_slots, st.big_slots,
+           st.inject_inputs, st.prunes, (unsigned long long)st.paths.sparse,
            (unsigned long long)st.paths.sparse_all, (unsigned long long)st.paths.canonical,
            (unsigned long long)st.paths.to_sparse);
     assert_true(st.paths.sparse > 0);

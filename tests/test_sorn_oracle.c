@@ -24,53 +24,11 @@
 #include "brainlesslab/rng.h"
 #include "oracle/sorn_oracle.h"
 #include "support.h"
+#include "model_support.h"
 
 #define MAX_SLOTS 8
 
 /* ---- small helpers ----------------------------------------------------- */
-
-static double uni(bl_gen *g)
-{
-    return bl_gen_random(g);
-}
-
-static size_t pick(bl_gen *g, size_t k)
-{
-    return (size_t)bl_gen_integers(g, 0, (int64_t)k);
-}
-
-static void gen_seeded(bl_gen *g, uint64_t seed)
-{
-    bl_seed s = bl_seed_from_u64(seed);
-    bl_gen_init(g, &s);
-}
-
-static size_t dtype_size(bl_dtype dt)
-{
-    return dt == BL_FLOAT64 ? sizeof(double) : sizeof(float);
-}
-
-static void put(void *buf, bl_dtype dt, size_t k, double v)
-{
-    if (dt == BL_FLOAT64)
-        ((double *)buf)[k] = v;
-    else
-        ((float *)buf)[k] = (float)v;
-}
-
-static double get(const void *buf, bl_dtype dt, size_t k)
-{
-    return dt == BL_FLOAT64 ? ((const double *)buf)[k] : (double)((const float *)buf)[k];
-}
-
-/* Same bits, or (when nan_equiv) both NaN: NaN payloads depend on operand
- * order inside commutative operations and are no contract of the spec. */
-static bool same(double a, double b, bool nan_equiv)
-{
-    if (nan_equiv && isnan(a) && isnan(b))
-        return true;
-    return bl_test_bits(a) == bl_test_bits(b);
-}
 
 /* §3.2 computed here from the spec, not by the library: Python's round is
  * half-to-even, i.e. rint in the default rounding mode. */
@@ -140,25 +98,27 @@ static void random_config(bl_gen *g, double ratio, bool learn_on, bl_sorn_config
     bl_sorn_config_default(c);
     c->inhibitory_fraction = ratio;
     static const double p_ee[] = {10.0 / 166.0, 0.2, 0.5, 1.0};
-    c->p_ee = pick(g, 5) ? p_ee[pick(g, 4)] : uni(g);
-    c->p_ei = pick(g, 2) ? 1.0 : uni(g);
-    c->p_ie = pick(g, 2) ? 1.0 : uni(g);
+    c->p_ee = bl_test_pick(g, 5) ? p_ee[bl_test_pick(g, 4)] : bl_test_uni(g);
+    c->p_ei = bl_test_pick(g, 2) ? 1.0 : bl_test_uni(g);
+    c->p_ie = bl_test_pick(g, 2) ? 1.0 : bl_test_uni(g);
     static const double p_port[] = {0.05, 0.3, 1.0};
-    c->p_input = pick(g, 4) ? p_port[pick(g, 3)] : uni(g);
-    c->p_output = pick(g, 4) ? p_port[pick(g, 3)] : uni(g);
+    c->p_input = bl_test_pick(g, 4) ? p_port[bl_test_pick(g, 3)] : bl_test_uni(g);
+    c->p_output = bl_test_pick(g, 4) ? p_port[bl_test_pick(g, 3)] : bl_test_uni(g);
     /* A zero row sum makes construction skip the draws and leave the block
      * (and for E→E, c_e) at zero: normalisation is then always skipped. */
-    c->ee_row_sum = pick(g, 12) == 0 ? 0.0 : pick(g, 2) ? 1.0 : 0.5 + uni(g);
-    c->ei_row_sum = pick(g, 8) == 0 ? 0.0 : pick(g, 2) ? 1.0 : 1.5 * uni(g);
-    c->ie_row_sum = pick(g, 8) == 0 ? 0.0 : pick(g, 2) ? 1.0 : 0.5 + uni(g);
-    c->input_row_sum = pick(g, 2) ? 1.0 : 0.5 + 1.5 * uni(g);
-    c->T_E_max = pick(g, 2) ? 0.5 : 0.2 + uni(g);
-    c->T_I_max = pick(g, 2) ? 1.0 : 0.3 + uni(g);
+    c->ee_row_sum = bl_test_pick(g, 12) == 0 ? 0.0
+                    : bl_test_pick(g, 2)     ? 1.0
+                                             : 0.5 + bl_test_uni(g);
+    c->ei_row_sum = bl_test_pick(g, 8) == 0 ? 0.0 : bl_test_pick(g, 2) ? 1.0 : 1.5 * bl_test_uni(g);
+    c->ie_row_sum = bl_test_pick(g, 8) == 0 ? 0.0 : bl_test_pick(g, 2) ? 1.0 : 0.5 + bl_test_uni(g);
+    c->input_row_sum = bl_test_pick(g, 2) ? 1.0 : 0.5 + 1.5 * bl_test_uni(g);
+    c->T_E_max = bl_test_pick(g, 2) ? 0.5 : 0.2 + bl_test_uni(g);
+    c->T_I_max = bl_test_pick(g, 2) ? 1.0 : 0.3 + bl_test_uni(g);
     static const double eta_stdp[] = {0.0, 0.001, 0.07, 0.3, 1.0};
-    c->eta_stdp = pick(g, 6) ? eta_stdp[pick(g, 5)] : 0.5 * uni(g);
+    c->eta_stdp = bl_test_pick(g, 6) ? eta_stdp[bl_test_pick(g, 5)] : 0.5 * bl_test_uni(g);
     static const double eta_ip[] = {0.0, 0.001, 0.03, 0.2};
-    c->eta_ip = pick(g, 6) ? eta_ip[pick(g, 4)] : 0.1 * uni(g);
-    c->H_ip = pick(g, 2) ? 0.1 : uni(g);
+    c->eta_ip = bl_test_pick(g, 6) ? eta_ip[bl_test_pick(g, 4)] : 0.1 * bl_test_uni(g);
+    c->H_ip = bl_test_pick(g, 2) ? 0.1 : bl_test_uni(g);
     c->learn_on = learn_on;
 }
 
@@ -172,64 +132,66 @@ static void random_config(bl_gen *g, double ratio, bool learn_on, bl_sorn_config
 static void hand_fill(bl_gen *g, bl_sorn_init *h, bool dyadic, bool unmasked)
 {
     size_t n_e = h->n_e, n_i = h->n - h->n_e, r = h->r, e = h->e;
-    double p_link = 0.15 + 0.7 * uni(g);
+    double p_link = 0.15 + 0.7 * bl_test_uni(g);
     for (size_t i = 0; i < n_e; i++) {
-        bool empty_row = pick(g, 8) == 0;
+        bool empty_row = bl_test_pick(g, 8) == 0;
         double row = 0.0;
         for (size_t j = 0; j < n_e; j++) {
             size_t k = i * n_e + j;
-            bool on = !empty_row && uni(g) < p_link;
+            bool on = !empty_row && bl_test_uni(g) < p_link;
             double w;
             if (on) {
-                switch (pick(g, 12)) {
+                switch (bl_test_pick(g, 12)) {
                 case 0: w = 0.0; break;
                 case 1: w = -0.0; break;
-                case 2: w = -0.05 * uni(g); break;
-                case 3: case 4: w = 0.002 * uni(g); break;
-                default: w = 0.6 * uni(g); break;
+                case 2: w = -0.05 * bl_test_uni(g); break;
+                case 3: case 4: w = 0.002 * bl_test_uni(g); break;
+                default: w = 0.6 * bl_test_uni(g); break;
                 }
                 if (dyadic)
-                    w = 0.125 * (double)pick(g, 5);
+                    w = 0.125 * (double)bl_test_pick(g, 5);
             } else {
-                w = pick(g, 5) == 0 ? -0.0 : 0.0;
-                if (unmasked && pick(g, 4) == 0)
-                    w = dyadic ? 0.25 : 0.4 * uni(g) - 0.1;
+                w = bl_test_pick(g, 5) == 0 ? -0.0 : 0.0;
+                if (unmasked && bl_test_pick(g, 4) == 0)
+                    w = dyadic ? 0.25 : 0.4 * bl_test_uni(g) - 0.1;
             }
             h->ee_mask[k] = on ? 1.0 : 0.0;
             h->w_ee[k] = w;
             row += on ? w : 0.0;
         }
-        switch (pick(g, 5)) {
+        switch (bl_test_pick(g, 5)) {
         case 0: h->c_e[i] = 0.0; break;
-        case 1: h->c_e[i] = dyadic ? 0.5 : 0.3 + uni(g); break;
+        case 1: h->c_e[i] = dyadic ? 0.5 : 0.3 + bl_test_uni(g); break;
         case 2: h->c_e[i] = -0.25; break; /* not positive: skipped like 0 */
         default: h->c_e[i] = row; break;
         }
         for (size_t k = 0; k < n_i; k++)
-            h->w_ei[i * n_i + k] = dyadic ? 0.25 * (double)pick(g, 3) : 0.8 * uni(g) / (double)n_i;
+            h->w_ei[i * n_i + k] =
+                dyadic ? 0.25 * (double)bl_test_pick(g, 3) : 0.8 * bl_test_uni(g) / (double)n_i;
         for (size_t q = 0; q < r; q++) {
             double w;
-            switch (pick(g, 6)) {
+            switch (bl_test_pick(g, 6)) {
             case 0: case 1: w = 0.0; break;
-            case 2: w = -0.3 * uni(g); break;
-            default: w = 1.2 * uni(g); break;
+            case 2: w = -0.3 * bl_test_uni(g); break;
+            default: w = 1.2 * bl_test_uni(g); break;
             }
-            h->w_eu[i * r + q] = dyadic ? 0.25 * (double)pick(g, 4) : w;
+            h->w_eu[i * r + q] = dyadic ? 0.25 * (double)bl_test_pick(g, 4) : w;
         }
-        h->t_e[i] = dyadic ? 0.25 * (double)pick(g, 4) - 0.25 : 0.7 * uni(g) - 0.1;
-        h->x[i] = uni(g) < 0.4 ? 1.0 : 0.0;
+        h->t_e[i] = dyadic ? 0.25 * (double)bl_test_pick(g, 4) - 0.25 : 0.7 * bl_test_uni(g) - 0.1;
+        h->x[i] = bl_test_uni(g) < 0.4 ? 1.0 : 0.0;
     }
     for (size_t k = 0; k < n_i; k++) {
         for (size_t j = 0; j < n_e; j++)
-            h->w_ie[k * n_e + j] = dyadic ? 0.25 * (double)pick(g, 3) : 1.5 * uni(g) / (double)n_e;
-        h->t_i[k] = dyadic ? 0.25 * (double)pick(g, 3) : 0.6 * uni(g);
-        h->y[k] = uni(g) < 0.4 ? 1.0 : 0.0;
+            h->w_ie[k * n_e + j] =
+                dyadic ? 0.25 * (double)bl_test_pick(g, 3) : 1.5 * bl_test_uni(g) / (double)n_e;
+        h->t_i[k] = dyadic ? 0.25 * (double)bl_test_pick(g, 3) : 0.6 * bl_test_uni(g);
+        h->y[k] = bl_test_uni(g) < 0.4 ? 1.0 : 0.0;
     }
-    double p_out = 0.2 + 0.6 * uni(g);
+    double p_out = 0.2 + 0.6 * bl_test_uni(g);
     for (size_t k = 0; k < e * n_e; k++)
-        h->output_mask[k] = uni(g) < p_out ? 1.0 : 0.0;
-    if (pick(g, 3) == 0) { /* an effector that reads nothing: output 0 */
-        size_t row = pick(g, e);
+        h->output_mask[k] = bl_test_uni(g) < p_out ? 1.0 : 0.0;
+    if (bl_test_pick(g, 3) == 0) { /* an effector that reads nothing: output 0 */
+        size_t row = bl_test_pick(g, e);
         for (size_t i = 0; i < n_e; i++)
             h->output_mask[row * n_e + i] = 0.0;
     }
@@ -240,9 +202,9 @@ static void hand_fill(bl_gen *g, bl_sorn_init *h, bool dyadic, bool unmasked)
 static void random_start(bl_gen *g, bl_sorn_init *h)
 {
     for (size_t i = 0; i < h->n_e; i++)
-        h->x[i] = uni(g) < 0.3 ? 1.0 : 0.0;
+        h->x[i] = bl_test_uni(g) < 0.3 ? 1.0 : 0.0;
     for (size_t k = 0; k < h->n - h->n_e; k++)
-        h->y[k] = uni(g) < 0.3 ? 1.0 : 0.0;
+        h->y[k] = bl_test_uni(g) < 0.3 ? 1.0 : 0.0;
 }
 
 /* ---- one batch under test ---------------------------------------------- */
@@ -322,8 +284,8 @@ static void batch_start(batch *bt)
     assert_int_equal(bl_model_receptors(bt->model), bt->r);
     assert_int_equal(bl_model_effectors(bt->model), bt->e);
     bt->scratch = calloc(bl_oracle_sorn_max_values(bt->slots[0].orc), sizeof(double));
-    bt->inputs = calloc(bt->nslots * bt->r, dtype_size(bt->dtype));
-    bt->noise = calloc(bt->nslots * bt->n, dtype_size(bt->dtype));
+    bt->inputs = calloc(bt->nslots * bt->r, bl_test_dtype_size(bt->dtype));
+    bt->noise = calloc(bt->nslots * bt->n, bl_test_dtype_size(bt->dtype));
     bt->active = calloc(bt->nslots, sizeof(int32_t));
     assert_true(bt->scratch && bt->inputs && bt->noise && bt->active);
 }
@@ -366,7 +328,7 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
                      (int)arr->integer, sh.ndim, sh.shape[0], sh.shape[1], (int)sh.integer);
         size_t cnt = sh.shape[0] * sh.shape[1];
         for (size_t i = 0; i < cnt; i++) {
-            if (!same(arr->data[i], bt->scratch[i], nan_equiv)) {
+            if (!bl_test_same(arr->data[i], bt->scratch[i], nan_equiv)) {
                 char cfg[512];
                 describe_slot(&bt->slots[b], cfg, sizeof cfg);
                 fail_msg("%s: after %s of frame %zu: slot %zu key %s[%zu]: kernel %.17g "
@@ -385,12 +347,12 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
     const int32_t *fin = bl_model_finite(bt->model);
     bl_oracle_sorn_get(o, "effectors", bt->scratch, NULL);
     for (size_t i = 0; i < bt->e; i++)
-        if (!same(get(eff, bt->dtype, b * bt->e + i), bt->scratch[i], nan_equiv))
+        if (!bl_test_same(bl_test_get(eff, bt->dtype, b * bt->e + i), bt->scratch[i], nan_equiv))
             fail_msg("%s: frame %zu: slot %zu live effector %zu differs", bt->what, bt->frame,
                      b, i);
     bl_oracle_sorn_get(o, "activity", bt->scratch, NULL);
     for (size_t i = 0; i < bt->n; i++)
-        if (!same(get(act, bt->dtype, b * bt->n + i), bt->scratch[i], nan_equiv))
+        if (!bl_test_same(bl_test_get(act, bt->dtype, b * bt->n + i), bt->scratch[i], nan_equiv))
             fail_msg("%s: frame %zu: slot %zu live activity %zu differs", bt->what, bt->frame,
                      b, i);
     if (fin[b] != bl_oracle_sorn_finite(o))
@@ -410,7 +372,7 @@ typedef enum op { OP_RESET, OP_FREEZE_WEIGHTS, OP_FREEZE_PLASTICITY } op;
 static void apply_op(batch *bt, bl_gen *g, op which, stats *st)
 {
     for (size_t b = 0; b < bt->nslots; b++)
-        bt->active[b] = uni(g) < 0.5 ? 1 : 0;
+        bt->active[b] = bl_test_uni(g) < 0.5 ? 1 : 0;
     bl_error err = {0};
     bl_status rc = which == OP_RESET ? bl_model_reset(bt->model, bt->active, bt->nslots, &err)
                    : which == OP_FREEZE_WEIGHTS
@@ -447,7 +409,7 @@ static void step_and_compare(batch *bt, bool nan_equiv, stats *st)
     bl_error err = {0};
     if (bl_model_step(bt->model, &in, &nz, bt->active, bt->nslots, &err) != BL_OK)
         fail_msg("%s: frame %zu: bl_model_step: %s", bt->what, bt->frame, err.msg);
-    size_t w = dtype_size(bt->dtype);
+    size_t w = bl_test_dtype_size(bt->dtype);
     for (size_t b = 0; b < bt->nslots; b++) {
         if (!bt->active[b])
             continue;
@@ -500,30 +462,30 @@ static void batch_draw(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, const ch
         bt->n = pinned_n[id];
         ratio = pinned_ratio[id];
     } else {
-        bt->n = 1 + pick(g, 60);
-        ratio = pick(g, 6) ? ratios[pick(g, 5)] : uni(g);
+        bt->n = 1 + bl_test_pick(g, 60);
+        ratio = bl_test_pick(g, 6) ? ratios[bl_test_pick(g, 5)] : bl_test_uni(g);
     }
     bt->n_e = excitatory_count(ratio, bt->n);
     assert_int_equal(bl_sorn_excitatory_count(ratio, bt->n), bt->n_e);
-    bt->r = 1 + pick(g, 4);
-    bt->e = 1 + pick(g, 4);
-    bt->nslots = 1 + pick(g, 4);
+    bt->r = 1 + bl_test_pick(g, 4);
+    bt->e = 1 + bl_test_pick(g, 4);
+    bt->nslots = 1 + bl_test_pick(g, 4);
     bt->dyadic = id % 4 == 1;
     bt->unmasked = id % 4 == 2;
     bt->slots = calloc(bt->nslots, sizeof *bt->slots);
     assert_non_null(bt->slots);
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_sorn_config c;
-        random_config(g, ratio, pick(g, 5) != 0, &c);
+        random_config(g, ratio, bl_test_pick(g, 5) != 0, &c);
         bl_error err = {0};
         if (bl_sorn_config_validate(&c, &err) != BL_OK)
             fail_msg("test made an invalid config: %s", err.msg);
         slot *sl = &bt->slots[b];
-        if (bt->dyadic || pick(g, 5) < 2) {
+        if (bt->dyadic || bl_test_pick(g, 5) < 2) {
             if (bt->dyadic) {
                 static const double eta[] = {0.0, 0.125, 0.25};
-                c.eta_stdp = eta[pick(g, 3)];
-                c.eta_ip = 0.125 * (double)pick(g, 2);
+                c.eta_stdp = eta[bl_test_pick(g, 3)];
+                c.eta_ip = 0.125 * (double)bl_test_pick(g, 2);
                 c.H_ip = 0.5;
             }
             sl->hand = true;
@@ -532,11 +494,11 @@ static void batch_draw(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, const ch
             st->hand_slots++;
         } else {
             bl_gen cg;
-            gen_seeded(&cg, (uint64_t)bl_gen_integers(g, 0, INT64_MAX) ^ UINT64_C(0x50a7));
+            bl_test_gen_seeded(&cg, (uint64_t)bl_gen_integers(g, 0, INT64_MAX) ^ UINT64_C(0x50a7));
             if (bl_sorn_construct(&c, bt->n, bt->r, bt->e, &cg, &sl->init, &err) != BL_OK)
                 fail_msg("bl_sorn_construct: %s", err.msg);
             assert_int_equal(sl->init->n_e, bt->n_e);
-            if (pick(g, 3) != 0)
+            if (bl_test_pick(g, 3) != 0)
                 random_start(g, sl->init);
             st->constructed_slots++;
         }
@@ -590,19 +552,20 @@ static void fill_frame(batch *bt, bl_gen *g)
         bool on = bt->active[b] != 0;
         for (size_t q = 0; q < bt->r; q++) {
             double v = bl_gen_uniform(g, -0.3, 1.7);
-            size_t kind = pick(g, 20);
+            size_t kind = bl_test_pick(g, 20);
             if (kind == 0)
                 v = 0.0;
             else if (kind == 1)
                 v *= 3.0;
             if (bt->dyadic)
-                v = 0.5 * ((double)pick(g, 5) - 1.0);
-            put(bt->inputs, bt->dtype, b * bt->r + q, on ? v : NAN);
+                v = 0.5 * ((double)bl_test_pick(g, 5) - 1.0);
+            bl_test_put(bt->inputs, bt->dtype, b * bt->r + q, on ? v : NAN);
         }
         for (size_t i = 0; i < bt->n; i++) {
             static const double junk[] = {NAN, INFINITY, -INFINITY, 1e30};
-            double v = pick(g, 8) == 0 ? junk[pick(g, 4)] : bl_gen_standard_normal(g);
-            put(bt->noise, bt->dtype, b * bt->n + i, v);
+            double v =
+                bl_test_pick(g, 8) == 0 ? junk[bl_test_pick(g, 4)] : bl_gen_standard_normal(g);
+            bl_test_put(bt->noise, bt->dtype, b * bt->n + i, v);
         }
     }
 }
@@ -651,7 +614,7 @@ static void single_start(batch *bt, bl_sorn_init *h, bool hand, bl_dtype dt, con
 static void step1(batch *bt, const double *u, stats *st)
 {
     for (size_t q = 0; q < bt->r; q++)
-        put(bt->inputs, bt->dtype, q, u[q]);
+        bl_test_put(bt->inputs, bt->dtype, q, u[q]);
     step_and_compare(bt, true, st);
     bt->frame++;
 }
@@ -834,7 +797,7 @@ static void test_equations_scenario(void **state)
     c.eta_ip = 0.03;
     c.p_ee = 0.4;
     bl_gen g;
-    gen_seeded(&g, 13);
+    bl_test_gen_seeded(&g, 13);
     bl_sorn_init *init = NULL;
     bl_error err = {0};
     if (bl_sorn_construct(&c, 8, 2, 3, &g, &init, &err) != BL_OK)
@@ -844,7 +807,7 @@ static void test_equations_scenario(void **state)
     memcpy(init->x, x0, sizeof x0);
     init->y[0] = 1.0;
     double u[EQ_FRAMES][2];
-    gen_seeded(&g, 29);
+    bl_test_gen_seeded(&g, 29);
     for (size_t t = 0; t < EQ_FRAMES; t++)
         for (size_t q = 0; q < 2; q++)
             u[t][q] = bl_gen_uniform(&g, -0.3, 1.7);
@@ -933,7 +896,7 @@ static void random_runs(bl_dtype dtype)
     char what[128];
     for (size_t id = 0; id < RANDOM_SCENARIOS; id++) {
         bl_gen g;
-        gen_seeded(&g, (dtype == BL_FLOAT64 ? 7000 : 8000) + id);
+        bl_test_gen_seeded(&g, (dtype == BL_FLOAT64 ? 7000 : 8000) + id);
         batch bt;
         snprintf(what, sizeof what, "%s scenario %zu", dtype == BL_FLOAT64 ? "float64" : "float32",
                  id);
@@ -945,16 +908,16 @@ static void random_runs(bl_dtype dtype)
         compare_all(&bt, false, "creation");
         for (size_t t = 0; t < RANDOM_FRAMES; t++) {
             bt.frame = t;
-            if (pick(&g, 60) == 0)
+            if (bl_test_pick(&g, 60) == 0)
                 apply_op(&bt, &g, OP_FREEZE_WEIGHTS, &st);
-            if (pick(&g, 80) == 0)
+            if (bl_test_pick(&g, 80) == 0)
                 apply_op(&bt, &g, OP_FREEZE_PLASTICITY, &st);
-            if (pick(&g, 50) == 0)
+            if (bl_test_pick(&g, 50) == 0)
                 apply_op(&bt, &g, OP_RESET, &st);
             /* Every fifth frame everything runs; otherwise random slots
              * rest. */
             for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = t % 5 == 0 || uni(&g) < 0.8;
+                bt.active[b] = t % 5 == 0 || bl_test_uni(&g) < 0.8;
             fill_frame(&bt, &g);
             step_and_compare(&bt, false, &st);
             for (size_t b = 0; b < bt.nslots; b++)
@@ -1015,7 +978,7 @@ static void nonfinite_runs(bl_dtype dtype)
     double tiny = dtype == BL_FLOAT64 ? nextafter(0.0, 1.0) : (double)nextafterf(0.0f, 1.0f);
     for (size_t id = 0; id < NONFINITE_SCENARIOS; id++) {
         bl_gen g;
-        gen_seeded(&g, (dtype == BL_FLOAT64 ? 9000 : 9500) + id);
+        bl_test_gen_seeded(&g, (dtype == BL_FLOAT64 ? 9000 : 9500) + id);
         batch bt;
         snprintf(what, sizeof what, "non-finite %s scenario %zu",
                  dtype == BL_FLOAT64 ? "float64" : "float32", id);
@@ -1035,7 +998,7 @@ static void nonfinite_runs(bl_dtype dtype)
         bool explosive[MAX_SLOTS] = {false}, ip_slot[MAX_SLOTS] = {false};
         for (size_t b = 0; b < bt.nslots; b++) {
             bl_sorn_init *h = bt.slots[b].init;
-            size_t kind = pick(&g, 6);
+            size_t kind = bl_test_pick(&g, 6);
             if ((kind == 1 || kind == 2) && !bt.slots[b].hand)
                 kind = 0;
             if (kind >= 3)
@@ -1044,10 +1007,10 @@ static void nonfinite_runs(bl_dtype dtype)
             h->config.learn_on = true;
             if (kind == 0) {
                 h->config.eta_stdp = huge;
-                h->config.eta_ip = pick(&g, 2) ? huge : 0.0;
+                h->config.eta_ip = bl_test_pick(&g, 2) ? huge : 0.0;
                 if (bt.slots[b].hand)
                     for (size_t k = 0; k < bt.n_e * bt.n_e; k++)
-                        if (h->ee_mask[k] != 0.0 && pick(&g, 8) == 0)
+                        if (h->ee_mask[k] != 0.0 && bl_test_pick(&g, 8) == 0)
                             h->w_ee[k] = -huge;
                 st.explosive_slots++;
             } else if (kind == 1) {
@@ -1062,12 +1025,12 @@ static void nonfinite_runs(bl_dtype dtype)
             } else {
                 h->config.eta_stdp = 0.0;
                 for (size_t i = 0; i < bt.n_e; i++) {
-                    if (pick(&g, 2) == 0)
+                    if (bl_test_pick(&g, 2) == 0)
                         continue;
                     for (size_t j = 0; j < bt.n_e; j++)
                         if (h->ee_mask[i * bt.n_e + j] != 0.0)
                             h->w_ee[i * bt.n_e + j] = tiny;
-                    h->c_e[i] = 1.0 + uni(&g);
+                    h->c_e[i] = 1.0 + bl_test_uni(&g);
                 }
                 st.subnormal_slots++;
             }
@@ -1079,19 +1042,19 @@ static void nonfinite_runs(bl_dtype dtype)
         for (size_t t = 0; t < NONFINITE_FRAMES; t++) {
             bt.frame = t;
             for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = !bt.slots[b].failed && uni(&g) < 0.9;
+                bt.active[b] = !bt.slots[b].failed && bl_test_uni(&g) < 0.9;
             fill_frame(&bt, &g);
             for (size_t b = 0; b < bt.nslots; b++)
-                if (ip_slot[b] && bt.active[b] && pick(&g, 3) == 0)
-                    put(bt.inputs, dtype, b * bt.r, big);
+                if (ip_slot[b] && bt.active[b] && bl_test_pick(&g, 3) == 0)
+                    bl_test_put(bt.inputs, dtype, b * bt.r, big);
             bool injected[MAX_SLOTS] = {false};
             for (size_t b = 0; b < bt.nslots; b++) {
-                if (!bt.active[b] || uni(&g) >= 0.04)
+                if (!bt.active[b] || bl_test_uni(&g) >= 0.04)
                     continue;
                 static const double bad[] = {INFINITY, -INFINITY, NAN};
-                size_t which = pick(&g, 4);
-                double v = which < 3 ? bad[which] : (pick(&g, 2) ? huge : -huge);
-                put(bt.inputs, dtype, b * bt.r + pick(&g, bt.r), v);
+                size_t which = bl_test_pick(&g, 4);
+                double v = which < 3 ? bad[which] : (bl_test_pick(&g, 2) ? huge : -huge);
+                bl_test_put(bt.inputs, dtype, b * bt.r + bl_test_pick(&g, bt.r), v);
                 injected[b] = true;
                 poisoned++;
             }
@@ -1104,7 +1067,7 @@ static void nonfinite_runs(bl_dtype dtype)
             for (size_t b = 0; b < bt.nslots; b++) {
                 if (bt.slots[b].failed && bt.active[b]) {
                     overflowed += explosive[b] && !injected[b];
-                    if (pick(&g, 2) == 0) {
+                    if (bl_test_pick(&g, 2) == 0) {
                         to_reset[b] = 1;
                         any = true;
                     }

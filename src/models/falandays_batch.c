@@ -459,11 +459,6 @@ static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_erro
     return BL_OK;
 }
 
-static double cast_to(bl_dtype dtype, double x)
-{
-    return dtype == BL_FLOAT32 ? (double)(float)x : x;
-}
-
 /* §5.3: every number the batch will hold, and every config number it will
  * not (the reference casts the whole initial state), must survive the cast;
  * the positive parameters must not underflow to 0. */
@@ -490,13 +485,13 @@ static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtyp
         {"noise_gain", c->noise_gain},
     };
     for (size_t k = 0; k < sizeof scalars / sizeof *scalars; k++)
-        if (!isfinite(cast_to(dtype, scalars[k].value)))
+        if (!isfinite(bl_dtype_cast(dtype, scalars[k].value)))
             return bl_fail(err, BL_EVALUE,
                            "initials[%zu]: config.%s is not finite after casting to %s", slot,
                            scalars[k].name, tname);
     if (c->input_link_p)
         for (size_t r = 0; r < c->input_link_p_len; r++)
-            if (!isfinite(cast_to(dtype, c->input_link_p[r])))
+            if (!isfinite(bl_dtype_cast(dtype, c->input_link_p[r])))
                 return bl_fail(err, BL_EVALUE,
                                "initials[%zu]: config.input_link_p[%zu] is not finite after "
                                "casting to %s",
@@ -513,16 +508,16 @@ static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtyp
     };
     for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
         for (size_t i = 0; i < reals[k].count; i++)
-            if (!isfinite(cast_to(dtype, reals[k].p[i])))
+            if (!isfinite(bl_dtype_cast(dtype, reals[k].p[i])))
                 return bl_fail(err, BL_EVALUE,
                                "initials[%zu]: %s is not finite after casting to %s", slot,
                                reals[k].name, tname);
-    if (!(cast_to(dtype, c->threshold_mult) > 0.0))
+    if (!(bl_dtype_cast(dtype, c->threshold_mult) > 0.0))
         return bl_fail(err, BL_EVALUE,
                        "initials[%zu]: config.threshold_mult must remain positive after casting "
                        "to %s",
                        slot, tname);
-    if (!(cast_to(dtype, c->targ_min) > 0.0))
+    if (!(bl_dtype_cast(dtype, c->targ_min) > 0.0))
         return bl_fail(err, BL_EVALUE,
                        "initials[%zu]: config.targ_min must remain positive after casting to %s",
                        slot, tname);

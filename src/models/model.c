@@ -12,6 +12,11 @@ size_t bl_dtype_size(bl_dtype dtype) { return dtype == BL_FLOAT32 ? sizeof(float
 
 const char *bl_dtype_name(bl_dtype dtype) { return dtype == BL_FLOAT32 ? "float32" : "float64"; }
 
+double bl_dtype_cast(bl_dtype dtype, double x)
+{
+    return dtype == BL_FLOAT32 ? (double)(float)x : x;
+}
+
 bool bl_size_mul(size_t a, size_t b, size_t *out)
 {
     if (b && a > SIZE_MAX / b)

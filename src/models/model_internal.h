@@ -44,6 +44,8 @@ struct bl_model {
 size_t bl_dtype_size(bl_dtype dtype);
 /* "float64" / "float32". */
 const char *bl_dtype_name(bl_dtype dtype);
+/* x rounded to the dtype and back (float32: through float; float64: x). */
+double bl_dtype_cast(bl_dtype dtype, double x);
 
 /* a * b (* c), or false when the product does not fit a size_t. */
 bool bl_size_mul(size_t a, size_t b, size_t *out);

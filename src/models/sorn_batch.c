@@ -510,11 +510,6 @@ static bl_status validate_init(const bl_sorn_init *in, size_t slot, bl_error *er
     return BL_OK;
 }
 
-static double cast_to(bl_dtype dtype, double x)
-{
-    return dtype == BL_FLOAT32 ? (double)(float)x : x;
-}
-
 /* §5.3: every number of the initial state, those the batch keeps and the
  * config numbers it does not (the reference casts the whole state), must
  * survive the cast to the dtype. */
@@ -544,7 +539,7 @@ static bl_status validate_cast(const bl_sorn_init *in, size_t slot, bl_dtype dty
         {"H_ip", c->H_ip},
     };
     for (size_t k = 0; k < sizeof scalars / sizeof *scalars; k++)
-        if (!isfinite(cast_to(dtype, scalars[k].value)))
+        if (!isfinite(bl_dtype_cast(dtype, scalars[k].value)))
             return bl_fail(err, BL_EVALUE,
                            "initials[%zu]: config.%s is not finite after casting to %s", slot,
                            scalars[k].name, tname);
@@ -552,7 +547,7 @@ static bl_status validate_cast(const bl_sorn_init *in, size_t slot, bl_dtype dty
     sorn_fields(in, f);
     for (size_t k = 0; k < SORN_NFIELDS; k++)
         for (size_t v = 0; v < f[k].count; v++)
-            if (!isfinite(cast_to(dtype, f[k].p[v])))
+            if (!isfinite(bl_dtype_cast(dtype, f[k].p[v])))
                 return bl_fail(err, BL_EVALUE,
                                "initials[%zu]: %s is not finite after casting to %s", slot,
                                f[k].name, tname);

@@ -1,0 +1,170 @@
+#include "model_support.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "support.h"
+
+void *bl_test_xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size);
+    assert_non_null(p);
+    return p;
+}
+
+/* ---- model calls -------------------------------------------------------- */
+
+void *bl_test_to_dtype(const bl_model *m, const double *src, size_t count)
+{
+    bool f32 = bl_model_dtype(m) == BL_FLOAT32;
+    void *buf = bl_test_xcalloc(count, f32 ? sizeof(float) : sizeof(double));
+    for (size_t k = 0; k < count && src; k++) {
+        if (f32)
+            ((float *)buf)[k] = (float)src[k];
+        else
+            ((double *)buf)[k] = src[k];
+    }
+    return buf;
+}
+
+void bl_test_step(bl_model *m, const double *u, const double *xi, const int32_t *active)
+{
+    size_t nb = bl_model_slots(m), nr = bl_model_receptors(m), n = bl_model_nodes(m);
+    void *ub = bl_test_to_dtype(m, u, nb * nr), *xb = bl_test_to_dtype(m, xi, nb * n);
+    int32_t *all = bl_test_xcalloc(nb, sizeof *all);
+    for (size_t b = 0; b < nb; b++)
+        all[b] = 1;
+    bl_matrix mu = {bl_model_dtype(m), nb, nr, ub}, mx = {bl_model_dtype(m), nb, n, xb};
+    bl_error err = {0};
+    if (bl_model_step(m, &mu, &mx, active ? active : all, nb, &err) != BL_OK)
+        fail_msg("step: %s", err.msg);
+    free(ub);
+    free(xb);
+    free(all);
+}
+
+void bl_test_reset(bl_model *m, const int32_t *active)
+{
+    bl_error err = {0};
+    if (bl_model_reset(m, active, bl_model_slots(m), &err) != BL_OK)
+        fail_msg("reset: %s", err.msg);
+}
+
+void bl_test_freeze(bl_model *m, const int32_t *active, bool all)
+{
+    bl_error err = {0};
+    bl_status st = all ? bl_model_freeze_plasticity(m, active, bl_model_slots(m), &err)
+                       : bl_model_freeze_weights(m, active, bl_model_slots(m), &err);
+    if (st != BL_OK)
+        fail_msg("freeze: %s", err.msg);
+}
+
+bl_snapshot *bl_test_snap(const bl_model *m, size_t slot)
+{
+    bl_snapshot *s = NULL;
+    bl_error err = {0};
+    if (bl_model_snapshot(m, slot, &s, &err) != BL_OK)
+        fail_msg("snapshot: %s", err.msg);
+    return s;
+}
+
+const double *bl_test_sget(const bl_snapshot *s, const char *name)
+{
+    const bl_snapshot_array *a = bl_snapshot_get(s, name);
+    if (!a)
+        fail_msg("snapshot lacks %s", name);
+    return a->data;
+}
+
+size_t bl_test_values_of(const bl_snapshot_array *a) { return a->shape[0] * a->shape[1]; }
+
+void bl_test_assert_snap_identical(const bl_snapshot *a, const bl_snapshot *b, const char *what)
+{
+    assert_int_equal(a->count, b->count);
+    for (size_t k = 0; k < a->count; k++) {
+        const bl_snapshot_array *x = &a->arrays[k], *y = &b->arrays[k];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->ndim, y->ndim);
+        assert_int_equal(x->shape[0], y->shape[0]);
+        assert_int_equal(x->shape[1], y->shape[1]);
+        assert_int_equal(x->integer, y->integer);
+        if (memcmp(x->data, y->data, bl_test_values_of(x) * sizeof(double)) != 0)
+            fail_msg("%s: key %s differs", what, x->name);
+    }
+}
+
+void bl_test_assert_bits(double got, double want, const char *what)
+{
+    if (bl_test_bits(got) != bl_test_bits(want))
+        fail_msg("%s: got %.17g, want %.17g", what, got, want);
+}
+
+/* ---- generator draws and dtype buffers ---------------------------------- */
+
+double bl_test_uni(bl_gen *g) { return bl_gen_random(g); }
+
+size_t bl_test_pick(bl_gen *g, size_t k) { return (size_t)bl_gen_integers(g, 0, (int64_t)k); }
+
+double bl_test_normal(bl_gen *g) { return bl_gen_standard_normal(g); }
+
+void bl_test_gen_seeded(bl_gen *g, uint64_t seed)
+{
+    bl_seed s = bl_seed_from_u64(seed);
+    bl_gen_init(g, &s);
+}
+
+bl_gen bl_test_gen_for(const char *key)
+{
+    bl_gen g;
+    bl_error err = {0};
+    bl_key k = BL_KEY_S(key);
+    if (bl_gen_for(&g, 0, "development", "construction", &k, 1, &err) != BL_OK)
+        fail_msg("bl_gen_for: %s", err.msg);
+    return g;
+}
+
+size_t bl_test_dtype_size(bl_dtype dt) { return dt == BL_FLOAT64 ? sizeof(double) : sizeof(float); }
+
+void bl_test_put(void *buf, bl_dtype dt, size_t k, double v)
+{
+    if (dt == BL_FLOAT64)
+        ((double *)buf)[k] = v;
+    else
+        ((float *)buf)[k] = (float)v;
+}
+
+double bl_test_get(const void *buf, bl_dtype dt, size_t k)
+{
+    return dt == BL_FLOAT64 ? ((const double *)buf)[k] : (double)((const float *)buf)[k];
+}
+
+bool bl_test_same(double a, double b, bool nan_equiv)
+{
+    if (nan_equiv && isnan(a) && isnan(b))
+        return true;
+    return bl_test_bits(a) == bl_test_bits(b);
+}
+
+/* ---- construction comparisons ------------------------------------------- */
+
+void bl_test_expect_bits(const char *what, size_t i, double c, double ref)
+{
+    if (bl_test_bits(c) != bl_test_bits(ref))
+        fail_msg("%s: element %zu: C %.17g (%016" PRIx64 "), expected %.17g (%016" PRIx64 ")",
+                 what, i, c, bl_test_bits(c), ref, bl_test_bits(ref));
+}
+
+void bl_test_expect_table(const char *what, const double *a, const double *want, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        bl_test_expect_bits(what, k, a[k], want[k]);
+}
+
+double bl_test_le_double(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return bl_test_double(v);
+}

@@ -1,0 +1,59 @@
+/* Shared helpers of the model test executables (test_falandays*.c,
+ * test_sorn*.c): checked allocation, dtype buffers, model calls that fail
+ * the test on error, snapshot access, bit-exact comparisons, and generator
+ * draws. Every helper fails the running cmocka test rather than return an
+ * error. */
+#ifndef BL_TEST_MODEL_SUPPORT_H
+#define BL_TEST_MODEL_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/model.h"
+#include "brainlesslab/rng.h"
+
+/* calloc that fails the test on exhaustion (count 0 allocates one). */
+void *bl_test_xcalloc(size_t count, size_t size);
+
+/* ---- model calls -------------------------------------------------------- */
+
+/* count doubles as a buffer of the model dtype (src NULL: zeros); free it. */
+void *bl_test_to_dtype(const bl_model *m, const double *src, size_t count);
+/* One frame; u [B][R] and xi [B][N] may be NULL (zeros), active NULL (all). */
+void bl_test_step(bl_model *m, const double *u, const double *xi, const int32_t *active);
+void bl_test_reset(bl_model *m, const int32_t *active);
+/* Freezes plasticity when all, else the weights only. */
+void bl_test_freeze(bl_model *m, const int32_t *active, bool all);
+bl_snapshot *bl_test_snap(const bl_model *m, size_t slot);
+/* The data of a snapshot key, which must exist. */
+const double *bl_test_sget(const bl_snapshot *s, const char *name);
+size_t bl_test_values_of(const bl_snapshot_array *a);
+/* Bit-for-bit equality of every key (signed zeros and NaN payloads too). */
+void bl_test_assert_snap_identical(const bl_snapshot *a, const bl_snapshot *b, const char *what);
+void bl_test_assert_bits(double got, double want, const char *what);
+
+/* ---- generator draws and dtype buffers ---------------------------------- */
+
+double bl_test_uni(bl_gen *g);
+size_t bl_test_pick(bl_gen *g, size_t k);
+double bl_test_normal(bl_gen *g);
+void bl_test_gen_seeded(bl_gen *g, uint64_t seed);
+/* The development-phase construction generator keyed by key. */
+bl_gen bl_test_gen_for(const char *key);
+size_t bl_test_dtype_size(bl_dtype dt);
+void bl_test_put(void *buf, bl_dtype dt, size_t k, double v);
+double bl_test_get(const void *buf, bl_dtype dt, size_t k);
+/* Same bits, or (when nan_equiv) both NaN: NaN payloads depend on operand
+ * order inside commutative operations and are no contract of the spec. */
+bool bl_test_same(double a, double b, bool nan_equiv);
+
+/* ---- construction comparisons ------------------------------------------- */
+
+/* Element i of what: c must have the bits of ref. */
+void bl_test_expect_bits(const char *what, size_t i, double c, double ref);
+void bl_test_expect_table(const char *what, const double *a, const double *want, size_t count);
+/* A little-endian double from 8 bytes. */
+double bl_test_le_double(const unsigned char *b);
+
+#endif
