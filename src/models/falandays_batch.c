@@ -467,28 +467,11 @@ static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtyp
 {
     const bl_falandays_config *c = &in->config;
     const char *tname = bl_dtype_name(dtype);
-    const struct {
-        const char *name;
-        double value;
-    } scalars[] = {
-        {"leak", c->leak},
-        {"lrate_wmat", c->lrate_wmat},
-        {"lrate_targ", c->lrate_targ},
-        {"threshold_mult", c->threshold_mult},
-        {"targ_min", c->targ_min},
-        {"input_weight", c->input_weight},
-        {"weight_init_std", c->weight_init_std},
-        {"link_p", c->link_p},
-        {"recurrent_init_scale", c->recurrent_init_scale},
-        {"inhibitory_frac", c->inhibitory_frac},
-        {"membrane_noise", c->membrane_noise},
-        {"noise_gain", c->noise_gain},
-    };
-    for (size_t k = 0; k < sizeof scalars / sizeof *scalars; k++)
-        if (!isfinite(bl_dtype_cast(dtype, scalars[k].value)))
-            return bl_fail(err, BL_EVALUE,
-                           "initials[%zu]: config.%s is not finite after casting to %s", slot,
-                           scalars[k].name, tname);
+    bl_named_values scalars[BL_FALANDAYS_NUMERIC_FIELDS];
+    bl_falandays_config_fields(c, scalars);
+    bl_status st = bl_check_cast(scalars, BL_FALANDAYS_NUMERIC_FIELDS, "config.", slot, dtype, err);
+    if (st != BL_OK)
+        return st;
     if (c->input_link_p)
         for (size_t r = 0; r < c->input_link_p_len; r++)
             if (!isfinite(bl_dtype_cast(dtype, c->input_link_p[r])))
@@ -497,21 +480,13 @@ static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtyp
                                "casting to %s",
                                slot, r, tname);
     const size_t n = in->n;
-    const struct {
-        const char *name;
-        const double *p;
-        size_t count;
-    } reals[] = {
+    const bl_named_values reals[] = {
         {"weights", in->weights, n * n},         {"input_weights", in->input_weights, n * in->r},
         {"output_mask", in->output_mask, n * in->e}, {"acts", in->acts, n},
         {"targets", in->targets, n},             {"spikes", in->spikes, n},
     };
-    for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
-        for (size_t i = 0; i < reals[k].count; i++)
-            if (!isfinite(bl_dtype_cast(dtype, reals[k].p[i])))
-                return bl_fail(err, BL_EVALUE,
-                               "initials[%zu]: %s is not finite after casting to %s", slot,
-                               reals[k].name, tname);
+    if ((st = bl_check_cast(reals, sizeof reals / sizeof *reals, "", slot, dtype, err)) != BL_OK)
+        return st;
     if (!(bl_dtype_cast(dtype, c->threshold_mult) > 0.0))
         return bl_fail(err, BL_EVALUE,
                        "initials[%zu]: config.threshold_mult must remain positive after casting "

@@ -1,7 +1,9 @@
 /* FalandaysConfig: defaults and validation (spec/models.md §2.1). */
 #include <math.h>
+#include <string.h>
 
 #include "brainlesslab/model.h"
+#include "models/model_internal.h"
 
 void bl_falandays_config_default(bl_falandays_config *c)
 {
@@ -29,6 +31,26 @@ void bl_falandays_config_default(bl_falandays_config *c)
     };
 }
 
+void bl_falandays_config_fields(const bl_falandays_config *c,
+                                bl_named_values out[BL_FALANDAYS_NUMERIC_FIELDS])
+{
+    const bl_named_values fields[BL_FALANDAYS_NUMERIC_FIELDS] = {
+        {"leak", &c->leak, 1},
+        {"lrate_wmat", &c->lrate_wmat, 1},
+        {"lrate_targ", &c->lrate_targ, 1},
+        {"threshold_mult", &c->threshold_mult, 1},
+        {"targ_min", &c->targ_min, 1},
+        {"input_weight", &c->input_weight, 1},
+        {"weight_init_std", &c->weight_init_std, 1},
+        {"link_p", &c->link_p, 1},
+        {"recurrent_init_scale", &c->recurrent_init_scale, 1},
+        {"inhibitory_frac", &c->inhibitory_frac, 1},
+        {"membrane_noise", &c->membrane_noise, 1},
+        {"noise_gain", &c->noise_gain, 1},
+    };
+    memcpy(out, fields, sizeof fields);
+}
+
 typedef struct field {
     const char *name;
     double value;
@@ -36,24 +58,10 @@ typedef struct field {
 
 bl_status bl_falandays_config_validate(const bl_falandays_config *c, bl_error *err)
 {
-    /* Field order is the config's declaration order, so the first failure
-     * reported is the reference's. */
-    const field numeric[] = {
-        {"leak", c->leak},
-        {"lrate_wmat", c->lrate_wmat},
-        {"lrate_targ", c->lrate_targ},
-        {"threshold_mult", c->threshold_mult},
-        {"targ_min", c->targ_min},
-        {"input_weight", c->input_weight},
-        {"weight_init_std", c->weight_init_std},
-        {"link_p", c->link_p},
-        {"recurrent_init_scale", c->recurrent_init_scale},
-        {"inhibitory_frac", c->inhibitory_frac},
-        {"membrane_noise", c->membrane_noise},
-        {"noise_gain", c->noise_gain},
-    };
-    for (size_t i = 0; i < sizeof numeric / sizeof *numeric; i++)
-        if (!isfinite(numeric[i].value))
+    bl_named_values numeric[BL_FALANDAYS_NUMERIC_FIELDS];
+    bl_falandays_config_fields(c, numeric);
+    for (size_t i = 0; i < BL_FALANDAYS_NUMERIC_FIELDS; i++)
+        if (!isfinite(*numeric[i].p))
             return bl_fail(err, BL_EVALUE, "FalandaysConfig.%s must be finite", numeric[i].name);
 
     const field unit[] = {

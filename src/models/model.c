@@ -2,6 +2,7 @@
  * contract of step/reset/freeze (spec/models.md §1), dispatch to the
  * family's operations, and snapshot containers. Every check runs before the
  * family is called, so a rejected call executes nothing. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -196,4 +197,16 @@ bl_status bl_model_check_ports(size_t n, size_t r, size_t e, bl_error *err)
 bool bl_doubles_fit(size_t n, size_t m)
 {
     return m == 0 || n <= SIZE_MAX / m / sizeof(double);
+}
+
+bl_status bl_check_cast(const bl_named_values *v, size_t n, const char *prefix, size_t slot,
+                        bl_dtype dtype, bl_error *err)
+{
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < v[k].count; i++)
+            if (!isfinite(bl_dtype_cast(dtype, v[k].p[i])))
+                return bl_fail(err, BL_EVALUE,
+                               "initials[%zu]: %s%s is not finite after casting to %s", slot,
+                               prefix, v[k].name, bl_dtype_name(dtype));
+    return BL_OK;
 }

@@ -47,6 +47,27 @@ const char *bl_dtype_name(bl_dtype dtype);
 /* x rounded to the dtype and back (float32: through float; float64: x). */
 double bl_dtype_cast(bl_dtype dtype, double x);
 
+/* A named run of doubles of an initial state or config (a scalar field has
+ * count 1), so validation and the cast check share one list per family. */
+typedef struct bl_named_values {
+    const char *name;
+    const double *p;
+    size_t count;
+} bl_named_values;
+
+/* The numeric fields of each config, in declaration order (the order in
+ * which the reference reports the first failure). */
+enum { BL_FALANDAYS_NUMERIC_FIELDS = 12, BL_SORN_NUMERIC_FIELDS = 15 };
+void bl_falandays_config_fields(const bl_falandays_config *c,
+                                bl_named_values out[BL_FALANDAYS_NUMERIC_FIELDS]);
+void bl_sorn_config_fields(const bl_sorn_config *c, bl_named_values out[BL_SORN_NUMERIC_FIELDS]);
+
+/* §5.3: the first value of `v` that is not finite after the cast to dtype
+ * fails with "initials[<slot>]: <prefix><name> is not finite after casting
+ * to <dtype>". */
+bl_status bl_check_cast(const bl_named_values *v, size_t n, const char *prefix, size_t slot,
+                        bl_dtype dtype, bl_error *err);
+
 /* a * b (* c), or false when the product does not fit a size_t. */
 bool bl_size_mul(size_t a, size_t b, size_t *out);
 

@@ -516,42 +516,17 @@ static bl_status validate_init(const bl_sorn_init *in, size_t slot, bl_error *er
 static bl_status validate_cast(const bl_sorn_init *in, size_t slot, bl_dtype dtype,
                                bl_error *err)
 {
-    const bl_sorn_config *c = &in->config;
-    const char *tname = bl_dtype_name(dtype);
-    const struct {
-        const char *name;
-        double value;
-    } scalars[] = {
-        {"inhibitory_fraction", c->inhibitory_fraction},
-        {"p_ee", c->p_ee},
-        {"p_ei", c->p_ei},
-        {"p_ie", c->p_ie},
-        {"p_input", c->p_input},
-        {"p_output", c->p_output},
-        {"ee_row_sum", c->ee_row_sum},
-        {"ei_row_sum", c->ei_row_sum},
-        {"ie_row_sum", c->ie_row_sum},
-        {"input_row_sum", c->input_row_sum},
-        {"T_E_max", c->T_E_max},
-        {"T_I_max", c->T_I_max},
-        {"eta_stdp", c->eta_stdp},
-        {"eta_ip", c->eta_ip},
-        {"H_ip", c->H_ip},
-    };
-    for (size_t k = 0; k < sizeof scalars / sizeof *scalars; k++)
-        if (!isfinite(bl_dtype_cast(dtype, scalars[k].value)))
-            return bl_fail(err, BL_EVALUE,
-                           "initials[%zu]: config.%s is not finite after casting to %s", slot,
-                           scalars[k].name, tname);
+    bl_named_values scalars[BL_SORN_NUMERIC_FIELDS];
+    bl_sorn_config_fields(&in->config, scalars);
+    bl_status st = bl_check_cast(scalars, BL_SORN_NUMERIC_FIELDS, "config.", slot, dtype, err);
+    if (st != BL_OK)
+        return st;
     sorn_field f[SORN_NFIELDS];
     sorn_fields(in, f);
+    bl_named_values arrays[SORN_NFIELDS];
     for (size_t k = 0; k < SORN_NFIELDS; k++)
-        for (size_t v = 0; v < f[k].count; v++)
-            if (!isfinite(bl_dtype_cast(dtype, f[k].p[v])))
-                return bl_fail(err, BL_EVALUE,
-                               "initials[%zu]: %s is not finite after casting to %s", slot,
-                               f[k].name, tname);
-    return BL_OK;
+        arrays[k] = (bl_named_values){f[k].name, f[k].p, f[k].count};
+    return bl_check_cast(arrays, SORN_NFIELDS, "", slot, dtype, err);
 }
 
 bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslots,

@@ -1,9 +1,11 @@
 /* SORNConfig: defaults, validation and population sizes (spec/models.md
  * §3.1–3.2). */
 #include <math.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "brainlesslab/model.h"
+#include "models/model_internal.h"
 
 void bl_sorn_config_default(bl_sorn_config *c)
 {
@@ -27,39 +29,46 @@ void bl_sorn_config_default(bl_sorn_config *c)
     };
 }
 
+void bl_sorn_config_fields(const bl_sorn_config *c, bl_named_values out[BL_SORN_NUMERIC_FIELDS])
+{
+    const bl_named_values fields[BL_SORN_NUMERIC_FIELDS] = {
+        {"inhibitory_fraction", &c->inhibitory_fraction, 1},
+        {"p_ee", &c->p_ee, 1},
+        {"p_ei", &c->p_ei, 1},
+        {"p_ie", &c->p_ie, 1},
+        {"p_input", &c->p_input, 1},
+        {"p_output", &c->p_output, 1},
+        {"ee_row_sum", &c->ee_row_sum, 1},
+        {"ei_row_sum", &c->ei_row_sum, 1},
+        {"ie_row_sum", &c->ie_row_sum, 1},
+        {"input_row_sum", &c->input_row_sum, 1},
+        {"T_E_max", &c->T_E_max, 1},
+        {"T_I_max", &c->T_I_max, 1},
+        {"eta_stdp", &c->eta_stdp, 1},
+        {"eta_ip", &c->eta_ip, 1},
+        {"H_ip", &c->H_ip, 1},
+    };
+    memcpy(out, fields, sizeof fields);
+}
+
 bl_status bl_sorn_config_validate(const bl_sorn_config *c, bl_error *err)
 {
-    /* Declaration order, so the first failure reported is the reference's. */
-    const struct {
-        const char *name;
-        double value;
-        bool probability;
-    } fields[] = {
-        {"inhibitory_fraction", c->inhibitory_fraction, true},
-        {"p_ee", c->p_ee, true},
-        {"p_ei", c->p_ei, true},
-        {"p_ie", c->p_ie, true},
-        {"p_input", c->p_input, true},
-        {"p_output", c->p_output, true},
-        {"ee_row_sum", c->ee_row_sum, false},
-        {"ei_row_sum", c->ei_row_sum, false},
-        {"ie_row_sum", c->ie_row_sum, false},
-        {"input_row_sum", c->input_row_sum, false},
-        {"T_E_max", c->T_E_max, false},
-        {"T_I_max", c->T_I_max, false},
-        {"eta_stdp", c->eta_stdp, false},
-        {"eta_ip", c->eta_ip, false},
-        {"H_ip", c->H_ip, true},
+    /* Declaration order, so the first failure reported is the reference's;
+     * the probabilities are the first six fields and H_ip, the last. */
+    static const bool probability[BL_SORN_NUMERIC_FIELDS] = {
+        true, true, true, true, true, true, false, false,
+        false, false, false, false, false, false, true,
     };
+    bl_named_values fields[BL_SORN_NUMERIC_FIELDS];
+    bl_sorn_config_fields(c, fields);
     /* §3.1 states the checks in two rounds: every field finite and >= 0, then
      * the probabilities <= 1. */
-    size_t n = sizeof fields / sizeof *fields;
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(fields[i].value) || !(fields[i].value >= 0.0))
+    for (size_t i = 0; i < BL_SORN_NUMERIC_FIELDS; i++)
+        if (!isfinite(*fields[i].p) || !(*fields[i].p >= 0.0))
             return bl_fail(err, BL_EVALUE, "SORNConfig.%s must be finite and non-negative",
                            fields[i].name);
-    for (size_t i = 0; i < n; i++)
-        if (fields[i].probability && !(fields[i].value <= 1.0))
+    for (size_t i = 0; i < BL_SORN_NUMERIC_FIELDS; i++)
+        if (probability[i] && !(*fields[i].p <= 1.0))
             return bl_fail(err, BL_EVALUE, "SORNConfig.%s must be in [0, 1]", fields[i].name);
     return BL_OK;
 }
