@@ -1,8 +1,9 @@
 /* The published null calibrations, recomputed (spec/tasks.md §0.2, §7.3,
  * §7.4, §9.4, §9.5): 1024 reference_null trajectories per physical task on
  * the calibration seed bank (root 91337), default horizon, warm-up 0,
- * float64, run through the cohort API and the fused control path in tiles
- * of 512 frames like the reference generator, in batches of 128 worlds.
+ * float64: the published plans of ../shared/plans run through the
+ * evaluation runner (bl_run_execute) in tiles of 512 frames and batches of
+ * 128 worlds like the reference generator.
  *
  * Pong and Plank CartPole must reproduce every trial score, the mean and
  * the standard error bit for bit. Tracking may differ in the last bits of
@@ -19,7 +20,9 @@
 
 #include "brainlesslab/json.h"
 #include "brainlesslab/npstat.h"
+#include "brainlesslab/plan.h"
 #include "brainlesslab/rng.h"
+#include "brainlesslab/run.h"
 #include "brainlesslab/task.h"
 #include "support.h"
 #include "tasks/worlds_internal.h"
@@ -82,94 +85,47 @@ static void calibration_gen(const char *stream, const char *key, const char *tas
     bl_gen_init(g, &s);
 }
 
-/* Runs blocks [first, first + n) to the end and stores their outcomes. */
-static void run_batch(const bl_task_options *o, const char *task, const bl_task_definition *def,
-                      const published *pub, size_t first, size_t n, double *scores)
-{
-    bl_world_init *inits[BATCH];
-    int64_t horizons[BATCH];
-    bl_gen control[BATCH];
-    for (size_t i = 0; i < n; i++) {
-        const int64_t block = (int64_t)(first + i);
-        bl_gen g;
-        char hex[65];
-        calibration_gen("world", "paired-worlds", task, block, &g, hex);
-        const char *want = bl_json_get_string(bl_json_at(pub->ids, first + i), NULL);
-        if (strcmp(hex, want) != 0)
-            fail_msg("%s block %lld: world seed %s, published %s", task, (long long)block, hex,
-                     want);
-        horizons[i] = def->default_horizon;
-        OK_E(bl_world_prepare(o, &g, horizons[i], &inits[i], &e_));
-        calibration_gen("control", "paired-mechanism", task, block, &control[i], NULL);
-    }
-    bl_worlds *w = NULL;
-    OK_E(bl_worlds_create((const bl_world_init *const *)inits, n, horizons, 0, BL_FLOAT64, &w,
-                          &e_));
-    for (size_t i = 0; i < n; i++)
-        bl_world_init_free(inits[i]);
-    bl_controllers *c = NULL;
-    OK_E(bl_controllers_create(BL_POLICY_REFERENCE_NULL, w, &c, &e_));
-
-    /* §7.3: tick t of a world uses the t-th double of its control stream;
-     * every loop tick advances every active world by one tick, so each
-     * tile row is simply the next draw of each stream. */
-    const int32_t tile_ticks = TILE_FRAMES / def->neural_frames;
-    double *tile = calloc((size_t)tile_ticks * n, sizeof *tile);
-    assert_non_null(tile);
-    int32_t guard[BATCH], cursors[BATCH];
-    for (size_t i = 0; i < n; i++) {
-        guard[i] = 1;
-        cursors[i] = 0;
-    }
-    for (int64_t start = 0; start < def->default_horizon;) {
-        const int64_t left = def->default_horizon - start;
-        const int32_t ticks = left < tile_ticks ? (int32_t)left : tile_ticks;
-        for (int32_t r = 0; r < ticks; r++)
-            for (size_t i = 0; i < n; i++)
-                tile[(size_t)r * n + i] = bl_gen_random(&control[i]);
-        const bl_matrix tm = {BL_FLOAT64, (size_t)ticks, n, tile};
-        OK_E(bl_worlds_run_control(w, c, &tm, ticks, guard, cursors, &e_));
-        start += ticks;
-        bool any = false;
-        for (size_t i = 0; i < n; i++)
-            any = any || guard[i];
-        if (!any)
-            break;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (bl_worlds_status(w, i, true) != BL_TRIAL_COMPLETED)
-            fail_msg("%s block %zu did not complete (ticks %d, done %d, finite %d)", task,
-                     first + i, w->ticks[i], w->done[i], w->finite[i]);
-        scores[first + i] = bl_worlds_outcome(w, i);
-        assert_int_equal(cursors[i], (int64_t)w->ticks[i] * def->neural_frames);
-    }
-    free(tile);
-    bl_controllers_destroy(c);
-    bl_worlds_destroy(w);
-}
-
+/* Runs ../shared/plans/calibration-published-<task>.toml through the
+ * runner, in batches of 128 with tiles of 512 frames and two threads like
+ * the reference generator, and compares every row with the published
+ * trajectory: world seed, status, score. */
 static void calibrate(const char *task, bool exact)
 {
     BL_REQUIRE_SHARED();
     published pub = {0};
     load_published(task, &pub);
-    bl_task_kind kind;
-    OK_E(bl_task_from_name(task, &kind, &e_));
-    bl_task_options o;
-    OK_E(bl_task_options_default(kind, &o, &e_));
-    bl_task_definition def;
-    bl_task_define(&o, &def);
+    char rel[128];
+    snprintf(rel, sizeof rel, "plans/calibration-published-%s.toml", task);
+    bl_plan *plan = NULL;
+    bl_resolved_plan *r = NULL;
+    OK_E(bl_plan_read(bl_test_shared_path(rel), &plan, &e_));
+    OK_E(bl_plan_resolve(plan, &r, &e_));
+    bl_execution x;
+    bl_execution_default(&x);
+    x.batch_size = BATCH;
+    x.noise_tile_frames = TILE_FRAMES;
+    x.cpu_threads = 2;
 
     const double t0 = seconds_now();
+    bl_run_result *res = NULL;
+    OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
+    const double elapsed = seconds_now() - t0;
+    assert_int_equal(res->ntrials, BLOCKS);
+
     double *scores = calloc(BLOCKS, sizeof *scores);
     assert_non_null(scores);
-    for (size_t first = 0; first < BLOCKS; first += BATCH)
-        run_batch(&o, task, &def, &pub, first, BATCH, scores);
-    const double elapsed = seconds_now() - t0;
-
     size_t differ = 0;
     double worst = 0;
     for (size_t b = 0; b < BLOCKS; b++) {
+        const bl_trial_result *t = &res->trials[b];
+        assert_int_equal(t->block, (int64_t)b);
+        if (t->status != BL_TRIAL_COMPLETED)
+            fail_msg("%s block %zu did not complete", task, b);
+        const char *want_id = bl_json_get_string(bl_json_at(pub.ids, b), NULL);
+        if (strcmp(t->world_seed, want_id) != 0)
+            fail_msg("%s block %zu: world seed %s, published %s", task, b, t->world_seed,
+                     want_id);
+        scores[b] = t->raw;
         const double want = bl_json_get_real(bl_json_at(pub.scores, b));
         const double diff = fabs(scores[b] - want);
         if (bl_test_bits(scores[b]) != bl_test_bits(want)) {
@@ -194,7 +150,9 @@ static void calibrate(const char *task, bool exact)
     }
     assert_true(bl_test_bits(se) == bl_test_bits(pub.null_se));
     free(scores);
-    bl_task_options_clear(&o);
+    bl_run_result_free(res);
+    bl_resolved_plan_free(r);
+    bl_plan_free(plan);
     bl_json_free(pub.doc);
 }
 

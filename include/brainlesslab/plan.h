@@ -18,6 +18,7 @@
 
 #include "brainlesslab/buf.h"
 #include "brainlesslab/json.h"
+#include "brainlesslab/model.h"
 #include "brainlesslab/status.h"
 
 /* ---- TOML bridge (the project's one C++ file) ------------------------- */
@@ -75,8 +76,19 @@ const char *bl_resolved_contract_hash(const bl_resolved_plan *r);
 size_t bl_resolved_target_count(const bl_resolved_plan *r);
 const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i);
 
+/* Target i's resolved model configuration as the C config of its family
+ * (*kind says which of fc / sc was filled). A Falandays input_link_p is
+ * heap-owned by the caller: bl_free((void *)fc->input_link_p). */
+bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model_kind *kind,
+                                   bl_falandays_config *fc, bl_sorn_config *sc, bl_error *err);
+
 /* ---- identities (§1.6, §4.2) ------------------------------------------- */
 
+/* The construction seed of target i in (block, trial): (construction_key,
+ * node kind, count, n_inputs, n_effectors) plus the scope keys of the
+ * plan's construction_scope (block: block; trial: block, trial). */
+bl_status bl_plan_construction_seed(const bl_resolved_plan *r, size_t i, int64_t block,
+                                   int64_t trial, bl_seed *out, bl_error *err);
 /* Wiring id of target i in (block, trial): digest({"seed": construction
  * seed in decimal, "node", "count", "ports": [n_inputs, n_effectors],
  * "config": full model config}); the construction seed takes the scope keys

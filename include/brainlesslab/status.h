@@ -23,6 +23,7 @@ typedef enum bl_status {
     BL_EOS,               /* OSError: any other I/O failure */
     BL_ERUNTIME,          /* RuntimeError: an internal or runtime failure */
     BL_EUSAGE,            /* a bad command line (exit code 2) */
+    BL_EINTERRUPT,        /* KeyboardInterrupt: stopped by the user (exit code 130) */
     BL_STATUS_COUNT
 } bl_status;
 

@@ -15,7 +15,7 @@ extern const bl_cli_command bl_cli_profile;
 extern const bl_cli_command bl_cli_qualify;
 
 /* Prints "brainlesslab: <Kind>: <message>" on stderr; returns exit code 1.
- * A usage status (BL_EUSAGE) returns 2. */
+ * A usage status (BL_EUSAGE) returns 2, an interrupt (BL_EINTERRUPT) 130. */
 int bl_cli_report(const bl_error *err);
 
 /* The line for a command this build parses but cannot execute yet; exit 1. */

@@ -15,7 +15,7 @@ int bl_cli_report(const bl_error *err)
     for (const char *p = err->msg; *p; p++)
         fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
     fputc('\n', stderr);
-    return err->status == BL_EUSAGE ? 2 : 1;
+    return err->status == BL_EUSAGE ? 2 : err->status == BL_EINTERRUPT ? 130 : 1;
 }
 
 int bl_cli_not_implemented(const char *command)

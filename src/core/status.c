@@ -16,6 +16,7 @@ static const char *const kinds[BL_STATUS_COUNT] = {
     [BL_EOS] = "OSError",
     [BL_ERUNTIME] = "RuntimeError",
     [BL_EUSAGE] = "UsageError",
+    [BL_EINTERRUPT] = "KeyboardInterrupt",
 };
 
 const char *bl_status_kind(bl_status status)

@@ -121,10 +121,33 @@ bl_status bl_sweep_label(const bl_json *cell, char **out, bl_error *err)
     return st;
 }
 
+bl_status bl_plan_construction_seed(const bl_resolved_plan *r, size_t target, int64_t block,
+                                   int64_t trial, bl_seed *out, bl_error *err)
+{
+    const bl_json *request = bl_plan_member(r->plain, "request");
+    const bl_json *rt = bl_json_at(bl_plan_member(r->plain, "targets"), target);
+    BL_ASSERT(rt != NULL);
+    const bl_json *t = bl_plan_member(rt, "target");
+    const bl_json *eval = bl_plan_member(request, "evaluation");
+    const bl_json *comp = bl_plan_member(t, "composition");
+    const char *scope = bl_plan_string(eval, "construction_scope");
+    bl_key keys[7] = {BL_KEY_S(bl_plan_string(t, "construction_key")),
+                      BL_KEY_S(bl_plan_string(bl_plan_member(comp, "node"), "kind")),
+                      BL_KEY_I(bl_plan_int(comp, "count")),
+                      BL_KEY_I(bl_plan_int(rt, "n_inputs")),
+                      BL_KEY_I(bl_plan_int(rt, "n_effectors"))};
+    size_t nkeys = 5;
+    if (strcmp(scope, "block") == 0 || strcmp(scope, "trial") == 0)
+        keys[nkeys++] = BL_KEY_I(block);
+    if (strcmp(scope, "trial") == 0)
+        keys[nkeys++] = BL_KEY_I(trial);
+    return bl_seed_for(bl_plan_int(eval, "root_seed"), bl_plan_string(eval, "seed_partition"),
+                       "construction", keys, nkeys, out, err);
+}
+
 bl_status bl_plan_wiring_id(const bl_resolved_plan *r, size_t target, int64_t block,
                             int64_t trial, char hex[65], bl_error *err)
 {
-    const bl_json *request = bl_plan_member(r->plain, "request");
     const bl_json *rt = bl_json_at(bl_plan_member(r->plain, "targets"), target);
     BL_ASSERT(rt != NULL);
     const bl_json *t = bl_plan_member(rt, "target");
@@ -132,27 +155,12 @@ bl_status bl_plan_wiring_id(const bl_resolved_plan *r, size_t target, int64_t bl
         strcpy(hex, "none"); /* null controllers have no wiring (§4.2) */
         return BL_OK;
     }
-    const bl_json *eval = bl_plan_member(request, "evaluation");
     const bl_json *comp = bl_plan_member(t, "composition");
     const char *kind = bl_plan_string(bl_plan_member(comp, "node"), "kind");
     int64_t count = bl_plan_int(comp, "count");
     int64_t n_inputs = bl_plan_int(rt, "n_inputs"), n_effectors = bl_plan_int(rt, "n_effectors");
-    const char *scope = bl_plan_string(eval, "construction_scope");
-
-    bl_key keys[7] = {BL_KEY_S(bl_plan_string(t, "construction_key")),
-                      BL_KEY_S(kind),
-                      BL_KEY_I(count),
-                      BL_KEY_I(n_inputs),
-                      BL_KEY_I(n_effectors)};
-    size_t nkeys = 5;
-    if (strcmp(scope, "block") == 0 || strcmp(scope, "trial") == 0)
-        keys[nkeys++] = BL_KEY_I(block);
-    if (strcmp(scope, "trial") == 0)
-        keys[nkeys++] = BL_KEY_I(trial);
     bl_seed seed;
-    bl_status st = bl_seed_for(bl_plan_int(eval, "root_seed"),
-                               bl_plan_string(eval, "seed_partition"), "construction", keys,
-                               nkeys, &seed, err);
+    bl_status st = bl_plan_construction_seed(r, target, block, trial, &seed, err);
     if (st != BL_OK)
         return st;
     char dec[80];

@@ -621,3 +621,29 @@ const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i)
     BL_ASSERT(t != NULL);
     return t;
 }
+
+bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model_kind *kind,
+                                   bl_falandays_config *fc, bl_sorn_config *sc, bl_error *err)
+{
+    const bl_json *rt = bl_resolved_target(r, i);
+    const bl_json *node =
+        bl_plan_member(bl_plan_member(bl_plan_member(rt, "target"), "composition"), "node");
+    const bl_json *cfg = bl_plan_member(rt, "model_config");
+    bl_json *echo = NULL;
+    bl_status st;
+    /* The resolved config holds every field, so reading it "over the
+     * defaults" gives exactly the values resolution validated. */
+    if (strcmp(bl_plan_string(node, "kind"), "falandays") == 0) {
+        *kind = BL_MODEL_FALANDAYS;
+        bl_falandays_config_default(fc);
+        st = build_config("FalandaysConfig", falandays_fields,
+                          sizeof falandays_fields / sizeof *falandays_fields, fc, cfg, &echo, err);
+    } else {
+        *kind = BL_MODEL_SORN;
+        bl_sorn_config_default(sc);
+        st = build_config("SORNConfig", sorn_fields, sizeof sorn_fields / sizeof *sorn_fields, sc,
+                          cfg, &echo, err);
+    }
+    bl_json_free(echo);
+    return st;
+}

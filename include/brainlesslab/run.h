@@ -1,0 +1,144 @@
+/* The evaluation runner (spec/platform.md §4, spec/tasks.md §1.4).
+ *
+ * bl_run_execute takes a resolved plan and an execution policy and returns
+ * one TrialResult row per job, in job order. Jobs are enumerated target-major
+ * (plan order), then block, then trial; every seed is derived from the
+ * plan's seed bank and the job's scientific identity (§4.2), never from its
+ * position, so the rows are bit-identical for every batch size, thread count
+ * and noise-tile size.
+ *
+ * Preflight (§4.4–§4.6) runs before any world or wiring is built: recording
+ * admission, the noise-tile check, cohorts and memory admission. Execution
+ * is trial-major on the CPU: jobs of one cohort are cut into batches of the
+ * admitted capacity; a batch prepares its worlds and constructs each distinct
+ * wiring once, then every slot runs its whole trial (frame ⇄ tick) on one
+ * thread; `cpu_threads` OpenMP threads share a batch's slots. */
+#ifndef BRAINLESSLAB_RUN_H
+#define BRAINLESSLAB_RUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/json.h"
+#include "brainlesslab/plan.h"
+#include "brainlesslab/status.h"
+#include "brainlesslab/task.h"
+
+/* ---- execution policy (ExecutionSpec, §1.2) ---------------------------- */
+
+typedef enum bl_backend { BL_BACKEND_CPU } bl_backend;
+typedef enum bl_recording {
+    BL_RECORDING_SUMMARY,
+    BL_RECORDING_PROBE_EVENTS,
+    BL_RECORDING_REPLAY,
+} bl_recording;
+
+const char *bl_backend_name(bl_backend b);        /* "cpu" */
+const char *bl_recording_name(bl_recording r);    /* "summary", ... */
+
+typedef struct bl_execution {
+    bl_backend backend;              /* cpu */
+    int64_t batch_size;              /* 32: requested maximum slots, >= 1 */
+    int64_t memory_budget_bytes;     /* 268435456, >= 1 */
+    double reserve_fraction;         /* 0.25, in [0, 1) */
+    int64_t noise_tile_frames;       /* 64, >= 1 */
+    bl_recording recording;          /* summary */
+    int64_t recording_budget_bytes;  /* 33554432, >= 0 */
+    int64_t cpu_threads;             /* 1, >= 1 */
+    bool cache;                      /* true (no kernel cache exists here) */
+} bl_execution;
+
+void bl_execution_default(bl_execution *x);
+/* §1.2 validation: "batch_size must be an integer >= 1", ...,
+ * "reserve_fraction must be within [0, 1)". */
+bl_status bl_execution_validate(const bl_execution *x, bl_error *err);
+/* trunc(memory_budget_bytes × (1 − reserve_fraction)) in double precision. */
+int64_t bl_execution_allocation_budget(const bl_execution *x);
+/* plain(ExecutionSpec) with the reference's field names. */
+bl_status bl_execution_json(const bl_execution *x, bl_json **out, bl_error *err);
+
+/* §4.6: the admitted capacity min(batch_size, available ÷ per_trial) with
+ * available = allocation budget − recording_bytes, or BL_ENOMEM "one
+ * trajectory needs at least <per_trial + recording_bytes> managed bytes;
+ * allocation budget is <budget>; increase memory_budget_bytes explicitly". */
+bl_status bl_admit_batch(const bl_execution *x, int64_t per_trial_bytes, int64_t recording_bytes,
+                         int64_t *capacity, bl_error *err);
+
+/* ---- results (TrialResult, §4.9, §5.1) --------------------------------- */
+
+typedef struct bl_trial_seed {
+    const char *stream;  /* "world", "construction", "drive", "control", "input_shuffle" */
+    char hex[65];        /* display form */
+} bl_trial_seed;
+
+typedef struct bl_trial_result {
+    size_t target;            /* index in plan order */
+    const char *target_id;    /* owned by the resolved plan */
+    bl_task_kind task;
+    int64_t block, trial;
+    /* TaskOutcome. raw is NaN when absent (JSON null). */
+    const char *outcome_key;  /* static */
+    double raw;
+    double normalised;        /* NaN when absent */
+    bl_adjust_status normalisation;
+    char calibration_id[65];  /* "" when none */
+    int64_t scoring_window;   /* max(0, ticks − warmup) */
+    bl_trial_status status;
+    int64_t completed_ticks;
+    int64_t neural_frames;    /* frames executed while active */
+    char world_seed[65];
+    char wiring_id[65];       /* hex digest or "none" */
+    size_t nseeds;
+    bl_trial_seed seeds[5];   /* in §4.9 insertion order */
+    bool failed;              /* error = "non-finite trajectory" */
+} bl_trial_result;
+
+typedef struct bl_run_result {
+    size_t ntrials;
+    bl_trial_result *trials;        /* job order */
+    size_t ncohorts;
+    int64_t *batch_capacities;      /* admitted capacity per cohort, cohort order */
+    int64_t *trial_bytes;           /* per-trajectory estimate per cohort */
+    int64_t requested_batch_size;
+    int64_t recording_estimate_bytes;
+    int64_t allocation_budget;
+    int64_t cpu_threads;
+    /* Work done, for rates: world ticks and neural frames summed over
+     * trials; slot-frames executed by reservoirs. */
+    int64_t world_ticks, neural_frames;
+    double seconds_preflight, seconds_execute;
+    int64_t peak_rss_bytes;         /* measured (getrusage), after execution */
+} bl_run_result;
+
+/* Optional observation and control of a run. */
+typedef struct bl_run_hooks {
+    /* Called from the calling thread after each batch: trials done so far. */
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *ctx;
+    /* When non-NULL and set non-zero (a signal handler may set it), the run
+     * stops at the next tick boundary and returns BL_EINTERRUPT. */
+    volatile sig_atomic_t *interrupt;
+} bl_run_hooks;
+
+/* §4.4 steps 2–6 alone (enumeration, recording admission, the noise-tile
+ * check, cohorts and memory admission), creating no world, wiring or
+ * thread: for commands that must reject a plan before they create anything.
+ * bl_run_execute repeats it. */
+bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err);
+
+/* Executes every job of the plan. hooks may be NULL. */
+bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
+                         const bl_run_hooks *hooks, bl_run_result **out, bl_error *err);
+void bl_run_result_free(bl_run_result *r);
+
+/* plain(TrialResult) (§5.1 field order) as a JSON object. */
+bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error *err);
+
+/* §4.6 per-trajectory managed-byte estimate of one target with horizon H
+ * (the cohort's longest) and tile T. */
+int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t target, int64_t horizon,
+                       int64_t noise_tile_frames);
+
+#endif

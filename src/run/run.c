@@ -1,0 +1,1010 @@
+/* The evaluation runner (spec/platform.md §4, spec/tasks.md §1.4): job
+ * enumeration, seeds, preflight, cohorts, batches and trial-major
+ * execution.
+ *
+ * A batch (a cohort slice of at most the admitted capacity) is prepared
+ * first: every slot's seeds and world, then every distinct wiring of the
+ * batch, constructed once. Then each slot runs its whole trial on one
+ * thread, with a model batch and a world cohort of its own, so its weights
+ * stay in cache from its first frame to its last. Nothing a slot computes
+ * depends on its neighbours: every stream is keyed by the job's scientific
+ * identity, the noise a slot receives is row k of its own tape for its k-th
+ * executed frame, and the null's uniforms are its own control stream. So
+ * batch size, thread count and tile size change no bit of any row; the tile
+ * size only decides how many noise frames are drawn ahead. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/model.h"
+#include "brainlesslab/rng.h"
+#include "brainlesslab/run.h"
+#include "brainlesslab/task.h"
+
+/* ---- targets ------------------------------------------------------------ */
+
+typedef enum verb { V_FREEZE_WEIGHTS, V_FREEZE_PLASTICITY, V_BLIND, V_SHUFFLE } verb;
+
+typedef struct intervention {
+    int64_t tick;
+    verb verb;
+} intervention;
+
+typedef struct target {
+    const char *id;
+    const char *pairing_key, *construction_key, *mechanism_key;
+    bool reservoir;
+    bl_policy policy;            /* direct controllers */
+    bl_model_kind node;
+    const char *node_name;
+    int64_t count, n_inputs, n_effectors, frames, horizon, excitatory;
+    double input_gain;
+    const char *outcome_key;
+    bl_task_options options;
+    bl_falandays_config fcfg;    /* input_link_p owned */
+    bl_sorn_config scfg;
+    intervention *ivs;
+    size_t nivs;
+    bool shuffle;                /* has a shuffle_input intervention */
+    size_t cohort;
+} target;
+
+typedef struct cohort {
+    size_t first_target;         /* the key's representative */
+    int64_t horizon;             /* longest horizon of its targets */
+    int64_t trial_bytes;
+    int64_t capacity;
+    size_t *jobs;
+    size_t njobs;
+} cohort;
+
+typedef struct run_ctx {
+    const bl_resolved_plan *plan;
+    const bl_execution *x;
+    const bl_run_hooks *hooks;
+    int64_t root_seed, blocks, trials, warmup;
+    const char *partition;
+    bl_dtype dtype;
+    size_t ntargets;
+    target *targets;
+    size_t njobs;
+    size_t ncohorts;
+    cohort *cohorts;
+    int64_t recording_bytes;
+} run_ctx;
+
+static bl_status nomem(bl_error *err)
+{
+    return bl_fail(err, BL_ENOMEM, "out of memory for an evaluation");
+}
+
+static const bl_json *member(const bl_json *o, const char *key)
+{
+    const bl_json *v = bl_json_get(o, key);
+    BL_ASSERT(v != NULL); /* a resolved plan holds every field */
+    return v;
+}
+
+static const char *str(const bl_json *o, const char *key)
+{
+    return bl_json_get_string(member(o, key), NULL);
+}
+
+static int64_t integer(const bl_json *o, const char *key)
+{
+    return bl_json_get_int(member(o, key));
+}
+
+static double number(const bl_json *v)
+{
+    return bl_json_kindof(v) == BL_JSON_INT ? (double)bl_json_get_int(v) : bl_json_get_real(v);
+}
+
+static bool is_episodic(bl_task_kind k)
+{
+    return k != BL_TASK_TRACKING && k != BL_TASK_PONG && k != BL_TASK_CARTPOLE_PLANK_EASY;
+}
+
+static bool is_decodable(bl_task_kind k)
+{
+    return is_episodic(k) && k != BL_TASK_REVERSAL_ADAPTATION;
+}
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const intervention *x = a, *y = b;
+    if (x->tick != y->tick)
+        return x->tick < y->tick ? -1 : 1;
+    return (int)x->verb - (int)y->verb;
+}
+
+static bl_status load_target(const bl_resolved_plan *plan, size_t i, target *t, bl_error *err)
+{
+    const bl_json *rt = bl_resolved_target(plan, i);
+    const bl_json *tg = member(rt, "target");
+    const bl_json *comp = member(tg, "composition");
+    const bl_json *node = member(comp, "node");
+    const bl_json *task = member(comp, "task");
+    t->id = str(tg, "id");
+    t->pairing_key = str(tg, "pairing_key");
+    t->construction_key = str(tg, "construction_key");
+    t->mechanism_key = str(tg, "mechanism_key");
+    const char *controller = str(tg, "controller");
+    t->reservoir = strcmp(controller, "reservoir") == 0;
+    bl_status st = BL_OK;
+    if (!t->reservoir && (st = bl_policy_from_name(controller, &t->policy, err)) != BL_OK)
+        return st;
+    t->node_name = str(node, "kind");
+    t->count = integer(comp, "count");
+    t->input_gain = number(member(comp, "input_gain"));
+    t->n_inputs = integer(rt, "n_inputs");
+    t->n_effectors = integer(rt, "n_effectors");
+    t->frames = integer(rt, "neural_frames");
+    t->horizon = integer(rt, "horizon");
+    bl_task_kind kind;
+    if ((st = bl_task_from_name(str(task, "kind"), &kind, err)) != BL_OK ||
+        (st = bl_task_options_resolve(kind, member(rt, "task_options"), &t->options, err)) !=
+            BL_OK)
+        return st;
+    bl_task_definition def;
+    bl_task_define(&t->options, &def);
+    t->outcome_key = def.outcome_key;
+    if ((st = bl_resolved_model_config(plan, i, &t->node, &t->fcfg, &t->scfg, err)) != BL_OK)
+        return st;
+    t->excitatory = t->node == BL_MODEL_SORN
+                        ? (int64_t)bl_sorn_excitatory_count(t->scfg.inhibitory_fraction,
+                                                            (size_t)t->count)
+                        : t->count;
+
+    const bl_json *ivs = member(tg, "interventions");
+    t->nivs = bl_json_size(ivs);
+    if (t->nivs) {
+        t->ivs = bl_mallocarray(t->nivs, sizeof *t->ivs);
+        if (!t->ivs)
+            return nomem(err);
+    }
+    for (size_t k = 0; k < t->nivs; k++) {
+        const bl_json *iv = bl_json_at(ivs, k);
+        const char *v = str(iv, "verb");
+        t->ivs[k].tick = integer(iv, "tick");
+        t->ivs[k].verb = strcmp(v, "freeze_weights") == 0      ? V_FREEZE_WEIGHTS
+                         : strcmp(v, "freeze_plasticity") == 0 ? V_FREEZE_PLASTICITY
+                         : strcmp(v, "blind_input") == 0       ? V_BLIND
+                                                               : V_SHUFFLE;
+        if (t->ivs[k].verb == V_SHUFFLE)
+            t->shuffle = true;
+    }
+    if (t->nivs)
+        qsort(t->ivs, t->nivs, sizeof *t->ivs, iv_cmp);
+    return BL_OK;
+}
+
+static void free_targets(run_ctx *c)
+{
+    for (size_t i = 0; c->targets && i < c->ntargets; i++) {
+        bl_task_options_clear(&c->targets[i].options);
+        bl_free((void *)c->targets[i].fcfg.input_link_p);
+        bl_free(c->targets[i].ivs);
+    }
+    bl_free(c->targets);
+    for (size_t k = 0; c->cohorts && k < c->ncohorts; k++)
+        bl_free(c->cohorts[k].jobs);
+    bl_free(c->cohorts);
+}
+
+/* §4.7 cohort key. */
+static bool same_cohort(const target *a, const target *b)
+{
+    return a->options.kind == b->options.kind && a->reservoir == b->reservoir &&
+           (a->reservoir || a->policy == b->policy) && strcmp(a->node_name, b->node_name) == 0 &&
+           a->count == b->count && a->n_inputs == b->n_inputs &&
+           a->n_effectors == b->n_effectors && a->frames == b->frames &&
+           a->excitatory == b->excitatory;
+}
+
+/* ---- sizes (§4.5, §4.6) --------------------------------------------------- */
+
+/* Saturating arithmetic: an estimate that does not fit is simply too big. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    return (a != 0 && b > INT64_MAX / a) ? INT64_MAX : a * b;
+}
+
+static int64_t target_bytes(const target *t, int64_t horizon, int64_t tile)
+{
+    const int64_t n = t->count, p = t->n_inputs;
+    int64_t model = 0, world = 0, noise = 0;
+    if (t->reservoir)
+        model = sat_mul(64, sat_add(sat_add(sat_mul(n, n), sat_mul(n, p)), sat_mul(12, n)));
+    if (t->options.kind == BL_TASK_PONG)
+        world = sat_mul(sat_add(horizon, 1), 64);
+    else if (is_episodic(t->options.kind))
+        world = sat_mul(sat_add(horizon, 1), sat_mul(24, p));
+    if (t->reservoir && t->node == BL_MODEL_FALANDAYS)
+        noise = sat_mul(sat_mul(24, tile), n);
+    return sat_add(sat_add(sat_add(model, world), sat_add(noise, sat_mul(128, p))), 65536);
+}
+
+int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t i, int64_t horizon,
+                       int64_t noise_tile_frames)
+{
+    target t;
+    memset(&t, 0, sizeof t);
+    const bl_json *rt = bl_resolved_target(plan, i);
+    const bl_json *tg = member(rt, "target");
+    const bl_json *comp = member(tg, "composition");
+    t.reservoir = strcmp(str(tg, "controller"), "reservoir") == 0;
+    t.node = strcmp(str(member(comp, "node"), "kind"), "falandays") == 0 ? BL_MODEL_FALANDAYS
+                                                                         : BL_MODEL_SORN;
+    t.count = integer(comp, "count");
+    t.n_inputs = integer(rt, "n_inputs");
+    if (bl_task_from_name(str(member(comp, "task"), "kind"), &t.options.kind, NULL) != BL_OK)
+        return INT64_MAX;
+    return target_bytes(&t, horizon, noise_tile_frames);
+}
+
+/* ---- preflight (§4.4 steps 2–6) ------------------------------------------ */
+
+static bl_status prepare_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
+                             bl_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->plan = plan;
+    c->x = x;
+    bl_status st = bl_execution_validate(x, err);
+    if (st != BL_OK)
+        return st;
+    const bl_json *request = member(bl_resolved_plain(plan), "request");
+    const bl_json *eval = member(request, "evaluation");
+    c->root_seed = integer(eval, "root_seed");
+    c->partition = str(eval, "seed_partition");
+    c->blocks = integer(eval, "blocks");
+    c->trials = integer(eval, "trials_per_block");
+    c->warmup = integer(eval, "warmup");
+    c->dtype = strcmp(str(member(request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
+                                                                                 : BL_FLOAT64;
+    c->ntargets = bl_resolved_target_count(plan);
+    const int64_t per_target = c->blocks * c->trials;
+    if (per_target <= 0 || (uint64_t)per_target > SIZE_MAX / sizeof(bl_trial_result) / c->ntargets)
+        return bl_fail(err, BL_ENOMEM, "an evaluation of %zu targets x %lld trials is too large",
+                       c->ntargets, (long long)per_target);
+    c->njobs = c->ntargets * (size_t)per_target;
+    c->targets = bl_calloc(c->ntargets, sizeof *c->targets);
+    c->cohorts = bl_calloc(c->ntargets, sizeof *c->cohorts); /* at most one per target */
+    if (!c->targets || !c->cohorts)
+        return nomem(err);
+    for (size_t i = 0; i < c->ntargets; i++)
+        if ((st = load_target(plan, i, &c->targets[i], err)) != BL_OK)
+            return st;
+
+    /* Step 4: recording admission, summed over all jobs. */
+    int64_t rec = 0;
+    for (size_t i = 0; i < c->ntargets; i++) {
+        const target *t = &c->targets[i];
+        int64_t per = 0;
+        if (x->recording == BL_RECORDING_PROBE_EVENTS) {
+            if (!t->reservoir || !is_decodable(t->options.kind))
+                return bl_fail(err, BL_EVALUE,
+                               "probe_events requires a reservoir and a single binary probe "
+                               "episode");
+            per = sat_mul(3, sat_add(sat_mul(t->count, 16), 1024));
+        } else if (x->recording == BL_RECORDING_REPLAY) {
+            per = sat_mul(t->horizon,
+                          sat_add(sat_add(sat_mul(t->count, 32), sat_mul(t->n_inputs, 32)), 4096));
+        }
+        rec = sat_add(rec, sat_mul(per, per_target));
+    }
+    if (rec > x->recording_budget_bytes)
+        return bl_fail(err, BL_ENOMEM,
+                       "recording needs an estimated %lld bytes; recording budget is %lld; reduce "
+                       "trials or recording",
+                       (long long)rec, (long long)x->recording_budget_bytes);
+    c->recording_bytes = rec;
+
+    /* Step 5: one complete neural cycle per tile. */
+    for (size_t i = 0; i < c->ntargets; i++)
+        if (c->targets[i].frames > x->noise_tile_frames)
+            return bl_fail(err, BL_EVALUE,
+                           "noise_tile_frames must hold at least one complete neural cycle");
+
+    /* Step 6: cohorts in order of first appearance, then admission. */
+    for (size_t i = 0; i < c->ntargets; i++) {
+        target *t = &c->targets[i];
+        size_t k = 0;
+        while (k < c->ncohorts && !same_cohort(&c->targets[c->cohorts[k].first_target], t))
+            k++;
+        if (k == c->ncohorts)
+            c->cohorts[c->ncohorts++].first_target = i;
+        t->cohort = k;
+        cohort *h = &c->cohorts[k];
+        if (t->horizon > h->horizon)
+            h->horizon = t->horizon;
+        h->njobs += (size_t)per_target;
+    }
+    for (size_t k = 0; k < c->ncohorts; k++) {
+        cohort *h = &c->cohorts[k];
+        for (size_t i = 0; i < c->ntargets; i++) {
+            if (c->targets[i].cohort != k)
+                continue;
+            const int64_t b = target_bytes(&c->targets[i], h->horizon, x->noise_tile_frames);
+            if (b > h->trial_bytes)
+                h->trial_bytes = b;
+        }
+        if ((st = bl_admit_batch(x, h->trial_bytes, c->recording_bytes, &h->capacity, err)) !=
+            BL_OK)
+            return st;
+        h->jobs = bl_mallocarray(h->njobs, sizeof *h->jobs);
+        if (!h->jobs)
+            return nomem(err);
+        h->njobs = 0;
+    }
+    for (size_t j = 0; j < c->njobs; j++) {
+        cohort *h = &c->cohorts[c->targets[j / (size_t)per_target].cohort];
+        h->jobs[h->njobs++] = j;
+    }
+    return BL_OK;
+}
+
+bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err)
+{
+    run_ctx c;
+    bl_status st = prepare_ctx(&c, plan, x, err);
+    free_targets(&c);
+    return st;
+}
+
+/* ---- one batch --------------------------------------------------------------- */
+
+typedef struct wiring {
+    char id[65];
+    size_t target;
+    int64_t block, trial;
+    bl_falandays_init *fal;
+    bl_sorn_init *sorn;
+} wiring;
+
+typedef struct slot {
+    size_t job;
+    const target *t;
+    int64_t block, trial;
+    bl_seed world_seed, drive_seed, control_seed, shuffle_seed;
+    char wiring_id[65];
+    size_t wiring;               /* index into the batch's wirings */
+    bl_world_init *world;
+    int64_t *perm;               /* [n_inputs] when the target shuffles */
+    bl_error err;
+    bl_status st;
+} slot;
+
+typedef struct batch {
+    slot *slots;
+    size_t n;
+    wiring *wirings;
+    size_t nwirings;
+    size_t max_rounds;           /* K of spec/tasks.md §7.3 */
+} batch;
+
+static bl_status seed_of(const run_ctx *c, const char *stream, const char *key, const char *kind,
+                         int64_t block, int64_t trial, bl_seed *out, bl_error *err)
+{
+    const bl_key keys[4] = {BL_KEY_S(key), BL_KEY_S(kind), BL_KEY_I(block), BL_KEY_I(trial)};
+    return bl_seed_for(c->root_seed, c->partition, stream, keys, 4, out, err);
+}
+
+/* Seeds, world and shuffle permutation of one slot (thread-safe). */
+static bl_status setup_slot(const run_ctx *c, slot *s, bl_error *err)
+{
+    const target *t = s->t;
+    const char *task = bl_task_name(t->options.kind);
+    bl_status st = seed_of(c, "world", t->pairing_key, task, s->block, s->trial, &s->world_seed,
+                           err);
+    if (st == BL_OK && t->reservoir)
+        st = bl_plan_wiring_id(c->plan, (size_t)(t - c->targets), s->block, s->trial,
+                               s->wiring_id, err);
+    else
+        strcpy(s->wiring_id, "none");
+    if (st == BL_OK && t->reservoir && t->node == BL_MODEL_FALANDAYS)
+        st = seed_of(c, "drive", t->mechanism_key, t->node_name, s->block, s->trial,
+                     &s->drive_seed, err);
+    if (st == BL_OK && !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL)
+        st = seed_of(c, "control", t->mechanism_key, task, s->block, s->trial, &s->control_seed,
+                     err);
+    if (st == BL_OK && t->shuffle) {
+        st = seed_of(c, "input-shuffle", t->mechanism_key, t->node_name, s->block, s->trial,
+                     &s->shuffle_seed, err);
+        if (st == BL_OK) {
+            s->perm = bl_mallocarray((size_t)t->n_inputs, sizeof *s->perm);
+            if (!s->perm)
+                return nomem(err);
+            bl_gen g;
+            bl_gen_init(&g, &s->shuffle_seed);
+            bl_gen_permutation(&g, s->perm, (size_t)t->n_inputs);
+        }
+    }
+    if (st == BL_OK) {
+        bl_gen g;
+        bl_gen_init(&g, &s->world_seed);
+        st = bl_world_prepare(&t->options, &g, t->horizon, &s->world, err);
+    }
+    return st;
+}
+
+static bl_status construct(const run_ctx *c, wiring *w, bl_error *err)
+{
+    const target *t = &c->targets[w->target];
+    bl_seed seed;
+    bl_status st = bl_plan_construction_seed(c->plan, w->target, w->block, w->trial, &seed, err);
+    if (st != BL_OK)
+        return st;
+    bl_gen g;
+    bl_gen_init(&g, &seed);
+    if (t->node == BL_MODEL_FALANDAYS)
+        return bl_falandays_construct(&t->fcfg, (size_t)t->count, (size_t)t->n_inputs,
+                                      (size_t)t->n_effectors, &g, &w->fal, err);
+    return bl_sorn_construct(&t->scfg, (size_t)t->count, (size_t)t->n_inputs,
+                             (size_t)t->n_effectors, &g, &w->sorn, err);
+}
+
+static void free_batch(batch *b)
+{
+    for (size_t i = 0; b->slots && i < b->n; i++) {
+        bl_world_init_free(b->slots[i].world);
+        bl_free(b->slots[i].perm);
+    }
+    for (size_t k = 0; b->wirings && k < b->nwirings; k++) {
+        bl_falandays_init_free(b->wirings[k].fal);
+        bl_sorn_init_free(b->wirings[k].sorn);
+    }
+    bl_free(b->slots);
+    bl_free(b->wirings);
+    memset(b, 0, sizeof *b);
+}
+
+static bool interrupted(const run_ctx *c)
+{
+    return c->hooks && c->hooks->interrupt && *c->hooks->interrupt;
+}
+
+static bl_status interrupt_status(bl_error *err)
+{
+    return bl_fail(err, BL_EINTERRUPT, "interrupted");
+}
+
+/* What a finished slot reports, read from its world and model. */
+typedef struct slot_end {
+    bl_trial_status status;
+    double raw;
+    int64_t ticks, frames;
+    bool failed;
+} slot_end;
+
+static void finish(const run_ctx *c, const bl_worlds *w, bool model_finite, int64_t frames,
+                   slot_end *e)
+{
+    e->status = bl_worlds_status(w, 0, model_finite);
+    e->failed = e->status == BL_TRIAL_FAILED;
+    e->ticks = bl_worlds_ticks(w)[0];
+    e->frames = frames;
+    e->raw = e->status == BL_TRIAL_COMPLETED ? bl_worlds_outcome(w, 0) : NAN;
+    (void)c;
+}
+
+/* Writes x = (shuffle ? in[perm[r]] : in[r]) · (blind ? 0 : 1) · gain in
+ * the dtype (spec/models.md §4 item 3). */
+#define TRANSFORM(real_t)                                                      \
+    do {                                                                       \
+        const real_t *in_ = inputs;                                            \
+        real_t *x_ = xbuf;                                                     \
+        const real_t gain_ = (real_t)t->input_gain;                            \
+        for (size_t r_ = 0; r_ < nr; r_++) {                                   \
+            real_t v_ = shuffled ? in_[s->perm[r_]] : in_[r_];                 \
+            if (blind)                                                         \
+                v_ = v_ * (real_t)0;                                           \
+            x_[r_] = v_ * gain_;                                               \
+        }                                                                      \
+    } while (0)
+
+static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, slot_end *e,
+                               bl_error *err)
+{
+    const target *t = s->t;
+    const wiring *wr = &b->wirings[s->wiring];
+    const size_t nr = (size_t)t->n_inputs, n = (size_t)t->count;
+    const int32_t frames = (int32_t)t->frames;
+    const size_t vsize = c->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
+    const bool noisy = t->node == BL_MODEL_FALANDAYS && t->fcfg.drive == BL_DRIVE_OOSAWA;
+    /* T / F ticks per tile, so a tile holds whole ticks of noise frames. */
+    const int64_t tile_ticks = c->x->noise_tile_frames / t->frames;
+    const size_t tile_frames = (size_t)(tile_ticks * t->frames);
+
+    bl_worlds *w = NULL;
+    bl_model *m = NULL;
+    bl_tape *tape = NULL;
+    void *xbuf = bl_calloc(nr, vsize), *noise = bl_calloc(n, vsize);
+    bl_status st = !xbuf || !noise ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon, c->warmup,
+                              c->dtype, &w, err);
+    if (st == BL_OK)
+        st = t->node == BL_MODEL_FALANDAYS
+                 ? bl_model_create_falandays((const bl_falandays_init *const *)&wr->fal, 1,
+                                             c->dtype, &m, err)
+                 : bl_model_create_sorn((const bl_sorn_init *const *)&wr->sorn, 1, c->dtype, &m,
+                                        err);
+    /* Without the Oosawa drive the model never reads its noise (models.md
+     * §2.5 step 5), so the tape need not be drawn: the rows are the same
+     * whether or not anyone computes them. */
+    if (st == BL_OK && noisy)
+        st = bl_tape_create(&tape, &s->drive_seed, n, tile_frames, BL_TAPE_NORMAL, err);
+    if (st != BL_OK)
+        goto done;
+
+    const int32_t *ticks = bl_worlds_ticks(w), *done = bl_worlds_done(w),
+                  *tfin = bl_worlds_finite(w), *mfin = bl_model_finite(m);
+    const bl_matrix xin = {c->dtype, 1, nr, xbuf};
+    bl_matrix nz = {c->dtype, 1, n, noise};
+    const bl_matrix eff = {c->dtype, 1, (size_t)t->n_effectors, bl_model_effector_data(m)};
+    int32_t act = 1;
+    int64_t cursor = 0;
+    bool blind = false, shuffled = false;
+    size_t next_iv = 0;
+    while (act) {
+        if (interrupted(c)) {
+            st = interrupt_status(err);
+            goto done;
+        }
+        const int64_t tile_start = cursor;
+        const double *rows = NULL;
+        if (tape && (st = bl_tape_preview(tape, tile_frames, &rows, err)) != BL_OK)
+            goto done;
+        for (int64_t o = 0; o < tile_ticks && act; o++) {
+            act = !done[0] && mfin[0] && tfin[0] && ticks[0] < t->horizon;
+            if (!act)
+                break;
+            /* Interventions take effect before the frames of tick number
+             * ticks + 1 (one-based). */
+            while (next_iv < t->nivs && t->ivs[next_iv].tick <= ticks[0] + 1) {
+                const intervention *iv = &t->ivs[next_iv++];
+                if (iv->tick != ticks[0] + 1)
+                    continue;
+                if (iv->verb == V_BLIND)
+                    blind = true;
+                else if (iv->verb == V_SHUFFLE)
+                    shuffled = true;
+                else if (iv->verb == V_FREEZE_WEIGHTS)
+                    st = bl_model_freeze_weights(m, &act, 1, err);
+                else
+                    st = bl_model_freeze_plasticity(m, &act, 1, err);
+                if (st != BL_OK)
+                    goto done;
+            }
+            for (int32_t f = 1; f <= frames && act; f++) {
+                if ((st = bl_worlds_encode(w, f, &act, 1, err)) != BL_OK)
+                    goto done;
+                if (!tfin[0]) {
+                    act = 0;
+                    break;
+                }
+                const void *inputs = bl_worlds_inputs(w);
+                if (c->dtype == BL_FLOAT32)
+                    TRANSFORM(float);
+                else
+                    TRANSFORM(double);
+                if (rows) {
+                    const double *row = rows + (size_t)(cursor - tile_start) * n;
+                    if (c->dtype == BL_FLOAT32) {
+                        float *nf = noise;
+                        for (size_t i = 0; i < n; i++)
+                            nf[i] = (float)row[i];
+                    } else {
+                        nz.data = row;
+                    }
+                }
+                cursor++;
+                if ((st = bl_model_step(m, &xin, &nz, &act, 1, err)) != BL_OK)
+                    goto done;
+                if (!mfin[0]) {
+                    act = 0;
+                    break;
+                }
+                if ((st = bl_worlds_accumulate(w, &eff, f, &act, 1, err)) != BL_OK)
+                    goto done;
+                if (!tfin[0])
+                    act = 0;
+            }
+            if (!act)
+                break;
+            if ((st = bl_worlds_advance(w, &eff, &act, 1, err)) != BL_OK)
+                goto done;
+            act = tfin[0];
+        }
+        if (tape && (st = bl_tape_consume(tape, (size_t)(cursor - tile_start), err)) != BL_OK)
+            goto done;
+    }
+    finish(c, w, mfin[0] != 0, cursor, e);
+done:
+    bl_tape_destroy(tape);
+    bl_model_destroy(m);
+    bl_worlds_destroy(w);
+    bl_free(xbuf);
+    bl_free(noise);
+    return st;
+}
+
+static bl_status run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e,
+                            bl_error *err)
+{
+    const target *t = s->t;
+    const size_t vsize = c->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
+    const bool null = t->policy == BL_POLICY_REFERENCE_NULL;
+    const bool probe = is_episodic(t->options.kind);
+    const int64_t tile_ticks = c->x->noise_tile_frames / t->frames;
+    /* Physical families read row o for tick o of a tile; probes read row
+     * min(round, K - 1) of one table drawn up front (spec/tasks.md §7.3). */
+    const size_t rows = probe ? (b->max_rounds ? b->max_rounds : 1) : (size_t)tile_ticks;
+    bl_worlds *w = NULL;
+    bl_controllers *ctl = NULL;
+    void *tile = bl_calloc(rows, vsize);
+    double *draws = null ? bl_mallocarray(rows, sizeof *draws) : NULL;
+    bl_status st = !tile || (null && !draws) ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon, c->warmup,
+                              c->dtype, &w, err);
+    if (st == BL_OK)
+        st = bl_controllers_create(t->policy, w, &ctl, err);
+    if (st != BL_OK)
+        goto done;
+    bl_gen g;
+    if (null)
+        bl_gen_init(&g, &s->control_seed);
+    const bl_matrix um = {c->dtype, rows, 1, tile};
+    int32_t guard = 1, cursor = 0;
+    for (int64_t start = 0; start < t->horizon && guard; start += tile_ticks) {
+        if (interrupted(c)) {
+            st = interrupt_status(err);
+            goto done;
+        }
+        /* A physical null's tick t uses the t-th double of its control
+         * stream: each tile simply takes the next rows. */
+        if (null && (!probe || start == 0)) {
+            bl_gen_random_fill(&g, draws, rows);
+            for (size_t r = 0; r < rows; r++) {
+                if (c->dtype == BL_FLOAT32)
+                    ((float *)tile)[r] = (float)draws[r];
+                else
+                    ((double *)tile)[r] = draws[r];
+            }
+        }
+        if ((st = bl_worlds_run_control(w, ctl, &um, (int32_t)tile_ticks, &guard, &cursor,
+                                        err)) != BL_OK)
+            goto done;
+    }
+    finish(c, w, true, cursor, e);
+done:
+    bl_controllers_destroy(ctl);
+    bl_worlds_destroy(w);
+    bl_free(tile);
+    bl_free(draws);
+    return st;
+}
+
+static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_trial_result *row)
+{
+    const target *t = s->t;
+    memset(row, 0, sizeof *row);
+    row->target = (size_t)(t - c->targets);
+    row->target_id = t->id;
+    row->task = t->options.kind;
+    row->block = s->block;
+    row->trial = s->trial;
+    row->outcome_key = t->outcome_key;
+    row->raw = e->raw;
+    row->normalised = NAN;
+    row->normalisation = isnan(e->raw) ? BL_ADJUST_NO_OUTCOME : BL_ADJUST_UNAVAILABLE;
+    row->scoring_window = e->ticks > c->warmup ? e->ticks - c->warmup : 0;
+    row->status = e->status;
+    row->completed_ticks = e->ticks;
+    row->neural_frames = e->frames;
+    row->failed = e->failed;
+    bl_seed_hex(&s->world_seed, row->world_seed);
+    strcpy(row->wiring_id, s->wiring_id);
+    /* §4.9 insertion order. */
+    row->seeds[row->nseeds].stream = "world";
+    bl_seed_hex(&s->world_seed, row->seeds[row->nseeds++].hex);
+    if (t->reservoir) {
+        bl_seed cs;
+        /* Cannot fail: the same call succeeded for the wiring id. */
+        bl_status st = bl_plan_construction_seed(c->plan, row->target, s->block, s->trial, &cs,
+                                                 NULL);
+        BL_ASSERT(st == BL_OK);
+        row->seeds[row->nseeds].stream = "construction";
+        bl_seed_hex(&cs, row->seeds[row->nseeds++].hex);
+        if (t->node == BL_MODEL_FALANDAYS) {
+            row->seeds[row->nseeds].stream = "drive";
+            bl_seed_hex(&s->drive_seed, row->seeds[row->nseeds++].hex);
+        }
+    } else if (t->policy == BL_POLICY_REFERENCE_NULL) {
+        row->seeds[row->nseeds].stream = "control";
+        bl_seed_hex(&s->control_seed, row->seeds[row->nseeds++].hex);
+    }
+    if (t->shuffle) {
+        row->seeds[row->nseeds].stream = "input_shuffle";
+        bl_seed_hex(&s->shuffle_seed, row->seeds[row->nseeds++].hex);
+    }
+}
+
+/* The first failure in slot order, so the error reported never depends on
+ * thread scheduling. */
+static bl_status first_failure(const batch *b, bl_error *err)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->slots[i].st != BL_OK) {
+            if (err)
+                *err = b->slots[i].err;
+            return b->slots[i].st;
+        }
+    return BL_OK;
+}
+
+static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
+                           bl_trial_result *rows, bl_run_result *res, bl_error *err)
+{
+    batch b = {0};
+    const int threads = (int)c->x->cpu_threads;
+    const size_t per_target = (size_t)(c->blocks * c->trials);
+    b.slots = bl_calloc(n, sizeof *b.slots);
+    b.wirings = bl_calloc(n, sizeof *b.wirings);
+    bl_status st = !b.slots || !b.wirings ? nomem(err) : BL_OK;
+    if (st != BL_OK)
+        goto done;
+    b.n = n;
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &b.slots[i];
+        s->job = h->jobs[first + i];
+        s->t = &c->targets[s->job / per_target];
+        const size_t within = s->job % per_target;
+        s->block = (int64_t)(within / (size_t)c->trials);
+        s->trial = (int64_t)(within % (size_t)c->trials);
+    }
+
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++)
+        b.slots[i].st = setup_slot(c, &b.slots[i], &b.slots[i].err);
+    if ((st = first_failure(&b, err)) != BL_OK)
+        goto done;
+
+    /* Jobs with the same wiring identity share one construction. */
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &b.slots[i];
+        if (!s->t->reservoir)
+            continue;
+        size_t k = 0;
+        while (k < b.nwirings && strcmp(b.wirings[k].id, s->wiring_id) != 0)
+            k++;
+        if (k == b.nwirings) {
+            wiring *wr = &b.wirings[b.nwirings++];
+            strcpy(wr->id, s->wiring_id);
+            wr->target = (size_t)(s->t - c->targets);
+            wr->block = s->block;
+            wr->trial = s->trial;
+        }
+        s->wiring = k;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (b.slots[i].world->rounds > b.max_rounds)
+            b.max_rounds = b.slots[i].world->rounds;
+    {
+        bl_status *wst = bl_calloc(b.nwirings ? b.nwirings : 1, sizeof *wst);
+        bl_error *werr = bl_calloc(b.nwirings ? b.nwirings : 1, sizeof *werr);
+        if (!wst || !werr) {
+            bl_free(wst);
+            bl_free(werr);
+            st = nomem(err);
+            goto done;
+        }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (ptrdiff_t k = 0; k < (ptrdiff_t)b.nwirings; k++)
+            wst[k] = construct(c, &b.wirings[k], &werr[k]);
+        for (size_t k = 0; k < b.nwirings && st == BL_OK; k++)
+            if (wst[k] != BL_OK) {
+                st = wst[k];
+                if (err)
+                    *err = werr[k];
+            }
+        bl_free(wst);
+        bl_free(werr);
+        if (st != BL_OK)
+            goto done;
+    }
+
+    int64_t ticks = 0, frames = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(+ : ticks, frames)
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++) {
+        slot *s = &b.slots[i];
+        slot_end e = {0};
+        s->st = s->t->reservoir ? run_reservoir(c, &b, s, &e, &s->err)
+                                : run_direct(c, &b, s, &e, &s->err);
+        if (s->st == BL_OK) {
+            fill_row(c, s, &e, &rows[s->job]);
+            ticks += e.ticks;
+            frames += e.frames;
+        }
+    }
+    res->world_ticks += ticks;
+    res->neural_frames += frames;
+    st = first_failure(&b, err);
+done:
+    free_batch(&b);
+    return st;
+}
+
+/* ---- results ---------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void bl_run_result_free(bl_run_result *r)
+{
+    if (!r)
+        return;
+    bl_free(r->trials);
+    bl_free(r->batch_capacities);
+    bl_free(r->trial_bytes);
+    bl_free(r);
+}
+
+bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
+                         const bl_run_hooks *hooks, bl_run_result **out, bl_error *err)
+{
+    *out = NULL;
+    const double t0 = now();
+    run_ctx c;
+    bl_run_result *res = NULL;
+    bl_status st = prepare_ctx(&c, plan, x, err);
+    c.hooks = hooks;
+    if (st != BL_OK)
+        goto done;
+    if (x->recording != BL_RECORDING_SUMMARY) {
+        st = bl_fail(err, BL_ERUNTIME,
+                     "the %s recording channel is not implemented in this build yet",
+                     bl_recording_name(x->recording));
+        goto done;
+    }
+    res = bl_calloc(1, sizeof *res);
+    if (!res || !(res->trials = bl_calloc(c.njobs, sizeof *res->trials)) ||
+        !(res->batch_capacities = bl_calloc(c.ncohorts, sizeof *res->batch_capacities)) ||
+        !(res->trial_bytes = bl_calloc(c.ncohorts, sizeof *res->trial_bytes))) {
+        st = nomem(err);
+        goto done;
+    }
+    res->ntrials = c.njobs;
+    res->ncohorts = c.ncohorts;
+    res->requested_batch_size = x->batch_size;
+    res->recording_estimate_bytes = c.recording_bytes;
+    res->allocation_budget = bl_execution_allocation_budget(x);
+    res->cpu_threads = x->cpu_threads;
+    for (size_t k = 0; k < c.ncohorts; k++) {
+        res->batch_capacities[k] = c.cohorts[k].capacity;
+        res->trial_bytes[k] = c.cohorts[k].trial_bytes;
+    }
+    const double t1 = now();
+    res->seconds_preflight = t1 - t0;
+
+    size_t done_jobs = 0;
+    for (size_t k = 0; k < c.ncohorts && st == BL_OK; k++) {
+        const cohort *h = &c.cohorts[k];
+        for (size_t first = 0; first < h->njobs && st == BL_OK;) {
+            const size_t cap = (size_t)h->capacity;
+            const size_t n = h->njobs - first < cap ? h->njobs - first : cap;
+            st = run_batch(&c, h, first, n, res->trials, res, err);
+            first += n;
+            done_jobs += n;
+            if (st == BL_OK && hooks && hooks->progress)
+                hooks->progress(hooks->ctx, done_jobs, c.njobs);
+        }
+    }
+    if (st != BL_OK)
+        goto done;
+    /* Every job exactly once: the scheduler's own invariant. */
+    for (size_t j = 0; j < c.njobs; j++)
+        if (!res->trials[j].target_id) {
+            st = bl_fail(err, BL_ERUNTIME, "internal scheduler omitted a trial");
+            goto done;
+        }
+    res->seconds_execute = now() - t1;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        res->peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024; /* Linux reports KiB */
+    *out = res;
+    res = NULL;
+done:
+    bl_run_result_free(res);
+    free_targets(&c);
+    return st;
+}
+
+/* ---- TrialResult as JSON ------------------------------------------------------ */
+
+static bl_json *real_or_null(double v)
+{
+    return isnan(v) ? bl_json_null() : bl_json_real(v);
+}
+
+bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    bl_json *o = bl_json_object(), *oc = bl_json_object(), *seeds = bl_json_object();
+    bl_status st = !o || !oc || !seeds ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "key", bl_json_string(t->outcome_key), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "raw", real_or_null(t->raw), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "normalised", real_or_null(t->normalised), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "normalisation_status",
+                                bl_json_string(bl_adjust_status_name(t->normalisation)), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "calibration_id",
+                                t->calibration_id[0] ? bl_json_string(t->calibration_id)
+                                                     : bl_json_null(),
+                                err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "scoring_window", bl_json_int(t->scoring_window), err);
+    for (size_t k = 0; k < t->nseeds && st == BL_OK; k++)
+        st = bl_json_object_set(seeds, t->seeds[k].stream, bl_json_string(t->seeds[k].hex), err);
+
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "target_id", bl_json_string(t->target_id), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "task", bl_json_string(bl_task_name(t->task)), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "block_id", bl_json_int(t->block), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "trial_id", bl_json_int(t->trial), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(o, "outcome", oc, err);
+        oc = NULL;
+    }
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "status", bl_json_string(bl_trial_status_name(t->status)),
+                                err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "completed_ticks", bl_json_int(t->completed_ticks), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "neural_frames", bl_json_int(t->neural_frames), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "world_seed", bl_json_string(t->world_seed), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "wiring_id", bl_json_string(t->wiring_id), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(o, "seeds", seeds, err);
+        seeds = NULL;
+    }
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "error",
+                                t->failed ? bl_json_string("non-finite trajectory")
+                                          : bl_json_null(),
+                                err);
+    bl_json_free(oc);
+    bl_json_free(seeds);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
