@@ -31,10 +31,13 @@ test: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The main job: validate and resolve the example plan, printing the resolved
-# plan as JSON (`brainlesslab --version` still reports the build).
+# The main job: run the example plan. The trial rows (JSON) go to
+# $(BUILD)/quick-start.json, the per-target summary to the terminal; the
+# records root stays inside the build directory.
 run: deps all
-	$(BUILD)/brainlesslab check plans/quick-start.toml
+	$(BUILD)/brainlesslab run plans/quick-start.toml --root $(BUILD)/records \
+	    >$(BUILD)/quick-start.json
+	@echo "trial rows: $(BUILD)/quick-start.json"
 
 bench: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target bl_bench

@@ -242,8 +242,8 @@ static void test_interventions_take_effect(void **state)
                       verbs[v], verbs[v]);
     OK_E(bl_buf_status(&text, &e_));
     bl_resolved_plan *r = resolve_text(text.data);
-    const int64_t batches[] = {1, 5}, tiles[] = {1, 64};
-    bl_run_result *res = invariant(r, batches, 2, tiles, 2);
+    const int64_t batches[] = {1, 3, 8}, tiles[] = {1, 24, 64};
+    bl_run_result *res = invariant(r, batches, 3, tiles, 3);
     for (int64_t k = 0; k < 2; k++) {
         const bl_trial_result *base = find(res, "base", 0, k);
         for (size_t v = 0; v < 4; v++) {

@@ -106,8 +106,8 @@ typedef struct bl_run_result {
     int64_t allocation_budget;
     int64_t cpu_threads;
     /* Work done, for rates: world ticks and neural frames summed over
-     * trials; slot-frames executed by reservoirs. */
-    int64_t world_ticks, neural_frames;
+     * trials, and the frames of reservoir trials alone (the model work). */
+    int64_t world_ticks, neural_frames, reservoir_frames;
     double seconds_preflight, seconds_execute;
     int64_t peak_rss_bytes;         /* measured (getrusage), after execution */
 } bl_run_result;

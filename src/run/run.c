@@ -759,7 +759,9 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
                            bl_trial_result *rows, bl_run_result *res, bl_error *err)
 {
     batch b = {0};
-    const int threads = (int)c->x->cpu_threads;
+    /* Threads beyond the batch's slots would only idle (and an absurd
+     * request must not reach the OpenMP runtime). */
+    const int threads = (int)(c->x->cpu_threads < (int64_t)n ? c->x->cpu_threads : (int64_t)n);
     const size_t per_target = (size_t)(c->blocks * c->trials);
     b.slots = bl_calloc(n, sizeof *b.slots);
     b.wirings = bl_calloc(n, sizeof *b.wirings);
@@ -826,8 +828,9 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
             goto done;
     }
 
-    int64_t ticks = 0, frames = 0;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(+ : ticks, frames)
+    int64_t ticks = 0, frames = 0, rframes = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) \
+    reduction(+ : ticks, frames, rframes)
     for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++) {
         slot *s = &b.slots[i];
         slot_end e = {0};
@@ -837,10 +840,13 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
             fill_row(c, s, &e, &rows[s->job]);
             ticks += e.ticks;
             frames += e.frames;
+            if (s->t->reservoir)
+                rframes += e.frames;
         }
     }
     res->world_ticks += ticks;
     res->neural_frames += frames;
+    res->reservoir_frames += rframes;
     st = first_failure(&b, err);
 done:
     free_batch(&b);
