@@ -1,9 +1,10 @@
 /* The published null calibrations, recomputed (spec/tasks.md §0.2, §7.3,
  * §7.4, §9.4, §9.5): 1024 reference_null trajectories per physical task on
  * the calibration seed bank (root 91337), default horizon, warm-up 0,
- * float64: the published plans of ../shared/plans run through the
- * evaluation runner (bl_run_execute) in tiles of 512 frames and batches of
- * 128 worlds like the reference generator.
+ * float64: the published calibrate plans of ../shared/plans evaluated
+ * (bl_evaluate: the runner, then the calibrate operation's frozen record) in
+ * tiles of 512 frames and batches of 128 worlds like the reference
+ * generator.
  *
  * Pong and Plank CartPole must reproduce every trial score, the mean and
  * the standard error bit for bit. Tracking may differ in the last bits of
@@ -18,8 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "brainlesslab/evaluation.h"
 #include "brainlesslab/json.h"
-#include "brainlesslab/npstat.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/rng.h"
 #include "brainlesslab/run.h"
@@ -107,10 +108,18 @@ static void calibrate(const char *task, bool exact)
     x.cpu_threads = 2;
 
     const double t0 = seconds_now();
-    bl_run_result *res = NULL;
-    OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
+    bl_evaluation *ev = NULL;
+    OK_E(bl_evaluate(r, &x, NULL, 0, NULL, &ev, &e_));
     const double elapsed = seconds_now() - t0;
+    const bl_run_result *res = ev->run;
     assert_int_equal(res->ntrials, BLOCKS);
+    /* The calibrate operation froze one empirical record of the trials. */
+    assert_int_equal(ev->ncalibrations, 1);
+    const bl_calibration *cal = ev->calibrations[0];
+    assert_false(cal->analytic);
+    assert_int_equal(cal->nscores, BLOCKS);
+    assert_int_equal(cal->root_seed, ROOT);
+    assert_int_equal(cal->bootstrap_repetitions, 2000);
 
     double *scores = calloc(BLOCKS, sizeof *scores);
     assert_non_null(scores);
@@ -125,7 +134,10 @@ static void calibrate(const char *task, bool exact)
         if (strcmp(t->world_seed, want_id) != 0)
             fail_msg("%s block %zu: world seed %s, published %s", task, b, t->world_seed,
                      want_id);
+        assert_string_equal(bl_json_get_string(bl_json_at(cal->trajectory_ids, b), NULL),
+                            want_id);
         scores[b] = t->raw;
+        assert_true(bl_test_bits(cal->trial_scores[b]) == bl_test_bits(t->raw));
         const double want = bl_json_get_real(bl_json_at(pub.scores, b));
         const double diff = fabs(scores[b] - want);
         if (bl_test_bits(scores[b]) != bl_test_bits(want)) {
@@ -136,10 +148,7 @@ static void calibrate(const char *task, bool exact)
                 fail_msg("%s block %zu: score %.17g, published %.17g", task, b, scores[b], want);
         }
     }
-    const double mean = bl_np_mean(scores, BLOCKS);
-    double sd = 0;
-    OK_E(bl_np_std(scores, BLOCKS, 1, NULL, &sd, &e_));
-    const double se = sd / 32.0;
+    const double mean = cal->null_mean, se = cal->null_standard_error;
     printf("%s: %d trajectories in %.2f s; %zu scores differ from the published ones (worst "
            "%.3g); mean %.17g (published %.17g), SE %.17g (published %.17g)\n",
            task, BLOCKS, elapsed, differ, worst, mean, pub.null_mean, se, pub.null_se);
@@ -149,8 +158,12 @@ static void calibrate(const char *task, bool exact)
         assert_true(fabs(mean - pub.null_mean) <= 1e-17);
     }
     assert_true(bl_test_bits(se) == bl_test_bits(pub.null_se));
+    /* Our own signature (this program's sources), hence our own id and
+     * interval; the published ones are recomputed from the published
+     * signature in test_results. */
+    assert_string_not_equal(cal->signature_id, "");
     free(scores);
-    bl_run_result_free(res);
+    bl_evaluation_free(ev);
     bl_resolved_plan_free(r);
     bl_plan_free(plan);
     bl_json_free(pub.doc);

@@ -233,7 +233,12 @@ static void test_tiny_plan_runs(void **state)
     assert_true(S_ISDIR(sb.st_mode));
 
     bl_json *doc = parse_output(out);
-    assert_int_equal(bl_json_size(doc), 5);
+    assert_int_equal(bl_json_size(doc), 8);
+    /* Summaries per target, the reservoir's contrast against its null, and
+     * the analytic chance record both targets used. */
+    assert_int_equal(bl_json_size(member(doc, "summaries", BL_JSON_ARRAY)), 2);
+    assert_int_equal(bl_json_size(member(doc, "contrasts", BL_JSON_ARRAY)), 1);
+    assert_int_equal(bl_json_size(member(doc, "calibrations", BL_JSON_ARRAY)), 1);
     assert_int_equal(strlen(string_of(doc, "contract_hash")), 64);
     assert_string_equal(string_of(doc, "plan_id"), "tiny");
 
@@ -310,12 +315,13 @@ static void test_tiny_plan_runs(void **state)
     assert_int_equal(neural_frames, 0);
     bl_json_free(doc);
 
-    /* The summary: one line per target, then the totals. */
-    static const char first[] = "cue: 6 trials, 6 completed, mean recall_accuracy ";
-    assert_int_equal(count_lines(err), 3);
+    /* The summary: one line per target, one per contrast, then the totals. */
+    static const char first[] = "cue: 6 trials, 6 completed, recall_accuracy ";
+    assert_int_equal(count_lines(err), 4);
     if (strncmp(err, first, strlen(first)) != 0 ||
-        !strstr(err, "\nnull: 6 trials, 6 completed, mean recall_accuracy ") ||
-        !strstr(err, totals))
+        !strstr(err, "(null_adjusted_analytic)\n") ||
+        !strstr(err, "\nnull: 6 trials, 6 completed, recall_accuracy ") ||
+        !strstr(err, "\ncue - null: recall_accuracy ") || !strstr(err, totals))
         fail_msg("summary:\n%s", err);
     free(out);
     free(err);
@@ -398,7 +404,7 @@ static void test_failed_trials_exit_1(void **state)
     char totals[200];
     snprintf(totals, sizeof totals, "\ntotal: 12 trials, %zu completed, %zu failed, ",
              12 - failed, failed);
-    assert_int_equal(count_lines(err), 3);
+    assert_int_equal(count_lines(err), 4); /* two targets, one (failed) pair, totals */
     if (!strstr(err, totals) || strstr(err, "brainlesslab:"))
         fail_msg("stderr:\n%s", err);
     free(out);
@@ -461,8 +467,9 @@ static void test_refusals_create_nothing(void **state)
         {fx->tiny, "--recording replay", 1,
          "brainlesslab: RuntimeError: --recording replay is not implemented in this build "
          "yet\n"},
-        {fx->tiny, "--calibration cal.json", 1,
-         "brainlesslab: RuntimeError: --calibration is not implemented in this build yet\n"},
+        {fx->tiny, "--calibration /", 1,
+         "brainlesslab: RuntimeError: /: calibration record directories are not readable in "
+         "this build yet; pass the calibration JSON file\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char cmd[12288];

@@ -490,6 +490,134 @@ static const bad_case resolve_errors[] = {
      BL_EVALUE, "empirical calibration requires 1024 full independent trajectories"},
 };
 
+/* ---- operation constructors (§1.6) --------------------------------------- */
+
+/* The plain targets of a plan. */
+static const bl_json *targets_of(const bl_plan *p)
+{
+    const bl_json *t = bl_json_get(bl_plan_plain(p), "targets");
+    assert_non_null(t);
+    return t;
+}
+
+static const char *target_str(const bl_plan *p, size_t i, const char *key)
+{
+    return bl_json_get_string(bl_json_get(bl_json_at(targets_of(p), i), key), NULL);
+}
+
+/* sweep() rebuilds the reference's generated sweep plan target for target:
+ * ids (digests of the merged parameters), labels, compositions. */
+static void test_sweep_constructor_matches_reference(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    bl_plan *want = read_shared("sweep-delayed-cue.toml");
+    bl_json *comp = doc("{`count`: 16, `node`: {`kind`: `falandays`}, "
+                        "`task`: {`kind`: `delayed_cue`}}");
+    bl_json *axes = doc("{`leak`: [0.1, 0.25, 0.5]}");
+    bl_json *eval = bl_json_copy(bl_json_get(bl_plan_plain(want), "evaluation"));
+    bl_plan *got = NULL;
+    bl_error err = {0};
+    if (bl_plan_sweep(comp, axes, eval, NULL, NULL, false, &got, &err) != BL_OK)
+        fail_msg("sweep: %s", err.msg);
+    assert_true(bl_json_equal(targets_of(got), targets_of(want)));
+    assert_string_equal(bl_plan_id(got), "sweep");
+    assert_string_equal(bl_json_get_string(bl_json_get(bl_plan_plain(got), "operation"), NULL),
+                        "sweep");
+    bl_plan_free(got);
+    /* Two axes: first outermost, last fastest; labels list only the cell. */
+    bl_json *two = doc("{`leak`: [0.1, 0.2], `link_p`: [0.05, 0.1, 0.2]}");
+    if (bl_plan_sweep(comp, two, NULL, NULL, "two", false, &got, &err) != BL_OK)
+        fail_msg("sweep: %s", err.msg);
+    assert_int_equal(bl_json_size(targets_of(got)), 6);
+    assert_string_equal(target_str(got, 0, "label"), "{'leak': 0.1, 'link_p': 0.05}");
+    assert_string_equal(target_str(got, 1, "label"), "{'leak': 0.1, 'link_p': 0.1}");
+    assert_string_equal(target_str(got, 5, "label"), "{'leak': 0.2, 'link_p': 0.2}");
+    bl_plan_free(got);
+    /* Empty axes or an empty value list are refused. */
+    bl_json *empty[2] = {doc("{}"), doc("{`leak`: []}")};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(bl_plan_sweep(comp, empty[k], NULL, NULL, NULL, false, &got, &err),
+                         BL_EVALUE);
+        assert_string_equal(err.msg, "sweep needs non-empty explicit parameter axes");
+        assert_null(got);
+        bl_json_free(empty[k]);
+    }
+    bl_json_free(two);
+    bl_json_free(eval);
+    bl_json_free(axes);
+    bl_json_free(comp);
+    bl_plan_free(want);
+}
+
+static void test_other_constructors(void **state)
+{
+    (void)state;
+    bl_error err = {0};
+    bl_json *comp = doc("{`count`: 8, `task`: {`kind`: `delayed_xor`}}");
+    bl_plan *p = NULL;
+    /* profile: one "baseline". */
+    if (bl_plan_profile(comp, NULL, NULL, NULL, false, &p, &err) != BL_OK)
+        fail_msg("profile: %s", err.msg);
+    assert_string_equal(bl_plan_id(p), "profile");
+    assert_int_equal(bl_json_size(targets_of(p)), 1);
+    assert_string_equal(target_str(p, 0, "id"), "baseline");
+    bl_plan_free(p);
+    /* ablate: baseline, then one target per verb with its intervention. */
+    if (bl_plan_ablate(comp, NULL, 0, 1, NULL, NULL, NULL, false, &p, &err) != BL_OK)
+        fail_msg("ablate: %s", err.msg);
+    assert_string_equal(bl_plan_id(p), "ablation");
+    assert_int_equal(bl_json_size(targets_of(p)), 3);
+    assert_string_equal(target_str(p, 1, "id"), "freeze_weights");
+    assert_string_equal(target_str(p, 2, "id"), "freeze_plasticity");
+    const bl_json *iv = bl_json_at(bl_json_get(bl_json_at(targets_of(p), 2), "interventions"), 0);
+    assert_int_equal(bl_json_get_int(bl_json_get(iv, "tick")), 1);
+    assert_string_equal(bl_json_get_string(bl_json_get(iv, "verb"), NULL), "freeze_plasticity");
+    assert_int_equal(bl_json_size(bl_json_get(bl_json_at(targets_of(p), 0), "interventions")), 0);
+    bl_plan_free(p);
+    static const char *const verbs[] = {"blind_input"};
+    if (bl_plan_ablate(comp, verbs, 1, 0, NULL, NULL, NULL, false, &p, &err) == BL_OK)
+        fail_msg("an intervention at tick 0 was accepted");
+    assert_string_equal(err.msg, "intervention tick must be an integer >= 1");
+    /* benchmark: four tasks, each reservoir then its null, paired by task. */
+    bl_json *node = doc("{`kind`: `sorn`}");
+    if (bl_plan_benchmark(node, 32, NULL, NULL, NULL, &p, &err) != BL_OK)
+        fail_msg("benchmark: %s", err.msg);
+    static const char *const ids[] = {"tracking", "tracking_null", "pong", "pong_null",
+                                      "cartpole_plank_easy", "cartpole_plank_easy_null",
+                                      "delayed_cue", "delayed_cue_null"};
+    assert_int_equal(bl_json_size(targets_of(p)), 8);
+    for (size_t k = 0; k < 8; k++) {
+        assert_string_equal(target_str(p, k, "id"), ids[k]);
+        assert_string_equal(target_str(p, k, "controller"),
+                            k % 2 ? "reference_null" : "reservoir");
+        char pairing[64];
+        snprintf(pairing, sizeof pairing, "benchmark/%s", ids[k - k % 2]);
+        assert_string_equal(target_str(p, k, "pairing_key"), pairing);
+    }
+    bl_resolved_plan *r = resolve_ok(p);
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+    /* calibrate: 1024 x 1 in the calibration partition, resolvable. */
+    bl_json *task = doc("{`kind`: `pong`}");
+    if (bl_plan_calibrate(task, 91337, NULL, 0, &p, &err) != BL_OK)
+        fail_msg("calibrate: %s", err.msg);
+    assert_string_equal(bl_plan_id(p), "calibration");
+    const bl_json *ev = bl_json_get(bl_plan_plain(p), "evaluation");
+    assert_int_equal(bl_json_get_int(bl_json_get(ev, "blocks")), 1024);
+    assert_int_equal(bl_json_get_int(bl_json_get(ev, "trials_per_block")), 1);
+    assert_int_equal(bl_json_get_int(bl_json_get(ev, "root_seed")), 91337);
+    assert_string_equal(bl_json_get_string(bl_json_get(ev, "seed_partition"), NULL),
+                        "calibration");
+    assert_string_equal(target_str(p, 0, "controller"), "reference_null");
+    r = resolve_ok(p);
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+    bl_json_free(task);
+    bl_json_free(node);
+    bl_json_free(comp);
+}
+
 static void test_document_errors(void **state)
 {
     (void)state;
@@ -589,6 +717,8 @@ int main(void)
         cmocka_unit_test(test_wiring_id_example),
         cmocka_unit_test(test_write_round_trip),
         cmocka_unit_test(test_defaults_and_kinds_are_kept),
+        cmocka_unit_test(test_sweep_constructor_matches_reference),
+        cmocka_unit_test(test_other_constructors),
         cmocka_unit_test(test_document_errors),
         cmocka_unit_test(test_resolve_errors),
         cmocka_unit_test(test_allocation_failures_are_clean),

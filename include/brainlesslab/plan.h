@@ -56,6 +56,41 @@ void bl_plan_free(bl_plan *plan);
 const bl_json *bl_plan_plain(const bl_plan *plan);
 const char *bl_plan_id(const bl_plan *plan);
 
+/* ---- operation constructors (§1.6) ------------------------------------- */
+
+/* Plans built as the reference's library functions build them. Objects are
+ * plan-document JSON (a composition table, an evaluation table, ...); NULL
+ * means defaults; an id of NULL the operation's default id. Every result is
+ * validated like a plan read from a file.
+ *
+ * profile: one target "baseline".
+ * sweep: one target per cell of the Cartesian product of `axes` (an object
+ *   name → non-empty array; first axis outermost, last fastest), node
+ *   parameters = the composition's overlaid with the cell, id = first 16
+ *   hex digits of digest(merged parameters), label = repr(cell).
+ * ablate: "baseline", then one target per verb (id = verb) with the single
+ *   intervention (tick, verb); verbs NULL means freeze_weights and
+ *   freeze_plasticity.
+ * benchmark: for tracking, pong, cartpole_plank_easy and delayed_cue in
+ *   turn, a reservoir target <task> and a reference_null <task>_null, both
+ *   with pairing key "benchmark/<task>"; `node` is the node table or NULL.
+ * calibrate: plan "calibration", one reference_null target on `task` (a
+ *   task table or NULL), 1024 blocks x 1 trial in partition "calibration". */
+bl_status bl_plan_profile(const bl_json *composition, const bl_json *evaluation,
+                          const bl_json *numerics, const char *id, bool diagnostic,
+                          bl_plan **out, bl_error *err);
+bl_status bl_plan_sweep(const bl_json *composition, const bl_json *axes,
+                        const bl_json *evaluation, const bl_json *numerics, const char *id,
+                        bool diagnostic, bl_plan **out, bl_error *err);
+bl_status bl_plan_ablate(const bl_json *composition, const char *const *verbs, size_t nverbs,
+                         int64_t tick, const bl_json *evaluation, const bl_json *numerics,
+                         const char *id, bool diagnostic, bl_plan **out, bl_error *err);
+bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *evaluation,
+                            const bl_json *numerics, const char *id, bl_plan **out,
+                            bl_error *err);
+bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_json *numerics,
+                            int64_t warmup, bl_plan **out, bl_error *err);
+
 /* ---- resolution -------------------------------------------------------- */
 
 typedef struct bl_resolved_plan bl_resolved_plan;

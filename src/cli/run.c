@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/evaluation.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/run.h"
@@ -34,8 +35,10 @@ static const char usage[] =
 
 static const char help[] =
     "\n"
-    "Execute a plan and print its trial results as one JSON document; a summary\n"
-    "goes to stderr. This build creates the records root but writes no record yet.\n"
+    "Execute a plan and print its trials, summaries, contrasts and calibrations as\n"
+    "one JSON document (a calibrate plan prints its frozen calibration records); a\n"
+    "summary goes to stderr. This build creates the records root but writes no\n"
+    "record yet.\n"
     "\n"
     "positional arguments:\n"
     "  plan                  path of a v4 TOML plan\n"
@@ -56,9 +59,8 @@ static const char help[] =
     "  --cpu-threads CPU_THREADS\n"
     "                        CPU threads (default: 1)\n"
     "  --calibration CALIBRATION\n"
-    "                        calibration JSON file or complete record directory;\n"
-    "                        repeatable, all records are pooled (not implemented\n"
-    "                        in this build yet)\n";
+    "                        calibration JSON file (record directories: not in\n"
+    "                        this build yet); repeatable, all records are pooled\n";
 
 static const char *const backends[] = {"cpu", NULL}; /* DESIGN.md: this build's backends */
 static const char *const recordings[] = {"summary", "probe_events", "replay", NULL};
@@ -133,16 +135,56 @@ static bl_status build_execution(const bl_cli_args *args, bl_execution *x, bl_er
 
 /* What this build parses but cannot do yet is refused before anything is
  * created, rather than run without it and give a misleadingly plain result. */
-static bl_status refuse_unimplemented(const bl_cli_args *args, const bl_execution *x,
-                                      bl_error *err)
+static bl_status refuse_unimplemented(const bl_execution *x, bl_error *err)
 {
-    if (args->count[OPT_CALIBRATION])
-        return bl_fail(err, BL_ERUNTIME,
-                       "--calibration is not implemented in this build yet");
     if (x->recording != BL_RECORDING_SUMMARY)
         return bl_fail(err, BL_ERUNTIME,
                        "--recording %s is not implemented in this build yet",
                        bl_recording_name(x->recording));
+    return BL_OK;
+}
+
+/* §3.2 step 4: every --calibration source, pooled in the order given. A
+ * record directory is read through inspect, which the records work adds. */
+typedef struct pool {
+    bl_calibration **cals;
+    size_t n;
+} pool;
+
+static void pool_free(pool *p)
+{
+    bl_calibrations_free(p->cals, p->n);
+    p->cals = NULL;
+    p->n = 0;
+}
+
+static bl_status load_calibrations(const bl_cli_args *args, pool *p, bl_error *err)
+{
+    for (size_t i = 0; i < args->count[OPT_CALIBRATION]; i++) {
+        const char *path = args->all[OPT_CALIBRATION][i];
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+            return bl_fail(err, BL_ERUNTIME,
+                           "%s: calibration record directories are not readable in this build "
+                           "yet; pass the calibration JSON file",
+                           path);
+        bl_calibration **got = NULL;
+        size_t n = 0;
+        bl_status st = bl_calibrations_read_file(path, &got, &n, err);
+        if (st != BL_OK)
+            return st;
+        if (n == 0)
+            continue; /* an empty document adds nothing (and allocated nothing) */
+        bl_calibration **grown = bl_realloc(p->cals, (p->n + n) * sizeof *grown);
+        if (!grown) {
+            bl_calibrations_free(got, n);
+            return bl_fail(err, BL_ENOMEM, "out of memory for calibration records");
+        }
+        memcpy(grown + p->n, got, n * sizeof *got);
+        bl_free(got); /* the records now belong to the pool */
+        p->cals = grown;
+        p->n += n;
+    }
     return BL_OK;
 }
 
@@ -305,13 +347,34 @@ static bl_status build_metadata(const bl_resolved_plan *plan, const bl_execution
     return BL_OK;
 }
 
-/* The stdout document: {"contract_hash", "plan_id", "metadata", "timings",
- * "trials"}, rows in job order. Built whole before anything is written. */
+/* Appends bl_<what>_json of every item to a new array under `key`. */
+#define ADD_ARRAY(doc, key, n, json_of)                                        \
+    do {                                                                       \
+        bl_json *arr_ = bl_json_array();                                       \
+        st = bl_json_object_set(doc, key, arr_, err);                          \
+        for (size_t i_ = 0; st == BL_OK && i_ < (n); i_++) {                   \
+            bl_json *item_ = NULL;                                             \
+            st = json_of;                                                      \
+            if (st == BL_OK)                                                   \
+                st = bl_json_array_append(arr_, item_, err);                   \
+        }                                                                      \
+    } while (0)
+
+/* The stdout document: {"calibrations", "contract_hash", "contrasts",
+ * "metadata", "plan_id", "summaries", "timings", "trials"}, rows in job
+ * order. A calibrate plan prints its frozen records as a
+ * "brainlesslab-calibrations" document instead (until records exist). Built
+ * whole before anything is written. */
 static bl_status build_document(const bl_resolved_plan *plan, const char *plan_id,
-                                const bl_execution *x, const bl_run_result *r, bl_json **out,
+                                const bl_execution *x, const bl_evaluation *e, bl_json **out,
                                 bl_error *err)
 {
-    bl_json *doc = bl_json_object(), *meta = NULL, *timings = NULL, *trials = NULL;
+    const bl_run_result *r = e->run;
+    const bl_json *request = bl_json_get(bl_resolved_plain(plan), "request");
+    if (strcmp(bl_json_get_string(bl_json_get(request, "operation"), NULL), "calibrate") == 0)
+        return bl_calibrations_document((const bl_calibration *const *)e->calibrations,
+                                        e->ncalibrations, out, err);
+    bl_json *doc = bl_json_object(), *meta = NULL, *timings = NULL;
     if (!doc)
         return bl_fail(err, BL_ENOMEM, "cannot allocate the run document");
     bl_status st = bl_json_object_set(doc, "contract_hash",
@@ -330,16 +393,16 @@ static bl_status build_document(const bl_resolved_plan *plan, const char *plan_i
     if (st == BL_OK)
         st = bl_json_object_set(timings, "execute_seconds", bl_json_real(r->seconds_execute),
                                 err);
-    if (st == BL_OK) {
-        trials = bl_json_array();
-        st = bl_json_object_set(doc, "trials", trials, err);
-    }
-    for (size_t i = 0; st == BL_OK && i < r->ntrials; i++) {
-        bl_json *row = NULL;
-        st = bl_trial_result_json(&r->trials[i], &row, err);
-        if (st == BL_OK)
-            st = bl_json_array_append(trials, row, err);
-    }
+    if (st == BL_OK)
+        ADD_ARRAY(doc, "trials", r->ntrials, bl_trial_result_json(&r->trials[i_], &item_, err));
+    if (st == BL_OK)
+        ADD_ARRAY(doc, "summaries", e->ntargets,
+                  bl_target_summary_json(&e->summaries[i_], &item_, err));
+    if (st == BL_OK)
+        ADD_ARRAY(doc, "contrasts", e->ncontrasts, bl_contrast_json(&e->contrasts[i_], &item_, err));
+    if (st == BL_OK)
+        ADD_ARRAY(doc, "calibrations", e->ncalibrations,
+                  bl_calibration_json(e->calibrations[i_], &item_, err));
     if (st != BL_OK) {
         bl_json_free(doc);
         return st;
@@ -348,50 +411,40 @@ static bl_status build_document(const bl_resolved_plan *plan, const char *plan_i
     return BL_OK;
 }
 
-/* The human summary on stderr: one line per target in plan order, then the
- * totals and the rate. Returns whether every trial completed. */
-static bool print_summary(const bl_resolved_plan *plan, const bl_run_result *r)
+/* The human summary on stderr: one line per target in plan order (trials,
+ * completed, the summary's raw estimate with its interval and, where a
+ * calibration applies, the adjusted value), then the totals and the rate.
+ * Returns whether every trial completed. */
+static bool print_summary(const bl_evaluation *e)
 {
-    size_t ntargets = bl_resolved_target_count(plan);
+    const bl_run_result *r = e->run;
     size_t completed_all = 0, failed_all = 0;
-    for (size_t t = 0; t < ntargets; t++) {
-        const bl_json *target = bl_resolved_target(plan, t);
-        const bl_json *key = bl_json_get(target, "outcome_key");
-        const char *outcome = key && bl_json_kindof(key) == BL_JSON_STRING
-                                  ? bl_json_get_string(key, NULL)
-                                  : "outcome";
-        const char *id = NULL;
-        size_t n = 0, completed = 0, scored = 0;
-        double sum = 0.0; /* ascending job order */
-        for (size_t i = 0; i < r->ntrials; i++) {
-            const bl_trial_result *row = &r->trials[i];
-            if (row->target != t)
-                continue;
-            id = row->target_id;
-            n++;
-            if (row->status == BL_TRIAL_FAILED)
-                failed_all++;
-            if (row->status != BL_TRIAL_COMPLETED)
-                continue;
-            completed++;
-            if (!isnan(row->raw)) {
-                scored++;
-                sum += row->raw;
-            }
-        }
-        completed_all += completed;
-        if (!id) {
-            const bl_json *spec = bl_json_get(target, "target");
-            const bl_json *tid = spec ? bl_json_get(spec, "id") : NULL;
-            id = tid && bl_json_kindof(tid) == BL_JSON_STRING ? bl_json_get_string(tid, NULL)
-                                                              : "?";
-        }
-        if (scored)
-            fprintf(stderr, "%s: %zu trials, %zu completed, mean %s %.6g\n", id, n, completed,
-                    outcome, sum / (double)scored);
+    for (size_t i = 0; i < r->ntrials; i++) {
+        completed_all += r->trials[i].status == BL_TRIAL_COMPLETED;
+        failed_all += r->trials[i].status == BL_TRIAL_FAILED;
+    }
+    for (size_t t = 0; t < e->ntargets; t++) {
+        const bl_target_summary *s = &e->summaries[t];
+        fprintf(stderr, "%s: %zu trials, %zu completed", s->target_id,
+                s->completed_trials + s->failed_trials, s->completed_trials);
+        if (isnan(s->raw))
+            fprintf(stderr, ", no %s estimate", s->outcome_key);
         else
-            fprintf(stderr, "%s: %zu trials, %zu completed, no %s\n", id, n, completed,
-                    outcome);
+            fprintf(stderr, ", %s %.6g", s->outcome_key, s->raw);
+        if (s->has_raw_interval)
+            fprintf(stderr, " [%.6g, %.6g]", s->raw_interval[0], s->raw_interval[1]);
+        if (!isnan(s->normalised))
+            fprintf(stderr, ", adjusted %.6g (%s)", s->normalised,
+                    bl_adjust_status_name(s->normalisation));
+        fputc('\n', stderr);
+    }
+    for (size_t k = 0; k < e->ncontrasts; k++) {
+        const bl_contrast *c = &e->contrasts[k];
+        if (c->status == BL_CONTRAST_PAIRED_RAW)
+            fprintf(stderr, "%s - %s: %s %+.6g\n", c->target_id, c->reference_id, c->key,
+                    c->estimate);
+        else
+            fprintf(stderr, "%s - %s: failed pair\n", c->target_id, c->reference_id);
     }
     fprintf(stderr,
             "total: %zu trials, %zu completed, %zu failed, %zu incomplete; "
@@ -418,7 +471,8 @@ static int run_main(const bl_cli_args *args)
     bl_error err = {0};
     bl_plan *plan = NULL;
     bl_resolved_plan *resolved = NULL;
-    bl_run_result *result = NULL;
+    bl_evaluation *result = NULL;
+    pool cals = {0};
     bl_json *doc = NULL;
     bl_execution x;
     progress_state progress = {0};
@@ -431,9 +485,11 @@ static int run_main(const bl_cli_args *args)
     if (bl_plan_read(args->positional, &plan, &err) != BL_OK ||
         bl_plan_resolve(plan, &resolved, &err) != BL_OK ||
         build_execution(args, &x, &err) != BL_OK ||
-        refuse_unimplemented(args, &x, &err) != BL_OK ||
+        refuse_unimplemented(&x, &err) != BL_OK ||
+        load_calibrations(args, &cals, &err) != BL_OK ||
         check_plan_id(bl_plan_id(plan), &err) != BL_OK ||
-        bl_run_preflight(resolved, &x, &err) != BL_OK)
+        bl_evaluation_preflight(resolved, &x, (const bl_calibration *const *)cals.cals, cals.n,
+                                &err) != BL_OK)
         goto report;
 
     interrupt_sets_flag();
@@ -445,7 +501,8 @@ static int run_main(const bl_cli_args *args)
         hooks.progress = on_progress;
         hooks.ctx = &progress;
     }
-    st = bl_run_execute(resolved, &x, &hooks, &result, &err);
+    st = bl_evaluate(resolved, &x, (const bl_calibration *const *)cals.cals, cals.n, &hooks,
+                     &result, &err);
     if (progress.shown)
         fputc('\n', stderr); /* end the progress line before any report */
     if (st != BL_OK)
@@ -461,7 +518,7 @@ static int run_main(const bl_cli_args *args)
         goto report;
     rc = bl_cli_emit(&out);
     if (rc == 0)
-        rc = print_summary(resolved, result) ? 0 : 1;
+        rc = print_summary(result) ? 0 : 1;
     goto done;
 
 report:
@@ -469,7 +526,8 @@ report:
 done:
     bl_buf_free(&out);
     bl_json_free(doc);
-    bl_run_result_free(result);
+    bl_evaluation_free(result);
+    pool_free(&cals);
     bl_resolved_plan_free(resolved);
     bl_plan_free(plan);
     return rc;

@@ -4,6 +4,7 @@
 
 #include "brainlesslab/buf.h"
 #include "brainlesslab/json.h"
+#include "brainlesslab/results.h" /* bl_seed_for_seed */
 #include "brainlesslab/rng.h"
 #include "brainlesslab/sha256.h"
 
@@ -36,14 +37,22 @@ static bl_status put_str(bl_buf *b, const char *s, const char *what, bl_error *e
 }
 
 /* The exact text json.dumps(..., separators=(",", ":"), ensure_ascii=True)
- * gives for the reference's payload list. */
-static bl_status build_payload(bl_buf *b, int64_t root_seed, const char *partition,
-                               const char *stream, const bl_key *keys, size_t nkeys,
-                               bl_error *err)
+ * gives for the reference's payload list. The root is `big` (a 256-bit seed
+ * used as a root, written in decimal as Python writes any int) when not
+ * NULL, else root_seed. */
+static bl_status build_payload(bl_buf *b, const bl_seed *big, int64_t root_seed,
+                               const char *partition, const char *stream, const bl_key *keys,
+                               size_t nkeys, bl_error *err)
 {
     bl_status st;
     bl_buf_puts(b, "[\"philox-host-v1\",");
-    put_i64(b, root_seed);
+    if (big) {
+        char dec[80];
+        bl_seed_decimal(big, dec);
+        bl_buf_puts(b, dec);
+    } else {
+        put_i64(b, root_seed);
+    }
     bl_buf_putc(b, ',');
     if ((st = put_str(b, partition, "partition", err)) != BL_OK)
         return st;
@@ -86,7 +95,7 @@ bl_status bl_seed_payload(int64_t root_seed, const char *partition, const char *
     bl_buf b;
     *out = NULL;
     bl_buf_init_fixed(&b, storage, sizeof storage);
-    bl_status st = build_payload(&b, root_seed, partition, stream, keys, nkeys, err);
+    bl_status st = build_payload(&b, NULL, root_seed, partition, stream, keys, nkeys, err);
     if (st == BL_OK) {
         *out = bl_buf_take(&b, NULL);
         if (!*out)
@@ -96,15 +105,16 @@ bl_status bl_seed_payload(int64_t root_seed, const char *partition, const char *
     return st;
 }
 
-bl_status bl_seed_for(int64_t root_seed, const char *partition, const char *stream,
-                      const bl_key *keys, size_t nkeys, bl_seed *out, bl_error *err)
+static bl_status seed_for(const bl_seed *big, int64_t root_seed, const char *partition,
+                          const char *stream, const bl_key *keys, size_t nkeys, bl_seed *out,
+                          bl_error *err)
 {
     char storage[BL_PAYLOAD_STACK];
     uint8_t digest[BL_SHA256_BYTES];
     bl_buf b;
     memset(out, 0, sizeof *out);
     bl_buf_init_fixed(&b, storage, sizeof storage);
-    bl_status st = build_payload(&b, root_seed, partition, stream, keys, nkeys, err);
+    bl_status st = build_payload(&b, big, root_seed, partition, stream, keys, nkeys, err);
     if (st == BL_OK)
         st = bl_sha256(b.data, b.len, digest, err);
     bl_buf_free(&b);
@@ -118,6 +128,19 @@ bl_status bl_seed_for(int64_t root_seed, const char *partition, const char *stre
         out->limb[l] = v;
     }
     return BL_OK;
+}
+
+bl_status bl_seed_for(int64_t root_seed, const char *partition, const char *stream,
+                      const bl_key *keys, size_t nkeys, bl_seed *out, bl_error *err)
+{
+    return seed_for(NULL, root_seed, partition, stream, keys, nkeys, out, err);
+}
+
+bl_status bl_seed_for_seed(const bl_seed *root, const char *partition, const char *stream,
+                           const bl_key *keys, size_t nkeys, bl_seed *out, bl_error *err)
+{
+    BL_ASSERT(root);
+    return seed_for(root, 0, partition, stream, keys, nkeys, out, err);
 }
 
 void bl_seed_hex(const bl_seed *seed, char hex[65])

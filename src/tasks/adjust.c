@@ -111,7 +111,7 @@ static const char *const reservoir_keys[] = {
     "count", "input_gain", "n_nodes", "node", "node_count", "node_kind", "topology",
 };
 
-static bl_status check_task_options(const bl_json *opts, bl_error *err)
+bl_status bl_calibration_check_task_options(const bl_json *opts, bl_error *err)
 {
     if (!opts || bl_json_kindof(opts) != BL_JSON_OBJECT)
         return bl_fail(err, BL_EVALUE, "calibration task options must be a mapping");
@@ -164,7 +164,7 @@ bl_status bl_calibration_signature_parts(const char *task, const bl_json *task_o
         return bl_fail(err, BL_EVALUE, "calibration warmup must be >= 0");
     if (action_cadence < 1)
         return bl_fail(err, BL_EVALUE, "calibration action_cadence must be >= 1");
-    st = check_task_options(task_options, err);
+    st = bl_calibration_check_task_options(task_options, err);
     if (st != BL_OK)
         return st;
 

@@ -20,6 +20,10 @@ bl_status bl_world_source_hashes(bl_json **out, bl_error *err);
  * (the reference's default) when uname fails. */
 void bl_architecture(char out[65]);
 
+/* A signature's task options: a JSON object without reservoir keys (the
+ * one check shared by building a signature and reading one back). */
+bl_status bl_calibration_check_task_options(const bl_json *opts, bl_error *err);
+
 /* The signature from its parts. task_options is borrowed (copied into the
  * result) and must be a JSON object without reservoir keys. */
 bl_status bl_calibration_signature_parts(const char *task, const bl_json *task_options,

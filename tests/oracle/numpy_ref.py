@@ -59,6 +59,23 @@ Requests:
                              ends[M], cue_ends[M], labels[M], bounds[M,2], metadata (cue,
                              delay, context, initial_mapping, congruent, n distractors,
                              their labels, their starts), then integers(0, 1000), random()
+  bootstrap DSEED M KIND BSEED REPS
+                             platform.md section 5.3: v = data DSEED M KIND, one
+                             integers(0, M, size=(REPS, M)) call from BSEED, the rows'
+                             means -> float64: quantiles 0.025, 0.975, then the REPS means
+  nullboot ROOT SIGID DSEED KIND REPS
+                             tasks.md section 9.4 on scores = data DSEED 1024 KIND with
+                             generator(ROOT, "calibration", "null-mean-bootstrap", SIGID),
+                             one integers(0, 1024, size=1024) call per repetition
+                             -> float64: mean, SD(ddof 1)/sqrt(1024), quantiles 0.025, 0.975
+  adjusted SEED CALID BSEED M BKIND NULL U REPS
+                             platform.md section 5.5 adjusted_interval of blocks = data
+                             BSEED M BKIND with the summary seed SEED (hex) as the root of
+                             seed_for; NULL is "analytic" (constant 0.5) or DSEED:KIND (1024
+                             scores = data DSEED 1024 KIND); U the upper bound
+                             -> float64: estimate, raw mean, raw interval, null interval,
+                             adjusted interval (NaN pair when any denominator is invalid),
+                             invalid denominator draws
 """
 import hashlib
 import json
@@ -87,6 +104,10 @@ def make_data(seed_hex, n, kind):
         return a * (1.0 + 1000.0 * b)
     if kind == "ties":
         return g.integers(0, 5, n).astype(np.float64)
+    if kind == "unit":
+        return g.random(n)
+    if kind == "nearu":
+        return (g.random(n) < 0.999).astype(np.float64)
     raise SystemExit("unknown data kind " + kind)
 
 
@@ -96,6 +117,66 @@ def seed_for_payload(root, partition, stream, keys):
     tagged = [[type(k).__name__, k] for k in keys]
     return json.dumps(["philox-host-v1", root, partition, stream, tagged],
                       separators=(",", ":")).encode("utf-8")
+
+
+def seed_for(root, partition, stream, *keys):
+    """The reference's seed_for: the payload's SHA-256 as a little-endian
+    integer; a 256-bit root is just a Python int in the payload."""
+    payload = seed_for_payload(root, partition, stream, list(keys))
+    return int.from_bytes(hashlib.sha256(payload).digest(), "little")
+
+
+def quantiles(a):
+    return list(np.quantile(np.asarray(a), [0.025, 0.975]))
+
+
+def bootstrap(dseed, m, kind, bseed, reps):
+    v = make_data(dseed, m, kind)
+    means = v[gen(bseed).integers(0, m, size=(reps, m))].mean(axis=1)
+    return np.array(quantiles(means) + list(means), dtype="<f8")
+
+
+def nullboot(root, sig_id, dseed, kind, reps):
+    scores = make_data(dseed, 1024, kind)
+    g = np.random.Generator(np.random.Philox(
+        seed_for(root, "calibration", "null-mean-bootstrap", sig_id)))
+    means = [scores[g.integers(0, 1024, size=1024)].mean() for _ in range(reps)]
+    vals = [scores.mean(), scores.std(ddof=1) / np.sqrt(1024)] + quantiles(means)
+    return np.array(vals, dtype="<f8")
+
+
+def adjusted(seed_hex, cal_id, bseed, m, bkind, null, upper, reps):
+    """adjusted_interval as platform.md section 5.5 words it: two independent
+    streams, one m-vector and one 1024-vector per repetition, analytic null
+    the constant 0.5, invalid denominators counted and never dropped."""
+    blocks = make_data(bseed, m, bkind)
+    root = int(seed_hex, 16)
+
+    def stream(name):
+        return np.random.Generator(np.random.Philox(
+            seed_for(root, "uncertainty", name, cal_id)))
+
+    gm = stream("model-block-bootstrap")
+    if null == "analytic":
+        scores, null_mean = None, 0.5
+    else:
+        dseed, dkind = null.split(":")
+        scores = make_data(dseed, 1024, dkind)
+        null_mean = scores.mean()
+        gn = stream("calibration-trajectory-bootstrap")
+    raw, nul = [], []
+    for _ in range(reps):
+        raw.append(blocks[gm.integers(0, m, size=m)].mean())
+        nul.append(0.5 if scores is None else scores[gn.integers(0, 1024, size=1024)].mean())
+    raw, nul = np.array(raw), np.array(nul)
+    den = upper - nul
+    invalid = int(np.sum(~np.isfinite(den) | (den <= 0)))
+    raw_mean = blocks.mean()
+    d = upper - null_mean
+    estimate = (raw_mean - null_mean) / d if np.isfinite(d) and d > 0 else np.nan
+    interval = [np.nan, np.nan] if invalid else quantiles((raw - nul) / den)
+    vals = [estimate, raw_mean] + quantiles(raw) + quantiles(nul) + interval + [invalid]
+    return np.array(vals, dtype="<f8")
 
 
 def run_ops(g, ops):
@@ -415,6 +496,13 @@ def handle(words):
     op, seed = words[0], words[1]
     if op == "npy":
         return npy_record(seed)
+    if op == "bootstrap":
+        return bootstrap(seed, int(words[2]), words[3], words[4], int(words[5]))
+    if op == "nullboot":
+        return nullboot(int(seed), words[2], words[3], words[4], int(words[5]))
+    if op == "adjusted":
+        return adjusted(seed, words[2], words[3], int(words[4]), words[5], words[6],
+                        float(words[7]), int(words[8]))
     if op == "world_prepare":
         return world_prepare(seed, words[2], int(words[3]), words[4])
     if op == "falandays_construct":

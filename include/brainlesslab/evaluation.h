@@ -1,0 +1,84 @@
+/* An evaluation: a resolved plan executed and summarised (spec/platform.md
+ * §4.4 steps 3 and 8, §4.10, §5).
+ *
+ * bl_evaluate selects a calibration for every target (supplied records with
+ * the target's signature, else analytic chance for binary probes), checks
+ * that supplied empirical calibrations never share a world with the
+ * evaluation, runs the plan (include/brainlesslab/run.h), adjusts every
+ * trial's outcome, and summarises: one TargetSummary per target (block
+ * means, bootstrap interval, null-adjusted outcome and interval), the paired
+ * contrasts of the plan's operation, and — for a calibrate plan — the
+ * frozen calibration records it produced. */
+#ifndef BRAINLESSLAB_EVALUATION_H
+#define BRAINLESSLAB_EVALUATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/json.h"
+#include "brainlesslab/plan.h"
+#include "brainlesslab/results.h"
+#include "brainlesslab/run.h"
+#include "brainlesslab/status.h"
+
+typedef struct bl_target_summary {
+    const char *target_id;       /* owned by the resolved plan */
+    bl_task_kind task;
+    /* outcome: raw NaN when there is no estimate (any trial not completed) */
+    const char *outcome_key;
+    double raw, normalised;
+    bl_adjust_status normalisation;
+    char calibration_id[65];
+    int64_t scoring_window;      /* declared: horizon − warmup */
+    size_t completed_trials, failed_trials, independent_blocks;
+    const char *independent_unit;
+    bool has_raw_interval;
+    double raw_interval[2];
+    bool has_adjusted;
+    bl_adjusted_interval adjusted;
+} bl_target_summary;
+
+typedef enum bl_contrast_status { BL_CONTRAST_PAIRED_RAW, BL_CONTRAST_FAILED_PAIR } bl_contrast_status;
+
+typedef struct bl_contrast {
+    const char *target_id, *reference_id;
+    bl_contrast_status status;
+    const char *key;
+    double estimate;
+    size_t nblocks;
+    double *block_differences;   /* owned */
+    bool has_interval;
+    double interval[2];
+} bl_contrast;
+
+typedef struct bl_evaluation {
+    bl_run_result *run;          /* trials (outcomes adjusted), metadata */
+    size_t ntargets;
+    bl_target_summary *summaries;
+    size_t ncontrasts;
+    bl_contrast *contrasts;
+    /* Produced records first, then applied ones, de-duplicated by id. */
+    size_t ncalibrations;
+    bl_calibration **calibrations; /* owned */
+} bl_evaluation;
+
+/* Runs and summarises the plan. `supplied` holds the caller's calibration
+ * records (pooled from every --calibration source; not taken over). */
+bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
+                      const bl_calibration *const *supplied, size_t nsupplied,
+                      const bl_run_hooks *hooks, bl_evaluation **out, bl_error *err);
+void bl_evaluation_free(bl_evaluation *e);
+
+/* The checks bl_evaluate makes before it runs anything (calibration
+ * selection and world disjointness, after bl_run_preflight), for commands
+ * that must refuse bad input before they create files. */
+bl_status bl_evaluation_preflight(const bl_resolved_plan *plan, const bl_execution *x,
+                                  const bl_calibration *const *supplied, size_t nsupplied,
+                                  bl_error *err);
+
+/* plain(TargetSummary) and a contrast as JSON (§5.2, §5.4 field order). */
+bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_error *err);
+bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err);
+
+#endif

@@ -1,0 +1,639 @@
+/* Evaluations: calibration selection, the run, adjusted outcomes, target
+ * summaries, paired contrasts and frozen calibrations (spec/platform.md
+ * §4.4, §4.10, §5.2, §5.4, §5.5). Everything a bad plan or a bad
+ * calibration can cause is refused before the run starts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/evaluation.h"
+#include "brainlesslab/npstat.h"
+
+static bl_status nomem(bl_error *err)
+{
+    return bl_fail(err, BL_ENOMEM, "out of memory for an evaluation");
+}
+
+static const bl_json *member(const bl_json *o, const char *key)
+{
+    const bl_json *v = bl_json_get(o, key);
+    BL_ASSERT(v != NULL); /* a resolved plan holds every field */
+    return v;
+}
+
+static const char *str(const bl_json *o, const char *key)
+{
+    return bl_json_get_string(member(o, key), NULL);
+}
+
+/* What the summaries need of one target. */
+typedef struct tinfo {
+    const bl_json *rt, *target;
+    const char *id, *controller, *pairing;
+    bl_task_kind task;
+    int64_t horizon;
+    const bl_calibration *cal;   /* selected or produced analytic one, or NULL */
+    bl_calibration *own;         /* an analytic record made here (owned) */
+    bl_json *signature;          /* this program's signature for the target */
+    ptrdiff_t reference;         /* paired reference target, or -1 */
+} tinfo;
+
+typedef struct ectx {
+    const bl_resolved_plan *plan;
+    const bl_json *request, *eval;
+    int64_t root_seed, blocks, trials, warmup;
+    const char *partition, *operation, *scope;
+    bl_dtype dtype;
+    size_t ntargets;
+    tinfo *t;
+} ectx;
+
+static void ectx_free(ectx *c)
+{
+    for (size_t i = 0; c->t && i < c->ntargets; i++) {
+        bl_calibration_free(c->t[i].own);
+        bl_json_free(c->t[i].signature);
+    }
+    bl_free(c->t);
+    c->t = NULL;
+}
+
+static bool binary_task(bl_task_kind k)
+{
+    return k != BL_TASK_TRACKING && k != BL_TASK_PONG && k != BL_TASK_CARTPOLE_PLANK_EASY;
+}
+
+static bl_status signature_of(const ectx *c, const tinfo *t, bl_json **out, bl_error *err)
+{
+    bl_task_options o;
+    bl_status st = bl_task_options_resolve(t->task, member(t->rt, "task_options"), &o, err);
+    if (st != BL_OK)
+        return st;
+    st = bl_calibration_signature(&o, t->horizon, c->warmup, c->dtype, "cpu", out, err);
+    bl_task_options_clear(&o);
+    return st;
+}
+
+/* §5.4 reference candidates of reservoir target i. */
+static bl_status pair_of(const ectx *c, size_t i, bl_error *err)
+{
+    tinfo *t = &c->t[i];
+    t->reference = -1;
+    if (strcmp(t->controller, "reservoir") != 0)
+        return BL_OK;
+    const bool ablate = strcmp(c->operation, "ablate") == 0;
+    const bl_json *task = member(member(t->target, "composition"), "task");
+    for (size_t k = 0; k < c->ntargets; k++) {
+        const tinfo *r = &c->t[k];
+        if (k == i || strcmp(r->pairing, t->pairing) != 0 || r->horizon != t->horizon ||
+            !bl_json_equal(member(member(r->target, "composition"), "task"), task))
+            continue;
+        if (ablate ? strcmp(r->id, "baseline") != 0 : strcmp(r->controller, "reference_null") != 0)
+            continue;
+        if (t->reference >= 0)
+            return bl_fail(err, BL_EVALUE,
+                           "a paired contrast requires one unambiguous reference condition");
+        t->reference = (ptrdiff_t)k;
+    }
+    return BL_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* §4.4 step 3: no supplied empirical trajectory may be one of our worlds. */
+static bl_status check_disjoint(const ectx *c, const bl_calibration *const *sup, size_t nsup,
+                                bl_error *err)
+{
+    size_t nids = 0;
+    for (size_t k = 0; k < nsup; k++)
+        if (!sup[k]->analytic)
+            nids += bl_json_size(sup[k]->trajectory_ids);
+    if (nids == 0)
+        return BL_OK;
+    const char **ids = bl_mallocarray(nids, sizeof *ids);
+    if (!ids)
+        return nomem(err);
+    nids = 0;
+    for (size_t k = 0; k < nsup; k++) {
+        if (sup[k]->analytic)
+            continue;
+        for (size_t j = 0; j < bl_json_size(sup[k]->trajectory_ids); j++) {
+            const bl_json *v = bl_json_at(sup[k]->trajectory_ids, j);
+            if (bl_json_kindof(v) == BL_JSON_STRING) /* integer ids name no world */
+                ids[nids++] = bl_json_get_string(v, NULL);
+        }
+    }
+    qsort(ids, nids, sizeof *ids, cmp_str);
+    bl_status st = BL_OK;
+    for (size_t i = 0; i < c->ntargets && st == BL_OK; i++)
+        for (int64_t b = 0; b < c->blocks && st == BL_OK; b++)
+            for (int64_t k = 0; k < c->trials && st == BL_OK; k++) {
+                const bl_key keys[4] = {BL_KEY_S(c->t[i].pairing),
+                                        BL_KEY_S(bl_task_name(c->t[i].task)), BL_KEY_I(b),
+                                        BL_KEY_I(k)};
+                bl_seed s;
+                char hex[65];
+                const char *key = hex;
+                if ((st = bl_seed_for(c->root_seed, c->partition, "world", keys, 4, &s, err)) !=
+                    BL_OK)
+                    break;
+                bl_seed_hex(&s, hex);
+                if (nids && bsearch(&key, ids, nids, sizeof *ids, cmp_str))
+                    st = bl_fail(err, BL_EVALUE,
+                                 "calibration and evaluation world identities must be disjoint");
+            }
+    bl_free(ids);
+    return st;
+}
+
+/* Everything before the run: targets, pairs, calibrations, disjointness. */
+static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_execution *x,
+                         const bl_calibration *const *sup, size_t nsup, bl_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->plan = plan;
+    bl_status st = bl_run_preflight(plan, x, err);
+    if (st != BL_OK)
+        return st;
+    c->request = member(bl_resolved_plain(plan), "request");
+    c->eval = member(c->request, "evaluation");
+    c->root_seed = bl_json_get_int(member(c->eval, "root_seed"));
+    c->blocks = bl_json_get_int(member(c->eval, "blocks"));
+    c->trials = bl_json_get_int(member(c->eval, "trials_per_block"));
+    c->warmup = bl_json_get_int(member(c->eval, "warmup"));
+    c->partition = str(c->eval, "seed_partition");
+    c->scope = str(c->eval, "construction_scope");
+    c->operation = str(c->request, "operation");
+    c->dtype = strcmp(str(member(c->request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
+                                                                                    : BL_FLOAT64;
+    c->ntargets = bl_resolved_target_count(plan);
+    c->t = bl_calloc(c->ntargets, sizeof *c->t);
+    if (!c->t)
+        return nomem(err);
+    for (size_t i = 0; i < c->ntargets; i++) {
+        tinfo *t = &c->t[i];
+        t->rt = bl_resolved_target(plan, i);
+        t->target = member(t->rt, "target");
+        t->id = str(t->target, "id");
+        t->controller = str(t->target, "controller");
+        t->pairing = str(t->target, "pairing_key");
+        t->horizon = bl_json_get_int(member(t->rt, "horizon"));
+        if ((st = bl_task_from_name(str(member(member(t->target, "composition"), "task"), "kind"),
+                                    &t->task, err)) != BL_OK)
+            return st;
+    }
+    for (size_t i = 0; i < c->ntargets; i++)
+        if ((st = pair_of(c, i, err)) != BL_OK)
+            return st;
+    /* §4.4 step 3 comes before the selection of step 8. */
+    if (strcmp(c->operation, "calibrate") != 0 &&
+        (st = check_disjoint(c, sup, nsup, err)) != BL_OK)
+        return st;
+
+    /* §5.5 calibration selection, per target. */
+    for (size_t i = 0; i < c->ntargets; i++) {
+        tinfo *t = &c->t[i];
+        char sid[65];
+        if ((st = signature_of(c, t, &t->signature, err)) != BL_OK ||
+            (st = bl_calibration_signature_id(t->signature, sid, err)) != BL_OK)
+            return st;
+        bool same_task = false;
+        for (size_t k = 0; k < nsup; k++) {
+            if (strcmp(sup[k]->task, bl_task_name(t->task)) == 0)
+                same_task = true;
+            if (strcmp(sup[k]->signature_id, sid) != 0)
+                continue;
+            if (t->cal && strcmp(t->cal->id, sup[k]->id) != 0)
+                return bl_fail(err, BL_EVALUE, "ambiguous calibration records for one task contract");
+            t->cal = sup[k];
+        }
+        if (t->cal)
+            continue;
+        /* Supplying a record for this task asserts it was meant to apply. */
+        if (same_task)
+            return bl_fail(err, BL_EVALUE, "calibration signature mismatch for %s",
+                           bl_task_name(t->task));
+        if (binary_task(t->task)) {
+            if ((st = bl_calibration_analytic(t->signature, &t->own, err)) != BL_OK)
+                return st;
+            t->cal = t->own;
+        }
+    }
+    return BL_OK;
+}
+
+bl_status bl_evaluation_preflight(const bl_resolved_plan *plan, const bl_execution *x,
+                                  const bl_calibration *const *supplied, size_t nsupplied,
+                                  bl_error *err)
+{
+    ectx c;
+    bl_status st = prepare(&c, plan, x, supplied, nsupplied, err);
+    ectx_free(&c);
+    return st;
+}
+
+/* ---- seeds of the summaries (§4.2) --------------------------------------- */
+
+static bl_status digest_of(const bl_json *v, char hex[65], bl_error *err)
+{
+    return bl_json_digest(v, hex, err);
+}
+
+/* summary-bootstrap: digest({composition, interventions, pairing, mechanism}). */
+static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_error *err)
+{
+    bl_json *o = bl_json_object();
+    if (!o)
+        return nomem(err);
+    bl_status st = bl_json_object_set(o, "composition",
+                                      bl_json_copy(member(t->target, "composition")), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "interventions",
+                                bl_json_copy(member(t->target, "interventions")), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "pairing", bl_json_string(t->pairing), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "mechanism",
+                                bl_json_string(str(t->target, "mechanism_key")), err);
+    char hex[65];
+    if (st == BL_OK)
+        st = digest_of(o, hex, err);
+    bl_json_free(o);
+    if (st != BL_OK)
+        return st;
+    const bl_key key = BL_KEY_S(hex);
+    return bl_seed_for(c->root_seed, c->partition, "summary-bootstrap", &key, 1, out, err);
+}
+
+/* contrast-bootstrap: digest(target composition), digest(target
+ * interventions), digest(reference composition). */
+static bl_status contrast_seed(const ectx *c, const tinfo *t, const tinfo *r, bl_seed *out,
+                               bl_error *err)
+{
+    char a[65], b[65], d[65];
+    bl_status st = digest_of(member(t->target, "composition"), a, err);
+    if (st == BL_OK)
+        st = digest_of(member(t->target, "interventions"), b, err);
+    if (st == BL_OK)
+        st = digest_of(member(r->target, "composition"), d, err);
+    if (st != BL_OK)
+        return st;
+    const bl_key keys[3] = {BL_KEY_S(a), BL_KEY_S(b), BL_KEY_S(d)};
+    return bl_seed_for(c->root_seed, c->partition, "contrast-bootstrap", keys, 3, out, err);
+}
+
+/* ---- summaries and contrasts --------------------------------------------- */
+
+static const char *unit_of(const char *scope)
+{
+    if (strcmp(scope, "evaluation") == 0)
+        return "world_blocks_conditional_on_fixed_wiring";
+    if (strcmp(scope, "trial") == 0)
+        return "independent_randomised_blocks";
+    return "independent_wiring_blocks";
+}
+
+static bl_status summarise(const ectx *c, size_t i, const bl_run_result *run,
+                           bl_target_summary *s, double *scratch, bl_error *err)
+{
+    const tinfo *t = &c->t[i];
+    const size_t per = (size_t)(c->blocks * c->trials);
+    const bl_trial_result *rows = run->trials + i * per;
+    memset(s, 0, sizeof *s);
+    s->target_id = t->id;
+    s->task = t->task;
+    s->outcome_key = rows[0].outcome_key;
+    s->independent_unit = unit_of(c->scope);
+    s->scoring_window = t->horizon - c->warmup;
+    for (size_t k = 0; k < per; k++) {
+        if (rows[k].status == BL_TRIAL_COMPLETED)
+            s->completed_trials++;
+        else
+            s->failed_trials++; /* incomplete counts as failed (§5.2 step 1) */
+    }
+    /* Block values: blocks with every trial completed, in block order. */
+    double *blocks = scratch, *vals = scratch + c->blocks;
+    size_t m = 0;
+    for (int64_t b = 0; b < c->blocks; b++) {
+        bool whole = true;
+        for (int64_t k = 0; k < c->trials; k++) {
+            const bl_trial_result *r = &rows[b * c->trials + k];
+            whole = whole && r->status == BL_TRIAL_COMPLETED;
+            vals[k] = r->raw;
+        }
+        if (whole)
+            blocks[m++] = bl_np_mean(vals, (size_t)c->trials);
+    }
+    s->independent_blocks = m;
+    const bool estimate = s->failed_trials == 0; /* no estimate over survivors */
+    s->raw = estimate ? bl_np_mean(blocks, m) : NAN;
+    bl_outcome_adjust(s->raw, t->cal, &s->normalised, &s->normalisation, s->calibration_id);
+    if (!estimate)
+        return BL_OK;
+    bl_seed seed;
+    bl_status st = summary_seed(c, t, &seed, err);
+    if (st == BL_OK)
+        st = bl_bootstrap_interval(blocks, m, &seed, BL_BOOTSTRAP_REPETITIONS, s->raw_interval,
+                                   &s->has_raw_interval, err);
+    if (st == BL_OK && t->cal) {
+        st = bl_adjusted_interval_compute(blocks, m, t->cal, &seed, BL_BOOTSTRAP_REPETITIONS,
+                                          &s->adjusted, err);
+        s->has_adjusted = st == BL_OK;
+    }
+    return st;
+}
+
+static bl_status contrast(const ectx *c, size_t i, const bl_run_result *run, bl_contrast *out,
+                          double *scratch, bl_error *err)
+{
+    const tinfo *t = &c->t[i], *r = &c->t[(size_t)t->reference];
+    const size_t per = (size_t)(c->blocks * c->trials);
+    const bl_trial_result *a = run->trials + i * per,
+                          *b = run->trials + (size_t)t->reference * per;
+    memset(out, 0, sizeof *out);
+    out->target_id = t->id;
+    out->reference_id = r->id;
+    out->key = a[0].outcome_key;
+    bool complete = true;
+    for (size_t k = 0; k < per; k++) {
+        if (strcmp(a[k].world_seed, b[k].world_seed) != 0)
+            return bl_fail(err, BL_ERUNTIME, "paired contrast has different world identities");
+        complete = complete && a[k].status == BL_TRIAL_COMPLETED &&
+                   b[k].status == BL_TRIAL_COMPLETED;
+    }
+    if (!complete) {
+        out->status = BL_CONTRAST_FAILED_PAIR;
+        return BL_OK;
+    }
+    out->status = BL_CONTRAST_PAIRED_RAW;
+    out->nblocks = (size_t)c->blocks;
+    out->block_differences = bl_mallocarray(out->nblocks, sizeof *out->block_differences);
+    if (!out->block_differences)
+        return nomem(err);
+    for (int64_t blk = 0; blk < c->blocks; blk++) {
+        for (int64_t k = 0; k < c->trials; k++) {
+            const size_t j = (size_t)(blk * c->trials + k);
+            scratch[k] = a[j].raw - b[j].raw;
+        }
+        out->block_differences[blk] = bl_np_mean(scratch, (size_t)c->trials);
+    }
+    out->estimate = bl_np_mean(out->block_differences, out->nblocks);
+    bl_seed seed;
+    bl_status st = contrast_seed(c, t, r, &seed, err);
+    if (st == BL_OK)
+        st = bl_bootstrap_interval(out->block_differences, out->nblocks, &seed,
+                                   BL_BOOTSTRAP_REPETITIONS, out->interval, &out->has_interval,
+                                   err);
+    return st;
+}
+
+/* §4.10: one frozen record per target of a calibrate plan. */
+static bl_status freeze(const ectx *c, size_t i, const bl_run_result *run, bl_calibration **out,
+                        bl_error *err)
+{
+    const tinfo *t = &c->t[i];
+    const size_t per = (size_t)(c->blocks * c->trials);
+    const bl_trial_result *rows = run->trials + i * per;
+    for (size_t k = 0; k < per; k++)
+        if (rows[k].status != BL_TRIAL_COMPLETED)
+            return bl_fail(err, BL_ERUNTIME,
+                           "cannot freeze a calibration containing failed trajectories");
+    for (size_t k = 0; k < per; k++)
+        if (isnan(rows[k].raw))
+            return bl_fail(err, BL_ERUNTIME,
+                           "cannot freeze a calibration containing missing outcomes");
+    if (binary_task(t->task))
+        return bl_calibration_analytic(t->signature, out, err);
+    double *scores = bl_mallocarray(per, sizeof *scores);
+    bl_json *ids = bl_json_array();
+    bl_status st = !scores || !ids ? nomem(err) : BL_OK;
+    for (size_t k = 0; k < per && st == BL_OK; k++) {
+        scores[k] = rows[k].raw;
+        st = bl_json_array_append(ids, bl_json_string(rows[k].world_seed), err);
+    }
+    if (st == BL_OK)
+        st = bl_calibration_empirical(t->signature, scores, per, NAN, ids, c->root_seed,
+                                      BL_BOOTSTRAP_REPETITIONS, out, err);
+    bl_free(scores);
+    bl_json_free(ids);
+    return st;
+}
+
+/* Appends a copy of `cal` unless a record with its id is listed. */
+static bl_status list_calibration(bl_evaluation *e, const bl_calibration *cal, bl_error *err)
+{
+    for (size_t k = 0; k < e->ncalibrations; k++)
+        if (strcmp(e->calibrations[k]->id, cal->id) == 0)
+            return BL_OK;
+    bl_json *j = NULL;
+    bl_calibration *copy = NULL;
+    bl_status st = bl_calibration_json(cal, &j, err);
+    if (st == BL_OK)
+        st = bl_calibration_from_json(j, &copy, err);
+    bl_json_free(j);
+    if (st == BL_OK)
+        e->calibrations[e->ncalibrations++] = copy;
+    return st;
+}
+
+void bl_evaluation_free(bl_evaluation *e)
+{
+    if (!e)
+        return;
+    bl_run_result_free(e->run);
+    bl_free(e->summaries);
+    for (size_t k = 0; e->contrasts && k < e->ncontrasts; k++)
+        bl_free(e->contrasts[k].block_differences);
+    bl_free(e->contrasts);
+    for (size_t k = 0; e->calibrations && k < e->ncalibrations; k++)
+        bl_calibration_free(e->calibrations[k]);
+    bl_free(e->calibrations);
+    bl_free(e);
+}
+
+bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
+                      const bl_calibration *const *supplied, size_t nsupplied,
+                      const bl_run_hooks *hooks, bl_evaluation **out, bl_error *err)
+{
+    *out = NULL;
+    ectx c;
+    bl_evaluation *e = NULL;
+    double *scratch = NULL;
+    bl_status st = prepare(&c, plan, x, supplied, nsupplied, err);
+    if (st != BL_OK)
+        goto done;
+    e = bl_calloc(1, sizeof *e);
+    if (!e) {
+        st = nomem(err);
+        goto done;
+    }
+    if ((st = bl_run_execute(plan, x, hooks, &e->run, err)) != BL_OK)
+        goto done;
+    /* Every trial's outcome against its target's calibration. */
+    const size_t per = (size_t)(c.blocks * c.trials);
+    for (size_t j = 0; j < e->run->ntrials; j++) {
+        bl_trial_result *r = &e->run->trials[j];
+        bl_outcome_adjust(r->raw, c.t[j / per].cal, &r->normalised, &r->normalisation,
+                          r->calibration_id);
+    }
+    e->ntargets = c.ntargets;
+    e->summaries = bl_calloc(c.ntargets, sizeof *e->summaries);
+    e->contrasts = bl_calloc(c.ntargets, sizeof *e->contrasts);
+    e->calibrations = bl_calloc(2 * c.ntargets, sizeof *e->calibrations);
+    scratch = bl_mallocarray((size_t)(c.blocks + c.trials), sizeof *scratch);
+    if (!e->summaries || !e->contrasts || !e->calibrations || !scratch) {
+        st = nomem(err);
+        goto done;
+    }
+    for (size_t i = 0; i < c.ntargets && st == BL_OK; i++)
+        st = summarise(&c, i, e->run, &e->summaries[i], scratch, err);
+    for (size_t i = 0; i < c.ntargets && st == BL_OK; i++)
+        if (c.t[i].reference >= 0)
+            st = contrast(&c, i, e->run, &e->contrasts[e->ncontrasts++], scratch, err);
+    if (st == BL_OK && strcmp(c.operation, "calibrate") == 0)
+        for (size_t i = 0; i < c.ntargets && st == BL_OK; i++) {
+            bl_calibration *made = NULL;
+            st = freeze(&c, i, e->run, &made, err);
+            if (st == BL_OK) {
+                st = list_calibration(e, made, err);
+                bl_calibration_free(made);
+            }
+        }
+    for (size_t i = 0; i < c.ntargets && st == BL_OK; i++)
+        if (c.t[i].cal)
+            st = list_calibration(e, c.t[i].cal, err);
+    if (st == BL_OK) {
+        *out = e;
+        e = NULL;
+    }
+done:
+    bl_free(scratch);
+    bl_evaluation_free(e);
+    ectx_free(&c);
+    return st;
+}
+
+/* ---- JSON ---------------------------------------------------------------------- */
+
+static bl_json *real_or_null(double v)
+{
+    return isnan(v) ? bl_json_null() : bl_json_real(v);
+}
+
+static bl_json *pair_or_null(bool has, const double p[2])
+{
+    if (!has)
+        return bl_json_null();
+    bl_json *a = bl_json_array();
+    if (a && (bl_json_array_append(a, bl_json_real(p[0]), NULL) != BL_OK ||
+              bl_json_array_append(a, bl_json_real(p[1]), NULL) != BL_OK)) {
+        bl_json_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    bl_json *o = bl_json_object(), *oc = bl_json_object();
+    bl_status st = !o || !oc ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "key", bl_json_string(s->outcome_key), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "raw", real_or_null(s->raw), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "normalised", real_or_null(s->normalised), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "normalisation_status",
+                                bl_json_string(bl_adjust_status_name(s->normalisation)), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "calibration_id",
+                                s->calibration_id[0] ? bl_json_string(s->calibration_id)
+                                                     : bl_json_null(),
+                                err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "scoring_window", bl_json_int(s->scoring_window), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "target_id", bl_json_string(s->target_id), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "task", bl_json_string(bl_task_name(s->task)), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(o, "outcome", oc, err);
+        oc = NULL;
+    }
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "completed_trials", bl_json_int((int64_t)s->completed_trials),
+                                err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "failed_trials", bl_json_int((int64_t)s->failed_trials), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "independent_blocks",
+                                bl_json_int((int64_t)s->independent_blocks), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "independent_unit", bl_json_string(s->independent_unit), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "raw_interval",
+                                pair_or_null(s->has_raw_interval, s->raw_interval), err);
+    if (st == BL_OK) {
+        bl_json *adj = NULL;
+        if (s->has_adjusted)
+            st = bl_adjusted_interval_json(&s->adjusted, &adj, err);
+        else
+            adj = bl_json_null();
+        if (st == BL_OK)
+            st = bl_json_object_set(o, "adjusted", adj, err);
+    }
+    bl_json_free(oc);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    bl_json *o = bl_json_object();
+    bl_status st = !o ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "target_id", bl_json_string(c->target_id), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "reference_id", bl_json_string(c->reference_id), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(o, "status",
+                                bl_json_string(c->status == BL_CONTRAST_PAIRED_RAW
+                                                   ? "paired_raw"
+                                                   : "failed_pair"),
+                                err);
+    if (st == BL_OK && c->status == BL_CONTRAST_PAIRED_RAW) {
+        bl_json *diffs = bl_json_array();
+        st = diffs ? BL_OK : nomem(err);
+        for (size_t k = 0; k < c->nblocks && st == BL_OK; k++)
+            st = bl_json_array_append(diffs, bl_json_real(c->block_differences[k]), err);
+        if (st == BL_OK)
+            st = bl_json_object_set(o, "key", bl_json_string(c->key), err);
+        if (st == BL_OK)
+            st = bl_json_object_set(o, "estimate", bl_json_real(c->estimate), err);
+        if (st == BL_OK) {
+            st = bl_json_object_set(o, "block_differences", diffs, err);
+            diffs = NULL;
+        }
+        if (st == BL_OK)
+            st = bl_json_object_set(o, "interval", pair_or_null(c->has_interval, c->interval),
+                                    err);
+        bl_json_free(diffs);
+    }
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}

@@ -1,0 +1,435 @@
+/* Evaluations (spec/platform.md §4.4, §4.10, §5; §8 test_evaluation):
+ * calibration selection and its refusals, world disjointness, adjusted
+ * outcomes, target summaries, paired contrasts (profile and ablate), the
+ * calibrate operation, failed trials nulling a summary. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/evaluation.h"
+#include "brainlesslab/npstat.h"
+#include "brainlesslab/plan.h"
+#include "support.h"
+
+#define OK_E(call)                                                             \
+    do {                                                                       \
+        bl_error e_ = {0};                                                     \
+        bl_status st_ = call;                                                  \
+        if (st_ != BL_OK)                                                      \
+            fail_msg("%s: %s", #call, e_.msg);                                 \
+    } while (0)
+
+static bl_resolved_plan *resolve_text(const char *toml)
+{
+    bl_json *doc = NULL;
+    bl_plan *plan = NULL;
+    bl_resolved_plan *r = NULL;
+    OK_E(bl_toml_parse(toml, strlen(toml), "plan", &doc, &e_));
+    OK_E(bl_plan_from_document(doc, &plan, &e_));
+    OK_E(bl_plan_resolve(plan, &r, &e_));
+    bl_plan_free(plan);
+    bl_json_free(doc);
+    return r;
+}
+
+static bl_evaluation *evaluate(const bl_resolved_plan *r, int64_t batch,
+                               const bl_calibration *const *cals, size_t ncals)
+{
+    bl_execution x;
+    bl_execution_default(&x);
+    x.batch_size = batch;
+    x.cpu_threads = 2;
+    bl_evaluation *e = NULL;
+    OK_E(bl_evaluate(r, &x, cals, ncals, NULL, &e, &e_));
+    return e;
+}
+
+static bl_status evaluate_fails(const bl_resolved_plan *r, const bl_calibration *const *cals,
+                                size_t ncals, const char *fragment)
+{
+    bl_execution x;
+    bl_execution_default(&x);
+    bl_evaluation *e = NULL;
+    bl_error err = {0};
+    bl_status st = bl_evaluate(r, &x, cals, ncals, NULL, &e, &err);
+    assert_int_not_equal(st, BL_OK);
+    assert_null(e);
+    if (!strstr(err.msg, fragment))
+        fail_msg("'%s' does not contain '%s'", err.msg, fragment);
+    bl_error err2 = {0};
+    assert_int_equal(bl_evaluation_preflight(r, &x, cals, ncals, &err2), st);
+    assert_string_equal(err.msg, err2.msg);
+    return st;
+}
+
+/* A profile of a small reservoir beside its matched null, 3 blocks x 4. */
+static const char profile_plan[] =
+    "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"profile\"\n"
+    "[evaluation]\nblocks = 3\ntrials_per_block = 4\nroot_seed = 5\n"
+    "[[targets]]\nid = \"reservoir\"\n[targets.composition]\ncount = 12\n"
+    "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+    "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
+    "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+    "[[targets]]\nid = \"other_task\"\ncontroller = \"reference_null\"\n"
+    "[targets.composition.task]\nkind = \"delayed_xor\"\n";
+
+static void test_summaries_and_contrasts(void **state)
+{
+    (void)state;
+    bl_resolved_plan *r = resolve_text(profile_plan);
+    bl_evaluation *e = evaluate(r, 5, NULL, 0);
+    assert_int_equal(e->ntargets, 3);
+    /* Binary probes get analytic chance: every row and summary adjusted. */
+    for (size_t i = 0; i < e->run->ntrials; i++) {
+        const bl_trial_result *t = &e->run->trials[i];
+        assert_int_equal(t->status, BL_TRIAL_COMPLETED);
+        assert_int_equal(t->normalisation, BL_ADJUST_ANALYTIC);
+        assert_true(t->normalised == (t->raw - 0.5) / 0.5);
+        assert_int_equal(strlen(t->calibration_id), 64);
+    }
+    for (size_t s = 0; s < 3; s++) {
+        const bl_target_summary *sm = &e->summaries[s];
+        const bl_trial_result *rows = e->run->trials + s * 12;
+        assert_int_equal(sm->completed_trials, 12);
+        assert_int_equal(sm->failed_trials, 0);
+        assert_int_equal(sm->independent_blocks, 3);
+        assert_string_equal(sm->independent_unit, "independent_wiring_blocks");
+        /* Raw estimate = mean of the block means, recomputed here. */
+        double blocks[3];
+        for (int b = 0; b < 3; b++) {
+            double v[4];
+            for (int k = 0; k < 4; k++)
+                v[k] = rows[b * 4 + k].raw;
+            blocks[b] = bl_np_mean(v, 4);
+        }
+        assert_true(sm->raw == bl_np_mean(blocks, 3));
+        assert_int_equal(sm->normalisation, BL_ADJUST_ANALYTIC);
+        assert_true(sm->normalised == (sm->raw - 0.5) / 0.5);
+        assert_true(sm->has_raw_interval);
+        double lo = fmin(fmin(blocks[0], blocks[1]), blocks[2]);
+        double hi = fmax(fmax(blocks[0], blocks[1]), blocks[2]);
+        assert_true(sm->raw_interval[0] >= lo && sm->raw_interval[1] <= hi);
+        assert_true(sm->raw_interval[0] <= sm->raw_interval[1]);
+        assert_true(sm->has_adjusted);
+        assert_int_equal(sm->adjusted.status, BL_INTERVAL_AVAILABLE);
+        assert_int_equal(sm->adjusted.repetitions, 2000);
+        assert_int_equal(sm->scoring_window, s < 2 ? 144 : 56);
+    }
+    /* One contrast: the reservoir against its matched null (same pairing,
+     * task and horizon); delayed_xor is another task. */
+    assert_int_equal(e->ncontrasts, 1);
+    const bl_contrast *c = &e->contrasts[0];
+    assert_string_equal(c->target_id, "reservoir");
+    assert_string_equal(c->reference_id, "null");
+    assert_int_equal(c->status, BL_CONTRAST_PAIRED_RAW);
+    assert_int_equal(c->nblocks, 3);
+    double diffs[3];
+    for (int b = 0; b < 3; b++) {
+        double v[4];
+        for (int k = 0; k < 4; k++)
+            v[k] = e->run->trials[b * 4 + k].raw - e->run->trials[12 + b * 4 + k].raw;
+        diffs[b] = bl_np_mean(v, 4);
+        assert_true(c->block_differences[b] == diffs[b]);
+    }
+    assert_true(c->estimate == bl_np_mean(diffs, 3));
+    assert_true(c->has_interval);
+    /* Analytic records of both tasks are listed once each. */
+    assert_int_equal(e->ncalibrations, 2);
+    bl_json *j = NULL;
+    OK_E(bl_target_summary_json(&e->summaries[0], &j, &e_));
+    assert_string_equal(
+        bl_json_get_string(bl_json_get(bl_json_get(j, "outcome"), "normalisation_status"), NULL),
+        "null_adjusted_analytic");
+    assert_non_null(bl_json_get(bl_json_get(j, "adjusted"), "interval"));
+    bl_json_free(j);
+    OK_E(bl_contrast_json(c, &j, &e_));
+    assert_string_equal(bl_json_get_string(bl_json_get(j, "status"), NULL), "paired_raw");
+    assert_int_equal(bl_json_size(bl_json_get(j, "block_differences")), 3);
+    bl_json_free(j);
+    /* The same numbers for another partition of the work. */
+    bl_evaluation *e2 = evaluate(r, 1, NULL, 0);
+    for (size_t s = 0; s < 3; s++) {
+        bl_json *a = NULL, *b = NULL;
+        OK_E(bl_target_summary_json(&e->summaries[s], &a, &e_));
+        OK_E(bl_target_summary_json(&e2->summaries[s], &b, &e_));
+        assert_true(bl_json_equal(a, b));
+        bl_json_free(a);
+        bl_json_free(b);
+    }
+    bl_evaluation_free(e2);
+    bl_evaluation_free(e);
+    bl_resolved_plan_free(r);
+}
+
+/* §8: a 3-verb ablation at batch 7 yields 3 contrasts against "baseline",
+ * all completed, on the same worlds; shuffled trials carry input_shuffle. */
+static void test_paired_ablation(void **state)
+{
+    (void)state;
+    static const char *const verbs[] = {"freeze_weights", "blind_input", "shuffle_input"};
+    bl_buf text;
+    bl_buf_init(&text);
+    bl_buf_puts(&text, "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"ablation\"\n"
+                       "operation = \"ablate\"\n[evaluation]\nblocks = 2\ntrials_per_block = 3\n"
+                       "[[targets]]\nid = \"baseline\"\n[targets.composition]\ncount = 10\n"
+                       "[targets.composition.task]\nkind = \"delayed_cue\"\n");
+    for (int v = 0; v < 3; v++)
+        bl_buf_printf(&text,
+                      "[[targets]]\nid = \"%s\"\ninterventions = [{tick = 1, verb = \"%s\"}]\n"
+                      "[targets.composition]\ncount = 10\n"
+                      "[targets.composition.task]\nkind = \"delayed_cue\"\n",
+                      verbs[v], verbs[v]);
+    OK_E(bl_buf_status(&text, &e_));
+    bl_resolved_plan *r = resolve_text(text.data);
+    bl_evaluation *e = evaluate(r, 7, NULL, 0);
+    assert_int_equal(e->ncontrasts, 3);
+    for (int v = 0; v < 3; v++) {
+        assert_string_equal(e->contrasts[v].target_id, verbs[v]);
+        assert_string_equal(e->contrasts[v].reference_id, "baseline");
+        assert_int_equal(e->contrasts[v].status, BL_CONTRAST_PAIRED_RAW);
+    }
+    for (size_t i = 0; i < 6; i++)
+        for (int v = 1; v <= 3; v++)
+            assert_string_equal(e->run->trials[i].world_seed,
+                                e->run->trials[(size_t)v * 6 + i].world_seed);
+    for (size_t i = 18; i < 24; i++) {
+        assert_int_equal(e->run->trials[i].nseeds, 4);
+        assert_string_equal(e->run->trials[i].seeds[3].stream, "input_shuffle");
+    }
+    bl_evaluation_free(e);
+    bl_resolved_plan_free(r);
+    bl_buf_free(&text);
+}
+
+/* Two null references for one reservoir are ambiguous (§5.4). */
+static void test_ambiguous_reference_rejected(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"ambiguous\"\n"
+        "[[targets]]\nid = \"r\"\n[targets.composition]\ncount = 8\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[[targets]]\nid = \"n1\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[[targets]]\nid = \"n2\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n";
+    bl_resolved_plan *r = resolve_text(text);
+    assert_int_equal(evaluate_fails(r, NULL, 0,
+                                    "a paired contrast requires one unambiguous reference "
+                                    "condition"),
+                     BL_EVALUE);
+    bl_resolved_plan_free(r);
+}
+
+/* A failed trial nulls the target's estimate and intervals (no estimate
+ * over survivors), and its contrast is a failed pair. */
+static void test_failed_trials_null_the_summary(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"overflow\"\n"
+        "[evaluation]\nblocks = 2\ntrials_per_block = 2\n"
+        "[[targets]]\nid = \"overflow\"\n[targets.composition]\ncount = 12\ninput_gain = 8.0\n"
+        "[targets.composition.node]\nkind = \"sorn\"\n"
+        "[targets.composition.node.parameters]\ninput_row_sum = 1e308\np_input = 1.0\n"
+        "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n"
+        "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n";
+    bl_resolved_plan *r = resolve_text(text);
+    bl_evaluation *e = evaluate(r, 4, NULL, 0);
+    const bl_target_summary *s = &e->summaries[0];
+    assert_int_equal(s->failed_trials, 4);
+    assert_int_equal(s->completed_trials, 0);
+    assert_true(isnan(s->raw));
+    assert_int_equal(s->normalisation, BL_ADJUST_NO_OUTCOME);
+    assert_false(s->has_raw_interval);
+    assert_false(s->has_adjusted);
+    /* CartPole has no analytic chance and none was supplied. */
+    assert_int_equal(e->summaries[1].normalisation, BL_ADJUST_UNAVAILABLE);
+    assert_false(isnan(e->summaries[1].raw));
+    assert_int_equal(e->ncontrasts, 1);
+    assert_int_equal(e->contrasts[0].status, BL_CONTRAST_FAILED_PAIR);
+    bl_json *j = NULL;
+    OK_E(bl_target_summary_json(s, &j, &e_));
+    assert_int_equal(bl_json_kindof(bl_json_get(bl_json_get(j, "outcome"), "raw")), BL_JSON_NULL);
+    assert_int_equal(bl_json_kindof(bl_json_get(j, "raw_interval")), BL_JSON_NULL);
+    assert_int_equal(bl_json_kindof(bl_json_get(j, "adjusted")), BL_JSON_NULL);
+    bl_json_free(j);
+    OK_E(bl_contrast_json(&e->contrasts[0], &j, &e_));
+    assert_null(bl_json_get(j, "estimate"));
+    bl_json_free(j);
+    bl_evaluation_free(e);
+    bl_resolved_plan_free(r);
+}
+
+/* One trial's signature, from a one-target plan. */
+static bl_json *signature_for(const char *task_table)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"sig\"\n"
+             "[[targets]]\nid = \"t\"\ncontroller = \"reference_null\"\n%s",
+             task_table);
+    bl_resolved_plan *r = resolve_text(text);
+    const bl_json *rt = bl_resolved_target(r, 0);
+    bl_task_kind kind;
+    OK_E(bl_task_from_name(bl_json_get_string(bl_json_get(bl_json_get(bl_json_get(
+                                                  bl_json_get(rt, "target"), "composition"),
+                                                                        "task"),
+                                                            "kind"),
+                                                NULL),
+                           &kind, &e_));
+    bl_task_options o;
+    OK_E(bl_task_options_resolve(kind, bl_json_get(rt, "task_options"), &o, &e_));
+    bl_json *sig = NULL;
+    OK_E(bl_calibration_signature(&o, bl_json_get_int(bl_json_get(rt, "horizon")), 0,
+                                  BL_FLOAT64, "cpu", &sig, &e_));
+    bl_task_options_clear(&o);
+    bl_resolved_plan_free(r);
+    return sig;
+}
+
+/* §8 test_incompatible_calibration_is_rejected, plus the matching case. */
+static void test_calibration_selection(void **state)
+{
+    (void)state;
+    static const char cue3[] =
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[targets.composition.task.options]\ndelays = [0, 3]\n";
+    bl_json *sig = signature_for(cue3);
+    bl_calibration *cal = NULL;
+    OK_E(bl_calibration_analytic(sig, &cal, &e_));
+    const bl_calibration *cals[2] = {cal, cal};
+    char text[1024];
+    /* Different delays: a different contract. */
+    snprintf(text, sizeof text,
+             "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"other\"\n"
+             "[[targets]]\nid = \"t\"\n[targets.composition]\ncount = 8\n"
+             "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+             "[targets.composition.task.options]\ndelays = [0, 5]\n");
+    bl_resolved_plan *r = resolve_text(text);
+    assert_int_equal(evaluate_fails(r, cals, 1, "calibration signature mismatch for delayed_cue"),
+                     BL_EVALUE);
+    bl_resolved_plan_free(r);
+    /* The same contract: the supplied record is applied (its id on rows). */
+    snprintf(text, sizeof text,
+             "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"same\"\n"
+             "[evaluation]\nblocks = 2\ntrials_per_block = 1\n"
+             "[[targets]]\nid = \"t\"\n[targets.composition]\ncount = 8\n%s",
+             cue3);
+    r = resolve_text(text);
+    bl_evaluation *e = evaluate(r, 2, cals, 2); /* the same record twice is not ambiguous */
+    assert_string_equal(e->run->trials[0].calibration_id, cal->id);
+    assert_string_equal(e->summaries[0].calibration_id, cal->id);
+    assert_int_equal(e->ncalibrations, 1);
+    bl_evaluation_free(e);
+    bl_resolved_plan_free(r);
+    bl_calibration_free(cal);
+    bl_json_free(sig);
+}
+
+/* §8 test_empirical_calibration_rejects_overlapping_worlds. */
+static void test_overlapping_worlds_rejected(void **state)
+{
+    (void)state;
+    static const char plan_text[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"pong\"\n"
+        "[evaluation]\nblocks = 2\ntrials_per_block = 1\n"
+        "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"pong\"\n";
+    bl_resolved_plan *r = resolve_text(plan_text);
+    bl_json *sig = signature_for("[targets.composition.task]\nkind = \"pong\"\n");
+    double scores[1024];
+    bl_json *ids = bl_json_array();
+    assert_non_null(ids);
+    for (int k = 0; k < 1024; k++) {
+        char id[32];
+        scores[k] = (double)(k % 7) / 7.0;
+        snprintf(id, sizeof id, "synthetic-%d", k);
+        OK_E(bl_json_array_append(ids, bl_json_string(id), &e_));
+    }
+    /* Disjoint ids: accepted (the record carries the evaluation's own
+     * signature, so it is also the one applied). */
+    bl_calibration *cal = NULL;
+    OK_E(bl_calibration_empirical(sig, scores, 1024, NAN, ids, 3, 2000, &cal, &e_));
+    const bl_calibration *cals[1] = {cal};
+    bl_execution x;
+    bl_execution_default(&x);
+    OK_E(bl_evaluation_preflight(r, &x, cals, 1, &e_));
+    bl_calibration_free(cal);
+    /* One id equal to an evaluation world: refused before running. */
+    bl_evaluation *e = evaluate(r, 2, NULL, 0);
+    OK_E(bl_json_array_append(ids, bl_json_string(e->run->trials[1].world_seed), &e_));
+    bl_json *trimmed = bl_json_array();
+    for (size_t k = 1; k < 1025; k++)
+        OK_E(bl_json_array_append(trimmed, bl_json_copy(bl_json_at(ids, k)), &e_));
+    OK_E(bl_calibration_empirical(sig, scores, 1024, NAN, trimmed, 3, 2000, &cal, &e_));
+    cals[0] = cal;
+    assert_int_equal(evaluate_fails(r, cals, 1,
+                                    "calibration and evaluation world identities must be "
+                                    "disjoint"),
+                     BL_EVALUE);
+    bl_calibration_free(cal);
+    bl_evaluation_free(e);
+    bl_json_free(trimmed);
+    bl_json_free(ids);
+    bl_json_free(sig);
+    bl_resolved_plan_free(r);
+}
+
+/* §4.10: a calibrate plan freezes one record per target; a probe's is
+ * analytic; a failed trajectory refuses to freeze. */
+static void test_calibrate_operation(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"cal\"\n"
+        "operation = \"calibrate\"\n"
+        "[evaluation]\nblocks = 1024\ntrials_per_block = 1\nseed_partition = \"calibration\"\n"
+        "root_seed = 4\n"
+        "[[targets]]\nid = \"reference_null\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n";
+    bl_resolved_plan *r = resolve_text(text);
+    bl_evaluation *e = evaluate(r, 128, NULL, 0);
+    assert_int_equal(e->ncalibrations, 1);
+    const bl_calibration *c = e->calibrations[0];
+    assert_false(c->analytic);
+    assert_int_equal(c->nscores, 1024);
+    assert_int_equal(c->root_seed, 4);
+    assert_true(c->upper_bound == 15000.0);
+    for (size_t k = 0; k < 1024; k++) {
+        assert_true(c->trial_scores[k] == e->run->trials[k].raw);
+        assert_string_equal(bl_json_get_string(bl_json_at(c->trajectory_ids, k), NULL),
+                            e->run->trials[k].world_seed);
+    }
+    double scores[1024];
+    for (size_t k = 0; k < 1024; k++)
+        scores[k] = e->run->trials[k].raw;
+    assert_true(c->null_mean == bl_np_mean(scores, 1024));
+    /* The produced record reads back and hashes to its id. */
+    bl_json *doc = NULL;
+    OK_E(bl_calibrations_document(&c, 1, &doc, &e_));
+    bl_calibration *back = NULL;
+    OK_E(bl_calibration_from_json(bl_json_at(bl_json_get(doc, "calibrations"), 0), &back, &e_));
+    assert_string_equal(back->id, c->id);
+    bl_calibration_free(back);
+    bl_json_free(doc);
+    bl_evaluation_free(e);
+    bl_resolved_plan_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summaries_and_contrasts),
+        cmocka_unit_test(test_paired_ablation),
+        cmocka_unit_test(test_ambiguous_reference_rejected),
+        cmocka_unit_test(test_failed_trials_null_the_summary),
+        cmocka_unit_test(test_calibration_selection),
+        cmocka_unit_test(test_overlapping_worlds_rejected),
+        cmocka_unit_test(test_calibrate_operation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
