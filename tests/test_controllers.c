@@ -1059,9 +1059,10 @@ static void test_signature_fields(void **state)
     assert_string_equal(json_str(sig, "runtime_fingerprint"), fp);
     assert_int_equal(strlen(fp), 64);
 
-    /* World source hashes: every task source of this build, each hash
-     * equal to the file's current bytes (a stale configure would fail
-     * here), and every .c file under src/tasks listed. */
+    /* World source hashes: every world-deciding source of this build (tasks,
+     * random streams, the runner), each hash equal to the file's current
+     * bytes (a stale configure would fail here), and every .c file of those
+     * folders listed. */
     const bl_json *src = bl_json_get(sig, "world_source_hashes");
     assert_non_null(src);
     assert_true(bl_json_size(src) >= 4);
@@ -1069,7 +1070,8 @@ static void test_signature_fields(void **state)
     snprintf(root, sizeof root, "%s/..", bl_test_tests_dir());
     for (size_t i = 0; i < bl_json_size(src); i++) {
         const char *rel = bl_json_key_at(src, i, NULL);
-        assert_int_equal(strncmp(rel, "src/tasks/", 10), 0);
+        assert_true(strncmp(rel, "src/tasks/", 10) == 0 || strncmp(rel, "src/rng/", 8) == 0 ||
+                    strncmp(rel, "src/run/", 8) == 0);
         char path[4200], hex[65];
         snprintf(path, sizeof path, "%s/%s", root, rel);
         uint8_t d[BL_SHA256_BYTES];
@@ -1080,26 +1082,31 @@ static void test_signature_fields(void **state)
             fail_msg("%s changed since this build was configured (hash %s, file %s): rebuild",
                      rel, built, hex);
     }
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/src/tasks", root);
-    DIR *dp = opendir(dir);
-    assert_non_null(dp);
-    struct dirent *de;
     size_t listed = 0;
-    while ((de = readdir(dp)) != NULL) {
-        const size_t len = strlen(de->d_name);
-        if (len > 2 && strcmp(de->d_name + len - 2, ".c") == 0) {
-            char key[300];
-            snprintf(key, sizeof key, "src/tasks/%s", de->d_name);
-            if (!bl_json_get(src, key))
-                fail_msg("%s is missing from world_source_hashes (re-run cmake)", key);
-            listed++;
+    static const char *const folders[] = {"src/tasks", "src/rng", "src/run"};
+    for (size_t f = 0; f < 3; f++) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/%s", root, folders[f]);
+        DIR *dp = opendir(dir);
+        assert_non_null(dp);
+        struct dirent *de;
+        while ((de = readdir(dp)) != NULL) {
+            const size_t len = strlen(de->d_name);
+            if (len > 2 && strcmp(de->d_name + len - 2, ".c") == 0) {
+                char key[300];
+                snprintf(key, sizeof key, "%s/%s", folders[f], de->d_name);
+                if (!bl_json_get(src, key))
+                    fail_msg("%s is missing from world_source_hashes (re-run cmake)", key);
+                listed++;
+            }
         }
+        closedir(dp);
     }
-    closedir(dp);
     assert_true(listed >= 3);
     assert_non_null(bl_json_get(src, "src/tasks/controllers.c"));
     assert_non_null(bl_json_get(src, "src/tasks/adjust.c"));
+    assert_non_null(bl_json_get(src, "src/run/run.c"));
+    assert_non_null(bl_json_get(src, "src/rng/gen.c"));
     bl_json_free(sig);
 
     /* CartPole's cadence is its 24 frames. */
