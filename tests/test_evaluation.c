@@ -420,6 +420,199 @@ static void test_calibrate_operation(void **state)
     bl_resolved_plan_free(r);
 }
 
+/* ---- recording channels ------------------------------------------------------ */
+
+static bl_evaluation *evaluate_recording(const bl_resolved_plan *r, bl_recording rec,
+                                         int64_t batch, int64_t tile)
+{
+    bl_execution x;
+    bl_execution_default(&x);
+    x.batch_size = batch;
+    x.noise_tile_frames = tile;
+    x.cpu_threads = 2;
+    x.recording = rec;
+    /* Admission charges the estimate of a whole CartPole or reversal
+     * horizon; the frames actually kept are far fewer. */
+    x.recording_budget_bytes = (int64_t)1 << 34;
+    x.memory_budget_bytes = (int64_t)1 << 36;
+    bl_evaluation *e = NULL;
+    OK_E(bl_evaluate(r, &x, NULL, 0, NULL, &e, &e_));
+    return e;
+}
+
+static char *rows_text(const bl_evaluation *e)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    for (size_t i = 0; i < e->run->ntrials; i++) {
+        bl_json *row = NULL;
+        OK_E(bl_trial_result_json(&e->run->trials[i], &row, &e_));
+        OK_E(bl_json_write(row, BL_JSON_CANONICAL, &b, &e_));
+        bl_json_free(row);
+    }
+    char *s = bl_buf_take(&b, NULL);
+    bl_buf_free(&b);
+    return s;
+}
+
+/* §8 test_batches_and_noise_tiles_preserve_identity_and_events: batch 1 /
+ * tile 1 and batch 4 / tile 32 give identical rows and probe features; 18
+ * events and 6 probe trials from 2 blocks x 3 trials; analytic chance. */
+static void probe_events_case(const char *node)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"probe\"\n"
+             "[evaluation]\nblocks = 2\ntrials_per_block = 3\n"
+             "[[targets]]\nid = \"baseline\"\n[targets.composition]\ncount = 16\n"
+             "[targets.composition.node]\nkind = \"%s\"\n"
+             "[targets.composition.node.parameters]\n%s"
+             "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+             "[targets.composition.task.options]\ndelays = [0, 3]\n",
+             node, strcmp(node, "falandays") == 0 ? "drive = \"oosawa\"\nmembrane_noise = 0.2\n" : "");
+    bl_resolved_plan *r = resolve_text(text);
+    bl_evaluation *a = evaluate_recording(r, BL_RECORDING_PROBE_EVENTS, 1, 1);
+    bl_evaluation *b = evaluate_recording(r, BL_RECORDING_PROBE_EVENTS, 4, 32);
+    bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 32, 64);
+    char *ta = rows_text(a), *tb = rows_text(b), *tp = rows_text(plain);
+    assert_string_equal(ta, tb);
+    assert_string_equal(ta, tp); /* recording never changes a result */
+    bl_recordings ra, rb;
+    OK_E(bl_evaluation_recordings(r, a, &ra, &e_));
+    OK_E(bl_evaluation_recordings(r, b, &rb, &e_));
+    assert_int_equal(ra.nevents, 18);
+    assert_int_equal(bl_json_size(ra.probe_events), 18);
+    assert_int_equal(bl_json_size(ra.probe_trials), 6);
+    assert_true(bl_json_equal(ra.probe_events, rb.probe_events));
+    assert_true(bl_json_equal(ra.probe_trials, rb.probe_trials));
+    for (size_t k = 0; k < 18; k++) {
+        assert_int_equal(ra.probe_feature_len[k], 16);
+        assert_memory_equal(ra.probe_features[k], rb.probe_features[k], 16 * sizeof(double));
+    }
+    const bl_json *ev = bl_json_at(ra.probe_events, 2);
+    assert_string_equal(bl_json_get_string(bl_json_get(ev, "point"), NULL), "response");
+    assert_string_equal(bl_json_get_string(bl_json_get(ev, "channel"), NULL), "emitted_activity");
+    assert_int_equal(bl_json_size(bl_json_get(ev, "feature_ids")), 16);
+    assert_string_equal(bl_json_get_string(bl_json_at(bl_json_get(ev, "feature_ids"), 15), NULL),
+                        "neuron/15");
+    /* The response point is a mean of spikes: within [0, 1]. */
+    for (size_t i = 0; i < 16; i++)
+        assert_true(ra.probe_features[2][i] >= 0.0 && ra.probe_features[2][i] <= 1.0);
+    assert_int_equal(a->summaries[0].independent_blocks, 2);
+    assert_int_equal(a->summaries[0].normalisation, BL_ADJUST_ANALYTIC);
+    assert_int_equal(a->run->trials[0].nseeds, strcmp(node, "falandays") == 0 ? 3 : 2);
+    bl_recordings_clear(&ra);
+    bl_recordings_clear(&rb);
+    free(ta);
+    free(tb);
+    free(tp);
+    bl_evaluation_free(a);
+    bl_evaluation_free(b);
+    bl_evaluation_free(plain);
+    bl_resolved_plan_free(r);
+}
+
+static void test_probe_events_falandays(void **state)
+{
+    (void)state;
+    probe_events_case("falandays");
+}
+
+static void test_probe_events_sorn(void **state)
+{
+    (void)state;
+    probe_events_case("sorn");
+}
+
+/* Replays: one frame per completed tick, ending at the trial's last tick
+ * (delays (0, 3): horizon 19); null controllers run frame by frame give the
+ * same rows as the fused path. */
+static void test_replay_frames(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"replay\"\n"
+        "diagnostic = true\n[evaluation]\nblocks = 1\ntrials_per_block = 2\n"
+        "[[targets]]\nid = \"baseline\"\n[targets.composition]\ncount = 12\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[targets.composition.task.options]\ndelays = [0, 3]\n"
+        "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[targets.composition.task.options]\ndelays = [0, 3]\n";
+    bl_resolved_plan *r = resolve_text(text);
+    assert_int_equal(bl_json_get_int(bl_json_get(bl_resolved_target(r, 0), "horizon")), 19);
+    bl_evaluation *e = evaluate_recording(r, BL_RECORDING_REPLAY, 3, 64);
+    bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 3, 64);
+    char *te = rows_text(e), *tp = rows_text(plain);
+    assert_string_equal(te, tp);
+    bl_recordings rec;
+    OK_E(bl_evaluation_recordings(r, e, &rec, &e_));
+    assert_null(rec.probe_events);
+    assert_int_equal(bl_json_size(rec.replay_frames), 4);
+    for (size_t j = 0; j < 4; j++) {
+        const bl_trial_result *t = &e->run->trials[j];
+        char key[128];
+        snprintf(key, sizeof key, "%s/%lld/%lld", t->target_id, (long long)t->block,
+                 (long long)t->trial);
+        const bl_json *frames = bl_json_get(rec.replay_frames, key);
+        assert_non_null(frames);
+        assert_int_equal(bl_json_size(frames), (size_t)t->completed_ticks);
+        for (size_t k = 0; k < bl_json_size(frames); k++) {
+            const bl_json *f = bl_json_at(frames, k);
+            assert_int_equal(bl_json_get_int(bl_json_get(f, "tick")), (int64_t)k + 1);
+            assert_int_equal(bl_json_size(bl_json_get(f, "activity")), j < 2 ? 12 : 0);
+            assert_int_equal(bl_json_size(bl_json_get(f, "effectors")), 2);
+            assert_int_equal(bl_json_size(bl_json_get(f, "inputs")), 3);
+            assert_non_null(bl_json_get(bl_json_get(f, "world"), "done"));
+            assert_non_null(bl_json_get(bl_json_get(f, "world"), "round"));
+        }
+        const bl_json *last = bl_json_at(frames, bl_json_size(frames) - 1);
+        assert_int_equal(bl_json_get_int(bl_json_get(bl_json_get(last, "world"), "done")), 1);
+    }
+    /* Whichever trial drew delay 3 ends at tick 19. */
+    bool saw19 = false;
+    for (size_t j = 0; j < 4; j++)
+        saw19 = saw19 || e->run->trials[j].completed_ticks == 19;
+    assert_true(saw19);
+    bl_recordings_clear(&rec);
+    free(te);
+    free(tp);
+    bl_evaluation_free(e);
+    bl_evaluation_free(plain);
+    bl_resolved_plan_free(r);
+}
+
+/* Physical nulls frame by frame (replay) equal the fused path, tick for
+ * tick: the same rows for every family. */
+static void test_unfused_nulls_equal_fused(void **state)
+{
+    (void)state;
+    static const char *const tasks[] = {"tracking", "pong", "cartpole_plank_easy",
+                                        "reversal_adaptation"};
+    for (size_t k = 0; k < 4; k++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"n\"\n"
+                 "diagnostic = true\n[evaluation]\nblocks = 2\ntrials_per_block = 2\n%s"
+                 "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
+                 "[targets.composition.task]\nkind = \"%s\"\n"
+                 "[[targets]]\nid = \"oracle\"\ncontroller = \"oracle\"\n"
+                 "[targets.composition.task]\nkind = \"%s\"\n",
+                 k < 2 ? "horizon = 150\n" : "", tasks[k], tasks[k]);
+        bl_resolved_plan *r = resolve_text(text);
+        bl_evaluation *e = evaluate_recording(r, BL_RECORDING_REPLAY, 3, 24);
+        bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 4, 96);
+        char *te = rows_text(e), *tp = rows_text(plain);
+        if (strcmp(te, tp) != 0)
+            fail_msg("%s: the frame-by-frame path differs from the fused one", tasks[k]);
+        free(te);
+        free(tp);
+        bl_evaluation_free(e);
+        bl_evaluation_free(plain);
+        bl_resolved_plan_free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +623,10 @@ int main(void)
         cmocka_unit_test(test_calibration_selection),
         cmocka_unit_test(test_overlapping_worlds_rejected),
         cmocka_unit_test(test_calibrate_operation),
+        cmocka_unit_test(test_probe_events_falandays),
+        cmocka_unit_test(test_probe_events_sorn),
+        cmocka_unit_test(test_replay_frames),
+        cmocka_unit_test(test_unfused_nulls_equal_fused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,23 @@ bl_status bl_evaluation_preflight(const bl_resolved_plan *plan, const bl_executi
                                   const bl_calibration *const *supplied, size_t nsupplied,
                                   bl_error *err);
 
+/* The recording channels of an evaluation in record form (§4.11, §4.12):
+ * ProbeEvents (without their features, which are kept apart as arrays) and
+ * ProbeTrials of every completed trial in batch-processing order, and the
+ * replay frames of every trial by trial key "<target>/<block>/<trial>". */
+typedef struct bl_recordings {
+    bl_json *probe_events;      /* array of objects, or NULL */
+    size_t nevents;
+    double **probe_features;    /* [nevents], each [feature_len[k]] */
+    size_t *probe_feature_len;
+    bl_json *probe_trials;      /* array of objects, or NULL */
+    bl_json *replay_frames;     /* object: trial key → frames array, or NULL */
+} bl_recordings;
+
+bl_status bl_evaluation_recordings(const bl_resolved_plan *plan, const bl_evaluation *e,
+                                   bl_recordings *out, bl_error *err);
+void bl_recordings_clear(bl_recordings *r);
+
 /* plain(TargetSummary) and a contrast as JSON (§5.2, §5.4 field order). */
 bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_error *err);
 bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err);

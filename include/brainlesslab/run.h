@@ -95,6 +95,19 @@ typedef struct bl_trial_result {
     bool failed;              /* error = "non-finite trajectory" */
 } bl_trial_result;
 
+/* What recording == probe_events captures of one trial (§4.11): the
+ * reservoir's activity at the end of the cue (point 0), at the start of the
+ * response (point 1) and its mean over the response ticks (point 2) of
+ * round 1, with the schedule ticks, how often each was hit, and the
+ * round-1 label. */
+typedef struct bl_probe_capture {
+    int64_t ticks[3];         /* cue_end, response_start, response_end */
+    int32_t counts[3];
+    int32_t label;
+    size_t n;                 /* features per point (the node count) */
+    double *features;         /* [3][n] */
+} bl_probe_capture;
+
 typedef struct bl_run_result {
     size_t ntrials;
     bl_trial_result *trials;        /* job order */
@@ -110,6 +123,14 @@ typedef struct bl_run_result {
     int64_t world_ticks, neural_frames, reservoir_frames;
     double seconds_preflight, seconds_execute;
     int64_t peak_rss_bytes;         /* measured (getrusage), after execution */
+    /* Jobs in batch-processing order (cohort order, then slot order). */
+    size_t nprocessed;
+    size_t *processing_order;
+    /* recording == probe_events: one capture per job, else NULL. */
+    bl_probe_capture *probes;
+    /* recording == replay: per job a JSON array of frames (§4.12: "tick",
+     * "activity", "effectors", "inputs", "world"), else NULL. */
+    bl_json **replays;
 } bl_run_result;
 
 /* Optional observation and control of a run. */

@@ -206,6 +206,9 @@ bl_status bl_worlds_advance(bl_worlds *w, const bl_matrix *effectors, const int3
 const int32_t *bl_worlds_ticks(const bl_worlds *w);
 const int32_t *bl_worlds_done(const bl_worlds *w);
 const int32_t *bl_worlds_finite(const bl_worlds *w);
+/* Completed probe decisions per world: the index of the current round
+ * (0 for families without rounds). */
+const int32_t *bl_worlds_rounds_done(const bl_worlds *w);
 /* Native outcome of world b so far (NaN for an unfinished probe). */
 double bl_worlds_outcome(const bl_worlds *w, size_t b);
 

@@ -513,8 +513,119 @@ static void finish(const run_ctx *c, const bl_worlds *w, bool model_finite, int6
         }                                                                      \
     } while (0)
 
-static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, slot_end *e,
-                               bl_error *err)
+/* ---- recording channels (§4.11, §4.12) ------------------------------------ */
+
+/* Where a slot's recordings go (NULL members when not recording). */
+typedef struct capture {
+    bl_probe_capture *probe;
+    bl_json *frames;
+} capture;
+
+static double value_at(bl_dtype dtype, const void *p, size_t i)
+{
+    return dtype == BL_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static bl_status probe_begin(const slot *s, size_t n, bl_probe_capture *pc, bl_error *err)
+{
+    const bl_world_init *wi = s->world;
+    /* Admission let only the decodable probes through; each has a round 1. */
+    BL_ASSERT(wi->rounds >= 1);
+    pc->ticks[0] = wi->cue_ends[0];
+    pc->ticks[1] = wi->response_start[0];
+    pc->ticks[2] = wi->response_end[0];
+    pc->label = wi->labels[0];
+    pc->n = n;
+    pc->features = bl_calloc(3 * n, sizeof *pc->features);
+    return pc->features ? BL_OK : nomem(err);
+}
+
+/* After a tick's advance: the activity at the cue's end (point 0), at the
+ * response's start (point 1), and its mean over the response (point 2). */
+static void probe_tick(bl_probe_capture *pc, int64_t tick, bl_dtype dtype, const void *activity)
+{
+    const int64_t rs = pc->ticks[1], re = pc->ticks[2];
+    for (int k = 0; k < 3; k++)
+        pc->counts[k] += tick == pc->ticks[k];
+    for (size_t i = 0; i < pc->n; i++) {
+        const double a = value_at(dtype, activity, i);
+        if (tick == pc->ticks[0])
+            pc->features[i] = a;
+        if (tick == rs)
+            pc->features[pc->n + i] = a;
+        if (rs < tick && tick <= re)
+            pc->features[2 * pc->n + i] += a / (double)(re - rs);
+    }
+}
+
+static bl_json *real_array(bl_dtype dtype, const void *v, size_t n)
+{
+    bl_json *a = bl_json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (bl_json_array_append(a, bl_json_real(value_at(dtype, v, i)), NULL) != BL_OK) {
+            bl_json_free(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* The display keys of a replay frame's "world" (§4.12). */
+static const char *const display_keys[] = {
+    "theta",   "phi",     "direction",    "ball_x",       "ball_y", "paddle_y",
+    "vx",      "vy",      "width",        "height",       "paddle_x", "paddle_h",
+    "paddle_min_y", "paddle_max_y", "ball_r", "x", "x_dot", "theta_dot", "max_x",
+    "pole_length", "done", "round",
+};
+
+/* One replay frame after a tick: the post-advance world, the effectors that
+ * advance used, the receptor vector encoded for it (before gain,
+ * permutation or blinding) and the reservoir's activity (empty for direct
+ * controllers). */
+static bl_status replay_tick(bl_json *frames, const bl_worlds *w, int64_t tick,
+                             const void *activity, size_t nact, const void *effectors,
+                             size_t neff, bl_error *err)
+{
+    const bl_dtype dt = bl_worlds_dtype(w);
+    bl_snapshot *snap = NULL;
+    bl_json *f = bl_json_object(), *world = bl_json_object();
+    bl_status st = !f || !world ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_worlds_snapshot(w, 0, &snap, err);
+    for (size_t k = 0; st == BL_OK && k < sizeof display_keys / sizeof *display_keys; k++) {
+        const bl_snapshot_array *a = bl_snapshot_get(snap, display_keys[k]);
+        if (!a || a->ndim != 0)
+            continue;
+        st = bl_json_object_set(world, display_keys[k],
+                                a->integer ? bl_json_int((int64_t)a->data[0])
+                                           : bl_json_real(a->data[0]),
+                                err);
+    }
+    if (st == BL_OK)
+        st = bl_json_object_set(f, "tick", bl_json_int(tick), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(f, "activity", real_array(dt, activity, nact), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(f, "effectors", real_array(dt, effectors, neff), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(f, "inputs",
+                                real_array(dt, bl_worlds_inputs(w), bl_worlds_inputs_width(w)),
+                                err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(f, "world", world, err);
+        world = NULL;
+    }
+    if (st == BL_OK) {
+        st = bl_json_array_append(frames, f, err);
+        f = NULL;
+    }
+    bl_snapshot_free(snap);
+    bl_json_free(world);
+    bl_json_free(f);
+    return st;
+}
+
+static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, const capture *rec,
+                               slot_end *e, bl_error *err)
 {
     const target *t = s->t;
     const wiring *wr = &b->wirings[s->wiring];
@@ -545,6 +656,8 @@ static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, slot_e
      * whether or not anyone computes them. */
     if (st == BL_OK && noisy)
         st = bl_tape_create(&tape, &s->drive_seed, n, tile_frames, BL_TAPE_NORMAL, err);
+    if (st == BL_OK && rec->probe)
+        st = probe_begin(s, n, rec->probe, err);
     if (st != BL_OK)
         goto done;
 
@@ -626,6 +739,14 @@ static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, slot_e
             if ((st = bl_worlds_advance(w, &eff, &act, 1, err)) != BL_OK)
                 goto done;
             act = tfin[0];
+            if (!act)
+                break; /* the tick was not counted: nothing advanced */
+            if (rec->probe)
+                probe_tick(rec->probe, ticks[0], c->dtype, bl_model_activity_data(m));
+            if (rec->frames &&
+                (st = replay_tick(rec->frames, w, ticks[0], bl_model_activity_data(m), n,
+                                  eff.data, eff.cols, err)) != BL_OK)
+                goto done;
         }
         if (tape && (st = bl_tape_consume(tape, (size_t)(cursor - tile_start), err)) != BL_OK)
             goto done;
@@ -637,6 +758,90 @@ done:
     bl_worlds_destroy(w);
     bl_free(xbuf);
     bl_free(noise);
+    return st;
+}
+
+/* A direct controller frame by frame (the unfused loop of spec/tasks.md
+ * §1.4), for recordings that need every tick; bit-identical to the fused
+ * path, which the tests check. */
+static bl_status run_direct_frames(const run_ctx *c, const batch *b, slot *s,
+                                   const capture *rec, slot_end *e, bl_error *err)
+{
+    const target *t = s->t;
+    const bool null = t->policy == BL_POLICY_REFERENCE_NULL;
+    const bool probe = is_episodic(t->options.kind);
+    const size_t k_rounds = b->max_rounds ? b->max_rounds : 1;
+    const size_t vsize = c->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
+    bl_worlds *w = NULL;
+    bl_controllers *ctl = NULL;
+    double *table = probe && null ? bl_mallocarray(k_rounds, sizeof *table) : NULL;
+    void *eff = bl_calloc((size_t)t->n_effectors, vsize), *u = bl_calloc(1, vsize);
+    bl_status st = !eff || !u || (probe && null && !table) ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon, c->warmup,
+                              c->dtype, &w, err);
+    if (st == BL_OK)
+        st = bl_controllers_create(t->policy, w, &ctl, err);
+    if (st != BL_OK)
+        goto done;
+    bl_gen g;
+    if (null) {
+        bl_gen_init(&g, &s->control_seed);
+        if (probe)
+            bl_gen_random_fill(&g, table, k_rounds);
+    }
+    const int32_t *ticks = bl_worlds_ticks(w), *done = bl_worlds_done(w),
+                  *tfin = bl_worlds_finite(w), *round = bl_worlds_rounds_done(w);
+    const bl_matrix em = {c->dtype, 1, (size_t)t->n_effectors, eff};
+    int32_t act = 1, cursor = 0;
+    for (;;) {
+        act = !done[0] && tfin[0] && ticks[0] < t->horizon;
+        if (!act)
+            break;
+        if (interrupted(c)) {
+            st = interrupt_status(err);
+            goto done;
+        }
+        if (null) {
+            /* Tick t: the t-th uniform; a probe's round k: u[min(k, K-1)]. */
+            const size_t r = (size_t)round[0] < k_rounds ? (size_t)round[0] : k_rounds - 1;
+            const double x = probe ? table[r] : bl_gen_random(&g);
+            if (c->dtype == BL_FLOAT32)
+                *(float *)u = (float)x;
+            else
+                *(double *)u = x;
+        }
+        for (int32_t f = 1; f <= (int32_t)t->frames && act; f++) {
+            if ((st = bl_worlds_encode(w, f, &act, 1, err)) != BL_OK)
+                goto done;
+            if (!tfin[0]) {
+                act = 0;
+                break;
+            }
+            if ((st = bl_controllers_act(ctl, w, u, f, eff, err)) != BL_OK)
+                goto done;
+            cursor++;
+            if ((st = bl_worlds_accumulate(w, &em, f, &act, 1, err)) != BL_OK)
+                goto done;
+            act = tfin[0];
+        }
+        if (!act)
+            break;
+        if ((st = bl_worlds_advance(w, &em, &act, 1, err)) != BL_OK)
+            goto done;
+        if (!tfin[0])
+            break;
+        if (rec->frames &&
+            (st = replay_tick(rec->frames, w, ticks[0], NULL, 0, eff, em.cols, err)) != BL_OK)
+            goto done;
+    }
+    finish(c, w, true, cursor, e);
+done:
+    bl_controllers_destroy(ctl);
+    bl_worlds_destroy(w);
+    bl_free(table);
+    bl_free(eff);
+    bl_free(u);
     return st;
 }
 
@@ -834,8 +1039,22 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
     for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++) {
         slot *s = &b.slots[i];
         slot_end e = {0};
-        s->st = s->t->reservoir ? run_reservoir(c, &b, s, &e, &s->err)
-                                : run_direct(c, &b, s, &e, &s->err);
+        capture rec = {res->probes ? &res->probes[s->job] : NULL, NULL};
+        if (res->replays && !(rec.frames = res->replays[s->job] = bl_json_array())) {
+            s->st = nomem(&s->err);
+            continue;
+        }
+        if (s->t->reservoir)
+            s->st = run_reservoir(c, &b, s, &rec, &e, &s->err);
+        else if (rec.frames)
+            s->st = run_direct_frames(c, &b, s, &rec, &e, &s->err);
+        else
+            s->st = run_direct(c, &b, s, &e, &s->err);
+        /* §4.11: a completed trial's schedule is hit exactly once per point. */
+        if (s->st == BL_OK && rec.probe && e.status == BL_TRIAL_COMPLETED && !isnan(e.raw) &&
+            (rec.probe->counts[0] != 1 || rec.probe->counts[1] != 1 || rec.probe->counts[2] != 1))
+            s->st = bl_fail(&s->err, BL_ERUNTIME,
+                            "probe event schedule did not emit exactly one event per point");
         if (s->st == BL_OK) {
             fill_row(c, s, &e, &rows[s->job]);
             ticks += e.ticks;
@@ -847,6 +1066,8 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
     res->world_ticks += ticks;
     res->neural_frames += frames;
     res->reservoir_frames += rframes;
+    for (size_t i = 0; i < n; i++)
+        res->processing_order[res->nprocessed++] = b.slots[i].job;
     st = first_failure(&b, err);
 done:
     free_batch(&b);
@@ -866,6 +1087,13 @@ void bl_run_result_free(bl_run_result *r)
 {
     if (!r)
         return;
+    for (size_t j = 0; r->probes && j < r->ntrials; j++)
+        bl_free(r->probes[j].features);
+    for (size_t j = 0; r->replays && j < r->ntrials; j++)
+        bl_json_free(r->replays[j]);
+    bl_free(r->probes);
+    bl_free(r->replays);
+    bl_free(r->processing_order);
     bl_free(r->trials);
     bl_free(r->batch_capacities);
     bl_free(r->trial_bytes);
@@ -883,16 +1111,15 @@ bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
     c.hooks = hooks;
     if (st != BL_OK)
         goto done;
-    if (x->recording != BL_RECORDING_SUMMARY) {
-        st = bl_fail(err, BL_ERUNTIME,
-                     "the %s recording channel is not implemented in this build yet",
-                     bl_recording_name(x->recording));
-        goto done;
-    }
     res = bl_calloc(1, sizeof *res);
     if (!res || !(res->trials = bl_calloc(c.njobs, sizeof *res->trials)) ||
         !(res->batch_capacities = bl_calloc(c.ncohorts, sizeof *res->batch_capacities)) ||
-        !(res->trial_bytes = bl_calloc(c.ncohorts, sizeof *res->trial_bytes))) {
+        !(res->trial_bytes = bl_calloc(c.ncohorts, sizeof *res->trial_bytes)) ||
+        !(res->processing_order = bl_calloc(c.njobs, sizeof *res->processing_order)) ||
+        (x->recording == BL_RECORDING_PROBE_EVENTS &&
+         !(res->probes = bl_calloc(c.njobs, sizeof *res->probes))) ||
+        (x->recording == BL_RECORDING_REPLAY &&
+         !(res->replays = bl_calloc(c.njobs, sizeof *res->replays)))) {
         st = nomem(err);
         goto done;
     }

@@ -371,6 +371,7 @@ const void *bl_worlds_inputs(const bl_worlds *w) { return w->inputs; }
 const int32_t *bl_worlds_ticks(const bl_worlds *w) { return w->ticks; }
 const int32_t *bl_worlds_done(const bl_worlds *w) { return w->done; }
 const int32_t *bl_worlds_finite(const bl_worlds *w) { return w->finite; }
+const int32_t *bl_worlds_rounds_done(const bl_worlds *w) { return w->round; }
 
 double bl_worlds_outcome(const bl_worlds *w, size_t b)
 {

@@ -1,0 +1,204 @@
+/* The recording channels of an evaluation as the record writes them
+ * (spec/platform.md §4.11, §4.12, §7.3): ProbeEvents and ProbeTrials built
+ * from the runner's probe captures, and replay frames keyed by trial. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/evaluation.h"
+
+static bl_status nomem(bl_error *err)
+{
+    return bl_fail(err, BL_ENOMEM, "out of memory for recordings");
+}
+
+void bl_recordings_clear(bl_recordings *r)
+{
+    bl_json_free(r->probe_events);
+    bl_json_free(r->probe_trials);
+    bl_json_free(r->replay_frames);
+    for (size_t k = 0; r->probe_features && k < r->nevents; k++)
+        bl_free(r->probe_features[k]);
+    bl_free(r->probe_features);
+    bl_free(r->probe_feature_len);
+    memset(r, 0, sizeof *r);
+}
+
+/* Sets key to v; v NULL (a failed allocation) is BL_ENOMEM. */
+static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
+{
+    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
+}
+
+/* The identity fields every probe row starts with. */
+static bl_status identity(bl_json *o, const bl_trial_result *t, bl_error *err)
+{
+    bl_status st = put(o, "target_id", bl_json_string(t->target_id), err);
+    if (st == BL_OK)
+        st = put(o, "task", bl_json_string(bl_task_name(t->task)), err);
+    if (st == BL_OK)
+        st = put(o, "block_id", bl_json_int(t->block), err);
+    if (st == BL_OK)
+        st = put(o, "trial_id", bl_json_int(t->trial), err);
+    return st;
+}
+
+/* digest({"a": a, "b": b, "c": c}) with c optional. */
+static bl_status digest3(const char *ka, bl_json *a, const char *kb, bl_json *b, const char *kc,
+                         bl_json *c, char hex[65], bl_error *err)
+{
+    bl_json *o = bl_json_object();
+    bl_status st = o ? put(o, ka, a, err) : (bl_json_free(a), nomem(err));
+    if (st == BL_OK)
+        st = put(o, kb, b, err);
+    else
+        bl_json_free(b);
+    if (st == BL_OK && kc)
+        st = put(o, kc, c, err);
+    else
+        bl_json_free(c);
+    if (st == BL_OK)
+        st = bl_json_digest(o, hex, err);
+    bl_json_free(o);
+    return st;
+}
+
+static bl_status probe_trial(const bl_resolved_plan *plan, const bl_trial_result *t,
+                             bl_json *trials, bl_error *err)
+{
+    const bl_json *rt = bl_resolved_target(plan, t->target);
+    const bl_json *comp = bl_json_get(bl_json_get(rt, "target"), "composition");
+    const bl_json *eval =
+        bl_json_get(bl_json_get(bl_resolved_plain(plan), "request"), "evaluation");
+    char node_sig[65], iface_sig[65];
+    bl_status st = digest3("node", bl_json_copy(bl_json_get(comp, "node")), "config",
+                           bl_json_copy(bl_json_get(rt, "model_config")), NULL, NULL, node_sig,
+                           err);
+    if (st == BL_OK)
+        st = digest3("task", bl_json_copy(bl_json_get(comp, "task")), "ports",
+                     bl_json_copy(bl_json_get(rt, "n_inputs")), "gain",
+                     bl_json_copy(bl_json_get(comp, "input_gain")), iface_sig, err);
+    bl_json *o = st == BL_OK ? bl_json_object() : NULL;
+    if (st == BL_OK && !o)
+        st = nomem(err);
+    if (st == BL_OK)
+        st = identity(o, t, err);
+    if (st == BL_OK)
+        st = put(o, "native_score", bl_json_real(t->raw), err);
+    if (st == BL_OK)
+        st = put(o, "wiring_id", bl_json_string(t->wiring_id), err);
+    if (st == BL_OK)
+        st = put(o, "world_seed", bl_json_string(t->world_seed), err);
+    if (st == BL_OK)
+        st = put(o, "node_signature", bl_json_string(node_sig), err);
+    if (st == BL_OK)
+        st = put(o, "interface_signature", bl_json_string(iface_sig), err);
+    if (st == BL_OK)
+        st = put(o, "construction_scope",
+                 bl_json_copy(bl_json_get(eval, "construction_scope")), err);
+    if (st == BL_OK)
+        st = put(o, "reset", bl_json_string("full"), err);
+    if (st == BL_OK) {
+        st = bl_json_array_append(trials, o, err);
+        o = NULL;
+    }
+    bl_json_free(o);
+    return st;
+}
+
+static const char *const point_names[3] = {"cue_end", "delay_end", "response"};
+
+/* The three events of one trial; features go to out->probe_features. */
+static bl_status probe_events(const bl_trial_result *t, const bl_probe_capture *pc,
+                              bl_recordings *out, bl_error *err)
+{
+    bl_status st = BL_OK;
+    for (int k = 0; k < 3 && st == BL_OK; k++) {
+        bl_json *o = bl_json_object(), *ids = bl_json_array();
+        double *f = bl_mallocarray(pc->n ? pc->n : 1, sizeof *f);
+        st = !o || !ids || !f ? nomem(err) : BL_OK;
+        for (size_t i = 0; i < pc->n && st == BL_OK; i++) {
+            char id[32];
+            snprintf(id, sizeof id, "neuron/%zu", i);
+            st = bl_json_array_append(ids, bl_json_string(id), err);
+        }
+        if (st == BL_OK)
+            st = identity(o, t, err);
+        if (st == BL_OK)
+            st = put(o, "entity_id", bl_json_string("reservoir"), err);
+        if (st == BL_OK) {
+            st = put(o, "feature_ids", ids, err);
+            ids = NULL;
+        }
+        if (st == BL_OK)
+            st = put(o, "point", bl_json_string(point_names[k]), err);
+        if (st == BL_OK)
+            st = put(o, "tick", bl_json_int(pc->ticks[k]), err);
+        if (st == BL_OK)
+            st = put(o, "round", bl_json_int(1), err);
+        if (st == BL_OK)
+            st = put(o, "label", bl_json_int(pc->label), err);
+        if (st == BL_OK)
+            st = put(o, "channel", bl_json_string("emitted_activity"), err);
+        if (st == BL_OK) {
+            st = bl_json_array_append(out->probe_events, o, err);
+            o = NULL;
+        }
+        if (st == BL_OK) {
+            memcpy(f, pc->features + (size_t)k * pc->n, pc->n * sizeof *f);
+            out->probe_features[out->nevents] = f;
+            out->probe_feature_len[out->nevents++] = pc->n;
+            f = NULL;
+        }
+        bl_json_free(o);
+        bl_json_free(ids);
+        bl_free(f);
+    }
+    return st;
+}
+
+bl_status bl_evaluation_recordings(const bl_resolved_plan *plan, const bl_evaluation *e,
+                                   bl_recordings *out, bl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const bl_run_result *r = e->run;
+    bl_status st = BL_OK;
+    if (r->probes) {
+        /* Failed and incomplete trials emit nothing (§4.11). */
+        size_t emitting = 0;
+        for (size_t j = 0; j < r->ntrials; j++)
+            emitting += r->trials[j].status == BL_TRIAL_COMPLETED && !isnan(r->trials[j].raw);
+        out->probe_events = bl_json_array();
+        out->probe_trials = bl_json_array();
+        out->probe_features = bl_calloc(3 * emitting + 1, sizeof *out->probe_features);
+        out->probe_feature_len = bl_calloc(3 * emitting + 1, sizeof *out->probe_feature_len);
+        if (!out->probe_events || !out->probe_trials || !out->probe_features ||
+            !out->probe_feature_len)
+            st = nomem(err);
+        /* Batch-processing order: cohort order, then slot order. */
+        for (size_t k = 0; k < r->nprocessed && st == BL_OK; k++) {
+            const size_t j = r->processing_order[k];
+            const bl_trial_result *t = &r->trials[j];
+            if (t->status != BL_TRIAL_COMPLETED || isnan(t->raw))
+                continue;
+            st = probe_events(t, &r->probes[j], out, err);
+            if (st == BL_OK)
+                st = probe_trial(plan, t, out->probe_trials, err);
+        }
+    }
+    if (r->replays && st == BL_OK) {
+        out->replay_frames = bl_json_object();
+        st = out->replay_frames ? BL_OK : nomem(err);
+        for (size_t j = 0; j < r->ntrials && st == BL_OK; j++) {
+            const bl_trial_result *t = &r->trials[j];
+            char key[512];
+            snprintf(key, sizeof key, "%s/%lld/%lld", t->target_id, (long long)t->block,
+                     (long long)t->trial);
+            st = put(out->replay_frames, key, bl_json_copy(r->replays[j]), err);
+        }
+    }
+    if (st != BL_OK)
+        bl_recordings_clear(out);
+    return st;
+}
