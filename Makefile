@@ -31,13 +31,12 @@ test: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The main job: run the example plan. The trial rows (JSON) go to
-# $(BUILD)/quick-start.json, the per-target summary to the terminal; the
-# records root stays inside the build directory.
+# The main job: run the example plan into a new record under $(BUILD)/records.
+# Standard output says where the record is and whether it is complete
+# ({"record": ..., "status": ...}); the one-line-per-target summary goes to
+# the terminal on standard error. `brainlesslab inspect <record>` verifies it.
 run: deps all
-	$(BUILD)/brainlesslab run plans/quick-start.toml --root $(BUILD)/records \
-	    >$(BUILD)/quick-start.json
-	@echo "trial rows: $(BUILD)/quick-start.json"
+	$(BUILD)/brainlesslab run plans/quick-start.toml --root $(BUILD)/records
 
 bench: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target bl_bench

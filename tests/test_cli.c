@@ -162,8 +162,7 @@ static void test_parsed_commands_exit_1(void **state)
          "brainlesslab: FileNotFoundError: p.toml: No such file or directory\n"},
         {"run -- -p.toml",
          "brainlesslab: FileNotFoundError: -p.toml: No such file or directory\n"},
-        {"inspect some/record",
-         "brainlesslab: RuntimeError: inspect is not implemented in this build yet\n"},
+        {"inspect some/record", "brainlesslab: ValueError: a record must be a real directory\n"},
         {"profile dest", "brainlesslab: RuntimeError: profile is not implemented in this build yet\n"},
         {"qualify dest", "brainlesslab: RuntimeError: qualify is not implemented in this build yet\n"},
     };

@@ -1,7 +1,11 @@
-/* `brainlesslab inspect` (spec/platform.md §3.2). The command line is parsed in full, so
- * scripts get the reference's usage errors (exit 2) today, but the command
- * itself is not implemented in this build yet: it says so in one line and
- * exits 1 rather than pretend success. */
+/* `brainlesslab inspect RECORD` (spec/platform.md §3.2, §7.6): verify a
+ * record's checksums read-only and print the inspection map as JSON (sorted
+ * keys, non-ASCII raw, Python's default separators). Exit 0 iff the record
+ * is complete; an incomplete or failed record still prints its map and
+ * exits 1; a path that is not a real directory, or a record whose manifest
+ * cannot be trusted, is one error line and exit 1. */
+#include "brainlesslab/json.h"
+#include "brainlesslab/records.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -9,8 +13,8 @@ static const char usage[] =
 
 static const char help[] =
     "\n"
-    "Read v1/v2 record metadata and verify artifact checksums (not implemented in\n"
-    "this build yet).\n"
+    "Read v1/v2 record metadata and verify artifact checksums, without executing\n"
+    "anything the record contains.\n"
     "\n"
     "positional arguments:\n"
     "  record      record directory\n"
@@ -20,8 +24,25 @@ static const char help[] =
 
 static int inspect_main(const bl_cli_args *args)
 {
-    (void)args;
-    return bl_cli_not_implemented("inspect");
+    /* Inspection writes nothing, so Ctrl-C may end it on the spot. */
+    bl_cli_exit_on_interrupt();
+    bl_error err = {0};
+    bl_json *map = NULL;
+    bl_buf out;
+    bl_buf_init(&out);
+    int rc;
+    if (bl_record_inspect(args->positional, &map, &err) != BL_OK ||
+        bl_json_write(map, BL_JSON_SORT_KEYS | BL_JSON_SPACED, &out, &err) != BL_OK ||
+        (bl_buf_putc(&out, '\n'), bl_buf_status(&out, &err)) != BL_OK) {
+        rc = bl_cli_report(&err);
+    } else {
+        rc = bl_cli_emit(&out);
+        if (rc == 0 && !bl_json_get_bool(bl_json_get(map, "complete")))
+            rc = 1;
+    }
+    bl_buf_free(&out);
+    bl_json_free(map);
+    return rc;
 }
 
 const bl_cli_command bl_cli_inspect = {

@@ -1,25 +1,26 @@
-/* `brainlesslab run PLAN` (spec/platform.md §3.2), adapted to a build that has
- * the evaluation runner but no records yet: it validates everything the
- * reference validates before it touches the disk, creates the records root
- * (where the records issue will reserve `<root>/<plan id>-<timestamp>-<hex>`),
- * executes the plan and prints one JSON document with the trial rows on
- * stdout and a short human summary on stderr.
+/* `brainlesslab run PLAN` (spec/platform.md §3.2): validate everything the
+ * reference validates before touching the disk, reserve
+ * <root>/<plan id>-<UTC>-<hex>, execute, write the record into the
+ * reservation (include/brainlesslab/records.h), inspect it and print
+ * {"record": PATH, "status": ...} on stdout, with a short human summary on
+ * stderr.
  *
- * Every check that can refuse a run comes before the first directory is
- * created, so a refused run leaves no trace; after that, only the runner's own
- * errors and Ctrl-C can stop it. Exit 0 iff every trial completed (§3.3). */
-#include <errno.h>
+ * Every check that can refuse a run comes before the reservation, so a
+ * refused run leaves no trace. After it, every error and Ctrl-C turns the
+ * reservation into a FAILED record before it is reported, so no run ever
+ * leaves a directory that could pass for a complete record. Exit 0 iff the
+ * record is complete (§3.3), 130 after Ctrl-C. */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/evaluation.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
+#include "brainlesslab/records.h"
 #include "brainlesslab/run.h"
 #include "cli.h"
 
@@ -35,10 +36,9 @@ static const char usage[] =
 
 static const char help[] =
     "\n"
-    "Execute a plan and print its trials, summaries, contrasts and calibrations as\n"
-    "one JSON document (a calibrate plan prints its frozen calibration records); a\n"
-    "summary goes to stderr. This build creates the records root but writes no\n"
-    "record yet.\n"
+    "Execute a plan and write one new checksummed record under ROOT; print\n"
+    "{\"record\": PATH, \"status\": STATUS} on stdout and a per-target summary on\n"
+    "stderr. Exit 0 iff the record is complete.\n"
     "\n"
     "positional arguments:\n"
     "  plan                  path of a v4 TOML plan\n"
@@ -52,15 +52,14 @@ static const char help[] =
     "  --memory-budget-mib MEMORY_BUDGET_MIB\n"
     "                        managed-memory budget in MiB (default: 256)\n"
     "  --recording {summary,probe_events,replay}\n"
-    "                        recording channel (default: summary; the others are\n"
-    "                        not implemented in this build yet)\n"
+    "                        recording channel (default: summary)\n"
     "  --recording-budget-mib RECORDING_BUDGET_MIB\n"
     "                        recording budget in MiB, 0 allowed (default: 32)\n"
     "  --cpu-threads CPU_THREADS\n"
     "                        CPU threads (default: 1)\n"
     "  --calibration CALIBRATION\n"
-    "                        calibration JSON file (record directories: not in\n"
-    "                        this build yet); repeatable, all records are pooled\n";
+    "                        calibration JSON file or complete record directory;\n"
+    "                        repeatable, all records are pooled\n";
 
 static const char *const backends[] = {"cpu", NULL}; /* DESIGN.md: this build's backends */
 static const char *const recordings[] = {"summary", "probe_events", "replay", NULL};
@@ -133,19 +132,8 @@ static bl_status build_execution(const bl_cli_args *args, bl_execution *x, bl_er
     return st;
 }
 
-/* What this build parses but cannot do yet is refused before anything is
- * created, rather than run without it and give a misleadingly plain result. */
-static bl_status refuse_unimplemented(const bl_execution *x, bl_error *err)
-{
-    if (x->recording != BL_RECORDING_SUMMARY)
-        return bl_fail(err, BL_ERUNTIME,
-                       "--recording %s is not implemented in this build yet",
-                       bl_recording_name(x->recording));
-    return BL_OK;
-}
-
-/* §3.2 step 4: every --calibration source, pooled in the order given. A
- * record directory is read through inspect, which the records work adds. */
+/* §3.2 step 4: every --calibration source, pooled in the order given: a
+ * calibration file, or a complete record's calibration.json (§7.7). */
 typedef struct pool {
     bl_calibration **cals;
     size_t n;
@@ -162,15 +150,9 @@ static bl_status load_calibrations(const bl_cli_args *args, pool *p, bl_error *e
 {
     for (size_t i = 0; i < args->count[OPT_CALIBRATION]; i++) {
         const char *path = args->all[OPT_CALIBRATION][i];
-        struct stat sb;
-        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-            return bl_fail(err, BL_ERUNTIME,
-                           "%s: calibration record directories are not readable in this build "
-                           "yet; pass the calibration JSON file",
-                           path);
         bl_calibration **got = NULL;
         size_t n = 0;
-        bl_status st = bl_calibrations_read_file(path, &got, &n, err);
+        bl_status st = bl_calibrations_read(path, &got, &n, err);
         if (st != BL_OK)
             return st;
         if (n == 0)
@@ -196,65 +178,6 @@ static bl_status check_plan_id(const char *id, bl_error *err)
         strcmp(id, "..") == 0)
         return bl_fail(err, BL_EVALUE, "plan id must be a portable record-name component");
     return BL_OK;
-}
-
-/* ---- the records root --------------------------------------------------- */
-
-/* mkdir -p `root`, or one error line and nothing left behind: the
- * directories this call created are removed again when a deeper one fails.
- * A component that exists but is not a directory (a regular file in the way)
- * is FileExistsError "<path>: exists and is not a directory"; any other
- * failure (a path under /proc, a read-only file system, ...) carries the
- * system's message, as FileNotFoundError when the system says ENOENT and as
- * OSError otherwise: "<path>: cannot create directory: <message>". */
-static bl_status make_root(const char *root, bl_error *err)
-{
-    size_t len = strlen(root);
-    if (len == 0)
-        return bl_fail(err, BL_ENOENT, "'': cannot create directory: %s", strerror(ENOENT));
-    char *path = bl_strdup(root);
-    /* Ends of the created prefixes, for the rollback: at most one per '/'. */
-    size_t *created = bl_mallocarray(len + 1, sizeof *created);
-    size_t ncreated = 0;
-    bl_status st = BL_OK;
-    if (!path || !created) {
-        st = bl_fail(err, BL_ENOMEM, "cannot allocate the records root path");
-        goto done;
-    }
-    for (size_t end = 1; end <= len; end++) {
-        if (end < len && path[end] != '/')
-            continue;
-        if (path[end - 1] == '/')
-            continue; /* "a//b" or the leading "/" */
-        char saved = path[end];
-        path[end] = 0;
-        if (mkdir(path, 0777) == 0) {
-            created[ncreated++] = end;
-        } else {
-            int e = errno;
-            struct stat sb;
-            if (e == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-                /* an existing directory (or a link to one): go deeper */
-            } else if (e == EEXIST || e == ENOTDIR) {
-                st = bl_fail(err, BL_EEXIST, "%s: exists and is not a directory", path);
-            } else {
-                st = bl_fail(err, e == ENOENT ? BL_ENOENT : BL_EOS,
-                             "%s: cannot create directory: %s", path, strerror(e));
-            }
-        }
-        path[end] = saved;
-        if (st != BL_OK)
-            break;
-    }
-    if (st != BL_OK)
-        while (ncreated > 0) {
-            path[created[--ncreated]] = 0;
-            (void)rmdir(path);
-        }
-done:
-    bl_free(created);
-    bl_free(path);
-    return st;
 }
 
 /* ---- execution hooks ---------------------------------------------------- */
@@ -295,127 +218,29 @@ static void on_progress(void *ctx, size_t done, size_t total)
 
 /* ---- output ------------------------------------------------------------- */
 
-static bl_json *int_array(const int64_t *v, size_t n)
+/* {"record": PATH, "status": STATUS} with the keys in that order, Python's
+ * default separators and non-ASCII kept raw (§3.2 step 9). */
+static bl_status record_line(const char *path, const char *status, bl_buf *out, bl_error *err)
 {
-    bl_json *a = bl_json_array();
-    for (size_t i = 0; a && i < n; i++)
-        if (bl_json_array_append(a, bl_json_int(v[i]), NULL) != BL_OK) {
-            bl_json_free(a);
-            return NULL;
-        }
-    return a;
-}
-
-static bl_status build_metadata(const bl_resolved_plan *plan, const bl_execution *x,
-                                const bl_run_result *r, bl_json **out, bl_error *err)
-{
-    bl_json *m = bl_json_object(), *exec = NULL;
-    if (!m)
-        return bl_fail(err, BL_ENOMEM, "cannot allocate the run metadata");
-    const bl_json *numerics = bl_json_get(bl_json_get(bl_resolved_plain(plan), "request"),
-                                          "numerics");
-    const bl_json *dtype = numerics ? bl_json_get(numerics, "dtype") : NULL;
-    BL_ASSERT(dtype && bl_json_kindof(dtype) == BL_JSON_STRING); /* resolution fills it in */
-    bl_status st = bl_execution_json(x, &exec, err);
+    bl_json *o = bl_json_object();
+    bl_status st = o ? bl_json_object_set(o, "record", bl_json_string(path), err)
+                     : bl_fail(err, BL_ENOMEM, "out of memory for the run output");
     if (st == BL_OK)
-        st = bl_json_object_set(m, "execution", exec, err);
+        st = bl_json_object_set(o, "status", bl_json_string(status), err);
     if (st == BL_OK)
-        st = bl_json_object_set(m, "batch_capacities",
-                                int_array(r->batch_capacities, r->ncohorts), err);
-    const struct {
-        const char *key;
-        int64_t value;
-    } ints[] = {
-        {"requested_batch_size", r->requested_batch_size},
-        {"recording_estimate_bytes", r->recording_estimate_bytes},
-        {"allocation_budget", r->allocation_budget},
-        {"cpu_threads", r->cpu_threads},
-        {"peak_rss_bytes", r->peak_rss_bytes},
-        {"world_ticks", r->world_ticks},
-        {"neural_frames", r->neural_frames},
-        {"reservoir_frames", r->reservoir_frames},
-    };
-    for (size_t i = 0; st == BL_OK && i < sizeof ints / sizeof *ints; i++)
-        st = bl_json_object_set(m, ints[i].key, bl_json_int(ints[i].value), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(m, "dtype", bl_json_copy(dtype), err);
-    if (st != BL_OK) {
-        bl_json_free(m);
-        return st;
-    }
-    *out = m;
-    return BL_OK;
-}
-
-/* Appends bl_<what>_json of every item to a new array under `key`. */
-#define ADD_ARRAY(doc, key, n, json_of)                                        \
-    do {                                                                       \
-        bl_json *arr_ = bl_json_array();                                       \
-        st = bl_json_object_set(doc, key, arr_, err);                          \
-        for (size_t i_ = 0; st == BL_OK && i_ < (n); i_++) {                   \
-            bl_json *item_ = NULL;                                             \
-            st = json_of;                                                      \
-            if (st == BL_OK)                                                   \
-                st = bl_json_array_append(arr_, item_, err);                   \
-        }                                                                      \
-    } while (0)
-
-/* The stdout document: {"calibrations", "contract_hash", "contrasts",
- * "metadata", "plan_id", "summaries", "timings", "trials"}, rows in job
- * order. A calibrate plan prints its frozen records as a
- * "brainlesslab-calibrations" document instead (until records exist). Built
- * whole before anything is written. */
-static bl_status build_document(const bl_resolved_plan *plan, const char *plan_id,
-                                const bl_execution *x, const bl_evaluation *e, bl_json **out,
-                                bl_error *err)
-{
-    const bl_run_result *r = e->run;
-    const bl_json *request = bl_json_get(bl_resolved_plain(plan), "request");
-    if (strcmp(bl_json_get_string(bl_json_get(request, "operation"), NULL), "calibrate") == 0)
-        return bl_calibrations_document((const bl_calibration *const *)e->calibrations,
-                                        e->ncalibrations, out, err);
-    bl_json *doc = bl_json_object(), *meta = NULL, *timings = NULL;
-    if (!doc)
-        return bl_fail(err, BL_ENOMEM, "cannot allocate the run document");
-    bl_status st = bl_json_object_set(doc, "contract_hash",
-                                      bl_json_string(bl_resolved_contract_hash(plan)), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(doc, "plan_id", bl_json_string(plan_id), err);
-    if (st == BL_OK && (st = build_metadata(plan, x, r, &meta, err)) == BL_OK)
-        st = bl_json_object_set(doc, "metadata", meta, err);
+        st = bl_json_write(o, BL_JSON_SPACED, out, err);
     if (st == BL_OK) {
-        timings = bl_json_object();
-        st = bl_json_object_set(doc, "timings", timings, err);
+        bl_buf_putc(out, '\n');
+        st = bl_buf_status(out, err);
     }
-    if (st == BL_OK)
-        st = bl_json_object_set(timings, "preflight_seconds",
-                                bl_json_real(r->seconds_preflight), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(timings, "execute_seconds", bl_json_real(r->seconds_execute),
-                                err);
-    if (st == BL_OK)
-        ADD_ARRAY(doc, "trials", r->ntrials, bl_trial_result_json(&r->trials[i_], &item_, err));
-    if (st == BL_OK)
-        ADD_ARRAY(doc, "summaries", e->ntargets,
-                  bl_target_summary_json(&e->summaries[i_], &item_, err));
-    if (st == BL_OK)
-        ADD_ARRAY(doc, "contrasts", e->ncontrasts, bl_contrast_json(&e->contrasts[i_], &item_, err));
-    if (st == BL_OK)
-        ADD_ARRAY(doc, "calibrations", e->ncalibrations,
-                  bl_calibration_json(e->calibrations[i_], &item_, err));
-    if (st != BL_OK) {
-        bl_json_free(doc);
-        return st;
-    }
-    *out = doc;
-    return BL_OK;
+    bl_json_free(o);
+    return st;
 }
 
 /* The human summary on stderr: one line per target in plan order (trials,
  * completed, the summary's raw estimate with its interval and, where a
- * calibration applies, the adjusted value), then the totals and the rate.
- * Returns whether every trial completed. */
-static bool print_summary(const bl_evaluation *e)
+ * calibration applies, the adjusted value), then the totals and the rate. */
+static void print_summary(const bl_evaluation *e)
 {
     const bl_run_result *r = e->run;
     size_t completed_all = 0, failed_all = 0;
@@ -458,44 +283,97 @@ static bool print_summary(const bl_evaluation *e)
                 (double)r->reservoir_frames / r->seconds_execute);
     else
         fputc('\n', stderr);
-    return completed_all == r->ntrials;
+}
+
+/* The probe_events and replay channels in record form (§4.11, §4.12, §7.8):
+ * ProbeEvents with their features and ProbeTrials as the runner captured
+ * them, and one replay document per trial that recorded frames (a trial
+ * that failed on its first frame has none, and gets no replay file). */
+static bl_status recording_channels(bl_record_input *in, bl_recordings *recs, bl_json **replays,
+                                    bl_error *err)
+{
+    if (in->execution->recording == BL_RECORDING_SUMMARY)
+        return BL_OK;
+    bl_status st = bl_evaluation_recordings(in->resolved, in->evaluation, recs, err);
+    if (st != BL_OK)
+        return st;
+    in->probe_events = recs->probe_events;
+    in->probe_features = (const double *const *)recs->probe_features;
+    in->probe_feature_len = recs->probe_feature_len;
+    in->probe_trials = recs->probe_trials;
+    const bl_json *frames = recs->replay_frames;
+    if (!frames)
+        return BL_OK;
+    if (!(*replays = bl_json_object()))
+        return bl_fail(err, BL_ENOMEM, "out of memory for replays");
+    for (size_t i = 0; i < bl_json_size(frames) && st == BL_OK; i++) {
+        const char *key = bl_json_key_at(frames, i, NULL);
+        bl_json *doc = NULL;
+        if (bl_json_size(bl_json_value_at(frames, i)) == 0)
+            continue;
+        st = bl_replay_document(in, key, bl_json_value_at(frames, i), &doc, err);
+        if (st == BL_OK)
+            st = bl_json_object_set(*replays, key, doc, err);
+    }
+    in->replays = *replays;
+    return st;
 }
 
 /* ---- the command -------------------------------------------------------- */
 
+/* After the reservation: an error or Ctrl-C becomes a FAILED record first,
+ * then one line on stderr (exit 1, or 130 for Ctrl-C). */
+static int fail_reserved(const bl_reservation *r, const bl_error *err)
+{
+    bl_error ferr;
+    if (bl_record_fail(r, err, &ferr) != BL_OK)
+        (void)bl_cli_report(&ferr); /* the record may be damaged: say so too */
+    return bl_cli_report(err);
+}
+
 static int run_main(const bl_cli_args *args)
 {
-    /* Until the records root exists the command owns nothing on disk, so
+    /* Until the reservation exists the command owns nothing on disk, so
      * Ctrl-C may end it on the spot (exit 130, one line). */
     bl_cli_exit_on_interrupt();
     bl_error err = {0};
     bl_plan *plan = NULL;
     bl_resolved_plan *resolved = NULL;
     bl_evaluation *result = NULL;
+    bl_json *inspection = NULL, *replays = NULL;
+    bl_recordings recs = {0};
     pool cals = {0};
-    bl_json *doc = NULL;
+    char *dest = NULL;
+    bl_reservation res = {0};
     bl_execution x;
     progress_state progress = {0};
     bl_run_hooks hooks = {.interrupt = &interrupted};
     bl_buf out;
     bl_buf_init(&out);
+    const char *written = NULL;
     int rc;
     bl_status st;
 
     if (bl_plan_read(args->positional, &plan, &err) != BL_OK ||
         bl_plan_resolve(plan, &resolved, &err) != BL_OK ||
         build_execution(args, &x, &err) != BL_OK ||
-        refuse_unimplemented(&x, &err) != BL_OK ||
         load_calibrations(args, &cals, &err) != BL_OK ||
         check_plan_id(bl_plan_id(plan), &err) != BL_OK ||
         bl_evaluation_preflight(resolved, &x, (const bl_calibration *const *)cals.cals, cals.n,
-                                &err) != BL_OK)
+                                &err) != BL_OK ||
+        bl_record_name(args->value[OPT_ROOT], bl_plan_id(plan), &dest, &err) != BL_OK ||
+        /* The path must be printable as JSON (valid UTF-8) before it exists. */
+        record_line(dest, "complete", &out, &err) != BL_OK)
         goto report;
+    bl_buf_reset(&out);
 
+    /* From here Ctrl-C only raises a flag: the runner stops at the next tick
+     * boundary and the reservation is failed before the program exits. A
+     * write over RLIMIT_FSIZE must fail (EFBIG, then FAILED), not kill. */
     interrupt_sets_flag();
-    if (make_root(args->value[OPT_ROOT], &err) != BL_OK)
+    signal(SIGXFSZ, SIG_IGN);
+    if (bl_record_reserve(dest, &res, &err) != BL_OK)
         goto report;
-    /* The records issue reserves <root>/<plan id>-<timestamp>-<hex> here. */
 
     if (isatty(STDERR_FILENO)) {
         hooks.progress = on_progress;
@@ -505,27 +383,51 @@ static int run_main(const bl_cli_args *args)
                      &result, &err);
     if (progress.shown)
         fputc('\n', stderr); /* end the progress line before any report */
-    if (st != BL_OK)
-        goto report;
     /* A Ctrl-C after the last tick still means the user asked to stop. */
+    if (st == BL_OK && interrupted)
+        st = bl_fail(&err, BL_EINTERRUPT, "interrupted");
+    if (st != BL_OK) {
+        rc = fail_reserved(&res, &err);
+        goto done;
+    }
+    bl_record_input input = {
+        .plan = plan,
+        .resolved = resolved,
+        .execution = &x,
+        .evaluation = result,
+    };
+    if (recording_channels(&input, &recs, &replays, &err) != BL_OK) {
+        rc = fail_reserved(&res, &err);
+        goto done;
+    }
+    /* bl_record_write fails the reservation itself on any error. */
+    if (bl_record_write(&input, &res, &written, &err) != BL_OK ||
+        bl_record_inspect(res.path, &inspection, &err) != BL_OK)
+        goto report;
+    const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
+    /* A Ctrl-C during the (short) write is honoured once the record is
+     * whole: it stays as written, and the command stops without output. */
     if (interrupted) {
-        bl_fail(&err, BL_EINTERRUPT, "interrupted");
+        bl_fail(&err, BL_EINTERRUPT, "interrupted (the record %s is %s)", res.path, status);
         goto report;
     }
-    if (build_document(resolved, bl_plan_id(plan), &x, result, &doc, &err) != BL_OK ||
-        bl_json_write(doc, BL_JSON_SORT_KEYS | BL_JSON_SPACED, &out, &err) != BL_OK ||
-        (bl_buf_putc(&out, '\n'), bl_buf_status(&out, &err)) != BL_OK)
+    if (record_line(res.path, status, &out, &err) != BL_OK)
         goto report;
     rc = bl_cli_emit(&out);
+    print_summary(result);
     if (rc == 0)
-        rc = print_summary(result) ? 0 : 1;
+        rc = strcmp(status, "complete") == 0 ? 0 : 1;
     goto done;
 
 report:
     rc = bl_cli_report(&err);
 done:
     bl_buf_free(&out);
-    bl_json_free(doc);
+    bl_json_free(inspection);
+    bl_json_free(replays);
+    bl_recordings_clear(&recs);
+    bl_reservation_clear(&res);
+    bl_free(dest);
     bl_evaluation_free(result);
     pool_free(&cals);
     bl_resolved_plan_free(resolved);

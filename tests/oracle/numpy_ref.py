@@ -23,6 +23,9 @@ Requests:
   data SEED N KIND           the data array itself                       -> float64[N]
   npy PATH                   numpy.load(PATH) (no whitespace in PATH)    -> ASCII line
                              "DESCR NDIM DIM0 DIM1 ...\n", then the array's bytes in C order
+  npz PATH                   numpy.load(PATH, allow_pickle=False) of a .npz archive
+                             -> ASCII line "COUNT\n", then per member in sorted name order
+                             "NAME DESCR NDIM DIM0 ...\n" and the array's bytes in C order
   rawkey K0 K1 C0 C1 C2 C3 N Philox(key=[K0,K1], counter=[C0..C3]).random_raw(N)
                              (words in hex)                              -> uint64[N]
   ops SEED OP,OP,...         one generator, the ops in order, each giving 8-byte
@@ -213,6 +216,20 @@ def npy_record(path):
                     [str(d) for d in a.shape]) + "\n"
     body = np.ascontiguousarray(a).tobytes()
     return np.frombuffer(head.encode("ascii") + body, dtype=np.uint8)
+
+
+def npz_record(path):
+    """Every member through NumPy's own .npz reader, pickles refused."""
+    out = b""
+    with np.load(path, allow_pickle=False) as z:
+        names = sorted(z.files)
+        out += ("%d\n" % len(names)).encode("ascii")
+        for name in names:
+            a = z[name]
+            head = " ".join([name, np.lib.format.dtype_to_descr(a.dtype), str(a.ndim)] +
+                            [str(d) for d in a.shape]) + "\n"
+            out += head.encode("ascii") + np.ascontiguousarray(a).tobytes()
+    return np.frombuffer(out, dtype=np.uint8)
 
 
 def falandays_construct(seed_hex, n, r, e, spec):
@@ -496,6 +513,8 @@ def handle(words):
     op, seed = words[0], words[1]
     if op == "npy":
         return npy_record(seed)
+    if op == "npz":
+        return npz_record(seed)
     if op == "bootstrap":
         return bootstrap(seed, int(words[2]), words[3], words[4], int(words[5]))
     if op == "nullboot":

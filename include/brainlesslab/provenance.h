@@ -1,0 +1,74 @@
+/* Provenance: what a record says about the program and machine that made
+ * it (spec/platform.md §7.3, the environment/ files), and deterministic ZIP archives.
+ *
+ * Where the reference captures its Python package sources, lock file and
+ * interpreter, this program captures the exact source tree it was built
+ * from: at build time the sources are packed into a deterministic archive
+ * (sorted entries, fixed 1980-01-01 timestamps, mode 0644, deflate) that is
+ * compiled into the binary together with its SHA-256, so every record
+ * carries the code that produced it and a receipt that proves which. */
+#ifndef BRAINLESSLAB_PROVENANCE_H
+#define BRAINLESSLAB_PROVENANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/buf.h"
+#include "brainlesslab/json.h"
+#include "brainlesslab/status.h"
+
+/* ---- deterministic ZIP archives (libzip) --------------------------------- */
+
+typedef struct bl_zip_entry {
+    const char *name;   /* portable relative path */
+    const void *data;
+    size_t len;
+} bl_zip_entry;
+
+/* A ZIP archive of the entries in byte order of their names (whatever
+ * order they are given in), each deflated, dated 1980-01-01 00:00:00, mode
+ * 0644 regular file. The same entries always give the same bytes. Duplicate
+ * or unsafe names (absolute, "..", backslash, empty) are BL_EVALUE. */
+bl_status bl_zip_build(const bl_zip_entry *entries, size_t n, bl_buf *out, bl_error *err);
+
+/* Reads every member of an archive held in memory (for tests and
+ * verification); *entries is a heap array whose names and data are heap
+ * copies, released with bl_zip_entries_free. */
+bl_status bl_zip_read(const void *zip, size_t len, bl_zip_entry **entries, size_t *n,
+                      bl_error *err);
+void bl_zip_entries_free(bl_zip_entry *entries, size_t n);
+
+/* A NumPy .npz (deflated ZIP) of float64 1-D arrays, members
+ * "<name>.npy" in .npy format 1.0, little-endian, C order. */
+bl_status bl_npz_build(const char *const *names, const double *const *arrays,
+                       const size_t *lengths, size_t n, bl_buf *out, bl_error *err);
+
+/* ---- the embedded source bundle ------------------------------------------- */
+
+/* The deterministic archive of the sources this binary was built from
+ * (every file git tracks, as of the build), and the SHA-256 hex of its
+ * bytes, both fixed at build time. */
+const void *bl_source_bundle(size_t *len);
+const char *bl_source_bundle_sha256(void);
+
+/* environment/source.json: {"entrypoint": "brainlesslab", "file_sha256":
+ * {name: sha256}, "files": [sorted names], "format":
+ * "brainlesslab-source-bundle", "sha256": <of the archive>, "version": 1}.
+ * Verifies the embedded archive against its embedded hash first. */
+bl_status bl_source_receipt(bl_json **out, bl_error *err);
+
+/* The lock-file equivalent (environment/build.lock): the exact build
+ * configuration and dependency versions of this binary, as text. */
+bl_status bl_build_lock(bl_buf *out, bl_error *err);
+
+/* ---- the environment ------------------------------------------------------ */
+
+/* environment/environment.json minus "execution" (the caller adds the
+ * result metadata): {"compiler": {"id", "version", "flags"}, "libraries":
+ * {"jansson", "libcrypto", "random123", "tomlplusplus", "libzip", "zlib",
+ * "openmp"}, "machine": <cpu architecture>, "cpu": <model name>, "os": <id
+ * and version>, "kernel": <release>, "package_version": <ours>,
+ * "platform": "linux"}. */
+bl_status bl_environment_json(bl_json **out, bl_error *err);
+
+#endif

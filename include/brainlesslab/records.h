@@ -1,0 +1,112 @@
+/* Records: portable, checksummed bundles of one evaluation
+ * (spec/platform.md §7).
+ *
+ * A record is reserved first (exclusive directory creation, a .RESERVED
+ * token), then written file by file in exclusive-create mode, then
+ * inventoried in a SHA-256 manifest (record.toml), re-inspected, and only
+ * then marked DONE (every trial completed) or FAILED. Any error while
+ * writing leaves a FAILED marker beside whatever was written, and the
+ * .RESERVED token stays, so such a directory can never look complete.
+ * Inspection is read-only and never executes anything. */
+#ifndef BRAINLESSLAB_RECORDS_H
+#define BRAINLESSLAB_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "brainlesslab/buf.h"
+#include "brainlesslab/evaluation.h"
+#include "brainlesslab/json.h"
+#include "brainlesslab/plan.h"
+#include "brainlesslab/run.h"
+#include "brainlesslab/status.h"
+
+/* ---- file formats (§7.3) -------------------------------------------------- */
+
+/* Record JSON: keys sorted, compact separators, non-ASCII kept raw, one
+ * trailing newline. Any non-finite number → BL_EVALUE "records require
+ * finite numbers or explicit missing values". */
+bl_status bl_record_json_text(const bl_json *v, bl_buf *out, bl_error *err);
+
+/* CSV in Python's "excel" dialect: CRLF line ends, minimal quoting (fields
+ * holding ',', '"', CR or LF are quoted, quotes doubled). rows is an array
+ * of objects; the header is the sorted union of their keys; null → empty
+ * field, reals in shortest round-trip form, arrays/objects as compact JSON
+ * (non-ASCII raw), strings as they are, bools as True/False. */
+bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err);
+
+/* ---- reservation (§7.1) ----------------------------------------------------- */
+
+typedef struct bl_reservation {
+    char *path;        /* the record directory (heap) */
+    char token[65];    /* 64 lowercase hex digits, the content of .RESERVED */
+} bl_reservation;
+
+/* "<root>/<plan id>-<YYYYmmddTHHMMSSZ>-<8 random lowercase hex>" (UTC now). */
+bl_status bl_record_name(const char *root, const char *plan_id, char **out, bl_error *err);
+/* Creates the parents of `dest`, then `dest` exclusively (existing →
+ * BL_EEXIST), then writes .RESERVED with a fresh random token. */
+bl_status bl_record_reserve(const char *dest, bl_reservation *out, bl_error *err);
+/* fail_record: checks the token is still ours ("record reservation is no
+ * longer owned"), then, unless FAILED exists, writes FAILED as record JSON
+ * {"error_type": <kind of cause>, "message": <cause message with the record
+ * path replaced by "<record>">, "status": "failed"}. .RESERVED stays. */
+bl_status bl_record_fail(const bl_reservation *r, const bl_error *cause, bl_error *err);
+void bl_reservation_clear(bl_reservation *r);
+
+/* ---- writing (§7.2–§7.5) ---------------------------------------------------- */
+
+typedef struct bl_record_input {
+    const bl_plan *plan;                /* request.toml */
+    const bl_resolved_plan *resolved;   /* resolved.toml, contract hash */
+    const bl_execution *execution;      /* metadata.execution */
+    const bl_evaluation *evaluation;    /* trials, seeds, summaries, contrasts, calibrations */
+    /* Optional recording channels (NULL / 0 when absent). */
+    const bl_json *probe_events;        /* array of ProbeEvent objects without features */
+    const double *const *probe_features;/* one feature vector per event */
+    const size_t *probe_feature_len;
+    const bl_json *probe_trials;        /* array of ProbeTrial objects */
+    const bl_json *replays;             /* object: trial key → replay document */
+} bl_record_input;
+
+/* The result metadata of §4.13 (runtime description, rng scheme, source
+ * hashes, execution, batch capacities, reset, evidence, diagnostic,
+ * recording estimate) for summary/summary.json and environment.json. */
+bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error *err);
+
+/* write_record into a reservation: every file of §7.2 in exclusive-create
+ * mode, the manifest, a re-inspection ("new record inventory failed
+ * checksum verification"), then DONE (every trial completed) or FAILED
+ * {"reason": "one or more trials failed or remained incomplete", ...};
+ * finally .RESERVED is removed. On any error the reservation is failed
+ * (bl_record_fail) and the error returned; partial files stay. *status
+ * gets "complete" or "failed". */
+bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
+                          const char **status, bl_error *err);
+
+/* ---- development replays (§7.8) -------------------------------------------- */
+
+/* The replay document of one trial: {"format": "brainlesslab-replay",
+ * "version": 1, "trial_key", "task", "node", "provenance": {...}, "frames"}.
+ * `frames` is the trial's frame array (copied); the trial must be one of
+ * the evaluation's ("unknown replay trial_key") and frames non-empty ("a
+ * replay must contain recorded frames"). */
+bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
+                             const bl_json *frames, bl_json **out, bl_error *err);
+
+/* ---- inspection (§7.6) and calibrations (§7.7) ------------------------------- */
+
+/* The inspection map {"checksums_valid", "complete", "invalid_artifacts",
+ * "manifest", "status", "unlisted_artifacts"}; errors (not a real directory,
+ * symlinks inside, unreadable or unsupported manifest, unsafe artifact
+ * paths, ...) are BL_EVALUE with the spec's messages. Reads only. */
+bl_status bl_record_inspect(const char *path, bl_json **out, bl_error *err);
+
+/* read_calibration(path): a "brainlesslab-calibrations" file, or a complete
+ * record directory's calibration.json ("calibration record is incomplete or
+ * has invalid checksums"); symlinks refused. */
+bl_status bl_calibrations_read(const char *path, bl_calibration ***out, size_t *n,
+                               bl_error *err);
+
+#endif

@@ -1,0 +1,202 @@
+/* The byte formats of a record (spec/platform.md §7.3): record JSON and CSV
+ * in Python's "excel" dialect. Both refuse any non-finite number anywhere
+ * in the value, before writing a byte, so a record never holds a NaN that a
+ * reader would have to guess the meaning of. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/records.h"
+#include "records/records_internal.h"
+
+bl_status bl_record_check_finite(const bl_json *v, bl_error *err)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_REAL: {
+        /* x - x is 0 for every finite x and NaN for NaN and the infinities. */
+        double d = bl_json_get_real(v);
+        if (d - d != 0)
+            return bl_fail(err, BL_EVALUE,
+                           "records require finite numbers or explicit missing values");
+        return BL_OK;
+    }
+    case BL_JSON_ARRAY:
+        for (size_t i = 0; i < bl_json_size(v); i++) {
+            bl_status st = bl_record_check_finite(bl_json_at(v, i), err);
+            if (st != BL_OK)
+                return st;
+        }
+        return BL_OK;
+    case BL_JSON_OBJECT:
+        for (size_t i = 0; i < bl_json_size(v); i++) {
+            bl_status st = bl_record_check_finite(bl_json_value_at(v, i), err);
+            if (st != BL_OK)
+                return st;
+        }
+        return BL_OK;
+    default:
+        return BL_OK;
+    }
+}
+
+bl_status bl_record_json_text(const bl_json *v, bl_buf *out, bl_error *err)
+{
+    bl_status st = bl_record_check_finite(v, err);
+    /* Sorted keys, compact separators, no ASCII escaping (ensure_ascii=False). */
+    if (st == BL_OK)
+        st = bl_json_write(v, BL_JSON_SORT_KEYS, out, err);
+    if (st == BL_OK) {
+        bl_buf_putc(out, '\n');
+        st = bl_buf_status(out, err);
+    }
+    return st;
+}
+
+/* ---- CSV ------------------------------------------------------------------- */
+
+typedef struct csv_key {
+    const char *s;
+    size_t len;
+} csv_key;
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const csv_key *a = pa, *b = pb;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->s, b->s, n);
+    return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* The sorted union of the rows' keys (pointers into the rows). */
+static bl_status header_of(const bl_json *rows, csv_key **out, size_t *n, bl_error *err)
+{
+    size_t total = 0;
+    for (size_t r = 0; r < bl_json_size(rows); r++) {
+        const bl_json *row = bl_json_at(rows, r);
+        if (bl_json_kindof(row) != BL_JSON_OBJECT)
+            return bl_fail(err, BL_ETYPE, "CSV rows must be objects (row %zu is not)", r);
+        total += bl_json_size(row);
+    }
+    *out = NULL;
+    *n = 0;
+    if (total == 0)
+        return BL_OK;
+    csv_key *keys = bl_mallocarray(total, sizeof *keys);
+    if (!keys)
+        return bl_fail(err, BL_ENOMEM, "out of memory for a CSV header");
+    size_t k = 0;
+    for (size_t r = 0; r < bl_json_size(rows); r++) {
+        const bl_json *row = bl_json_at(rows, r);
+        for (size_t i = 0; i < bl_json_size(row); i++, k++)
+            keys[k].s = bl_json_key_at(row, i, &keys[k].len);
+    }
+    qsort(keys, total, sizeof *keys, cmp_key);
+    size_t unique = 0;
+    for (size_t i = 0; i < total; i++)
+        if (unique == 0 || cmp_key(&keys[unique - 1], &keys[i]) != 0)
+            keys[unique++] = keys[i];
+    *out = keys;
+    *n = unique;
+    return BL_OK;
+}
+
+/* One field in QUOTE_MINIMAL form: quoted when it holds the delimiter, the
+ * quote character or a line-terminator character, quotes doubled. */
+static void put_field(bl_buf *out, const char *s, size_t len)
+{
+    bool quote = false;
+    for (size_t i = 0; i < len && !quote; i++)
+        quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
+    if (!quote) {
+        bl_buf_append(out, s, len);
+        return;
+    }
+    bl_buf_putc(out, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"')
+            bl_buf_putc(out, '"');
+        bl_buf_putc(out, s[i]);
+    }
+    bl_buf_putc(out, '"');
+}
+
+/* The text of one value: str() of Python scalars, compact JSON of lists and
+ * maps, nothing for a missing value. */
+static bl_status cell_text(const bl_json *v, bl_buf *cell, bl_error *err)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_NULL:
+        return BL_OK;
+    case BL_JSON_BOOL:
+        bl_buf_puts(cell, bl_json_get_bool(v) ? "True" : "False");
+        return bl_buf_status(cell, err);
+    case BL_JSON_STRING: {
+        size_t len;
+        const char *s = bl_json_get_string(v, &len);
+        bl_buf_append(cell, s, len);
+        return bl_buf_status(cell, err);
+    }
+    default:
+        /* Integers of any size, reals in repr form, arrays and objects. */
+        return bl_json_write(v, BL_JSON_SORT_KEYS, cell, err);
+    }
+}
+
+static void put_header(bl_buf *out, const csv_key *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            bl_buf_putc(out, ',');
+        put_field(out, keys[i].s, keys[i].len);
+    }
+    bl_buf_puts(out, "\r\n");
+}
+
+bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err)
+{
+    if (bl_json_kindof(rows) != BL_JSON_ARRAY)
+        return bl_fail(err, BL_ETYPE, "CSV rows must be an array of objects");
+    bl_status st = bl_record_check_finite(rows, err);
+    if (st != BL_OK)
+        return st;
+    csv_key *keys;
+    size_t nkeys;
+    if ((st = header_of(rows, &keys, &nkeys, err)) != BL_OK)
+        return st;
+    bl_buf cell;
+    bl_buf_init(&cell);
+    put_header(out, keys, nkeys);
+    for (size_t r = 0; r < bl_json_size(rows) && st == BL_OK; r++) {
+        const bl_json *row = bl_json_at(rows, r);
+        for (size_t i = 0; i < nkeys && st == BL_OK; i++) {
+            /* bl_json_get needs a NUL-free key; sorted keys come from the
+             * rows themselves, so look the exact bytes up. */
+            const bl_json *v = NULL;
+            for (size_t j = 0; j < bl_json_size(row) && !v; j++) {
+                size_t len;
+                const char *k = bl_json_key_at(row, j, &len);
+                if (len == keys[i].len && memcmp(k, keys[i].s, len) == 0)
+                    v = bl_json_value_at(row, j);
+            }
+            bl_buf_reset(&cell);
+            if (v)
+                st = cell_text(v, &cell, err);
+            if (st != BL_OK)
+                break;
+            if (i)
+                bl_buf_putc(out, ',');
+            /* Python writes a lone empty field as "" so the row is not
+             * mistaken for a blank line. */
+            if (nkeys == 1 && cell.len == 0)
+                bl_buf_puts(out, "\"\"");
+            else
+                put_field(out, cell.data ? cell.data : "", cell.len);
+        }
+        bl_buf_puts(out, "\r\n");
+    }
+    bl_buf_free(&cell);
+    bl_free(keys);
+    if (st != BL_OK)
+        return st;
+    return bl_buf_status(out, err);
+}

@@ -1,0 +1,318 @@
+/* What a record says about the program and machine that made it
+ * (spec/platform.md §7.3: environment/source.json, environment/build.lock,
+ * environment/environment.json).
+ *
+ * The reference captures its package sources, uv.lock and interpreter at
+ * run time. A compiled program cannot find its sources at run time (the
+ * tree may be gone, or changed since the build), so the build packs them
+ * into the binary instead (tools/provenance.cmake, tools/source_bundle.c)
+ * with their SHA-256; the receipt re-hashes that archive before vouching
+ * for it. The build configuration and Debian package versions are fixed at
+ * configure time into provenance_info.h; what depends on the machine
+ * (library versions actually loaded, CPU, OS, kernel) is read when asked. */
+#include "brainlesslab/provenance.h"
+
+#include <jansson.h>
+#include <openssl/crypto.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <zip.h>
+#include <zlib.h>
+
+#include "brainlesslab/sha256.h"
+#include "brainlesslab/version.h"
+#include "provenance_info.h"
+#include "records/provenance_bundle.h"
+#include "records/zip_internal.h"
+
+/* ---- the source bundle ---------------------------------------------------------- */
+
+const void *bl_source_bundle(size_t *len)
+{
+    if (len)
+        *len = bl_bundle_size;
+    return bl_bundle_bytes;
+}
+
+const char *bl_source_bundle_sha256(void) { return bl_bundle_sha256; }
+
+typedef struct receipt_ctx {
+    bl_json *files;       /* array of names */
+    bl_json *file_sha256; /* object name -> hex */
+} receipt_ctx;
+
+static bl_status receipt_member(void *vctx, const char *name, const void *data, size_t len,
+                                bl_error *err)
+{
+    receipt_ctx *ctx = vctx;
+    uint8_t digest[BL_SHA256_BYTES];
+    char hex[2 * BL_SHA256_BYTES + 1];
+    bl_status st = bl_sha256(data, len, digest, err);
+    if (st != BL_OK)
+        return st;
+    bl_hex(digest, sizeof digest, hex);
+    st = bl_json_array_append(ctx->files, bl_json_string(name), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(ctx->file_sha256, name, bl_json_string(hex), err);
+    return st;
+}
+
+bl_status bl_source_receipt(bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    uint8_t digest[BL_SHA256_BYTES];
+    char hex[2 * BL_SHA256_BYTES + 1];
+    bl_status st = bl_sha256(bl_bundle_bytes, bl_bundle_size, digest, err);
+    if (st != BL_OK)
+        return st;
+    bl_hex(digest, sizeof digest, hex);
+    /* A mismatch means the binary was altered after the build: the receipt
+     * would vouch for sources other than the ones it names. */
+    if (strcmp(hex, bl_bundle_sha256) != 0)
+        return bl_fail(err, BL_ERUNTIME,
+                       "the embedded source bundle does not match its SHA-256 (%s, expected %s)",
+                       hex, bl_bundle_sha256);
+
+    bl_json *receipt = bl_json_object();
+    receipt_ctx ctx = {bl_json_array(), bl_json_object()};
+    if (!receipt || !ctx.files || !ctx.file_sha256) {
+        st = bl_fail(err, BL_ENOMEM, "out of memory building the source receipt");
+        goto fail;
+    }
+    /* Archive order is name order (bl_zip_build), so "files" comes out sorted. */
+    st = bl_zip_visit(bl_bundle_bytes, bl_bundle_size, receipt_member, &ctx, err);
+    if (st != BL_OK)
+        goto fail;
+    st = bl_json_object_set(receipt, "entrypoint", bl_json_string("brainlesslab"), err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(receipt, "file_sha256", ctx.file_sha256, err);
+        ctx.file_sha256 = NULL; /* owned by the receipt whatever the outcome */
+    }
+    if (st == BL_OK) {
+        st = bl_json_object_set(receipt, "files", ctx.files, err);
+        ctx.files = NULL;
+    }
+    if (st == BL_OK)
+        st = bl_json_object_set(receipt, "format", bl_json_string("brainlesslab-source-bundle"),
+                                err);
+    if (st == BL_OK)
+        st = bl_json_object_set(receipt, "sha256", bl_json_string(hex), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(receipt, "version", bl_json_int(1), err);
+    if (st != BL_OK)
+        goto fail;
+    *out = receipt;
+    return BL_OK;
+
+fail:
+    bl_json_free(ctx.files);
+    bl_json_free(ctx.file_sha256);
+    bl_json_free(receipt);
+    return st;
+}
+
+/* ---- the build lock ------------------------------------------------------------- */
+
+bl_status bl_build_lock(bl_buf *out, bl_error *err)
+{
+    /* Keys sorted within each section, one "name = value" per line, so two
+     * locks compare line by line. */
+    bl_buf_puts(out, "# environment/build.lock: how this brainlesslab binary was built\n");
+    bl_buf_puts(out, "[build]\n");
+    bl_buf_printf(out, "brainlesslab = %s\n", bl_version());
+    bl_buf_printf(out, "build_type = %s\n", BL_PROV_BUILD_TYPE);
+    bl_buf_printf(out, "c_compiler = %s %s\n", BL_PROV_C_COMPILER_ID, BL_PROV_C_COMPILER_VERSION);
+    bl_buf_printf(out, "c_flags = %s\n", BL_PROV_C_FLAGS);
+    bl_buf_printf(out, "cmake = %s\n", BL_PROV_CMAKE_VERSION);
+    bl_buf_printf(out, "cxx_compiler = %s\n", BL_PROV_CXX_COMPILER);
+    bl_buf_printf(out, "source_sha256 = %s\n", bl_bundle_sha256);
+    bl_buf_puts(out, "\n[packages]\n");
+    bl_buf_puts(out, BL_PROV_PACKAGES);
+    return bl_buf_status(out, err);
+}
+
+/* ---- the environment --------------------------------------------------------------- */
+
+/* Copies `s` (trimmed of trailing blanks) into `dst`; bytes that are not
+ * UTF-8 would make the record unwritable, so such text becomes ASCII with
+ * '?' in place of every non-ASCII byte. */
+static void copy_text(char *dst, size_t size, const char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+    if (!bl_zip_utf8_valid(dst, n))
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)dst[i] >= 0x80)
+                dst[i] = '?';
+}
+
+/* The value of the first "key : value" line of /proc/cpuinfo with `key`. */
+static bool cpuinfo_field(const char *key, char *dst, size_t size)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return false;
+    char line[1024];
+    bool found = false;
+    size_t klen = strlen(key);
+    while (!found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) != 0)
+            continue;
+        const char *p = line + klen;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != ':')
+            continue;
+        p++;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        copy_text(dst, size, p);
+        found = dst[0] != '\0';
+    }
+    fclose(f);
+    return found;
+}
+
+/* One field of /etc/os-release (shell syntax: the value may be quoted, with
+ * backslash escapes inside double quotes). */
+static bool os_release_field(const char *key, char *dst, size_t size)
+{
+    FILE *f = fopen("/etc/os-release", "r");
+    if (!f)
+        f = fopen("/usr/lib/os-release", "r");
+    if (!f)
+        return false;
+    char line[1024];
+    bool found = false;
+    size_t klen = strlen(key);
+    while (!found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) != 0 || line[klen] != '=')
+            continue;
+        const char *p = line + klen + 1;
+        char value[1024];
+        size_t n = 0;
+        char quote = (*p == '"' || *p == '\'') ? *p++ : '\0';
+        for (; *p && *p != '\n' && n + 1 < sizeof value; p++) {
+            if (quote && *p == quote)
+                break;
+            if (quote == '"' && *p == '\\' && p[1] && p[1] != '\n')
+                p++;
+            value[n++] = *p;
+        }
+        value[n] = '\0';
+        copy_text(dst, size, value);
+        found = dst[0] != '\0';
+    }
+    fclose(f);
+    return found;
+}
+
+/* Sets key to a string, or to null when `value` is NULL (unknown here). */
+static bl_status set_text(bl_json *obj, const char *key, const char *value, bl_error *err)
+{
+    return bl_json_object_set(obj, key, value ? bl_json_string(value) : bl_json_null(), err);
+}
+
+bl_status bl_environment_json(bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    bl_status st = BL_OK;
+    bl_json *env = bl_json_object();
+    bl_json *compiler = bl_json_object();
+    bl_json *libs = bl_json_object();
+    if (!env || !compiler || !libs) {
+        st = bl_fail(err, BL_ENOMEM, "out of memory describing the environment");
+        goto fail;
+    }
+
+    st = set_text(compiler, "id", BL_PROV_C_COMPILER_ID, err);
+    if (st == BL_OK)
+        st = set_text(compiler, "version", BL_PROV_C_COMPILER_VERSION, err);
+    if (st == BL_OK)
+        st = set_text(compiler, "flags", BL_PROV_C_FLAGS, err);
+    if (st != BL_OK)
+        goto fail;
+
+    /* Header versions where the library has no run-time query (jansson's
+     * is compiled in; Random123 and toml++ are header libraries, known by
+     * their Debian package version), run-time versions where it has one. */
+#ifdef _OPENMP
+    char openmp[32];
+    snprintf(openmp, sizeof openmp, "%ld", (long)_OPENMP);
+#else
+    const char *openmp = NULL;
+#endif
+    st = set_text(libs, "jansson", JANSSON_VERSION, err);
+    if (st == BL_OK)
+        st = set_text(libs, "libcrypto", OpenSSL_version(OPENSSL_VERSION_STRING), err);
+    if (st == BL_OK)
+        st = set_text(libs, "libzip", zip_libzip_version(), err);
+    if (st == BL_OK)
+        st = set_text(libs, "openmp", openmp, err);
+    if (st == BL_OK)
+        st = set_text(libs, "random123", BL_PROV_RANDOM123_VERSION, err);
+    if (st == BL_OK)
+        st = set_text(libs, "tomlplusplus", BL_PROV_TOMLPLUSPLUS_VERSION, err);
+    if (st == BL_OK)
+        st = set_text(libs, "zlib", zlibVersion(), err);
+    if (st != BL_OK)
+        goto fail;
+
+    struct utsname uts;
+    bool have_uts = uname(&uts) == 0;
+    char machine[sizeof uts.machine], kernel[sizeof uts.release];
+    if (have_uts) {
+        copy_text(machine, sizeof machine, uts.machine);
+        copy_text(kernel, sizeof kernel, uts.release);
+    }
+    char cpu[256];
+    bool have_cpu = cpuinfo_field("model name", cpu, sizeof cpu);
+    char os[256];
+    bool have_os = os_release_field("PRETTY_NAME", os, sizeof os);
+    if (!have_os) {
+        char id[120], version[120];
+        if (os_release_field("ID", id, sizeof id)) {
+            if (os_release_field("VERSION_ID", version, sizeof version))
+                snprintf(os, sizeof os, "%s %s", id, version);
+            else
+                snprintf(os, sizeof os, "%s", id);
+            have_os = true;
+        }
+    }
+
+    st = bl_json_object_set(env, "compiler", compiler, err);
+    compiler = NULL; /* owned by env whatever the outcome */
+    if (st == BL_OK)
+        st = set_text(env, "cpu", have_cpu ? cpu : NULL, err);
+    if (st == BL_OK)
+        st = set_text(env, "kernel", have_uts ? kernel : NULL, err);
+    if (st == BL_OK) {
+        st = bl_json_object_set(env, "libraries", libs, err);
+        libs = NULL;
+    }
+    if (st == BL_OK)
+        st = set_text(env, "machine", have_uts ? machine : NULL, err);
+    if (st == BL_OK)
+        st = set_text(env, "os", have_os ? os : NULL, err);
+    if (st == BL_OK)
+        st = set_text(env, "package_version", bl_version(), err);
+    if (st == BL_OK)
+        st = set_text(env, "platform", "linux", err);
+    if (st != BL_OK)
+        goto fail;
+    *out = env;
+    return BL_OK;
+
+fail:
+    bl_json_free(compiler);
+    bl_json_free(libs);
+    bl_json_free(env);
+    return st;
+}

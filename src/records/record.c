@@ -1,0 +1,937 @@
+/* Writing records (spec/platform.md §7.1–§7.5, §7.10).
+ *
+ * The order is what makes a record trustworthy: the directory is reserved
+ * exclusively (with a token only this writer knows) before any expensive
+ * work; every file is created exclusively, written whole and synced; the
+ * manifest inventories what is actually on disk, the record is re-inspected
+ * against it, and only then does DONE (or FAILED) appear and the token go.
+ * A crash at any point leaves no DONE, or a DONE over a verified inventory;
+ * an error leaves FAILED beside the partial files, which are evidence and
+ * are never removed. All file operations go through a descriptor of the
+ * record directory and refuse links, so nothing outside it is touched. */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/provenance.h"
+#include "brainlesslab/records.h"
+#include "brainlesslab/sha256.h"
+#include "brainlesslab/version.h"
+#include "records/records_internal.h"
+#include "tasks/adjust_internal.h"
+
+static bl_status nomem(bl_error *err)
+{
+    return bl_fail(err, BL_ENOMEM, "out of memory while writing a record");
+}
+
+static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
+{
+    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
+}
+
+static bl_status random_bytes(void *buf, size_t n, bl_error *err)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return bl_fail(err, BL_EOS, "cannot read random bytes: %s", strerror(errno));
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    return BL_OK;
+}
+
+/* An OSError-like status for errno, with the reference's exception kinds. */
+static bl_status os_fail(bl_error *err, int e, const char *path, const char *what)
+{
+    bl_status st = e == ENOENT ? BL_ENOENT : e == EEXIST ? BL_EEXIST : e == EISDIR ? BL_EISDIR
+                                                                                 : BL_EOS;
+    return bl_fail(err, st, "%s: %s%s%s", path, what ? what : "", what ? ": " : "", strerror(e));
+}
+
+/* ---- naming and reservation (§7.1) --------------------------------------------- */
+
+bl_status bl_record_name(const char *root, const char *plan_id, char **out, bl_error *err)
+{
+    *out = NULL;
+    unsigned char rnd[4];
+    char hex[9], stamp[32];
+    bl_status st = random_bytes(rnd, sizeof rnd, err);
+    if (st != BL_OK)
+        return st;
+    bl_hex(rnd, sizeof rnd, hex);
+    time_t now = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&now, &tm) || strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm) == 0)
+        return bl_fail(err, BL_EOS, "cannot read the UTC time");
+    bl_buf b;
+    bl_buf_init(&b);
+    /* Path(root) / name: no doubled separator, an empty root is the cwd. */
+    size_t rl = strlen(root);
+    if (rl > 0)
+        bl_buf_printf(&b, "%s%s", root, root[rl - 1] == '/' ? "" : "/");
+    bl_buf_printf(&b, "%s-%s-%s", plan_id, stamp, hex);
+    if ((st = bl_buf_status(&b, err)) == BL_OK && !(*out = bl_buf_take(&b, NULL)))
+        st = nomem(err);
+    bl_buf_free(&b);
+    return st;
+}
+
+/* mkdir -p of the parents of `dest`, then `dest` itself exclusively. When
+ * anything fails, the directories this call created are removed again, so
+ * a refused reservation leaves no trace. A component in the way that is not
+ * a directory is FileExistsError "<path>: exists and is not a directory". */
+static bl_status create_exclusive(const char *dest, bl_error *err)
+{
+    size_t len = strlen(dest);
+    while (len > 1 && dest[len - 1] == '/')
+        len--;
+    if (len == 0)
+        return bl_fail(err, BL_ENOENT, "'': cannot create directory: %s", strerror(ENOENT));
+    char *path = bl_strndup(dest, len);
+    size_t *created = bl_mallocarray(len + 1, sizeof *created);
+    size_t ncreated = 0;
+    bl_status st = BL_OK;
+    if (!path || !created) {
+        st = nomem(err);
+        goto done;
+    }
+    for (size_t end = 1; end <= len && st == BL_OK; end++) {
+        if (end < len && path[end] != '/')
+            continue;
+        if (path[end - 1] == '/')
+            continue; /* "a//b" or the leading "/" */
+        char saved = path[end];
+        path[end] = 0;
+        if (mkdir(path, 0777) == 0) {
+            created[ncreated++] = end;
+        } else {
+            int e = errno;
+            struct stat sb;
+            if (end == len)
+                st = e == EEXIST ? bl_fail(err, BL_EEXIST, "%s: %s", path, strerror(e))
+                                 : os_fail(err, e, path, "cannot create directory");
+            else if (e == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+                ; /* an existing parent (or a link to one): go deeper */
+            else if (e == EEXIST || e == ENOTDIR)
+                st = bl_fail(err, BL_EEXIST, "%s: exists and is not a directory", path);
+            else
+                st = os_fail(err, e, path, "cannot create directory");
+        }
+        path[end] = saved;
+    }
+    if (st != BL_OK)
+        while (ncreated > 0) {
+            path[created[--ncreated]] = 0;
+            (void)rmdir(path);
+        }
+done:
+    bl_free(created);
+    bl_free(path);
+    return st;
+}
+
+/* Writes all of `data` to fd; a short write is an error with errno. */
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Creates dir/rel exclusively (one directory level at most, never through
+ * a link), writes `data`, syncs and closes it. The partial file of a failed
+ * write stays: a failed record keeps whatever it got. `path` names the
+ * record in messages. */
+static bl_status write_file(int dirfd, const char *path, const char *rel, const void *data,
+                            size_t len, bl_error *err)
+{
+    char *full = bl_record_path_join(path, rel);
+    if (!full)
+        return nomem(err);
+    const char *slash = strrchr(rel, '/');
+    int parent = dirfd;
+    if (slash) {
+        char sub[256];
+        size_t n = (size_t)(slash - rel);
+        BL_ASSERT(n < sizeof sub);
+        memcpy(sub, rel, n);
+        sub[n] = 0;
+        parent = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (parent < 0) {
+            bl_status st = os_fail(err, errno, full, "cannot open the parent directory");
+            bl_free(full);
+            return st;
+        }
+    }
+    bl_status st = BL_OK;
+    int fd = openat(parent, slash ? slash + 1 : rel,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        st = os_fail(err, errno, full, NULL);
+    } else {
+        /* fsync: DONE must never reach the disk before the bytes it vouches for. */
+        if (write_all(fd, data, len) != 0 || fsync(fd) != 0)
+            st = os_fail(err, errno, full, "cannot write");
+        if (close(fd) != 0 && st == BL_OK)
+            st = os_fail(err, errno, full, "cannot write");
+    }
+    if (parent != dirfd)
+        close(parent);
+    bl_free(full);
+    return st;
+}
+
+static bl_status write_buf(int dirfd, const char *path, const char *rel, const bl_buf *b,
+                           bl_error *err)
+{
+    bl_status st = bl_buf_status(b, err);
+    return st != BL_OK ? st : write_file(dirfd, path, rel, b->data, b->len, err);
+}
+
+/* A record file rendered from a JSON value (record JSON or CSV). */
+typedef bl_status (*render_fn)(const bl_json *v, bl_buf *out, bl_error *err);
+
+static bl_status write_rendered(int dirfd, const char *path, const char *rel, const bl_json *v,
+                                render_fn render, bl_error *err)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_status st = render(v, &b, err);
+    if (st == BL_OK)
+        st = write_buf(dirfd, path, rel, &b, err);
+    bl_buf_free(&b);
+    return st;
+}
+
+static bl_status sync_dir(int fd, const char *path, bl_error *err)
+{
+    return fsync(fd) == 0 ? BL_OK : os_fail(err, errno, path, "cannot sync");
+}
+
+/* The record directory and its subdirectories, so that their entries are
+ * on disk before the manifest (and so DONE) can vouch for them. */
+static bl_status sync_tree(int dirfd, const char *path, bl_error *err)
+{
+    static const char *const subdirs[] = {"summary", "environment", "data", "replays"};
+    bl_status st = BL_OK;
+    for (size_t i = 0; i < sizeof subdirs / sizeof *subdirs && st == BL_OK; i++) {
+        int fd = openat(dirfd, subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* replays/ exists only with replays */
+        st = sync_dir(fd, path, err);
+        close(fd);
+    }
+    return st == BL_OK ? sync_dir(dirfd, path, err) : st;
+}
+
+bl_status bl_record_reserve(const char *dest, bl_reservation *out, bl_error *err)
+{
+    memset(out, 0, sizeof *out);
+    unsigned char rnd[32];
+    bl_status st = random_bytes(rnd, sizeof rnd, err);
+    if (st != BL_OK)
+        return st;
+    bl_hex(rnd, sizeof rnd, out->token);
+    if (!(out->path = bl_strdup(dest)))
+        return nomem(err);
+    if ((st = create_exclusive(dest, err)) != BL_OK)
+        goto fail;
+    int fd = bl_record_open_dir(dest);
+    if (fd < 0) {
+        st = os_fail(err, errno, dest, NULL);
+    } else {
+        st = write_file(fd, dest, BL_RECORD_RESERVED, out->token, 64, err);
+        if (st != BL_OK)
+            (void)unlinkat(fd, BL_RECORD_RESERVED, 0);
+        close(fd);
+    }
+    if (st != BL_OK) {
+        /* Ours a moment ago and empty again: an unusable reservation is
+         * not worth keeping (the parents it created stay). */
+        (void)rmdir(dest);
+        goto fail;
+    }
+    return BL_OK;
+fail:
+    bl_reservation_clear(out);
+    return st;
+}
+
+void bl_reservation_clear(bl_reservation *r)
+{
+    bl_free(r->path);
+    memset(r, 0, sizeof *r);
+}
+
+/* Whether the record directory open as dirfd still holds our token. */
+static bool owns(int dirfd, const bl_reservation *r)
+{
+    int fd = openat(dirfd, BL_RECORD_RESERVED, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat sb;
+    char got[66];
+    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, got, sizeof got) : -1;
+    close(fd);
+    return n == 64 && memcmp(got, r->token, 64) == 0;
+}
+
+/* message with every occurrence of `path` replaced by "<record>": a FAILED
+ * marker must not leak where the record lived on the machine. */
+static char *redact(const char *message, const char *path)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    size_t pl = strlen(path);
+    for (const char *p = message; *p;) {
+        const char *hit = pl ? strstr(p, path) : NULL;
+        if (!hit) {
+            bl_buf_puts(&b, p);
+            break;
+        }
+        bl_buf_append(&b, p, (size_t)(hit - p));
+        bl_buf_puts(&b, "<record>");
+        p = hit + pl;
+    }
+    char *s = bl_buf_take(&b, NULL);
+    bl_buf_free(&b);
+    return s;
+}
+
+bl_status bl_record_fail(const bl_reservation *r, const bl_error *cause, bl_error *err)
+{
+    int fd = r->path ? bl_record_open_dir(r->path) : -1;
+    if (fd < 0 || !owns(fd, r)) {
+        if (fd >= 0)
+            close(fd);
+        return bl_fail(err, BL_ERUNTIME, "record reservation is no longer owned");
+    }
+    bl_status st = BL_OK;
+    struct stat sb;
+    /* FAILED is written once: the first cause is the one that counts. */
+    if (fstatat(fd, BL_RECORD_FAILED, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+        char *message = redact(cause ? cause->msg : "", r->path);
+        bl_json *doc = bl_json_object();
+        st = message && doc ? BL_OK : nomem(err);
+        if (st == BL_OK)
+            st = put(doc, "error_type",
+                     bl_json_string(bl_status_kind(cause ? cause->status : BL_ERUNTIME)), err);
+        if (st == BL_OK)
+            st = put(doc, "message", bl_json_string(message), err);
+        if (st == BL_OK)
+            st = put(doc, "status", bl_json_string("failed"), err);
+        if (st == BL_OK)
+            st = write_rendered(fd, r->path, BL_RECORD_FAILED, doc, bl_record_json_text, err);
+        if (st == BL_OK)
+            st = sync_dir(fd, r->path, err);
+        bl_json_free(doc);
+        bl_free(message);
+    }
+    close(fd);
+    return st;
+}
+
+/* ---- metadata (§4.13) ------------------------------------------------------------ */
+
+static const bl_json *request_of(const bl_record_input *in)
+{
+    return bl_json_get(bl_resolved_plain(in->resolved), "request");
+}
+
+bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    const bl_run_result *run = in->evaluation->run;
+    const bl_json *request = request_of(in);
+    const bl_json *numerics = bl_json_get(request, "numerics");
+    char arch[65], fingerprint[65];
+    bl_architecture(arch);
+    bl_json *m = bl_json_object(), *exec = NULL, *sources = NULL;
+    bl_status st = m ? bl_runtime_fingerprint(fingerprint, err) : nomem(err);
+    /* The reference's runtime description, with this engine in place of
+     * its Quadrants runtime (engine_version for quadrants_version). */
+    if (st == BL_OK)
+        st = put(m, "engine_version", bl_json_string(bl_version()), err);
+    if (st == BL_OK)
+        st = put(m, "requested_backend", bl_json_string(bl_backend_name(in->execution->backend)),
+                 err);
+    if (st == BL_OK)
+        st = put(m, "actual_arch", bl_json_string(arch), err);
+    if (st == BL_OK)
+        st = put(m, "dtype", bl_json_copy(bl_json_get(numerics, "dtype")), err);
+    if (st == BL_OK)
+        st = put(m, "fast_math", bl_json_bool(false), err);
+    if (st == BL_OK)
+        st = put(m, "cpu_threads", bl_json_int(run->cpu_threads), err);
+    if (st == BL_OK)
+        st = put(m, "cache_enabled", bl_json_bool(in->execution->cache), err);
+    if (st == BL_OK)
+        st = put(m, "runtime_fingerprint", bl_json_string(fingerprint), err);
+    if (st == BL_OK)
+        st = put(m, "rng_scheme", bl_json_copy(bl_json_get(numerics, "rng")), err);
+    if (st == BL_OK && (st = bl_world_source_hashes(&sources, err)) == BL_OK)
+        st = put(m, "source_hashes", sources, err);
+    if (st == BL_OK && (st = bl_execution_json(in->execution, &exec, err)) == BL_OK)
+        st = put(m, "execution", exec, err);
+    bl_json *caps = st == BL_OK ? bl_json_array() : NULL;
+    if (st == BL_OK)
+        st = put(m, "batch_capacities", caps, err);
+    for (size_t i = 0; st == BL_OK && i < run->ncohorts; i++)
+        st = bl_json_array_append(caps, bl_json_int(run->batch_capacities[i]), err);
+    if (st == BL_OK)
+        st = put(m, "reset", bl_json_string("full"), err);
+    if (st == BL_OK)
+        st = put(m, "evidence", bl_json_copy(bl_json_get(request, "evidence")), err);
+    if (st == BL_OK)
+        st = put(m, "diagnostic", bl_json_copy(bl_json_get(request, "diagnostic")), err);
+    /* This engine's own measurements beside the reference's keys. */
+    const struct {
+        const char *key;
+        int64_t value;
+    } ints[] = {
+        {"recording_estimate_bytes", run->recording_estimate_bytes},
+        {"requested_batch_size", run->requested_batch_size},
+        {"allocation_budget", run->allocation_budget},
+        {"peak_rss_bytes", run->peak_rss_bytes},
+        {"world_ticks", run->world_ticks},
+        {"neural_frames", run->neural_frames},
+        {"reservoir_frames", run->reservoir_frames},
+    };
+    for (size_t i = 0; st == BL_OK && i < sizeof ints / sizeof *ints; i++)
+        st = put(m, ints[i].key, bl_json_int(ints[i].value), err);
+    if (st != BL_OK) {
+        bl_json_free(m);
+        return st;
+    }
+    *out = m;
+    return BL_OK;
+}
+
+/* ---- the files of a record (§7.2, §7.3) ------------------------------------------------ */
+
+typedef struct rec {
+    const bl_record_input *in;
+    const bl_reservation *r;
+    int dirfd;
+    const char *path;
+    bl_json *metadata;
+    bl_error *err;
+} rec;
+
+static bl_status file_json(rec *w, const char *rel, const bl_json *v)
+{
+    return write_rendered(w->dirfd, w->path, rel, v, bl_record_json_text, w->err);
+}
+
+static bl_status file_csv(rec *w, const char *rel, const bl_json *rows)
+{
+    return write_rendered(w->dirfd, w->path, rel, rows, bl_csv_text, w->err);
+}
+
+static bl_status make_dir(rec *w, const char *rel)
+{
+    if (mkdirat(w->dirfd, rel, 0777) == 0)
+        return BL_OK;
+    int e = errno;
+    char *full = bl_record_path_join(w->path, rel);
+    bl_status st = os_fail(w->err, e, full ? full : rel, "cannot create directory");
+    bl_free(full);
+    return st;
+}
+
+/* request.toml (write_plan) and resolved.toml (the resolved plan without
+ * nulls, which the TOML writer leaves out: contract_hash, [request],
+ * [[targets]]). */
+static bl_status plan_files(rec *w)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_status st = bl_plan_write(w->in->plan, &b, w->err);
+    if (st == BL_OK)
+        st = write_buf(w->dirfd, w->path, "request.toml", &b, w->err);
+    bl_buf_reset(&b);
+    const bl_json *resolved = bl_resolved_plain(w->in->resolved);
+    if (st == BL_OK)
+        st = bl_record_check_finite(resolved, w->err);
+    if (st == BL_OK)
+        st = bl_toml_write(resolved, &b, w->err);
+    if (st == BL_OK)
+        st = write_buf(w->dirfd, w->path, "resolved.toml", &b, w->err);
+    bl_buf_free(&b);
+    return st;
+}
+
+/* trials.csv: TrialResult with the outcome flattened and the seeds left
+ * out; seeds.csv: one row per (trial, stream). */
+static bl_status trial_files(rec *w)
+{
+    const bl_run_result *run = w->in->evaluation->run;
+    bl_json *trials = bl_json_array(), *seeds = bl_json_array();
+    bl_status st = trials && seeds ? BL_OK : nomem(w->err);
+    for (size_t i = 0; i < run->ntrials && st == BL_OK; i++) {
+        const bl_trial_result *t = &run->trials[i];
+        bl_json *full = NULL, *row = bl_json_object();
+        st = row ? bl_trial_result_json(t, &full, w->err) : nomem(w->err);
+        for (size_t k = 0; st == BL_OK && k < bl_json_size(full); k++) {
+            const char *key = bl_json_key_at(full, k, NULL);
+            const bl_json *v = bl_json_value_at(full, k);
+            if (strcmp(key, "seeds") == 0)
+                continue;
+            if (strcmp(key, "outcome") != 0) {
+                st = put(row, key, bl_json_copy(v), w->err);
+                continue;
+            }
+            for (size_t j = 0; st == BL_OK && j < bl_json_size(v); j++)
+                st = put(row, bl_json_key_at(v, j, NULL), bl_json_copy(bl_json_value_at(v, j)),
+                         w->err);
+        }
+        bl_json_free(full);
+        if (st == BL_OK)
+            st = bl_json_array_append(trials, row, w->err);
+        else
+            bl_json_free(row);
+        for (size_t k = 0; k < t->nseeds && st == BL_OK; k++) {
+            bl_json *s = bl_json_object();
+            st = s ? BL_OK : nomem(w->err);
+            if (st == BL_OK)
+                st = put(s, "target_id", bl_json_string(t->target_id), w->err);
+            if (st == BL_OK)
+                st = put(s, "block_id", bl_json_int(t->block), w->err);
+            if (st == BL_OK)
+                st = put(s, "trial_id", bl_json_int(t->trial), w->err);
+            if (st == BL_OK)
+                st = put(s, "stream", bl_json_string(t->seeds[k].stream), w->err);
+            if (st == BL_OK)
+                st = put(s, "seed", bl_json_string(t->seeds[k].hex), w->err);
+            if (st == BL_OK)
+                st = put(s, "world_seed", bl_json_string(t->world_seed), w->err);
+            if (st == BL_OK)
+                st = put(s, "wiring_id", bl_json_string(t->wiring_id), w->err);
+            if (st == BL_OK)
+                st = bl_json_array_append(seeds, s, w->err);
+            else
+                bl_json_free(s);
+        }
+    }
+    if (st == BL_OK)
+        st = file_csv(w, "trials.csv", trials);
+    if (st == BL_OK)
+        st = file_csv(w, "seeds.csv", seeds);
+    bl_json_free(trials);
+    bl_json_free(seeds);
+    return st;
+}
+
+/* Appends json_of(i) for i < n to a new array set under `key`. */
+#define PUT_ARRAY(obj, key, n, json_of)                                         \
+    do {                                                                        \
+        bl_json *arr_ = bl_json_array();                                        \
+        st = put(obj, key, arr_, w->err);                                       \
+        for (size_t i_ = 0; st == BL_OK && i_ < (n); i_++) {                    \
+            bl_json *item_ = NULL;                                              \
+            st = json_of;                                                       \
+            if (st == BL_OK)                                                    \
+                st = bl_json_array_append(arr_, item_, w->err);                 \
+        }                                                                       \
+    } while (0)
+
+/* calibration.json (only with calibrations) and summary/summary.json. */
+static bl_status summary_files(rec *w)
+{
+    const bl_evaluation *e = w->in->evaluation;
+    bl_status st = BL_OK;
+    if (e->ncalibrations > 0) {
+        bl_json *doc = NULL;
+        st = bl_calibrations_document((const bl_calibration *const *)e->calibrations,
+                                      e->ncalibrations, &doc, w->err);
+        if (st == BL_OK)
+            st = file_json(w, "calibration.json", doc);
+        bl_json_free(doc);
+        if (st != BL_OK)
+            return st;
+    }
+    bl_json *doc = bl_json_object(), *timings = bl_json_object();
+    st = doc ? put(doc, "timings", timings, w->err) : (bl_json_free(timings), nomem(w->err));
+    if (st == BL_OK)
+        PUT_ARRAY(doc, "summaries", e->ntargets,
+                  bl_target_summary_json(&e->summaries[i_], &item_, w->err));
+    if (st == BL_OK)
+        PUT_ARRAY(doc, "contrasts", e->ncontrasts,
+                  bl_contrast_json(&e->contrasts[i_], &item_, w->err));
+    if (st == BL_OK)
+        st = put(doc, "metadata", bl_json_copy(w->metadata), w->err);
+    /* The reference's three timings, from what this runner measures. */
+    const bl_run_result *run = e->run;
+    if (st == BL_OK)
+        st = put(timings, "resolve_and_runtime_seconds", bl_json_real(run->seconds_preflight),
+                 w->err);
+    if (st == BL_OK)
+        st = put(timings, "construction_compile_run_seconds",
+                 bl_json_real(run->seconds_execute), w->err);
+    if (st == BL_OK)
+        st = put(timings, "total_seconds",
+                 bl_json_real(run->seconds_preflight + run->seconds_execute), w->err);
+    if (st == BL_OK && (st = make_dir(w, "summary")) == BL_OK)
+        st = file_json(w, "summary/summary.json", doc);
+    bl_json_free(doc);
+    return st;
+}
+
+/* environment/: environment.json, source.json, package-source.zip and
+ * build.lock (this program's lock-file equivalent; kept as its own file,
+ * as the reference keeps uv.lock beside the archive). */
+static bl_status environment_files(rec *w)
+{
+    bl_json *env = NULL, *receipt = NULL;
+    bl_buf lock;
+    bl_buf_init(&lock);
+    bl_status st = make_dir(w, "environment");
+    if (st == BL_OK && (st = bl_environment_json(&env, w->err)) == BL_OK &&
+        (st = put(env, "execution", bl_json_copy(w->metadata), w->err)) == BL_OK)
+        st = file_json(w, "environment/environment.json", env);
+    if (st == BL_OK && (st = bl_source_receipt(&receipt, w->err)) == BL_OK)
+        st = file_json(w, "environment/source.json", receipt);
+    if (st == BL_OK) {
+        size_t len = 0;
+        const void *zip = bl_source_bundle(&len);
+        st = write_file(w->dirfd, w->path, "environment/package-source.zip", zip, len, w->err);
+    }
+    if (st == BL_OK && (st = bl_build_lock(&lock, w->err)) == BL_OK)
+        st = write_buf(w->dirfd, w->path, "environment/build.lock", &lock, w->err);
+    bl_buf_free(&lock);
+    bl_json_free(receipt);
+    bl_json_free(env);
+    return st;
+}
+
+/* The probe events of data/: the events CSV with a feature_array column
+ * naming each event's member of the features archive, and that archive. */
+static bl_status probe_event_files(rec *w, size_t nevents)
+{
+    const bl_record_input *in = w->in;
+    BL_ASSERT(in->probe_features && in->probe_feature_len);
+    bl_json *rows = bl_json_array();
+    char (*names)[32] = bl_mallocarray(nevents, sizeof *names);
+    const char **name_ptrs = bl_mallocarray(nevents, sizeof *name_ptrs);
+    bl_buf npz;
+    bl_buf_init(&npz);
+    bl_status st = rows && names && name_ptrs ? BL_OK : nomem(w->err);
+    for (size_t i = 0; i < nevents && st == BL_OK; i++) {
+        const bl_json *ev = bl_json_at(in->probe_events, i);
+        snprintf(names[i], sizeof names[i], "event_%08zu", i);
+        name_ptrs[i] = names[i];
+        if (bl_json_kindof(ev) != BL_JSON_OBJECT) {
+            st = bl_fail(w->err, BL_ETYPE, "probe events must be objects");
+            break;
+        }
+        bl_json *row = bl_json_copy(ev);
+        st = row ? put(row, "feature_array", bl_json_string(names[i]), w->err) : nomem(w->err);
+        if (st == BL_OK)
+            st = bl_json_array_append(rows, row, w->err);
+        else
+            bl_json_free(row);
+    }
+    if (st == BL_OK)
+        st = file_csv(w, "data/probe_events.csv", rows);
+    /* The same rule as every number of a record: finite or absent. */
+    for (size_t i = 0; i < nevents && st == BL_OK; i++)
+        for (size_t k = 0; k < in->probe_feature_len[i] && st == BL_OK; k++)
+            if (in->probe_features[i][k] - in->probe_features[i][k] != 0)
+                st = bl_fail(w->err, BL_EVALUE,
+                             "records require finite numbers or explicit missing values");
+    if (st == BL_OK)
+        st = bl_npz_build(name_ptrs, in->probe_features, in->probe_feature_len, nevents, &npz,
+                          w->err);
+    if (st == BL_OK)
+        st = write_buf(w->dirfd, w->path, "data/probe_features.npz", &npz, w->err);
+    bl_buf_free(&npz);
+    bl_free(name_ptrs);
+    bl_free(names);
+    bl_json_free(rows);
+    return st;
+}
+
+/* data/: always created (empty for summary recording); the probe events
+ * and probe trials when the run recorded them. */
+static bl_status data_files(rec *w)
+{
+    const bl_record_input *in = w->in;
+    bl_status st = make_dir(w, "data");
+    if (st == BL_OK && in->probe_events && bl_json_size(in->probe_events) > 0)
+        st = probe_event_files(w, bl_json_size(in->probe_events));
+    if (st == BL_OK && in->probe_trials && bl_json_size(in->probe_trials) > 0)
+        st = file_csv(w, "data/probe_trials.csv", in->probe_trials);
+    return st;
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* replays/trial_%08d.json, numbered by the byte order of the trial keys
+ * (so "baseline/10/0" comes before "baseline/2/0"). */
+static bl_status replay_files(rec *w)
+{
+    const bl_json *replays = w->in->replays;
+    size_t n = replays ? bl_json_size(replays) : 0;
+    if (n == 0)
+        return BL_OK;
+    const char **keys = bl_mallocarray(n, sizeof *keys);
+    if (!keys)
+        return nomem(w->err);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = bl_json_key_at(replays, i, NULL);
+    qsort(keys, n, sizeof *keys, cmp_member);
+    bl_status st = make_dir(w, "replays");
+    for (size_t i = 0; i < n && st == BL_OK; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "replays/trial_%08zu.json", i);
+        st = file_json(w, rel, bl_json_get(replays, keys[i]));
+    }
+    bl_free(keys);
+    return st;
+}
+
+/* ---- manifest and completion (§7.4, §7.5) ---------------------------------------------- */
+
+/* Trial status → count, keys sorted. */
+static bl_status status_counts(const bl_run_result *run, bl_json **out, size_t *completed,
+                               bl_error *err)
+{
+    static const bl_trial_status order[] = {BL_TRIAL_COMPLETED, BL_TRIAL_FAILED,
+                                            BL_TRIAL_INCOMPLETE};
+    *completed = 0;
+    const char *names[3];
+    size_t counts[3] = {0};
+    for (size_t k = 0; k < 3; k++)
+        names[k] = bl_trial_status_name(order[k]);
+    for (size_t i = 0; i < run->ntrials; i++)
+        for (size_t k = 0; k < 3; k++)
+            counts[k] += run->trials[i].status == order[k];
+    *completed = counts[0];
+    /* "completed" < "failed" < "incomplete": already in byte order. */
+    bl_json *o = bl_json_object();
+    bl_status st = o ? BL_OK : nomem(err);
+    for (size_t k = 0; k < 3 && st == BL_OK; k++)
+        if (counts[k] > 0)
+            st = put(o, names[k], bl_json_int((int64_t)counts[k]), err);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+/* ISO 8601 UTC with "+00:00", microseconds unless zero (Python isoformat). */
+static void created_utc(char out[40])
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
+    long us = ts.tv_nsec / 1000;
+    if (us)
+        n += (size_t)snprintf(out + n, 40 - n, ".%06ld", us);
+    snprintf(out + n, 40 - n, "+00:00");
+}
+
+static const char *basename_of(const char *path, char *buf, size_t size)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    size_t start = len;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    snprintf(buf, size, "%.*s", (int)(len - start), path + start);
+    return buf;
+}
+
+static bl_status write_manifest(rec *w, const bl_json *counts)
+{
+    const bl_json *request = request_of(w->in);
+    bl_record_files files = {0};
+    bl_json *m = bl_json_object(), *artifacts = bl_json_array(), *hashes = bl_json_object();
+    bl_buf text;
+    bl_buf_init(&text);
+    char id[512], created[40];
+    created_utc(created);
+    bl_status st = m && artifacts && hashes ? BL_OK : nomem(w->err);
+    if (st == BL_OK)
+        st = put(m, "format", bl_json_string(BL_RECORD_FORMAT), w->err);
+    if (st == BL_OK)
+        st = put(m, "format_version", bl_json_int(BL_RECORD_FORMAT_VERSION), w->err);
+    if (st == BL_OK)
+        st = put(m, "id", bl_json_string(basename_of(w->path, id, sizeof id)), w->err);
+    if (st == BL_OK)
+        st = put(m, "kind", bl_json_copy(bl_json_get(request, "operation")), w->err);
+    if (st == BL_OK)
+        st = put(m, "created_utc", bl_json_string(created), w->err);
+    if (st == BL_OK)
+        st = put(m, "package_version", bl_json_string(bl_version()), w->err);
+    if (st == BL_OK)
+        st = put(m, "contract_hash", bl_json_string(bl_resolved_contract_hash(w->in->resolved)),
+                 w->err);
+    if (st == BL_OK)
+        st = put(m, "evidence", bl_json_copy(bl_json_get(request, "evidence")), w->err);
+    if (st == BL_OK)
+        st = put(m, "completion_marker", bl_json_string(BL_RECORD_DONE), w->err);
+    /* What is on disk, not what this writer meant to write. */
+    if (st == BL_OK)
+        st = bl_record_list_files(w->dirfd, &files, w->err);
+    for (size_t i = 0; i < files.n && st == BL_OK; i++) {
+        if (strcmp(files.paths[i], BL_RECORD_RESERVED) == 0)
+            continue;
+        uint8_t digest[BL_SHA256_BYTES];
+        char hex[65];
+        char *full = bl_record_path_join(w->path, files.paths[i]);
+        st = full ? bl_sha256_file(full, digest, w->err) : nomem(w->err);
+        bl_free(full);
+        if (st == BL_OK)
+            bl_hex(digest, sizeof digest, hex);
+        if (st == BL_OK)
+            st = bl_json_array_append(artifacts, bl_json_string(files.paths[i]), w->err);
+        if (st == BL_OK)
+            st = put(hashes, files.paths[i], bl_json_string(hex), w->err);
+    }
+    if (st == BL_OK) {
+        st = put(m, "artifacts", artifacts, w->err);
+        artifacts = NULL;
+    }
+    if (st == BL_OK)
+        st = put(m, "trial_status_counts", bl_json_copy(counts), w->err);
+    if (st == BL_OK) {
+        st = put(m, "artifact_sha256", hashes, w->err);
+        hashes = NULL;
+    }
+    if (st == BL_OK)
+        st = bl_toml_write(m, &text, w->err);
+    if (st == BL_OK)
+        st = sync_tree(w->dirfd, w->path, w->err);
+    if (st == BL_OK)
+        st = write_buf(w->dirfd, w->path, BL_RECORD_MANIFEST, &text, w->err);
+    bl_buf_free(&text);
+    bl_json_free(hashes);
+    bl_json_free(artifacts);
+    bl_json_free(m);
+    bl_record_files_clear(&files);
+    return st;
+}
+
+/* The reservation must be this writer's, and still empty. */
+static bl_status check_reservation(const bl_reservation *r, int *dirfd, bl_error *err)
+{
+    *dirfd = r->path ? bl_record_open_dir(r->path) : -1;
+    if (*dirfd < 0 || !owns(*dirfd, r))
+        return bl_fail(err, BL_EVALUE, "invalid record reservation");
+    int fd = openat(*dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return os_fail(err, errno, r->path, "cannot list");
+    }
+    bool empty = true;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strcmp(e->d_name, BL_RECORD_RESERVED) != 0)
+            empty = false;
+    closedir(d);
+    if (!empty)
+        return bl_fail(err, BL_EEXIST, "reserved record is not empty");
+    return BL_OK;
+}
+
+bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
+                          const char **status, bl_error *err)
+{
+    *status = NULL;
+    bl_error local;
+    bl_error *e = err ? err : &local;
+    rec w = {.in = in, .r = r, .dirfd = -1, .path = r->path, .err = e};
+    bl_json *counts = NULL, *inspection = NULL, *failed = NULL;
+    size_t completed = 0;
+    bl_status st = check_reservation(r, &w.dirfd, e);
+    if (st == BL_OK)
+        st = bl_record_metadata(in, &w.metadata, e);
+    if (st == BL_OK)
+        st = status_counts(in->evaluation->run, &counts, &completed, e);
+    if (st == BL_OK)
+        st = plan_files(&w);
+    if (st == BL_OK)
+        st = trial_files(&w);
+    if (st == BL_OK)
+        st = summary_files(&w);
+    if (st == BL_OK)
+        st = environment_files(&w);
+    if (st == BL_OK)
+        st = data_files(&w);
+    if (st == BL_OK)
+        st = replay_files(&w);
+    if (st == BL_OK)
+        st = write_manifest(&w, counts);
+    if (st == BL_OK)
+        st = bl_record_inspect_at(w.dirfd, w.path, &inspection, e);
+    if (st == BL_OK && !bl_json_get_bool(bl_json_get(inspection, "checksums_valid")))
+        st = bl_fail(e, BL_EVALUE, "new record inventory failed checksum verification");
+    const bool all_completed = completed == in->evaluation->run->ntrials;
+    if (st == BL_OK && all_completed) {
+        st = write_file(w.dirfd, w.path, BL_RECORD_DONE, "complete\n", 9, e);
+    } else if (st == BL_OK) {
+        failed = bl_json_object();
+        st = failed ? BL_OK : nomem(e);
+        if (st == BL_OK)
+            st = put(failed, "reason",
+                     bl_json_string("one or more trials failed or remained incomplete"), e);
+        if (st == BL_OK)
+            st = put(failed, "status", bl_json_string("failed"), e);
+        if (st == BL_OK)
+            st = put(failed, "trial_status_counts", bl_json_copy(counts), e);
+        if (st == BL_OK)
+            st = file_json(&w, BL_RECORD_FAILED, failed);
+    }
+    if (st == BL_OK)
+        st = sync_dir(w.dirfd, w.path, e);
+    /* The token goes last: until here a crash leaves a reservation. */
+    if (st == BL_OK && unlinkat(w.dirfd, BL_RECORD_RESERVED, 0) != 0)
+        st = os_fail(e, errno, w.path, "cannot remove .RESERVED");
+    if (st == BL_OK)
+        st = sync_dir(w.dirfd, w.path, e);
+    if (st == BL_OK)
+        *status = all_completed ? "complete" : "failed";
+    else
+        (void)bl_record_fail(r, e, NULL);
+    if (w.dirfd >= 0)
+        close(w.dirfd);
+    bl_json_free(failed);
+    bl_json_free(inspection);
+    bl_json_free(counts);
+    bl_json_free(w.metadata);
+    return st;
+}

@@ -1,0 +1,126 @@
+/* Development replay documents (spec/platform.md §7.8): one trial's frames
+ * with the provenance a viewer needs to say what it shows. Replays are
+ * bounded diagnostics for the website, never evidence. */
+#include <stdio.h>
+#include <string.h>
+
+#include "brainlesslab/records.h"
+#include "brainlesslab/version.h"
+
+static bl_status nomem(bl_error *err)
+{
+    return bl_fail(err, BL_ENOMEM, "out of memory for a replay");
+}
+
+static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
+{
+    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
+}
+
+/* The evaluation's trial with this key, or NULL. */
+static const bl_trial_result *trial_of(const bl_evaluation *e, const char *key)
+{
+    for (size_t j = 0; j < e->run->ntrials; j++) {
+        const bl_trial_result *t = &e->run->trials[j];
+        char k[512];
+        snprintf(k, sizeof k, "%s/%lld/%lld", t->target_id, (long long)t->block,
+                 (long long)t->trial);
+        if (strcmp(k, key) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
+                             const bl_json *frames, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    const bl_trial_result *t = trial_of(in->evaluation, trial_key);
+    if (!t)
+        return bl_fail(err, BL_EKEY, "unknown replay trial_key");
+    if (!frames || bl_json_size(frames) == 0)
+        return bl_fail(err, BL_EVALUE, "a replay must contain recorded frames");
+    const bl_json *rt = bl_resolved_target(in->resolved, t->target);
+    const bl_json *target = bl_json_get(rt, "target");
+    const bl_json *comp = bl_json_get(target, "composition");
+    const bl_json *request = bl_json_get(bl_resolved_plain(in->resolved), "request");
+    const bl_json *eval = bl_json_get(request, "evaluation");
+    const bl_json *numerics = bl_json_get(request, "numerics");
+
+    bl_json *doc = bl_json_object(), *prov = bl_json_object(), *resolved = bl_json_object();
+    bl_json *trial = NULL, *meta = NULL;
+    bl_status st = !doc || !prov || !resolved ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = put(resolved, "composition", bl_json_copy(comp), err);
+    if (st == BL_OK)
+        st = put(resolved, "model_parameters", bl_json_copy(bl_json_get(rt, "model_config")),
+                 err);
+    if (st == BL_OK)
+        st = put(resolved, "task_options", bl_json_copy(bl_json_get(rt, "task_options")), err);
+    if (st == BL_OK)
+        st = put(resolved, "horizon", bl_json_copy(bl_json_get(rt, "horizon")), err);
+    if (st == BL_OK)
+        st = put(resolved, "diagnostic", bl_json_copy(bl_json_get(request, "diagnostic")), err);
+    if (st == BL_OK)
+        st = bl_trial_result_json(t, &trial, err);
+    if (st == BL_OK)
+        st = bl_record_metadata(in, &meta, err);
+    /* The reference names its runtime's version; ours is this engine's. */
+    if (st == BL_OK)
+        st = put(prov, "engine_version", bl_json_string(bl_version()), err);
+    if (st == BL_OK)
+        st = put(prov, "backend", bl_json_string(bl_backend_name(in->execution->backend)), err);
+    if (st == BL_OK)
+        st = put(prov, "dtype", bl_json_copy(bl_json_get(numerics, "dtype")), err);
+    if (st == BL_OK)
+        st = put(prov, "seed_partition", bl_json_copy(bl_json_get(eval, "seed_partition")), err);
+    if (st == BL_OK) {
+        st = put(prov, "resolved", resolved, err);
+        resolved = NULL;
+    }
+    if (st == BL_OK)
+        st = put(prov, "evidence", bl_json_copy(bl_json_get(request, "evidence")), err);
+    if (st == BL_OK)
+        st = put(prov, "contract_hash",
+                 bl_json_string(bl_resolved_contract_hash(in->resolved)), err);
+    if (st == BL_OK)
+        st = put(prov, "composition", bl_json_copy(comp), err);
+    if (st == BL_OK)
+        st = put(prov, "evaluation", bl_json_copy(eval), err);
+    if (st == BL_OK)
+        st = put(prov, "numerics", bl_json_copy(numerics), err);
+    if (st == BL_OK) {
+        st = put(prov, "trial", trial, err);
+        trial = NULL;
+    }
+    if (st == BL_OK) {
+        st = put(prov, "environment", meta, err);
+        meta = NULL;
+    }
+    if (st == BL_OK)
+        st = put(doc, "format", bl_json_string("brainlesslab-replay"), err);
+    if (st == BL_OK)
+        st = put(doc, "version", bl_json_int(1), err);
+    if (st == BL_OK)
+        st = put(doc, "trial_key", bl_json_string(trial_key), err);
+    if (st == BL_OK)
+        st = put(doc, "task", bl_json_string(bl_task_name(t->task)), err);
+    if (st == BL_OK)
+        st = put(doc, "node", bl_json_copy(bl_json_get(bl_json_get(comp, "node"), "kind")), err);
+    if (st == BL_OK) {
+        st = put(doc, "provenance", prov, err);
+        prov = NULL;
+    }
+    if (st == BL_OK)
+        st = put(doc, "frames", bl_json_copy(frames), err);
+    bl_json_free(resolved);
+    bl_json_free(trial);
+    bl_json_free(meta);
+    bl_json_free(prov);
+    if (st != BL_OK) {
+        bl_json_free(doc);
+        return st;
+    }
+    *out = doc;
+    return BL_OK;
+}

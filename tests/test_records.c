@@ -1,0 +1,1348 @@
+/* Records (spec/platform.md §7; the §8 test_records list): the bundle
+ * layout and formats, the manifest and its checksums, completion states,
+ * reservation and failure semantics, read-only inspection of v1 and v2
+ * records, manifest attacks, calibration reading, the recording channels'
+ * files, and failures in the middle of a write (disk full, allocation
+ * failure), which must never leave a record that inspects as complete.
+ *
+ * Every failure here is real for root too (CI runs as root): nothing relies
+ * on file permissions. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/evaluation.h"
+#include "brainlesslab/npy.h"
+#include "brainlesslab/provenance.h"
+#include "brainlesslab/records.h"
+#include "brainlesslab/sha256.h"
+#include "record_support.h"
+#include "support.h"
+
+#define RECORD_ERROR(st) ((st) == BL_OK ? "OK" : bl_status_kind(st))
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+typedef struct evaluated {
+    bl_plan *plan;
+    bl_resolved_plan *resolved;
+    bl_execution x;
+    bl_evaluation *e;
+} evaluated;
+
+static void evaluate_doc(const bl_json *doc, evaluated *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    bl_error err = {0};
+    if (bl_plan_from_document(doc, &ev->plan, &err) != BL_OK ||
+        bl_plan_resolve(ev->plan, &ev->resolved, &err) != BL_OK)
+        fail_msg("plan: %s", err.msg);
+    bl_execution_default(&ev->x);
+    if (bl_evaluate(ev->resolved, &ev->x, NULL, 0, NULL, &ev->e, &err) != BL_OK)
+        fail_msg("evaluate: %s", err.msg);
+}
+
+static void evaluate_text(const char *toml, evaluated *ev)
+{
+    bl_json *doc = NULL;
+    bl_error err = {0};
+    if (bl_toml_parse(toml, strlen(toml), "plan", &doc, &err) != BL_OK)
+        fail_msg("toml: %s", err.msg);
+    evaluate_doc(doc, ev);
+    bl_json_free(doc);
+}
+
+static void evaluate_tiny(const char *extra, evaluated *ev)
+{
+    char text[4096];
+    snprintf(text, sizeof text, BL_RT_TINY_PLAN, "tiny", 8, extra, 8);
+    evaluate_text(text, ev);
+}
+
+static void evaluated_free(evaluated *ev)
+{
+    bl_evaluation_free(ev->e);
+    bl_resolved_plan_free(ev->resolved);
+    bl_plan_free(ev->plan);
+    memset(ev, 0, sizeof *ev);
+}
+
+static bl_record_input input_of(const evaluated *ev)
+{
+    bl_record_input in = {.plan = ev->plan, .resolved = ev->resolved, .execution = &ev->x,
+                          .evaluation = ev->e};
+    return in;
+}
+
+/* Reserves `dest` and writes the record; returns the write's status. */
+static bl_status write_record(const bl_record_input *in, const char *dest, const char **status,
+                              bl_error *err)
+{
+    bl_reservation r;
+    bl_status st = bl_record_reserve(dest, &r, err);
+    if (st != BL_OK)
+        fail_msg("reserve %s: %s", dest, err->msg);
+    st = bl_record_write(in, &r, status, err);
+    bl_reservation_clear(&r);
+    return st;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* Every non-directory under dir (relative, sorted, one per line) and, with
+ * dirs, every directory as "name/". An independent walk from the library's. */
+static void list_tree(const char *dir, const char *prefix, bool dirs, char *out, size_t size)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char names[256][256];
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            assert_true(n < 256);
+            snprintf(names[n++], 256, "%s", e->d_name);
+        }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_name);
+    for (size_t i = 0; i < n; i++) {
+        char path[4400], rel[600];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        snprintf(rel, sizeof rel, "%s%s", prefix, names[i]);
+        struct stat sb;
+        assert_int_equal(lstat(path, &sb), 0);
+        if (S_ISDIR(sb.st_mode)) {
+            if (dirs)
+                snprintf(out + strlen(out), size - strlen(out), "%s/\n", rel);
+            strcat(rel, "/");
+            list_tree(path, rel, dirs, out, size);
+        } else {
+            snprintf(out + strlen(out), size - strlen(out), "%s\n", rel);
+        }
+    }
+}
+
+static void sha256_hex_of(const char *path, char hex[65])
+{
+    uint8_t d[BL_SHA256_BYTES];
+    BL_CHECK(bl_sha256_file(path, d, NULL));
+    bl_hex(d, sizeof d, hex);
+}
+
+/* Inspects; fails the test on an error. The map is the caller's. */
+static bl_json *inspect_ok(const char *path)
+{
+    bl_json *map = NULL;
+    bl_error err = {0};
+    if (bl_record_inspect(path, &map, &err) != BL_OK)
+        fail_msg("inspect %s: %s: %s", path, bl_status_kind(err.status), err.msg);
+    return map;
+}
+
+static const char *status_of(const bl_json *map)
+{
+    return bl_json_get_string(bl_json_get(map, "status"), NULL);
+}
+
+/* The one string of a one-element array, or fails. */
+static const char *only_string(const bl_json *arr)
+{
+    assert_int_equal(bl_json_kindof(arr), BL_JSON_ARRAY);
+    if (bl_json_size(arr) != 1)
+        fail_msg("expected one entry, got %zu", bl_json_size(arr));
+    return bl_json_get_string(bl_json_at(arr, 0), NULL);
+}
+
+static void expect_inspect_error(const char *path, bl_status status, const char *fragment)
+{
+    bl_json *map = NULL;
+    bl_error err = {0};
+    bl_status st = bl_record_inspect(path, &map, &err);
+    if (st != status || !strstr(err.msg, fragment))
+        fail_msg("inspect %s: %s '%s', expected %s containing '%s'", path, RECORD_ERROR(st),
+                 err.msg, bl_status_kind(status), fragment);
+    assert_null(map);
+}
+
+/* The file's bytes are exactly record JSON: sorted keys, compact, raw
+ * non-ASCII, one trailing newline. Returns the parsed tree. */
+static bl_json *record_json_file(const char *path)
+{
+    size_t len;
+    char *text = bl_rt_read(path, &len);
+    bl_json *v = NULL;
+    BL_CHECK(bl_json_parse(text, len, path, &v, NULL));
+    bl_buf again;
+    bl_buf_init(&again);
+    BL_CHECK(bl_record_json_text(v, &again, NULL));
+    if (again.len != len || memcmp(again.data, text, len) != 0)
+        fail_msg("%s is not in record JSON form:\n%s", path, text);
+    bl_buf_free(&again);
+    free(text);
+    return v;
+}
+
+static int setup(void **state)
+{
+    bl_rt_fixture *fx = bl_rt_fixture_new("plan.toml");
+    if (!fx)
+        return -1;
+    *state = fx;
+    return 0;
+}
+
+/* ---- formats (§7.3) -------------------------------------------------------------- */
+
+static bl_json *parse(const char *json)
+{
+    bl_json *v = NULL;
+    BL_CHECK(bl_json_parse(json, strlen(json), "test", &v, NULL));
+    return v;
+}
+
+static void test_record_json_and_csv_formats(void **state)
+{
+    (void)state;
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_json *v = parse("{\"b\": [1, 2.5, null, true], \"a\": \"Grüße \\u2603\", "
+                       "\"c\": {\"z\": 1e-05, \"y\": 1e16}}");
+    BL_CHECK(bl_record_json_text(v, &b, NULL));
+    assert_string_equal(b.data, "{\"a\":\"Grüße ☃\",\"b\":[1,2.5,null,true],"
+                                "\"c\":{\"y\":1e+16,\"z\":1e-05}}\n");
+    bl_json_free(v);
+
+    /* Any non-finite number anywhere is refused, before a byte is written. */
+    v = parse("{\"a\": [1.0, {\"b\": 2.0}]}");
+    BL_CHECK(bl_json_object_set(bl_json_at(bl_json_get(v, "a"), 1), "b",
+                                bl_json_real(-1.0 / 0.0), NULL));
+    bl_buf_reset(&b);
+    bl_error err = {0};
+    assert_int_equal(bl_record_json_text(v, &b, &err), BL_EVALUE);
+    assert_string_equal(err.msg, "records require finite numbers or explicit missing values");
+    assert_int_equal(b.len, 0);
+    bl_json_free(v);
+    v = parse("[{\"a\": 1}, 2]");
+    assert_int_equal(bl_csv_text(v, &b, &err), BL_ETYPE); /* not rows of objects */
+    bl_json_free(v);
+
+    /* CSV: sorted union header, CRLF, minimal quoting, Python spellings. */
+    v = parse("[{\"b\": \"plain\", \"a\": 1, \"list\": [\"x\", \"é\"], \"n\": null},"
+              " {\"a\": -0.0, \"b\": \"comma, \\\"quote\\\"\", \"t\": true, \"m\": {\"k\": 1}},"
+              " {\"a\": 0.1, \"b\": \"line\\nbreak\", \"t\": false, \"r\": \"cr\\r\"},"
+              " {\"a\": 0}]");
+    /* 2^64 + 1: integers beyond 64 bits are written in full. */
+    const uint64_t limbs[2] = {1, 1};
+    BL_CHECK(bl_json_object_set(bl_json_at(v, 3), "a", bl_json_bigint(false, limbs, 2), NULL));
+    bl_buf_reset(&b);
+    BL_CHECK(bl_csv_text(v, &b, NULL));
+    assert_string_equal(b.data,
+                        "a,b,list,m,n,r,t\r\n"
+                        "1,plain,\"[\"\"x\"\",\"\"é\"\"]\",,,,\r\n"
+                        "-0.0,\"comma, \"\"quote\"\"\",,\"{\"\"k\"\":1}\",,,True\r\n"
+                        "0.1,\"line\nbreak\",,,,\"cr\r\",False\r\n"
+                        "18446744073709551617,,,,,,\r\n");
+    bl_json_free(v);
+    /* A lone empty field is written "" (Python), so the row is not blank. */
+    v = parse("[{\"a\": null}, {\"a\": \"x\"}]");
+    bl_buf_reset(&b);
+    BL_CHECK(bl_csv_text(v, &b, NULL));
+    assert_string_equal(b.data, "a\r\n\"\"\r\nx\r\n");
+    bl_json_free(v);
+    v = parse("[{\"a\": 1.5}]");
+    BL_CHECK(bl_json_object_set(bl_json_at(v, 0), "a", bl_json_real(0.0 / 0.0), NULL));
+    bl_buf_reset(&b);
+    assert_int_equal(bl_csv_text(v, &b, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "finite"));
+    bl_json_free(v);
+    bl_buf_free(&b);
+}
+
+/* ---- naming and reservation (§7.1) ------------------------------------------------- */
+
+static void test_record_names(void **state)
+{
+    (void)state;
+    char *a = NULL, *b = NULL;
+    BL_CHECK(bl_record_name("root/dir", "plan", &a, NULL));
+    BL_CHECK(bl_record_name("root/dir/", "plan", &b, NULL));
+    /* root/dir/plan-YYYYmmddTHHMMSSZ-xxxxxxxx */
+    for (char *p = a;; p = b) {
+        assert_int_equal(strlen(p), strlen("root/dir/plan-20260101T000000Z-0123abcd"));
+        assert_int_equal(strncmp(p, "root/dir/plan-", 14), 0);
+        for (int i = 0; i < 8; i++)
+            assert_non_null(strchr("0123456789", p[14 + i]));
+        assert_int_equal(p[22], 'T');
+        assert_int_equal(p[29], 'Z');
+        assert_int_equal(p[30], '-');
+        for (int i = 31; i < 39; i++)
+            assert_non_null(strchr("0123456789abcdef", p[i]));
+        if (p == b)
+            break;
+    }
+    /* Eight random hex digits: two names in the same second differ. */
+    assert_string_not_equal(a + 31, b + 31);
+    bl_free(a);
+    bl_free(b);
+    BL_CHECK(bl_record_name("", "plan", &a, NULL));
+    assert_int_equal(strncmp(a, "plan-", 5), 0);
+    bl_free(a);
+}
+
+static void test_reservation_refusals_leave_no_trace(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400], target[4400];
+    bl_reservation r;
+    bl_error err = {0};
+
+    /* A fresh reservation: parents created, a 64-hex token in .RESERVED. */
+    bl_rt_at(p, fx->dir, "a/b/rec");
+    BL_CHECK(bl_record_reserve(p, &r, NULL));
+    assert_string_equal(r.path, p);
+    assert_int_equal(strlen(r.token), 64);
+    char *token = bl_rt_read(bl_rt_at(q, p, ".RESERVED"), NULL);
+    assert_string_equal(token, r.token);
+    free(token);
+    /* Reserving it again: FileExistsError, nothing changed. */
+    bl_reservation again;
+    assert_int_equal(bl_record_reserve(p, &again, &err), BL_EEXIST);
+    token = bl_rt_read(bl_rt_at(q, p, ".RESERVED"), NULL);
+    assert_string_equal(token, r.token);
+    free(token);
+    bl_reservation_clear(&r);
+
+    /* A link where the record should go (to a directory, or dangling) is
+     * an existing name: nothing is created at its target. */
+    bl_rt_at(target, fx->dir, "target");
+    assert_int_equal(mkdir(target, 0777), 0);
+    bl_rt_at(p, fx->dir, "link");
+    assert_int_equal(symlink(target, p), 0);
+    assert_int_equal(bl_record_reserve(p, &r, &err), BL_EEXIST);
+    char tree[4096] = "";
+    list_tree(target, "", true, tree, sizeof tree);
+    assert_string_equal(tree, "");
+    bl_rt_at(p, fx->dir, "dangling");
+    assert_int_equal(symlink(bl_rt_at(q, fx->dir, "nowhere"), p), 0);
+    assert_int_equal(bl_record_reserve(p, &r, &err), BL_EEXIST);
+    assert_false(bl_rt_exists(q));
+
+    /* A regular file in the way of a parent. */
+    bl_rt_write(bl_rt_at(p, fx->dir, "file"), "x", 1);
+    assert_int_equal(bl_record_reserve(bl_rt_at(q, p, "rec"), &r, &err), BL_EEXIST);
+    assert_non_null(strstr(err.msg, "exists and is not a directory"));
+
+    /* A root where nothing can be created (also as root): /proc. */
+    snprintf(p, sizeof p, "/proc/bl-test-%ld/records/rec", (long)getpid());
+    assert_int_equal(bl_record_reserve(p, &r, &err), BL_ENOENT);
+    assert_false(bl_rt_exists(p));
+
+    /* A failure deep down removes the parents the call created. */
+    char longname[4700];
+    snprintf(longname, sizeof longname, "%s/fresh/x/%0300d", fx->dir, 0);
+    assert_int_equal(bl_record_reserve(longname, &r, &err), BL_EOS);
+    assert_non_null(strstr(err.msg, "File name too long"));
+    assert_false(bl_rt_exists(bl_rt_at(p, fx->dir, "fresh")));
+    assert_null(r.path);
+}
+
+/* §8 test_reserved_path_failure_preserves_data_without_done. */
+static void test_fail_record_keeps_reservation_and_first_cause(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    bl_reservation r;
+    bl_rt_at(p, fx->dir, "failed-rec");
+    BL_CHECK(bl_record_reserve(p, &r, NULL));
+    bl_rt_write(bl_rt_at(q, p, "partial.txt"), "partial", 7);
+
+    bl_error cause = {0};
+    bl_fail(&cause, BL_EOS, "%s/trials.csv: cannot write: No space left on device", p);
+    BL_CHECK(bl_record_fail(&r, &cause, NULL));
+    bl_json *failed = record_json_file(bl_rt_at(q, p, "FAILED"));
+    assert_int_equal(bl_json_size(failed), 3);
+    assert_string_equal(bl_json_get_string(bl_json_get(failed, "status"), NULL), "failed");
+    assert_string_equal(bl_json_get_string(bl_json_get(failed, "error_type"), NULL), "OSError");
+    /* No machine path leaks into the record. */
+    assert_string_equal(bl_json_get_string(bl_json_get(failed, "message"), NULL),
+                        "<record>/trials.csv: cannot write: No space left on device");
+    bl_json_free(failed);
+    assert_true(bl_rt_exists(bl_rt_at(q, p, ".RESERVED")));
+    assert_false(bl_rt_exists(bl_rt_at(q, p, "DONE")));
+    assert_true(bl_rt_exists(bl_rt_at(q, p, "partial.txt")));
+
+    /* FAILED is written once: a second cause does not replace the first. */
+    size_t len1, len2;
+    char *first = bl_rt_read(bl_rt_at(q, p, "FAILED"), &len1);
+    bl_fail(&cause, BL_EINTERRUPT, "interrupted");
+    BL_CHECK(bl_record_fail(&r, &cause, NULL));
+    char *second = bl_rt_read(q, &len2);
+    assert_int_equal(len1, len2);
+    assert_memory_equal(first, second, len1);
+    free(first);
+    free(second);
+
+    /* Writing into it afterwards fails (it is not empty) and changes nothing. */
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    const char *status = "unset";
+    bl_error err = {0};
+    assert_int_equal(bl_record_write(&in, &r, &status, &err), BL_EEXIST);
+    assert_string_equal(err.msg, "reserved record is not empty");
+    assert_null(status);
+    char tree[4096] = "";
+    list_tree(p, "", true, tree, sizeof tree);
+    assert_string_equal(tree, ".RESERVED\nFAILED\npartial.txt\n");
+
+    /* Another writer's token: the reservation is not ours to fail or fill. */
+    bl_reservation other = r;
+    memset(other.token, 'a', 64);
+    assert_int_equal(bl_record_fail(&other, &cause, &err), BL_ERUNTIME);
+    assert_string_equal(err.msg, "record reservation is no longer owned");
+    bl_rt_at(q, fx->dir, "other-rec");
+    bl_reservation fresh;
+    BL_CHECK(bl_record_reserve(q, &fresh, NULL));
+    memset(fresh.token, 'b', 64);
+    assert_int_equal(bl_record_write(&in, &fresh, &status, &err), BL_EVALUE);
+    assert_string_equal(err.msg, "invalid record reservation");
+    tree[0] = 0;
+    list_tree(q, "", true, tree, sizeof tree);
+    assert_string_equal(tree, ".RESERVED\n");
+    bl_reservation_clear(&fresh);
+    bl_reservation_clear(&r);
+    evaluated_free(&ev);
+}
+
+/* ---- a fresh record (§7.2–§7.5) --------------------------------------------------- */
+
+static const char *const metadata_keys[] = {
+    "engine_version", "requested_backend", "actual_arch", "dtype", "fast_math", "cpu_threads",
+    "cache_enabled", "runtime_fingerprint", "rng_scheme", "source_hashes", "execution",
+    "batch_capacities", "reset", "evidence", "diagnostic", "recording_estimate_bytes",
+};
+
+static void check_csv_header(const char *path, const char *header, size_t rows)
+{
+    char *text = bl_rt_read(path, NULL);
+    if (strncmp(text, header, strlen(header)) != 0)
+        fail_msg("%s header:\n%.300s", path, text);
+    size_t lines = 0;
+    for (char *p = text; (p = strstr(p, "\r\n")) != NULL; p += 2)
+        lines++;
+    assert_int_equal(lines, rows + 1);
+    free(text);
+}
+
+/* §8 test_fresh_bundle_inventory_source_and_authoritative_outcomes. */
+static void test_fresh_record(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    const char *status = NULL;
+    bl_error err = {0};
+    bl_rt_at(p, fx->dir, "records/tiny-fresh");
+    if (write_record(&in, p, &status, &err) != BL_OK)
+        fail_msg("write: %s", err.msg);
+    assert_string_equal(status, "complete");
+
+    /* The layout, exactly: no .RESERVED, data/ empty for summary recording. */
+    char tree[8192] = "";
+    list_tree(p, "", true, tree, sizeof tree);
+    assert_string_equal(tree, "DONE\n"
+                              "calibration.json\n"
+                              "data/\n"
+                              "environment/\n"
+                              "environment/build.lock\n"
+                              "environment/environment.json\n"
+                              "environment/package-source.zip\n"
+                              "environment/source.json\n"
+                              "record.toml\n"
+                              "request.toml\n"
+                              "resolved.toml\n"
+                              "seeds.csv\n"
+                              "summary/\n"
+                              "summary/summary.json\n"
+                              "trials.csv\n");
+    char *done = bl_rt_read(bl_rt_at(q, p, "DONE"), NULL);
+    assert_string_equal(done, "complete\n");
+    free(done);
+
+    /* The manifest. */
+    bl_json *m = NULL;
+    BL_CHECK(bl_toml_read_file(bl_rt_at(q, p, "record.toml"), &m, NULL));
+    assert_string_equal(bl_json_get_string(bl_json_get(m, "format"), NULL),
+                        "brainlesslab-record");
+    assert_int_equal(bl_json_get_int(bl_json_get(m, "format_version")), 2);
+    assert_string_equal(bl_json_get_string(bl_json_get(m, "id"), NULL), "tiny-fresh");
+    assert_string_equal(bl_json_get_string(bl_json_get(m, "kind"), NULL), "profile");
+    assert_string_equal(bl_json_get_string(bl_json_get(m, "evidence"), NULL), "exploratory");
+    assert_string_equal(bl_json_get_string(bl_json_get(m, "completion_marker"), NULL), "DONE");
+    assert_string_equal(bl_json_get_string(bl_json_get(m, "contract_hash"), NULL),
+                        bl_resolved_contract_hash(ev.resolved));
+    assert_non_null(bl_json_get(m, "package_version"));
+    const char *created = bl_json_get_string(bl_json_get(m, "created_utc"), NULL);
+    size_t cl = strlen(created);
+    /* 2026-01-02T03:04:05[.123456]+00:00 */
+    assert_true(cl == 25 || cl == 32);
+    assert_string_equal(created + cl - 6, "+00:00");
+    assert_int_equal(created[10], 'T');
+    const bl_json *counts = bl_json_get(m, "trial_status_counts");
+    assert_int_equal(bl_json_size(counts), 1);
+    assert_int_equal(bl_json_get_int(bl_json_get(counts, "completed")), 12);
+    const bl_json *artifacts = bl_json_get(m, "artifacts");
+    const bl_json *hashes = bl_json_get(m, "artifact_sha256");
+    static const char *const listed[] = {
+        "calibration.json", "environment/build.lock", "environment/environment.json",
+        "environment/package-source.zip", "environment/source.json", "request.toml",
+        "resolved.toml", "seeds.csv", "summary/summary.json", "trials.csv",
+    };
+    assert_int_equal(bl_json_size(artifacts), sizeof listed / sizeof *listed);
+    assert_int_equal(bl_json_size(hashes), sizeof listed / sizeof *listed);
+    for (size_t i = 0; i < sizeof listed / sizeof *listed; i++) {
+        assert_string_equal(bl_json_get_string(bl_json_at(artifacts, i), NULL), listed[i]);
+        char hex[65];
+        sha256_hex_of(bl_rt_at(q, p, listed[i]), hex);
+        assert_string_equal(bl_json_get_string(bl_json_get(hashes, listed[i]), NULL), hex);
+    }
+    bl_json_free(m);
+
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    assert_true(bl_json_get_bool(bl_json_get(map, "complete")));
+    assert_true(bl_json_get_bool(bl_json_get(map, "checksums_valid")));
+    assert_int_equal(bl_json_size(bl_json_get(map, "invalid_artifacts")), 0);
+    assert_int_equal(bl_json_size(bl_json_get(map, "unlisted_artifacts")), 0);
+    assert_int_equal(bl_json_size(map), 6);
+    bl_json_free(map);
+
+    /* Tables: the spec's columns, one row per trial and per (trial, stream). */
+    check_csv_header(bl_rt_at(q, p, "trials.csv"),
+                     "block_id,calibration_id,completed_ticks,error,key,neural_frames,"
+                     "normalisation_status,normalised,raw,scoring_window,status,target_id,task,"
+                     "trial_id,wiring_id,world_seed\r\n",
+                     12);
+    size_t nseeds = 0;
+    for (size_t i = 0; i < ev.e->run->ntrials; i++)
+        nseeds += ev.e->run->trials[i].nseeds;
+    check_csv_header(bl_rt_at(q, p, "seeds.csv"),
+                     "block_id,seed,stream,target_id,trial_id,wiring_id,world_seed\r\n", nseeds);
+
+    /* summary.json: the authoritative outcomes, and §4.13 metadata. */
+    bl_json *summary = record_json_file(bl_rt_at(q, p, "summary/summary.json"));
+    assert_int_equal(bl_json_size(summary), 4);
+    const bl_json *sums = bl_json_get(summary, "summaries");
+    assert_int_equal(bl_json_size(sums), 2);
+    for (size_t t = 0; t < 2; t++) {
+        const bl_json *oc = bl_json_get(bl_json_at(sums, t), "outcome");
+        double raw = bl_json_get_real(bl_json_get(oc, "raw"));
+        assert_true(bl_test_bits(raw) == bl_test_bits(ev.e->summaries[t].raw));
+        assert_non_null(bl_json_get(bl_json_at(sums, t), "adjusted"));
+    }
+    assert_int_equal(bl_json_size(bl_json_get(summary, "contrasts")), 1);
+    const bl_json *timings = bl_json_get(summary, "timings");
+    assert_non_null(bl_json_get(timings, "resolve_and_runtime_seconds"));
+    assert_non_null(bl_json_get(timings, "construction_compile_run_seconds"));
+    assert_non_null(bl_json_get(timings, "total_seconds"));
+    const bl_json *meta = bl_json_get(summary, "metadata");
+    for (size_t i = 0; i < sizeof metadata_keys / sizeof *metadata_keys; i++)
+        if (!bl_json_get(meta, metadata_keys[i]))
+            fail_msg("metadata lacks '%s'", metadata_keys[i]);
+    assert_string_equal(bl_json_get_string(bl_json_get(meta, "reset"), NULL), "full");
+    assert_string_equal(bl_json_get_string(bl_json_get(meta, "rng_scheme"), NULL),
+                        "philox-host-v1");
+    assert_false(bl_json_get_bool(bl_json_get(meta, "fast_math")));
+
+    /* environment.json: the metadata under "execution" and the machine. */
+    bl_json *env = record_json_file(bl_rt_at(q, p, "environment/environment.json"));
+    assert_true(bl_json_equal(bl_json_get(env, "execution"), meta));
+    assert_non_null(bl_json_get(env, "machine"));
+    assert_non_null(bl_json_get(env, "package_version"));
+    bl_json_free(env);
+    bl_json_free(summary);
+
+    /* The source capture: receipt hashes match the archive and its members,
+     * members are portable relative paths, the lock is a separate copy. */
+    size_t zlen;
+    char *zip = bl_rt_read(bl_rt_at(q, p, "environment/package-source.zip"), &zlen);
+    bl_json *receipt = record_json_file(bl_rt_at(q, p, "environment/source.json"));
+    char hex[65];
+    sha256_hex_of(bl_rt_at(q, p, "environment/package-source.zip"), hex);
+    assert_string_equal(bl_json_get_string(bl_json_get(receipt, "sha256"), NULL), hex);
+    assert_string_equal(bl_json_get_string(bl_json_get(receipt, "format"), NULL),
+                        "brainlesslab-source-bundle");
+    bl_zip_entry *entries = NULL;
+    size_t nentries = 0;
+    BL_CHECK(bl_zip_read(zip, zlen, &entries, &nentries, NULL));
+    const bl_json *files = bl_json_get(receipt, "files");
+    const bl_json *file_sha = bl_json_get(receipt, "file_sha256");
+    assert_true(nentries > 10);
+    assert_int_equal(bl_json_size(files), nentries);
+    bool has_records_c = false;
+    for (size_t i = 0; i < nentries; i++) {
+        const char *name = entries[i].name;
+        assert_true(name[0] != '/' && !strstr(name, "..") && !strstr(name, "__pycache__"));
+        assert_string_equal(bl_json_get_string(bl_json_at(files, i), NULL), name);
+        uint8_t d[BL_SHA256_BYTES];
+        BL_CHECK(bl_sha256(entries[i].data, entries[i].len, d, NULL));
+        bl_hex(d, sizeof d, hex);
+        assert_string_equal(bl_json_get_string(bl_json_get(file_sha, name), NULL), hex);
+        has_records_c |= strcmp(name, "src/records/record.c") == 0;
+    }
+    assert_true(has_records_c);
+    bl_zip_entries_free(entries, nentries);
+    bl_json_free(receipt);
+    free(zip);
+    bl_buf lock;
+    bl_buf_init(&lock);
+    BL_CHECK(bl_build_lock(&lock, NULL));
+    size_t llen;
+    char *lock_file = bl_rt_read(bl_rt_at(q, p, "environment/build.lock"), &llen);
+    assert_int_equal(llen, lock.len);
+    assert_memory_equal(lock_file, lock.data, llen);
+    free(lock_file);
+    bl_buf_free(&lock);
+
+    /* request.toml reads back as the same plan; resolved.toml holds the
+     * resolved plan without nulls, with a [request] table. */
+    bl_plan *again = NULL;
+    bl_resolved_plan *again_resolved = NULL;
+    BL_CHECK(bl_plan_read(bl_rt_at(q, p, "request.toml"), &again, NULL));
+    BL_CHECK(bl_plan_resolve(again, &again_resolved, NULL));
+    assert_string_equal(bl_resolved_contract_hash(again_resolved),
+                        bl_resolved_contract_hash(ev.resolved));
+    bl_resolved_plan_free(again_resolved);
+    bl_plan_free(again);
+    char *resolved = bl_rt_read(bl_rt_at(q, p, "resolved.toml"), NULL);
+    assert_non_null(strstr(resolved, "\n[request]\n"));
+    assert_non_null(strstr(resolved, "\n[[targets]]\n"));
+    assert_null(strstr(resolved, "horizon = null"));
+    free(resolved);
+    bl_json *rdoc = NULL;
+    BL_CHECK(bl_toml_read_file(q, &rdoc, NULL));
+    assert_string_equal(bl_json_get_string(bl_json_get(rdoc, "contract_hash"), NULL),
+                        bl_resolved_contract_hash(ev.resolved));
+    assert_int_equal(bl_json_size(bl_json_get(rdoc, "targets")), 2);
+    bl_json_free(rdoc);
+
+    /* Calibrations round-trip through the record directory. */
+    bl_json_free(record_json_file(bl_rt_at(q, p, "calibration.json")));
+    bl_calibration **cals = NULL;
+    size_t ncals = 0;
+    BL_CHECK(bl_calibrations_read(p, &cals, &ncals, NULL));
+    assert_int_equal(ncals, ev.e->ncalibrations);
+    for (size_t i = 0; i < ncals; i++)
+        assert_string_equal(cals[i]->id, ev.e->calibrations[i]->id);
+    bl_calibrations_free(cals, ncals);
+
+    /* Writing a second record to the same place: FileExistsError, and the
+     * first record is byte-identical afterwards (§7.10). */
+    char before[8192] = "", after[8192] = "";
+    list_tree(p, "", true, before, sizeof before);
+    char hashes_before[16][65];
+    for (size_t i = 0; i < sizeof listed / sizeof *listed; i++)
+        sha256_hex_of(bl_rt_at(q, p, listed[i]), hashes_before[i]);
+    bl_reservation r;
+    assert_int_equal(bl_record_reserve(p, &r, &err), BL_EEXIST);
+    list_tree(p, "", true, after, sizeof after);
+    assert_string_equal(before, after);
+    for (size_t i = 0; i < sizeof listed / sizeof *listed; i++) {
+        sha256_hex_of(bl_rt_at(q, p, listed[i]), hex);
+        assert_string_equal(hex, hashes_before[i]);
+    }
+    evaluated_free(&ev);
+}
+
+/* §8 test_no_overwrite_and_checksum_tampering, and the other states of §7.5. */
+static void test_tampering_and_completion_states(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    const char *status;
+    bl_rt_at(p, fx->dir, "tamper");
+    BL_CHECK(write_record(&in, p, &status, NULL));
+    evaluated_free(&ev);
+
+    /* One byte changed in summary.json: incomplete, exactly that artifact. */
+    size_t len;
+    char *text = bl_rt_read(bl_rt_at(q, p, "summary/summary.json"), &len);
+    char *orig = malloc(len);
+    memcpy(orig, text, len);
+    text[len / 2] ^= 1;
+    bl_rt_write(q, text, len);
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(status_of(map), "incomplete");
+    assert_false(bl_json_get_bool(bl_json_get(map, "complete")));
+    assert_false(bl_json_get_bool(bl_json_get(map, "checksums_valid")));
+    assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")),
+                        "summary/summary.json");
+    assert_int_equal(bl_json_size(bl_json_get(map, "unlisted_artifacts")), 0);
+    bl_json_free(map);
+    bl_rt_write(q, orig, len);
+    free(orig);
+    free(text);
+    map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    bl_json_free(map);
+
+    /* A deleted artifact is invalid; a truncated one too. */
+    char *trials = bl_rt_read(bl_rt_at(q, p, "trials.csv"), &len);
+    assert_int_equal(unlink(q), 0);
+    map = inspect_ok(p);
+    assert_string_equal(status_of(map), "incomplete");
+    assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "trials.csv");
+    bl_json_free(map);
+    bl_rt_write(q, trials, len - 1);
+    map = inspect_ok(p);
+    assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "trials.csv");
+    bl_json_free(map);
+    /* A directory where the artifact was is not the artifact either. */
+    assert_int_equal(unlink(q), 0);
+    assert_int_equal(mkdir(q, 0777), 0);
+    map = inspect_ok(p);
+    assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "trials.csv");
+    bl_json_free(map);
+    assert_int_equal(rmdir(q), 0);
+    bl_rt_write(q, trials, len);
+    free(trials);
+
+    /* A file nobody listed: unlisted (the markers and manifest never are). */
+    bl_rt_write(bl_rt_at(q, p, "data/extra.bin"), "x", 1);
+    map = inspect_ok(p);
+    assert_string_equal(status_of(map), "incomplete");
+    assert_true(bl_json_get_bool(bl_json_get(map, "checksums_valid")) == false);
+    assert_string_equal(only_string(bl_json_get(map, "unlisted_artifacts")), "data/extra.bin");
+    bl_json_free(map);
+    assert_int_equal(unlink(q), 0);
+    bl_rt_write(bl_rt_at(q, p, ".RESERVED"), "stale", 5);
+    map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    bl_json_free(map);
+    assert_int_equal(unlink(q), 0);
+
+    /* DONE missing: incomplete; FAILED beside DONE: failed. */
+    char saved[4400];
+    assert_int_equal(rename(bl_rt_at(q, p, "DONE"), bl_rt_at(saved, fx->dir, "DONE.saved")), 0);
+    map = inspect_ok(p);
+    assert_string_equal(status_of(map), "incomplete");
+    assert_true(bl_json_get_bool(bl_json_get(map, "checksums_valid")));
+    bl_json_free(map);
+    assert_int_equal(rename(saved, q), 0);
+    bl_rt_write(bl_rt_at(q, p, "FAILED"), "{}\n", 3);
+    map = inspect_ok(p);
+    assert_string_equal(status_of(map), "failed");
+    assert_false(bl_json_get_bool(bl_json_get(map, "complete")));
+    bl_json_free(map);
+}
+
+/* §8 test_nonportable_numbers_leave_failed_partial_bundle: a NaN in the
+ * metadata (here the execution policy's reserve_fraction). */
+static void test_nan_leaves_failed_partial_bundle(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_execution x = ev.x;
+    x.reserve_fraction = 0.0 / 0.0;
+    bl_record_input in = input_of(&ev);
+    in.execution = &x;
+    const char *status = "unset";
+    bl_error err = {0};
+    bl_rt_at(p, fx->dir, "nan");
+    assert_int_equal(write_record(&in, p, &status, &err), BL_EVALUE);
+    assert_null(status);
+    assert_string_equal(err.msg, "records require finite numbers or explicit missing values");
+    assert_true(bl_rt_exists(bl_rt_at(q, p, "FAILED")));
+    assert_true(bl_rt_exists(bl_rt_at(q, p, ".RESERVED")));
+    assert_false(bl_rt_exists(bl_rt_at(q, p, "DONE")));
+    assert_false(bl_rt_exists(bl_rt_at(q, p, "record.toml")));
+    bl_json *failed = record_json_file(bl_rt_at(q, p, "FAILED"));
+    assert_string_equal(bl_json_get_string(bl_json_get(failed, "error_type"), NULL),
+                        "ValueError");
+    bl_json_free(failed);
+    /* The partial files stay: request.toml exactly as written. */
+    bl_buf plan;
+    bl_buf_init(&plan);
+    BL_CHECK(bl_plan_write(ev.plan, &plan, NULL));
+    size_t len;
+    char *request = bl_rt_read(bl_rt_at(q, p, "request.toml"), &len);
+    assert_int_equal(len, plan.len);
+    assert_memory_equal(request, plan.data, len);
+    free(request);
+    bl_buf_free(&plan);
+    /* Without a manifest this is no record at all. */
+    expect_inspect_error(p, BL_ENOENT, "record.toml");
+    evaluated_free(&ev);
+}
+
+/* §8 test_failed_trial_preserves_inventory_without_success_marker: an
+ * input gain of 1e308 overflows the reservoir, whose trials latch failed. */
+static void test_failed_trials_give_failed_record(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("input_gain = 1e308\n", &ev);
+    bl_record_input in = input_of(&ev);
+    const char *status = NULL;
+    bl_rt_at(p, fx->dir, "failed-trials");
+    BL_CHECK(write_record(&in, p, &status, NULL));
+    assert_string_equal(status, "failed");
+    assert_false(bl_rt_exists(bl_rt_at(q, p, "DONE")));
+    assert_false(bl_rt_exists(bl_rt_at(q, p, ".RESERVED")));
+    assert_true(bl_rt_exists(bl_rt_at(q, p, "trials.csv")));
+    assert_true(bl_rt_exists(bl_rt_at(q, p, "summary/summary.json")));
+    bl_json *failed = record_json_file(bl_rt_at(q, p, "FAILED"));
+    assert_string_equal(bl_json_get_string(bl_json_get(failed, "reason"), NULL),
+                        "one or more trials failed or remained incomplete");
+    assert_string_equal(bl_json_get_string(bl_json_get(failed, "status"), NULL), "failed");
+    const bl_json *counts = bl_json_get(failed, "trial_status_counts");
+    int64_t nfailed = bl_json_get_int(bl_json_get(counts, "failed"));
+    assert_true(nfailed > 0);
+    assert_int_equal(bl_json_get_int(bl_json_get(counts, "completed")) + nfailed, 12);
+    bl_json *m = NULL;
+    BL_CHECK(bl_toml_read_file(bl_rt_at(q, p, "record.toml"), &m, NULL));
+    assert_true(bl_json_equal(bl_json_get(m, "trial_status_counts"), counts));
+    bl_json_free(m);
+    bl_json_free(failed);
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(status_of(map), "failed");
+    assert_true(bl_json_get_bool(bl_json_get(map, "checksums_valid")));
+    bl_json_free(map);
+    evaluated_free(&ev);
+}
+
+/* ---- inspection of hand-made records (§7.6) ----------------------------------------- */
+
+/* A record with one artifact and the given manifest tail. */
+static void make_record(const char *dir, const char *manifest)
+{
+    assert_int_equal(mkdir(dir, 0777), 0);
+    char p[4400];
+    bl_rt_write(bl_rt_at(p, dir, "artifact.txt"), "hello\n", 6);
+    bl_rt_write(bl_rt_at(p, dir, "record.toml"), manifest, strlen(manifest));
+    bl_rt_write(bl_rt_at(p, dir, "DONE"), "complete\n", 9);
+}
+
+#define HELLO_SHA "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+
+/* §8 test_historical_inspection_does_not_modify_or_execute. */
+static void test_historical_v1_record(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    bl_rt_at(p, fx->dir, "v1");
+    make_record(p, "format = \"brainlesslab-record\"\n"
+                   "format_version = 1\n"
+                   "git_sha = \"0123abc\"\n"
+                   "julia_version = \"1.10.0\"\n"
+                   "threads = 8\n"
+                   "[artifact_sha256]\n"
+                   "\"artifact.txt\" = \"" HELLO_SHA "\"\n");
+    /* Something that would run if inspection executed anything. */
+    bl_rt_write(bl_rt_at(q, p, "run.sh"), "#!/bin/sh\ntouch executed\n", 25);
+    chmod(q, 0755);
+    char after[4096] = "";
+    char *manifest = bl_rt_read(bl_rt_at(q, p, "record.toml"), NULL);
+    struct stat sb0, sb1;
+    assert_int_equal(stat(q, &sb0), 0);
+    bl_json *map = inspect_ok(p);
+    /* run.sh is unlisted, so the record is not complete; remove it. */
+    assert_string_equal(only_string(bl_json_get(map, "unlisted_artifacts")), "run.sh");
+    bl_json_free(map);
+    assert_int_equal(unlink(bl_rt_at(q, p, "run.sh")), 0);
+    map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    /* Historical keys are echoed; artifacts default to the hash keys. */
+    const bl_json *m = bl_json_get(map, "manifest");
+    assert_string_equal(bl_json_get_string(bl_json_get(m, "julia_version"), NULL), "1.10.0");
+    assert_int_equal(bl_json_get_int(bl_json_get(m, "threads")), 8);
+    bl_json_free(map);
+    list_tree(p, "", true, after, sizeof after);
+    assert_string_equal(after, "DONE\nartifact.txt\nrecord.toml\n");
+    assert_false(bl_rt_exists(bl_rt_at(q, p, "executed")));
+    char *manifest_after = bl_rt_read(bl_rt_at(q, p, "record.toml"), NULL);
+    assert_string_equal(manifest, manifest_after);
+    assert_int_equal(stat(q, &sb1), 0);
+    assert_true(sb0.st_mtime == sb1.st_mtime);
+    free(manifest);
+    free(manifest_after);
+}
+
+/* §8 test_manifest_path_traversal_rejected, and every other manifest rule. */
+static void test_manifest_rules(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    static const struct {
+        const char *tail; /* after the format lines */
+        bl_status status;
+        const char *message;
+    } cases[] = {
+        /* Unsafe artifact names (the spec's five, and more). */
+        {"artifacts = [\"../outside\"]\n[artifact_sha256]\n\"../outside\" = \"" HELLO_SHA "\"\n",
+         BL_EVALUE, "artifact paths must be portable relative paths"},
+        {"artifacts = [\"/tmp/outside\"]\n[artifact_sha256]\n\"/tmp/outside\" = \"" HELLO_SHA
+         "\"\n",
+         BL_EVALUE, "artifact paths must be portable relative paths"},
+        {"artifacts = ['C:\\outside']\n[artifact_sha256]\n'C:\\outside' = \"" HELLO_SHA "\"\n",
+         BL_EVALUE, "artifact paths must be portable relative paths"},
+        {"artifacts = [\"folder/../../outside\"]\n[artifact_sha256]\n\"folder/../../outside\" = "
+         "\"" HELLO_SHA "\"\n",
+         BL_EVALUE, "artifact paths must be portable relative paths"},
+        {"artifacts = [\"./artifact.txt\"]\n[artifact_sha256]\n\"./artifact.txt\" = \"" HELLO_SHA
+         "\"\n",
+         BL_EVALUE, "artifact paths must be portable relative paths"},
+        {"artifacts = [\"a//b\"]\n[artifact_sha256]\n\"a//b\" = \"" HELLO_SHA "\"\n", BL_EVALUE,
+         "artifact paths must be portable relative paths"},
+        {"artifacts = [\"\"]\n[artifact_sha256]\n\"\" = \"" HELLO_SHA "\"\n", BL_EVALUE,
+         "artifact paths must be portable relative paths"},
+        {"artifacts = [\"dir/\"]\n[artifact_sha256]\n\"dir/\" = \"" HELLO_SHA "\"\n", BL_EVALUE,
+         "artifact paths must be portable relative paths"},
+        /* Checksums. */
+        {"[artifact_sha256]\n\"artifact.txt\" = \"ABC\"\n", BL_EVALUE,
+         "artifact checksum must be a SHA-256 hexadecimal value"},
+        {"[artifact_sha256]\n\"artifact.txt\" = "
+         "\"5891B5B522D5DF086D0FF0B110FBD9D21BB4FC7163AF34D08286A2E846F6BE03\"\n",
+         BL_EVALUE, "artifact checksum must be a SHA-256 hexadecimal value"},
+        {"[artifact_sha256]\n\"artifact.txt\" = 5\n", BL_EVALUE,
+         "artifact checksum must be a SHA-256 hexadecimal value"},
+        /* Inventory. */
+        {"artifacts = [\"artifact.txt\", \"other.txt\"]\n[artifact_sha256]\n\"artifact.txt\" = "
+         "\"" HELLO_SHA "\"\n",
+         BL_EVALUE, "record artifact inventory does not match its checksums"},
+        {"artifacts = [\"artifact.txt\", \"artifact.txt\"]\n[artifact_sha256]\n\"artifact.txt\" ="
+         " \"" HELLO_SHA "\"\nb = \"" HELLO_SHA "\"\n",
+         BL_EVALUE, "record artifact inventory does not match its checksums"},
+        {"artifacts = [\"artifact.txt\"]\nartifact_sha256 = \"" HELLO_SHA "\"\n", BL_EVALUE,
+         "record artifact inventory does not match its checksums"},
+        {"artifacts = \"artifact.txt\"\n[artifact_sha256]\n\"artifact.txt\" = \"" HELLO_SHA
+         "\"\n",
+         BL_EVALUE, "record artifact inventory does not match its checksums"},
+        {"artifacts = [1]\n[artifact_sha256]\n\"artifact.txt\" = \"" HELLO_SHA "\"\n", BL_EVALUE,
+         "record artifact inventory does not match its checksums"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char p[4400], name[32], manifest[2048];
+        snprintf(name, sizeof name, "m%zu", i);
+        snprintf(manifest, sizeof manifest,
+                 "format = \"brainlesslab-record\"\nformat_version = 2\n%s", cases[i].tail);
+        make_record(bl_rt_at(p, fx->dir, name), manifest);
+        expect_inspect_error(p, cases[i].status, cases[i].message);
+    }
+
+    /* Formats: an unknown format or version. */
+    static const char *const formats[] = {
+        "format = \"brainlesslab-record\"\nformat_version = 3\n",
+        "format = \"brainlesslab-record\"\nformat_version = 2.0\n",
+        "format = \"other\"\nformat_version = 2\n",
+        "format_version = 2\n",
+        "title = \"not a record\"\n",
+    };
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+        char p[4400], name[32];
+        snprintf(name, sizeof name, "f%zu", i);
+        make_record(bl_rt_at(p, fx->dir, name), formats[i]);
+        expect_inspect_error(p, BL_EVALUE, "unsupported record format");
+    }
+
+    /* A truncated manifest: cut inside a string, a syntax error; cut at a
+     * line end, a shorter inventory than the listed artifacts. */
+    char p[4400], q[4400];
+    const char full[] = "format = \"brainlesslab-record\"\nformat_version = 2\n"
+                        "artifacts = [\"artifact.txt\"]\n[artifact_sha256]\n"
+                        "\"artifact.txt\" = \"" HELLO_SHA "\"\n";
+    char cut[sizeof full];
+    memcpy(cut, full, sizeof full);
+    cut[sizeof full - 20] = 0;
+    make_record(bl_rt_at(p, fx->dir, "cut-string"), cut);
+    expect_inspect_error(p, BL_EVALUE, "record.toml:");
+    cut[strstr(full, "[artifact_sha256]") - full] = 0;
+    make_record(bl_rt_at(p, fx->dir, "cut-table"), cut);
+    expect_inspect_error(p, BL_EVALUE, "record artifact inventory does not match its checksums");
+    make_record(bl_rt_at(p, fx->dir, "empty-manifest"), "");
+    expect_inspect_error(p, BL_EVALUE, "unsupported record format");
+
+    /* And the sound version of the same record is complete. */
+    make_record(bl_rt_at(p, fx->dir, "sound"), full);
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    bl_json_free(map);
+    /* A missing manifest is an error, not an incomplete record. */
+    assert_int_equal(unlink(bl_rt_at(q, p, "record.toml")), 0);
+    expect_inspect_error(p, BL_ENOENT, "record.toml");
+}
+
+/* §8 test_manifest_symlink_rejected, and links anywhere. */
+static void test_links_are_refused(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400], r[4400];
+    const char manifest[] = "format = \"brainlesslab-record\"\nformat_version = 2\n"
+                            "[artifact_sha256]\n\"artifact.txt\" = \"" HELLO_SHA "\"\n";
+    /* The artifact itself a link to an identical file outside. */
+    bl_rt_at(p, fx->dir, "link-artifact");
+    make_record(p, manifest);
+    bl_rt_write(bl_rt_at(r, fx->dir, "outside.txt"), "hello\n", 6);
+    assert_int_equal(unlink(bl_rt_at(q, p, "artifact.txt")), 0);
+    assert_int_equal(symlink(r, q), 0);
+    expect_inspect_error(p, BL_EVALUE, "record artifacts cannot be symlinks");
+    /* A link anywhere inside, listed or not, to a directory or dangling. */
+    bl_rt_at(p, fx->dir, "link-inside");
+    make_record(p, manifest);
+    assert_int_equal(mkdir(bl_rt_at(q, p, "sub"), 0777), 0);
+    assert_int_equal(symlink("/", bl_rt_at(q, p, "sub/root")), 0);
+    expect_inspect_error(p, BL_EVALUE, "record artifacts cannot be symlinks");
+    bl_rt_at(p, fx->dir, "link-manifest");
+    make_record(p, manifest);
+    assert_int_equal(rename(bl_rt_at(q, p, "record.toml"), bl_rt_at(r, fx->dir, "manifest.toml")), 0);
+    assert_int_equal(symlink(r, q), 0);
+    expect_inspect_error(p, BL_EVALUE, "record artifacts cannot be symlinks");
+    bl_rt_at(p, fx->dir, "link-done");
+    make_record(p, manifest);
+    assert_int_equal(unlink(bl_rt_at(q, p, "DONE")), 0);
+    assert_int_equal(symlink(bl_rt_at(r, fx->dir, "outside.txt"), q), 0);
+    expect_inspect_error(p, BL_EVALUE, "record artifacts cannot be symlinks");
+
+    /* The record itself: a link to a record, a file, nothing. */
+    bl_rt_at(p, fx->dir, "sound");
+    make_record(p, manifest);
+    bl_rt_at(q, fx->dir, "sound-link");
+    assert_int_equal(symlink(p, q), 0);
+    expect_inspect_error(q, BL_EVALUE, "a record must be a real directory");
+    expect_inspect_error(bl_rt_at(q, p, "artifact.txt"), BL_EVALUE, "a record must be a real directory");
+    expect_inspect_error(bl_rt_at(q, fx->dir, "missing"), BL_EVALUE,
+                         "a record must be a real directory");
+    /* A FIFO listed as an artifact is invalid, and never blocks inspection. */
+    assert_int_equal(unlink(bl_rt_at(q, p, "artifact.txt")), 0);
+    assert_int_equal(mkfifo(q, 0666), 0);
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "artifact.txt");
+    bl_json_free(map);
+}
+
+/* ---- calibrations (§7.7) ------------------------------------------------------------ */
+
+/* §8 test_calibration_content_hash_rejected_after_modification. */
+static void test_calibration_reading(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    /* A physical task (binary ones freeze analytic chance): the null's
+     * CartPole episodes end after a few dozen ticks. */
+    bl_json *task = parse("{\"kind\": \"cartpole_plank_easy\"}");
+    bl_plan *plan = NULL;
+    BL_CHECK(bl_plan_calibrate(task, 91337, NULL, 0, &plan, NULL));
+    bl_json_free(task);
+    evaluated ev;
+    memset(&ev, 0, sizeof ev);
+    ev.plan = plan;
+    BL_CHECK(bl_plan_resolve(plan, &ev.resolved, NULL));
+    bl_execution_default(&ev.x);
+    ev.x.batch_size = 256;
+    BL_CHECK(bl_evaluate(ev.resolved, &ev.x, NULL, 0, NULL, &ev.e, NULL));
+    assert_int_equal(ev.e->ncalibrations, 1);
+    assert_false(ev.e->calibrations[0]->analytic);
+    bl_record_input in = input_of(&ev);
+    const char *status;
+    bl_rt_at(p, fx->dir, "calibration-record");
+    BL_CHECK(write_record(&in, p, &status, NULL));
+    assert_string_equal(status, "complete");
+
+    /* The record directory reads back the frozen null. */
+    bl_calibration **cals = NULL;
+    size_t n = 0;
+    BL_CHECK(bl_calibrations_read(p, &cals, &n, NULL));
+    assert_int_equal(n, 1);
+    assert_string_equal(cals[0]->id, ev.e->calibrations[0]->id);
+    assert_true(bl_test_bits(cals[0]->null_mean) == bl_test_bits(ev.e->calibrations[0]->null_mean));
+    bl_calibrations_free(cals, n);
+
+    /* An exported copy with an edited null_mean fails its content hash. */
+    bl_json *doc = record_json_file(bl_rt_at(q, p, "calibration.json"));
+    bl_json *rec = bl_json_at(bl_json_get(doc, "calibrations"), 0);
+    double mean = bl_json_get_real(bl_json_get(rec, "null_mean"));
+    BL_CHECK(bl_json_object_set(rec, "null_mean", bl_json_real(mean * 0.5 + 0.01), NULL));
+    bl_buf b;
+    bl_buf_init(&b);
+    BL_CHECK(bl_record_json_text(doc, &b, NULL));
+    bl_json_free(doc);
+    bl_rt_write(bl_rt_at(q, fx->dir, "edited.json"), b.data, b.len);
+    bl_error err = {0};
+    assert_int_not_equal(bl_calibrations_read(q, &cals, &n, &err), BL_OK);
+    assert_non_null(strstr(err.msg, "hash"));
+    /* A link to a calibration file is refused. */
+    char link[4400];
+    assert_int_equal(symlink(bl_rt_at(q, p, "calibration.json"), bl_rt_at(link, fx->dir, "cal-link")), 0);
+    assert_int_equal(bl_calibrations_read(link, &cals, &n, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "calibration cannot be a symlink"));
+    /* The same edit inside the record: the record is no longer complete. */
+    bl_rt_write(bl_rt_at(q, p, "calibration.json"), b.data, b.len);
+    bl_buf_free(&b);
+    assert_int_equal(bl_calibrations_read(p, &cals, &n, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "calibration record is incomplete or has invalid checksums"));
+    /* A link to a record directory, and a directory that is no record. */
+    bl_rt_at(q, fx->dir, "record-link");
+    assert_int_equal(symlink(p, q), 0);
+    assert_int_equal(bl_calibrations_read(q, &cals, &n, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "calibration cannot be a symlink"));
+    assert_int_not_equal(bl_calibrations_read(fx->dir, &cals, &n, &err), BL_OK);
+    assert_non_null(strstr(err.msg, "record.toml"));
+    evaluated_free(&ev);
+}
+
+/* ---- recording channels (§7.2, §7.3) ------------------------------------------------- */
+
+static void test_probe_and_replay_files(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    bl_json *events = parse("[{\"block_id\": 0, \"channel\": \"emitted_activity\", "
+                            "\"entity_id\": \"reservoir\", \"feature_ids\": [\"neuron/0\", "
+                            "\"neuron/1\"], \"label\": 1, \"point\": \"cue_end\", \"round\": 1, "
+                            "\"target_id\": \"cue\", \"task\": \"delayed_cue\", \"tick\": 2, "
+                            "\"trial_id\": 0},"
+                            "{\"block_id\": 0, \"channel\": \"emitted_activity\", "
+                            "\"entity_id\": \"reservoir\", \"feature_ids\": [\"neuron/0\", "
+                            "\"neuron/1\"], \"label\": 1, \"point\": \"response\", \"round\": 1, "
+                            "\"target_id\": \"cue\", \"task\": \"delayed_cue\", \"tick\": 7, "
+                            "\"trial_id\": 0}]");
+    bl_json *ptrials = parse("[{\"block_id\": 0, \"construction_scope\": \"block\", "
+                             "\"interface_signature\": \"i\", \"native_score\": 1.0, "
+                             "\"node_signature\": \"n\", \"reset\": \"full\", \"target_id\": "
+                             "\"cue\", \"task\": \"delayed_cue\", \"trial_id\": 0, \"wiring_id\": "
+                             "\"w\", \"world_seed\": \"s\"}]");
+    /* Keys sort as bytes: "cue/10/0" < "cue/2/0". */
+    bl_json *replays = parse("{\"cue/2/0\": {\"trial_key\": \"cue/2/0\", \"frames\": [1]}, "
+                             "\"cue/10/0\": {\"trial_key\": \"cue/10/0\", \"frames\": [2]}}");
+    const double f0[] = {0.5, -0.0}, f1[] = {1e-300, 3.0};
+    const double *const features[] = {f0, f1};
+    const size_t lens[] = {2, 2};
+    in.probe_events = events;
+    in.probe_features = features;
+    in.probe_feature_len = lens;
+    in.probe_trials = ptrials;
+    in.replays = replays;
+    const char *status;
+    bl_rt_at(p, fx->dir, "channels");
+    BL_CHECK(write_record(&in, p, &status, NULL));
+    assert_string_equal(status, "complete");
+
+    check_csv_header(bl_rt_at(q, p, "data/probe_events.csv"),
+                     "block_id,channel,entity_id,feature_array,feature_ids,label,point,round,"
+                     "target_id,task,tick,trial_id\r\n"
+                     "0,emitted_activity,reservoir,event_00000000,\"[\"\"neuron/0\"\",\"\"neuron/"
+                     "1\"\"]\",1,cue_end,1,cue,delayed_cue,2,0\r\n",
+                     2);
+    check_csv_header(bl_rt_at(q, p, "data/probe_trials.csv"),
+                     "block_id,construction_scope,interface_signature,native_score,"
+                     "node_signature,reset,target_id,task,trial_id,wiring_id,world_seed\r\n"
+                     "0,block,i,1.0,n,full,cue,delayed_cue,0,w,s\r\n",
+                     1);
+    size_t zlen;
+    char *zip = bl_rt_read(bl_rt_at(q, p, "data/probe_features.npz"), &zlen);
+    bl_zip_entry *entries;
+    size_t n;
+    BL_CHECK(bl_zip_read(zip, zlen, &entries, &n, NULL));
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < 2; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "event_%08zu.npy", i);
+        assert_string_equal(entries[i].name, name);
+        bl_npy *a = NULL;
+        BL_CHECK(bl_npy_parse(entries[i].data, entries[i].len, name, &a, NULL));
+        assert_int_equal(a->dtype, BL_NPY_F8);
+        assert_int_equal(a->ndim, 1);
+        assert_int_equal(a->count, 2);
+        for (size_t k = 0; k < 2; k++)
+            assert_true(bl_test_bits(bl_npy_get_f64(a, k)) == bl_test_bits(features[i][k]));
+        bl_npy_free(a);
+    }
+    bl_zip_entries_free(entries, n);
+    free(zip);
+    bl_json *r0 = record_json_file(bl_rt_at(q, p, "replays/trial_00000000.json"));
+    assert_string_equal(bl_json_get_string(bl_json_get(r0, "trial_key"), NULL), "cue/10/0");
+    bl_json_free(r0);
+    bl_json *r1 = record_json_file(bl_rt_at(q, p, "replays/trial_00000001.json"));
+    assert_string_equal(bl_json_get_string(bl_json_get(r1, "trial_key"), NULL), "cue/2/0");
+    bl_json_free(r1);
+    assert_false(bl_rt_exists(bl_rt_at(q, p, "replays/trial_00000002.json")));
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    assert_int_equal(bl_json_size(bl_json_get(bl_json_get(map, "manifest"), "artifacts")), 15);
+    bl_json_free(map);
+
+    /* A non-finite feature fails the record like any other NaN. */
+    const double bad[] = {1.0, 1.0 / 0.0};
+    const double *const bad_features[] = {f0, bad};
+    in.probe_features = bad_features;
+    in.replays = NULL;
+    bl_error err = {0};
+    bl_rt_at(p, fx->dir, "bad-features");
+    assert_int_equal(write_record(&in, p, &status, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "finite"));
+    assert_true(bl_rt_exists(bl_rt_at(q, p, "FAILED")));
+    assert_false(bl_rt_exists(bl_rt_at(q, p, "data/probe_features.npz")));
+    bl_json_free(events);
+    bl_json_free(ptrials);
+    bl_json_free(replays);
+    evaluated_free(&ev);
+}
+
+/* ---- failures in the middle of a write ---------------------------------------------- */
+
+/* Disk full, for real and also as root: RLIMIT_FSIZE in a forked child
+ * (with SIGXFSZ ignored, writes past the limit fail with EFBIG). The
+ * record must end FAILED, with the partial files and no DONE. */
+static void test_disk_full_leaves_failed_record(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    bl_rt_at(p, fx->dir, "full");
+    static const rlim_t limits[] = {2000, 16384};
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+        char dest[4500];
+        snprintf(dest, sizeof dest, "%s-%zu", p, i);
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit rl = {limits[i], limits[i]};
+            bl_reservation r;
+            bl_error err = {0};
+            const char *status = NULL;
+            int code = setrlimit(RLIMIT_FSIZE, &rl) != 0      ? 3
+                       : bl_record_reserve(dest, &r, &err) != BL_OK ? 4
+                       : bl_record_write(&in, &r, &status, &err) == BL_OK ? 5
+                                                                          : 0;
+            ssize_t w = write(fds[1], &err, sizeof err);
+            (void)w;
+            _exit(code);
+        }
+        close(fds[1]);
+        bl_error err = {0};
+        ssize_t got = read(fds[0], &err, sizeof err);
+        close(fds[0]);
+        int wst;
+        assert_int_equal(waitpid(pid, &wst, 0), pid);
+        assert_true(WIFEXITED(wst));
+        if (WEXITSTATUS(wst) != 0 || got != (ssize_t)sizeof err)
+            fail_msg("limit %ld: child exit %d: %s", (long)limits[i], WEXITSTATUS(wst), err.msg);
+        assert_int_equal(err.status, BL_EOS);
+        assert_non_null(strstr(err.msg, "File too large"));
+        assert_true(bl_rt_exists(bl_rt_at(q, dest, "FAILED")));
+        assert_true(bl_rt_exists(bl_rt_at(q, dest, ".RESERVED")));
+        assert_false(bl_rt_exists(bl_rt_at(q, dest, "DONE")));
+        assert_true(bl_rt_exists(bl_rt_at(q, dest, "request.toml")));
+        bl_json *failed = record_json_file(bl_rt_at(q, dest, "FAILED"));
+        assert_string_equal(bl_json_get_string(bl_json_get(failed, "error_type"), NULL),
+                            "OSError");
+        const char *message = bl_json_get_string(bl_json_get(failed, "message"), NULL);
+        if (strncmp(message, "<record>/", 9) != 0 || strstr(message, fx->dir))
+            fail_msg("FAILED message: %s", message);
+        bl_json_free(failed);
+        expect_inspect_error(dest, BL_ENOENT, "record.toml");
+    }
+    evaluated_free(&ev);
+}
+
+/* Every allocation of a record write that fails (sampled across the whole
+ * write) gives BL_ENOMEM, a FAILED record and never DONE; nothing leaks
+ * (the sanitizer build checks). */
+static void test_allocation_failures_never_complete(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    /* Count the allocations of one whole write first. */
+    const char *status;
+    bl_reservation r;
+    bl_rt_at(p, fx->dir, "count");
+    BL_CHECK(bl_record_reserve(p, &r, NULL));
+    bl_alloc_fail_at(0);
+    BL_CHECK(bl_record_write(&in, &r, &status, NULL));
+    long total = bl_alloc_count();
+    bl_reservation_clear(&r);
+    assert_true(total > 100);
+    /* About 60 points spread over the write, plus the first few. */
+    long step = total / 60 + 1;
+    size_t tried = 0;
+    for (long n = 1; n <= total; n += n < 8 ? 1 : step) {
+        char dest[4400];
+        snprintf(dest, sizeof dest, "%s/alloc-%ld", fx->dir, n);
+        BL_CHECK(bl_record_reserve(dest, &r, NULL));
+        bl_error err = {0};
+        bl_alloc_fail_at(n);
+        bl_status st = bl_record_write(&in, &r, &status, &err);
+        bl_alloc_fail_at(0);
+        bl_reservation_clear(&r);
+        assert_false(bl_rt_exists(bl_rt_at(q, dest, "DONE")) && st != BL_OK);
+        if (st == BL_OK) {
+            /* The failed allocation was one whose failure is not an error
+             * (none is expected; tolerate and check the record). */
+            bl_json *map = inspect_ok(dest);
+            assert_string_equal(status_of(map), "complete");
+            bl_json_free(map);
+            continue;
+        }
+        if (st != BL_ENOMEM)
+            fail_msg("allocation %ld: %s: %s", n, bl_status_kind(st), err.msg);
+        assert_true(bl_rt_exists(bl_rt_at(q, dest, "FAILED")));
+        assert_true(bl_rt_exists(bl_rt_at(q, dest, ".RESERVED")));
+        tried++;
+    }
+    assert_true(tried > 30);
+    evaluated_free(&ev);
+}
+
+int main(void)
+{
+#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, bl_rt_teardown)
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_record_json_and_csv_formats),
+        cmocka_unit_test(test_record_names),
+        TEST(test_reservation_refusals_leave_no_trace),
+        TEST(test_fail_record_keeps_reservation_and_first_cause),
+        TEST(test_fresh_record),
+        TEST(test_tampering_and_completion_states),
+        TEST(test_nan_leaves_failed_partial_bundle),
+        TEST(test_failed_trials_give_failed_record),
+        TEST(test_historical_v1_record),
+        TEST(test_manifest_rules),
+        TEST(test_links_are_refused),
+        TEST(test_calibration_reading),
+        TEST(test_probe_and_replay_files),
+        TEST(test_disk_full_leaves_failed_record),
+        TEST(test_allocation_failures_never_complete),
+    };
+#undef TEST
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
