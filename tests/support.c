@@ -1,3 +1,4 @@
+#include "brainlesslab/plan.h"
 #include "support.h"
 
 #include <errno.h>
@@ -191,4 +192,17 @@ void bl_test_rmtree(const char *path)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0)
         print_message("warning: could not remove %s\n", path);
+}
+
+struct bl_resolved_plan *bl_test_resolve_text(const char *toml)
+{
+    bl_json *doc = NULL;
+    bl_plan *plan = NULL;
+    bl_resolved_plan *r = NULL;
+    OK_E(bl_toml_parse(toml, strlen(toml), "plan", &doc, &e_));
+    OK_E(bl_plan_from_document(doc, &plan, &e_));
+    OK_E(bl_plan_resolve(plan, &r, &e_));
+    bl_plan_free(plan);
+    bl_json_free(doc);
+    return r;
 }

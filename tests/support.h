@@ -50,6 +50,21 @@ const char *bl_test_cli_path(void);
  * stdout and stderr into heap strings (caller frees); returns the exit code. */
 int bl_test_run_cli(const char *args, char **out, char **err);
 
+/* Runs `call`, a bl_status expression that may report into a local
+ * `bl_error e_`, and fails the test with the call and its message. */
+#define OK_E(call)                                                             \
+    do {                                                                       \
+        bl_error e_ = {0};                                                     \
+        bl_status st_ = call;                                                  \
+        if (st_ != BL_OK)                                                      \
+            fail_msg("%s: %s", #call, e_.msg);                                 \
+    } while (0)
+
+/* A plan given as TOML text, validated and resolved; fails the test on any
+ * error. Free with bl_resolved_plan_free. */
+struct bl_resolved_plan;
+struct bl_resolved_plan *bl_test_resolve_text(const char *toml);
+
 /* Reason printed when a requirement is missing; fails under CI. */
 void bl_test_missing(const char *what);
 

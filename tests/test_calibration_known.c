@@ -28,14 +28,6 @@
 #include "support.h"
 #include "tasks/worlds_internal.h"
 
-#define OK_E(call)                                                             \
-    do {                                                                       \
-        bl_error e_ = {0};                                                     \
-        bl_status st_ = call;                                                  \
-        if (st_ != BL_OK)                                                      \
-            fail_msg("%s: %s", #call, e_.msg);                                 \
-    } while (0)
-
 enum { BLOCKS = 1024, BATCH = 128, TILE_FRAMES = 512, ROOT = 91337 };
 
 typedef struct published {

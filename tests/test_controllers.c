@@ -37,14 +37,6 @@
     } while (0)
 
 /* Variant whose expression names its own error buffer `e_`. */
-#define OK_E(call)                                                             \
-    do {                                                                       \
-        bl_error e_ = {0};                                                     \
-        bl_status st_ = call;                                                  \
-        if (st_ != BL_OK)                                                      \
-            fail_msg("%s: %s", #call, e_.msg);                                 \
-    } while (0)
-
 static size_t dsize(bl_dtype dt) { return dt == BL_FLOAT64 ? sizeof(double) : sizeof(float); }
 
 static void set_real(bl_dtype dt, void *arr, size_t i, double v)

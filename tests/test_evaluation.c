@@ -13,27 +13,6 @@
 #include "brainlesslab/plan.h"
 #include "support.h"
 
-#define OK_E(call)                                                             \
-    do {                                                                       \
-        bl_error e_ = {0};                                                     \
-        bl_status st_ = call;                                                  \
-        if (st_ != BL_OK)                                                      \
-            fail_msg("%s: %s", #call, e_.msg);                                 \
-    } while (0)
-
-static bl_resolved_plan *resolve_text(const char *toml)
-{
-    bl_json *doc = NULL;
-    bl_plan *plan = NULL;
-    bl_resolved_plan *r = NULL;
-    OK_E(bl_toml_parse(toml, strlen(toml), "plan", &doc, &e_));
-    OK_E(bl_plan_from_document(doc, &plan, &e_));
-    OK_E(bl_plan_resolve(plan, &r, &e_));
-    bl_plan_free(plan);
-    bl_json_free(doc);
-    return r;
-}
-
 static bl_evaluation *evaluate(const bl_resolved_plan *r, int64_t batch,
                                const bl_calibration *const *cals, size_t ncals)
 {
@@ -78,7 +57,7 @@ static const char profile_plan[] =
 static void test_summaries_and_contrasts(void **state)
 {
     (void)state;
-    bl_resolved_plan *r = resolve_text(profile_plan);
+    bl_resolved_plan *r = bl_test_resolve_text(profile_plan);
     bl_evaluation *e = evaluate(r, 5, NULL, 0);
     assert_int_equal(e->ntargets, 3);
     /* Binary probes get analytic chance: every row and summary adjusted. */
@@ -182,7 +161,7 @@ static void test_paired_ablation(void **state)
                       "[targets.composition.task]\nkind = \"delayed_cue\"\n",
                       verbs[v], verbs[v]);
     OK_E(bl_buf_status(&text, &e_));
-    bl_resolved_plan *r = resolve_text(text.data);
+    bl_resolved_plan *r = bl_test_resolve_text(text.data);
     bl_evaluation *e = evaluate(r, 7, NULL, 0);
     assert_int_equal(e->ncontrasts, 3);
     for (int v = 0; v < 3; v++) {
@@ -215,7 +194,7 @@ static void test_ambiguous_reference_rejected(void **state)
         "[targets.composition.task]\nkind = \"delayed_cue\"\n"
         "[[targets]]\nid = \"n2\"\ncontroller = \"reference_null\"\n"
         "[targets.composition.task]\nkind = \"delayed_cue\"\n";
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     assert_int_equal(evaluate_fails(r, NULL, 0,
                                     "a paired contrast requires one unambiguous reference "
                                     "condition"),
@@ -237,7 +216,7 @@ static void test_failed_trials_null_the_summary(void **state)
         "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n"
         "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
         "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n";
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     bl_evaluation *e = evaluate(r, 4, NULL, 0);
     const bl_target_summary *s = &e->summaries[0];
     assert_int_equal(s->failed_trials, 4);
@@ -272,7 +251,7 @@ static bl_json *signature_for(const char *task_table)
              "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"sig\"\n"
              "[[targets]]\nid = \"t\"\ncontroller = \"reference_null\"\n%s",
              task_table);
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     const bl_json *rt = bl_resolved_target(r, 0);
     bl_task_kind kind;
     OK_E(bl_task_from_name(bl_json_get_string(bl_json_get(bl_json_get(bl_json_get(
@@ -309,7 +288,7 @@ static void test_calibration_selection(void **state)
              "[[targets]]\nid = \"t\"\n[targets.composition]\ncount = 8\n"
              "[targets.composition.task]\nkind = \"delayed_cue\"\n"
              "[targets.composition.task.options]\ndelays = [0, 5]\n");
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     assert_int_equal(evaluate_fails(r, cals, 1, "calibration signature mismatch for delayed_cue"),
                      BL_EVALUE);
     bl_resolved_plan_free(r);
@@ -319,7 +298,7 @@ static void test_calibration_selection(void **state)
              "[evaluation]\nblocks = 2\ntrials_per_block = 1\n"
              "[[targets]]\nid = \"t\"\n[targets.composition]\ncount = 8\n%s",
              cue3);
-    r = resolve_text(text);
+    r = bl_test_resolve_text(text);
     bl_evaluation *e = evaluate(r, 2, cals, 2); /* the same record twice is not ambiguous */
     assert_string_equal(e->run->trials[0].calibration_id, cal->id);
     assert_string_equal(e->summaries[0].calibration_id, cal->id);
@@ -339,7 +318,7 @@ static void test_overlapping_worlds_rejected(void **state)
         "[evaluation]\nblocks = 2\ntrials_per_block = 1\n"
         "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
         "[targets.composition.task]\nkind = \"pong\"\n";
-    bl_resolved_plan *r = resolve_text(plan_text);
+    bl_resolved_plan *r = bl_test_resolve_text(plan_text);
     bl_json *sig = signature_for("[targets.composition.task]\nkind = \"pong\"\n");
     double scores[1024];
     bl_json *ids = bl_json_array();
@@ -391,7 +370,7 @@ static void test_calibrate_operation(void **state)
         "root_seed = 4\n"
         "[[targets]]\nid = \"reference_null\"\ncontroller = \"reference_null\"\n"
         "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n";
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     bl_evaluation *e = evaluate(r, 128, NULL, 0);
     assert_int_equal(e->ncalibrations, 1);
     const bl_calibration *c = e->calibrations[0];
@@ -470,7 +449,7 @@ static void probe_events_case(const char *node)
              "[targets.composition.task]\nkind = \"delayed_cue\"\n"
              "[targets.composition.task.options]\ndelays = [0, 3]\n",
              node, strcmp(node, "falandays") == 0 ? "drive = \"oosawa\"\nmembrane_noise = 0.2\n" : "");
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     bl_evaluation *a = evaluate_recording(r, BL_RECORDING_PROBE_EVENTS, 1, 1);
     bl_evaluation *b = evaluate_recording(r, BL_RECORDING_PROBE_EVENTS, 4, 32);
     bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 32, 64);
@@ -539,7 +518,7 @@ static void test_replay_frames(void **state)
         "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
         "[targets.composition.task]\nkind = \"delayed_cue\"\n"
         "[targets.composition.task.options]\ndelays = [0, 3]\n";
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     assert_int_equal(bl_json_get_int(bl_json_get(bl_resolved_target(r, 0), "horizon")), 19);
     bl_evaluation *e = evaluate_recording(r, BL_RECORDING_REPLAY, 3, 64);
     bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 3, 64);
@@ -599,7 +578,7 @@ static void test_unfused_nulls_equal_fused(void **state)
                  "[[targets]]\nid = \"oracle\"\ncontroller = \"oracle\"\n"
                  "[targets.composition.task]\nkind = \"%s\"\n",
                  k < 2 ? "horizon = 150\n" : "", tasks[k], tasks[k]);
-        bl_resolved_plan *r = resolve_text(text);
+        bl_resolved_plan *r = bl_test_resolve_text(text);
         bl_evaluation *e = evaluate_recording(r, BL_RECORDING_REPLAY, 3, 24);
         bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 4, 96);
         char *te = rows_text(e), *tp = rows_text(plain);

@@ -25,14 +25,6 @@
 #include "results/results_internal.h"
 #include "support.h"
 
-#define OK_E(call)                                                             \
-    do {                                                                       \
-        bl_error e_ = {0};                                                     \
-        bl_status st_ = call;                                                  \
-        if (st_ != BL_OK)                                                      \
-            fail_msg("%s: %s", #call, e_.msg);                                 \
-    } while (0)
-
 /* The call must fail with `code` and a message containing `text`. */
 #define FAILS(call, code, text)                                                \
     do {                                                                       \

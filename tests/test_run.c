@@ -15,27 +15,6 @@
 #include "brainlesslab/run.h"
 #include "support.h"
 
-#define OK_E(call)                                                             \
-    do {                                                                       \
-        bl_error e_ = {0};                                                     \
-        bl_status st_ = call;                                                  \
-        if (st_ != BL_OK)                                                      \
-            fail_msg("%s: %s", #call, e_.msg);                                 \
-    } while (0)
-
-static bl_resolved_plan *resolve_text(const char *toml)
-{
-    bl_json *doc = NULL;
-    bl_plan *plan = NULL;
-    bl_resolved_plan *r = NULL;
-    OK_E(bl_toml_parse(toml, strlen(toml), "plan", &doc, &e_));
-    OK_E(bl_plan_from_document(doc, &plan, &e_));
-    OK_E(bl_plan_resolve(plan, &r, &e_));
-    bl_plan_free(plan);
-    bl_json_free(doc);
-    return r;
-}
-
 static bl_resolved_plan *resolve_file(const char *path)
 {
     bl_plan *plan = NULL;
@@ -164,7 +143,7 @@ static bool has_seed(const bl_trial_result *t, const char *stream)
 static void test_mixed_plan_is_partition_invariant(void **state)
 {
     (void)state;
-    bl_resolved_plan *r = resolve_text(mixed_plan);
+    bl_resolved_plan *r = bl_test_resolve_text(mixed_plan);
     const int64_t batches[] = {1, 3, 8}, tiles[] = {24, 48, 96};
     bl_run_result *res = invariant(r, batches, 3, tiles, 3);
     assert_int_equal(res->ntrials, 7 * 4);
@@ -241,7 +220,7 @@ static void test_interventions_take_effect(void **state)
                       "[targets.composition.task]\nkind = \"tracking\"\n",
                       verbs[v], verbs[v]);
     OK_E(bl_buf_status(&text, &e_));
-    bl_resolved_plan *r = resolve_text(text.data);
+    bl_resolved_plan *r = bl_test_resolve_text(text.data);
     const int64_t batches[] = {1, 3, 8}, tiles[] = {1, 24, 64};
     bl_run_result *res = invariant(r, batches, 3, tiles, 3);
     for (int64_t k = 0; k < 2; k++) {
@@ -306,7 +285,7 @@ static void test_null_controls_partition_and_early_done(void **state)
                  "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
                  "[targets.composition.task]\nkind = \"%s\"\n",
                  k == 1 ? "horizon = 400\n" : k == 0 ? "horizon = 300\n" : "", tasks[k]);
-        bl_resolved_plan *r = resolve_text(text);
+        bl_resolved_plan *r = bl_test_resolve_text(text);
         const int64_t batches[] = {1, 4}, tiles[] = {24, 96};
         bl_run_result *res = invariant(r, batches, 2, tiles, 2);
         for (size_t i = 0; i < res->ntrials; i++) {
@@ -361,7 +340,7 @@ static void test_construction_scopes(void **state)
     } cases[] = {{"evaluation", 1}, {"block", 2}, {"trial", 6}};
     for (size_t k = 0; k < 3; k++) {
         char *text = scope_plan(cases[k].scope);
-        bl_resolved_plan *r = resolve_text(text);
+        bl_resolved_plan *r = bl_test_resolve_text(text);
         bl_run_result *res = execute(r, 4, 2, 64);
         assert_int_equal(distinct_wirings(res), cases[k].wirings);
         /* The wiring id is the one the plan module derives. */
@@ -394,7 +373,7 @@ static void test_labels_and_order_are_not_identity(void **state)
         "[targets.composition.task]\nkind = \"temporal_order\"\n"
         "[[targets]]\nid = \"x\"\nlabel = \"relabelled\"\n[targets.composition]\ncount = 10\n"
         "[targets.composition.task]\nkind = \"delayed_xor\"\n";
-    bl_resolved_plan *ra = resolve_text(a), *rb = resolve_text(b);
+    bl_resolved_plan *ra = bl_test_resolve_text(a), *rb = bl_test_resolve_text(b);
     bl_run_result *xa = execute(ra, 32, 1, 64), *xb = execute(rb, 3, 2, 7);
     for (size_t i = 0; i < xa->ntrials; i++) {
         const bl_trial_result *p = &xa->trials[i];
@@ -427,7 +406,7 @@ static void test_failed_neural_frame_is_latched(void **state)
         "[[targets]]\nid = \"fine\"\n[targets.composition]\ncount = 12\ninput_gain = 8.0\n"
         "[targets.composition.node]\nkind = \"sorn\"\n"
         "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n";
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     const int64_t batches[] = {1, 6}, tiles[] = {24, 48};
     bl_run_result *res = invariant(r, batches, 2, tiles, 2);
     for (size_t i = 0; i < 3; i++) {
@@ -519,7 +498,7 @@ static void test_trial_bytes_examples(void **state)
                  "[targets.composition]\ncount = %lld\n"
                  "[targets.composition.task]\nkind = \"%s\"\n",
                  cases[k].controller, (long long)cases[k].count, cases[k].task);
-        bl_resolved_plan *r = resolve_text(text);
+        bl_resolved_plan *r = bl_test_resolve_text(text);
         const bl_json *rt = bl_resolved_target(r, 0);
         const int64_t h = bl_json_get_int(bl_json_get(rt, "horizon"));
         assert_int_equal(bl_trial_bytes(r, 0, h, 64), cases[k].bytes);
@@ -530,7 +509,7 @@ static void test_trial_bytes_examples(void **state)
 static void expect_preflight(const char *plan_text, const bl_execution *x, bl_status want,
                              const char *fragment)
 {
-    bl_resolved_plan *r = resolve_text(plan_text);
+    bl_resolved_plan *r = bl_test_resolve_text(plan_text);
     bl_error err = {0};
     assert_int_equal(bl_run_preflight(r, x, &err), want);
     if (!strstr(err.msg, fragment))
@@ -584,7 +563,7 @@ static void test_memory_and_recording_reject_before_runtime(void **state)
 static void test_interrupt_stops_the_run(void **state)
 {
     (void)state;
-    bl_resolved_plan *r = resolve_text(mixed_plan);
+    bl_resolved_plan *r = bl_test_resolve_text(mixed_plan);
     volatile sig_atomic_t flag = 1;
     bl_run_hooks hooks = {.interrupt = &flag};
     bl_execution x;
@@ -609,7 +588,7 @@ static void test_progress_reports_every_batch(void **state)
 {
     (void)state;
     char *text = scope_plan("block");
-    bl_resolved_plan *r = resolve_text(text);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
     size_t calls[2] = {0, 0};
     bl_run_hooks hooks = {.progress = count_progress, .ctx = calls};
     bl_execution x;
@@ -627,7 +606,7 @@ static void test_progress_reports_every_batch(void **state)
 static void test_allocation_failures(void **state)
 {
     (void)state;
-    bl_resolved_plan *r = resolve_text(mixed_plan);
+    bl_resolved_plan *r = bl_test_resolve_text(mixed_plan);
     bl_execution x;
     bl_execution_default(&x);
     x.batch_size = 3;

@@ -154,6 +154,13 @@ bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
                          const bl_run_hooks *hooks, bl_run_result **out, bl_error *err);
 void bl_run_result_free(bl_run_result *r);
 
+/* plain(TaskOutcome) (§1.2): {"key", "raw", "normalised",
+ * "normalisation_status", "calibration_id", "scoring_window"}; NaN numbers
+ * and an empty calibration id are null. */
+bl_status bl_task_outcome_json(const char *key, double raw, double normalised,
+                               bl_adjust_status status, const char *calibration_id,
+                               int64_t scoring_window, bl_json **out, bl_error *err);
+
 /* plain(TrialResult) (§5.1 field order) as a JSON object. */
 bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error *err);
 

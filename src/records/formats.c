@@ -159,8 +159,8 @@ bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err)
     bl_status st = bl_record_check_finite(rows, err);
     if (st != BL_OK)
         return st;
-    csv_key *keys;
-    size_t nkeys;
+    csv_key *keys = NULL;
+    size_t nkeys = 0;
     if ((st = header_of(rows, &keys, &nkeys, err)) != BL_OK)
         return st;
     bl_buf cell;

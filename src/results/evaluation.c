@@ -519,11 +519,6 @@ done:
 
 /* ---- JSON ---------------------------------------------------------------------- */
 
-static bl_json *real_or_null(double v)
-{
-    return isnan(v) ? bl_json_null() : bl_json_real(v);
-}
-
 static bl_json *pair_or_null(bool has, const double p[2])
 {
     if (!has)
@@ -540,24 +535,11 @@ static bl_json *pair_or_null(bool has, const double p[2])
 bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_error *err)
 {
     *out = NULL;
-    bl_json *o = bl_json_object(), *oc = bl_json_object();
-    bl_status st = !o || !oc ? nomem(err) : BL_OK;
+    bl_json *o = bl_json_object(), *oc = NULL;
+    bl_status st = !o ? nomem(err) : BL_OK;
     if (st == BL_OK)
-        st = bl_json_object_set(oc, "key", bl_json_string(s->outcome_key), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "raw", real_or_null(s->raw), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "normalised", real_or_null(s->normalised), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "normalisation_status",
-                                bl_json_string(bl_adjust_status_name(s->normalisation)), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "calibration_id",
-                                s->calibration_id[0] ? bl_json_string(s->calibration_id)
-                                                     : bl_json_null(),
-                                err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "scoring_window", bl_json_int(s->scoring_window), err);
+        st = bl_task_outcome_json(s->outcome_key, s->raw, s->normalised, s->normalisation,
+                                  s->calibration_id, s->scoring_window, &oc, err);
     if (st == BL_OK)
         st = bl_json_object_set(o, "target_id", bl_json_string(s->target_id), err);
     if (st == BL_OK)

@@ -1176,27 +1176,45 @@ static bl_json *real_or_null(double v)
     return isnan(v) ? bl_json_null() : bl_json_real(v);
 }
 
+bl_status bl_task_outcome_json(const char *key, double raw, double normalised,
+                               bl_adjust_status status, const char *calibration_id,
+                               int64_t scoring_window, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    bl_json *oc = bl_json_object();
+    bl_status st = !oc ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "key", bl_json_string(key), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "raw", real_or_null(raw), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "normalised", real_or_null(normalised), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "normalisation_status",
+                                bl_json_string(bl_adjust_status_name(status)), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "calibration_id",
+                                calibration_id[0] ? bl_json_string(calibration_id)
+                                                  : bl_json_null(),
+                                err);
+    if (st == BL_OK)
+        st = bl_json_object_set(oc, "scoring_window", bl_json_int(scoring_window), err);
+    if (st != BL_OK) {
+        bl_json_free(oc);
+        return st;
+    }
+    *out = oc;
+    return BL_OK;
+}
+
 bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error *err)
 {
     *out = NULL;
-    bl_json *o = bl_json_object(), *oc = bl_json_object(), *seeds = bl_json_object();
-    bl_status st = !o || !oc || !seeds ? nomem(err) : BL_OK;
+    bl_json *o = bl_json_object(), *oc = NULL, *seeds = bl_json_object();
+    bl_status st = !o || !seeds ? nomem(err) : BL_OK;
     if (st == BL_OK)
-        st = bl_json_object_set(oc, "key", bl_json_string(t->outcome_key), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "raw", real_or_null(t->raw), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "normalised", real_or_null(t->normalised), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "normalisation_status",
-                                bl_json_string(bl_adjust_status_name(t->normalisation)), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "calibration_id",
-                                t->calibration_id[0] ? bl_json_string(t->calibration_id)
-                                                     : bl_json_null(),
-                                err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "scoring_window", bl_json_int(t->scoring_window), err);
+        st = bl_task_outcome_json(t->outcome_key, t->raw, t->normalised, t->normalisation,
+                                  t->calibration_id, t->scoring_window, &oc, err);
     for (size_t k = 0; k < t->nseeds && st == BL_OK; k++)
         st = bl_json_object_set(seeds, t->seeds[k].stream, bl_json_string(t->seeds[k].hex), err);
 
