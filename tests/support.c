@@ -1,4 +1,6 @@
+#include "brainlesslab/alloc.h"
 #include "brainlesslab/plan.h"
+#include "brainlesslab/run.h"
 #include "support.h"
 
 #include <errno.h>
@@ -205,4 +207,21 @@ struct bl_resolved_plan *bl_test_resolve_text(const char *toml)
     bl_plan_free(plan);
     bl_json_free(doc);
     return r;
+}
+
+char *bl_test_trials_text(const struct bl_run_result *res)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    for (size_t i = 0; i < res->ntrials; i++) {
+        bl_json *row = NULL;
+        OK_E(bl_trial_result_json(&res->trials[i], &row, &e_));
+        OK_E(bl_json_write(row, BL_JSON_CANONICAL, &b, &e_));
+        bl_buf_putc(&b, '\n');
+        bl_json_free(row);
+    }
+    OK_E(bl_buf_status(&b, &e_));
+    char *s = bl_buf_take(&b, NULL);
+    bl_buf_free(&b);
+    return s;
 }

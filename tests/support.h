@@ -65,6 +65,11 @@ int bl_test_run_cli(const char *args, char **out, char **err);
 struct bl_resolved_plan;
 struct bl_resolved_plan *bl_test_resolve_text(const char *toml);
 
+/* A run's whole trial table as text, one canonical JSON row per line, for
+ * byte-for-byte comparisons (caller frees with bl_free). */
+struct bl_run_result;
+char *bl_test_trials_text(const struct bl_run_result *res);
+
 /* Reason printed when a requirement is missing; fails under CI. */
 void bl_test_missing(const char *what);
 

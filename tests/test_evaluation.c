@@ -419,21 +419,6 @@ static bl_evaluation *evaluate_recording(const bl_resolved_plan *r, bl_recording
     return e;
 }
 
-static char *rows_text(const bl_evaluation *e)
-{
-    bl_buf b;
-    bl_buf_init(&b);
-    for (size_t i = 0; i < e->run->ntrials; i++) {
-        bl_json *row = NULL;
-        OK_E(bl_trial_result_json(&e->run->trials[i], &row, &e_));
-        OK_E(bl_json_write(row, BL_JSON_CANONICAL, &b, &e_));
-        bl_json_free(row);
-    }
-    char *s = bl_buf_take(&b, NULL);
-    bl_buf_free(&b);
-    return s;
-}
-
 /* §8 test_batches_and_noise_tiles_preserve_identity_and_events: batch 1 /
  * tile 1 and batch 4 / tile 32 give identical rows and probe features; 18
  * events and 6 probe trials from 2 blocks x 3 trials; analytic chance. */
@@ -453,7 +438,7 @@ static void probe_events_case(const char *node)
     bl_evaluation *a = evaluate_recording(r, BL_RECORDING_PROBE_EVENTS, 1, 1);
     bl_evaluation *b = evaluate_recording(r, BL_RECORDING_PROBE_EVENTS, 4, 32);
     bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 32, 64);
-    char *ta = rows_text(a), *tb = rows_text(b), *tp = rows_text(plain);
+    char *ta = bl_test_trials_text(a->run), *tb = bl_test_trials_text(b->run), *tp = bl_test_trials_text(plain->run);
     assert_string_equal(ta, tb);
     assert_string_equal(ta, tp); /* recording never changes a result */
     bl_recordings ra, rb;
@@ -482,9 +467,9 @@ static void probe_events_case(const char *node)
     assert_int_equal(a->run->trials[0].nseeds, strcmp(node, "falandays") == 0 ? 3 : 2);
     bl_recordings_clear(&ra);
     bl_recordings_clear(&rb);
-    free(ta);
-    free(tb);
-    free(tp);
+    bl_free(ta);
+    bl_free(tb);
+    bl_free(tp);
     bl_evaluation_free(a);
     bl_evaluation_free(b);
     bl_evaluation_free(plain);
@@ -522,7 +507,7 @@ static void test_replay_frames(void **state)
     assert_int_equal(bl_json_get_int(bl_json_get(bl_resolved_target(r, 0), "horizon")), 19);
     bl_evaluation *e = evaluate_recording(r, BL_RECORDING_REPLAY, 3, 64);
     bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 3, 64);
-    char *te = rows_text(e), *tp = rows_text(plain);
+    char *te = bl_test_trials_text(e->run), *tp = bl_test_trials_text(plain->run);
     assert_string_equal(te, tp);
     bl_recordings rec;
     OK_E(bl_evaluation_recordings(r, e, &rec, &e_));
@@ -554,8 +539,8 @@ static void test_replay_frames(void **state)
         saw19 = saw19 || e->run->trials[j].completed_ticks == 19;
     assert_true(saw19);
     bl_recordings_clear(&rec);
-    free(te);
-    free(tp);
+    bl_free(te);
+    bl_free(tp);
     bl_evaluation_free(e);
     bl_evaluation_free(plain);
     bl_resolved_plan_free(r);
@@ -581,11 +566,11 @@ static void test_unfused_nulls_equal_fused(void **state)
         bl_resolved_plan *r = bl_test_resolve_text(text);
         bl_evaluation *e = evaluate_recording(r, BL_RECORDING_REPLAY, 3, 24);
         bl_evaluation *plain = evaluate_recording(r, BL_RECORDING_SUMMARY, 4, 96);
-        char *te = rows_text(e), *tp = rows_text(plain);
+        char *te = bl_test_trials_text(e->run), *tp = bl_test_trials_text(plain->run);
         if (strcmp(te, tp) != 0)
             fail_msg("%s: the frame-by-frame path differs from the fused one", tasks[k]);
-        free(te);
-        free(tp);
+        bl_free(te);
+        bl_free(tp);
         bl_evaluation_free(e);
         bl_evaluation_free(plain);
         bl_resolved_plan_free(r);

@@ -38,36 +38,18 @@ static bl_run_result *execute(const bl_resolved_plan *r, int64_t batch, int64_t 
     return res;
 }
 
-/* The whole trial table as text: one canonical JSON row per line. */
-static char *table(const bl_run_result *res)
-{
-    bl_buf b;
-    bl_buf_init(&b);
-    for (size_t i = 0; i < res->ntrials; i++) {
-        bl_json *row = NULL;
-        OK_E(bl_trial_result_json(&res->trials[i], &row, &e_));
-        OK_E(bl_json_write(row, BL_JSON_CANONICAL, &b, &e_));
-        bl_buf_putc(&b, '\n');
-        bl_json_free(row);
-    }
-    OK_E(bl_buf_status(&b, &e_));
-    char *s = bl_buf_take(&b, NULL);
-    bl_buf_free(&b);
-    return s;
-}
-
 /* Runs the plan under every (batch, threads, tile) setting and requires
  * byte-identical tables; returns the first result (caller frees). */
 static bl_run_result *invariant(const bl_resolved_plan *r, const int64_t *batches, size_t nb,
                                 const int64_t *tiles, size_t nt)
 {
     bl_run_result *first = execute(r, batches[0], 1, tiles[0]);
-    char *want = table(first);
+    char *want = bl_test_trials_text(first);
     for (size_t i = 0; i < nb; i++)
         for (int64_t threads = 1; threads <= 2; threads++)
             for (size_t k = 0; k < nt; k++) {
                 bl_run_result *res = execute(r, batches[i], threads, tiles[k]);
-                char *got = table(res);
+                char *got = bl_test_trials_text(res);
                 if (strcmp(got, want) != 0)
                     fail_msg("batch %lld, threads %lld, tile %lld changed the trial table",
                              (long long)batches[i], (long long)threads, (long long)tiles[k]);
