@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/evaluation.h"
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/plan.h"
+#include "brainlesslab/records.h"
 #include "support.h"
 
 static bl_evaluation *evaluate(const bl_resolved_plan *r, int64_t batch,
@@ -546,6 +548,61 @@ static void test_replay_frames(void **state)
     bl_resolved_plan_free(r);
 }
 
+/* §8 test_replay_schema_identity_and_new_only_export. */
+static void test_replay_export(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"replay\"\n"
+        "[evaluation]\nblocks = 1\ntrials_per_block = 2\n"
+        "[[targets]]\nid = \"baseline\"\n[targets.composition]\ncount = 8\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[targets.composition.task.options]\ndelays = [0, 3]\n";
+    bl_resolved_plan *r = bl_test_resolve_text(text);
+    bl_evaluation *e = evaluate_recording(r, BL_RECORDING_REPLAY, 2, 64);
+    bl_recordings rec;
+    OK_E(bl_evaluation_recordings(r, e, &rec, &e_));
+    bl_execution x;
+    bl_execution_default(&x);
+    x.recording = BL_RECORDING_REPLAY;
+    bl_record_input in = {.resolved = r, .execution = &x, .evaluation = e};
+    char dir[] = "/tmp/bl-replay-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/replay.json", dir);
+    bl_error err = {0};
+    assert_int_equal(bl_replay_export(&in, rec.replay_frames, path, NULL, &err), BL_EVALUE);
+    assert_string_equal(err.msg, "select one trial_key when exporting multiple replays");
+    assert_int_equal(bl_replay_export(&in, rec.replay_frames, path, "baseline/0/7", &err),
+                     BL_EKEY);
+    assert_string_equal(err.msg, "unknown replay trial_key");
+    OK_E(bl_replay_export(&in, rec.replay_frames, path, "baseline/0/1", &e_));
+    bl_json *doc = NULL;
+    OK_E(bl_json_read_file(path, &doc, &e_));
+    assert_string_equal(bl_json_get_string(bl_json_get(doc, "format"), NULL), "brainlesslab-replay");
+    assert_int_equal(bl_json_get_int(bl_json_get(doc, "version")), 1);
+    assert_string_equal(bl_json_get_string(bl_json_get(doc, "trial_key"), NULL), "baseline/0/1");
+    assert_string_equal(bl_json_get_string(bl_json_get(doc, "task"), NULL), "delayed_cue");
+    assert_string_equal(bl_json_get_string(bl_json_get(doc, "node"), NULL), "falandays");
+    const bl_json *prov = bl_json_get(doc, "provenance");
+    assert_string_equal(bl_json_get_string(bl_json_get(prov, "contract_hash"), NULL),
+                        bl_resolved_contract_hash(r));
+    assert_int_equal(bl_json_size(bl_json_get(doc, "frames")),
+                     (size_t)e->run->trials[1].completed_ticks);
+    bl_json_free(doc);
+    /* New-only: a second export to the same path fails and changes nothing. */
+    assert_int_equal(bl_replay_export(&in, rec.replay_frames, path, "baseline/0/0", &err),
+                     BL_EEXIST);
+    OK_E(bl_json_read_file(path, &doc, &e_));
+    assert_string_equal(bl_json_get_string(bl_json_get(doc, "trial_key"), NULL), "baseline/0/1");
+    bl_json_free(doc);
+    remove(path);
+    rmdir(dir);
+    bl_recordings_clear(&rec);
+    bl_evaluation_free(e);
+    bl_resolved_plan_free(r);
+}
+
 /* Physical nulls frame by frame (replay) equal the fused path, tick for
  * tick: the same rows for every family. */
 static void test_unfused_nulls_equal_fused(void **state)
@@ -590,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_probe_events_falandays),
         cmocka_unit_test(test_probe_events_sorn),
         cmocka_unit_test(test_replay_frames),
+        cmocka_unit_test(test_replay_export),
         cmocka_unit_test(test_unfused_nulls_equal_fused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

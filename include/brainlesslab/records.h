@@ -95,6 +95,15 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
 bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
                              const bl_json *frames, bl_json **out, bl_error *err);
 
+/* export_replay(result, path, trial_key): `replay_frames` is the object
+ * trial key → frames (bl_recordings.replay_frames). With trial_key NULL
+ * there must be exactly one replay ("select one trial_key when exporting
+ * multiple replays"); an unknown key is BL_EKEY "unknown replay trial_key";
+ * the document goes to `path` as record JSON, created exclusively (an
+ * existing path is BL_EEXIST and stays untouched). */
+bl_status bl_replay_export(const bl_record_input *in, const bl_json *replay_frames,
+                           const char *path, const char *trial_key, bl_error *err);
+
 /* ---- inspection (§7.6) and calibrations (§7.7) ------------------------------- */
 
 /* The inspection map {"checksums_valid", "complete", "invalid_artifacts",

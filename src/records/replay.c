@@ -1,8 +1,11 @@
 /* Development replay documents (spec/platform.md §7.8): one trial's frames
  * with the provenance a viewer needs to say what it shows. Replays are
  * bounded diagnostics for the website, never evidence. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "brainlesslab/records.h"
 #include "brainlesslab/version.h"
@@ -123,4 +126,52 @@ bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
     }
     *out = doc;
     return BL_OK;
+}
+
+bl_status bl_replay_export(const bl_record_input *in, const bl_json *replay_frames,
+                           const char *path, const char *trial_key, bl_error *err)
+{
+    const size_t n = replay_frames ? bl_json_size(replay_frames) : 0;
+    if (!trial_key) {
+        if (n != 1)
+            return bl_fail(err, BL_EVALUE, "select one trial_key when exporting multiple replays");
+        trial_key = bl_json_key_at(replay_frames, 0, NULL);
+    }
+    const bl_json *frames = n ? bl_json_get(replay_frames, trial_key) : NULL;
+    if (!frames)
+        return bl_fail(err, BL_EKEY, "unknown replay trial_key");
+    bl_json *doc = NULL;
+    bl_buf text;
+    bl_buf_init(&text);
+    bl_status st = bl_replay_document(in, trial_key, frames, &doc, err);
+    if (st == BL_OK)
+        st = bl_record_json_text(doc, &text, err);
+    bl_json_free(doc);
+    if (st != BL_OK) {
+        bl_buf_free(&text);
+        return st;
+    }
+    /* Exclusive create: an export never replaces anything. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        const int e = errno;
+        bl_buf_free(&text);
+        return bl_fail(err, e == EEXIST ? BL_EEXIST : e == ENOENT ? BL_ENOENT : BL_EOS,
+                       "%s: %s", path, strerror(e));
+    }
+    size_t done = 0;
+    while (done < text.len) {
+        ssize_t w = write(fd, text.data + done, text.len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            st = bl_fail(err, BL_EOS, "%s: %s", path, strerror(errno));
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (close(fd) != 0 && st == BL_OK)
+        st = bl_fail(err, BL_EOS, "%s: %s", path, strerror(errno));
+    bl_buf_free(&text);
+    return st;
 }
