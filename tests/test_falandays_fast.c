@@ -80,6 +80,7 @@ static void add_paths(bl_fal_path_counts *to, const bl_model *m)
     to->sparse += c.sparse;
     to->sparse_all += c.sparse_all;
     to->to_sparse += c.to_sparse;
+    to->dense_inputs += c.dense_inputs;
 }
 
 /* ---- initial states ---------------------------------------------------- */
@@ -169,13 +170,15 @@ static bl_falandays_init *hand_made(bl_gen *g, const bl_falandays_config *c, siz
     }
     for (size_t k = 0; k < n * r; k++) {
         switch (bl_test_pick(g, 6)) {
-        case 0: case 1: h->input_weights[k] = 0.0; break;
+        case 0: h->input_weights[k] = 0.0; break;
+        case 1: h->input_weights[k] = -0.0; break;
         case 2: h->input_weights[k] = -0.5 * bl_test_uni(g); break;
         default: h->input_weights[k] = 2.5 * bl_test_uni(g); break;
         }
     }
+    /* Readout weights of either zero sign, which the fast readout skips. */
     for (size_t k = 0; k < n * e; k++)
-        h->output_mask[k] = bl_test_pick(g, 3) == 0 ? 0.0
+        h->output_mask[k] = bl_test_pick(g, 3) == 0 ? (bl_test_pick(g, 2) ? -0.0 : 0.0)
                             : bl_test_pick(g, 2)    ? 1.0
                                                     : 2.0 * bl_test_uni(g);
     const bool nonbinary = bl_test_pick(g, 2) != 0;
@@ -371,6 +374,10 @@ static void fill_frame(scen *sc, bl_gen *g, double inject_p, stats *st)
             double v = gainin * bl_test_normal(g) + 0.5;
             if (bl_test_uni(g) < 0.1)
                 v *= 4.0 + 8.0 * bl_test_uni(g);
+            /* Silent receptors, of either zero sign, whose terms the fast
+             * input sums skip. */
+            if (bl_test_uni(g) < 0.3)
+                v = bl_test_pick(g, 2) ? 0.0 : -0.0;
             bl_test_put(sc->inputs, sc->dt, b * sc->r + q, on ? v : NAN);
         }
         for (size_t i = 0; i < sc->n; i++)
@@ -505,9 +512,10 @@ static void print_stats(const char *name, const stats *st)
            st->inject_noise, st->huge_lrate_slots);
     printf("  fast model paths: sparse %" PRIu64 ", dense %" PRIu64 ", sparse_all %" PRIu64
            ", dense_all %" PRIu64 ", to_sparse %" PRIu64 ", reference %" PRIu64
-           "; dense model: dense %" PRIu64 ", sparse %" PRIu64 "\n",
+           ", dense inputs %" PRIu64 "; dense model: dense %" PRIu64 ", sparse %" PRIu64 "\n",
            st->fast.sparse, st->fast.dense, st->fast.sparse_all, st->fast.dense_all,
-           st->fast.to_sparse, st->fast.reference, st->dense.dense, st->dense.sparse);
+           st->fast.to_sparse, st->fast.reference, st->fast.dense_inputs, st->dense.dense,
+           st->dense.sparse);
     printf("  N >= 150: %" PRIu64 " compressed-row slot-frames, spike rate %.3f\n",
            st->big_sparse,
            st->big_node_frames ? (double)st->big_spikes / (double)st->big_node_frames : 0.0);
@@ -520,6 +528,9 @@ static void expect_coverage(const stats *st)
     assert_true(st->fast.sparse > 500);
     assert_true(st->fast.dense > 100);
     assert_true(st->fast.to_sparse > 0);
+    /* Frames with a non-finite input sum densely, the others skip zeros. */
+    assert_true(st->fast.dense_inputs > 0);
+    assert_true(st->fast.dense_inputs < st->fast.sparse + st->fast.dense);
     assert_int_equal(st->fast.reference, 0);
     assert_true(st->dense.dense > 500);
     assert_int_equal(st->dense.sparse, 0);
@@ -669,6 +680,98 @@ static void test_signed_zeros_and_layouts(void **state)
     }
 }
 
+/* Every key of slot b of two batches, bit for bit. */
+static void expect_same_slot(const bl_model *x, const bl_model *y, size_t b, const char *what)
+{
+    bl_snapshot *sx, *sy;
+    bl_error err = {0};
+    BL_CHECK(bl_model_snapshot(x, b, &sx, &err));
+    BL_CHECK(bl_model_snapshot(y, b, &sy, &err));
+    assert_int_equal(sx->count, sy->count);
+    for (size_t a = 0; a < sx->count; a++) {
+        const bl_snapshot_array *p = &sx->arrays[a], *q = &sy->arrays[a];
+        const size_t cnt = p->ndim == 0 ? 1 : p->shape[0] * p->shape[1];
+        for (size_t i = 0; i < cnt; i++)
+            if (bl_test_bits(p->data[i]) != bl_test_bits(q->data[i]))
+                fail_msg("%s: key %s[%zu]: %.17g vs %.17g", what, p->name, i, p->data[i],
+                         q->data[i]);
+    }
+    bl_snapshot_free(sx);
+    bl_snapshot_free(sy);
+}
+
+/* A weight update that overflows to -inf in compressed rows: the frame
+ * fails with raw_finite 0 for that destination, and on the Dale axis the
+ * clamp then turns the weight into +0 (the fast kernel clamps -inf only
+ * after finding it); on the unsigned axis -inf stays. */
+static void test_weight_to_minus_inf(void **state)
+{
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        for (int axis = 0; axis < 2; axis++) {
+            const bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
+            bl_falandays_config c;
+            bl_falandays_config_default(&c);
+            c.axis = axis ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+            c.leak = 0.0;
+            /* δ = (e / 1)·lrate with e = 2 overflows to +inf. */
+            c.lrate_wmat = d ? 3e38 : 1e308;
+            bl_falandays_init *in = NULL;
+            bl_error err = {0};
+            if (bl_falandays_init_alloc(&c, 3, 1, 1, &in, &err) != BL_OK)
+                fail_msg("%s", err.msg);
+            /* Synapses 0 -> 1 and 0 -> 2 (W[dst][src]); only node 1 gets input. */
+            in->recurrent_mask[1 * 3 + 0] = 1.0;
+            in->weights[1 * 3 + 0] = 0.5;
+            in->recurrent_mask[2 * 3 + 0] = 1.0;
+            in->weights[2 * 3 + 0] = 0.25;
+            in->input_weights[1] = 1.0;
+            for (size_t i = 0; i < 3; i++) {
+                in->output_mask[i] = 1.0;
+                in->targets[i] = 1.0;
+                in->signs[i] = 1;
+            }
+            in->spikes[0] = 1.0;
+            bl_model *ref = NULL, *fast = NULL;
+            const bl_falandays_init *const inits[1] = {in};
+            if (bl_model_create_falandays(inits, 1, dt, &ref, &err) != BL_OK ||
+                bl_model_create_falandays(inits, 1, dt, &fast, &err) != BL_OK)
+                fail_msg("%s", err.msg);
+            bl_falandays_set_reference_kernel(ref, true);
+            /* a = 4.5 + 0.5 fires at θ = 2, leaving a = 3 and e = 2. */
+            const double u64 = 4.5;
+            const float u32 = 4.5f;
+            const double z64[3] = {0};
+            const float z32[3] = {0};
+            bl_matrix im = {dt, 1, 1, d ? (const void *)&u32 : (const void *)&u64};
+            bl_matrix nm = {dt, 1, 3, d ? (const void *)z32 : (const void *)z64};
+            const int32_t active[1] = {1};
+            BL_CHECK(bl_model_step(ref, &im, &nm, active, 1, &err));
+            BL_CHECK(bl_model_step(fast, &im, &nm, active, 1, &err));
+            expect_same_slot(ref, fast, 0, "after the overflowing frame");
+            assert_int_equal(bl_model_finite(fast)[0], 0);
+            bl_snapshot *s;
+            BL_CHECK(bl_model_snapshot(fast, 0, &s, &err));
+            const double w10 = bl_snapshot_get(s, "weights")->data[1 * 3 + 0];
+            const double w20 = bl_snapshot_get(s, "weights")->data[2 * 3 + 0];
+            if (axis)
+                assert_true(w10 == 0.0 && !signbit(w10));
+            else
+                assert_true(isinf(w10) && w10 < 0);
+            /* Node 2 had count 1 and e = −1: its weight grows, finitely or not. */
+            assert_true(w20 != 0.25);
+            assert_int_equal(bl_snapshot_get(s, "raw_finite")->data[1], 0.0);
+            bl_snapshot_free(s);
+            bl_fal_path_counts pc;
+            bl_falandays_path_counts(fast, &pc);
+            assert_int_equal(pc.sparse, 1);
+            bl_model_destroy(ref);
+            bl_model_destroy(fast);
+            bl_falandays_init_free(in);
+        }
+    }
+}
+
 /* Creation allocates the compressed rows after the state arrays: every
  * allocation failure must give BL_ENOMEM, nothing half-made, no leak (the
  * sanitizer build checks leaks), and success afterwards. */
@@ -723,6 +826,7 @@ int main(void)
 #endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_signed_zeros_and_layouts),
+        cmocka_unit_test(test_weight_to_minus_inf),
         cmocka_unit_test(test_random_float64),
         cmocka_unit_test(test_random_float32),
         cmocka_unit_test(test_after_failure),

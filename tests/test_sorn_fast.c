@@ -266,6 +266,7 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
     st->paths.canonical += p.canonical;
     st->paths.to_sparse += p.to_sparse;
     st->paths.reference += p.reference;
+    st->paths.dense_inputs += p.dense_inputs;
     bl_sorn_path_counts(ref, &p);
     assert_int_equal(p.sparse + p.sparse_all + p.canonical, 0);
     for (size_t b = 0; b < nb; b++) {
@@ -294,13 +295,16 @@ static void run_random(bl_dtype dt, uint64_t seed0)
     printf("sorn fast %s: %zu scenarios, %zu slot-frames, %zu failures, %zu resets, %zu "
            "freezes, %zu switches, %zu hand-made (%zu with weights outside the mask), %zu big, "
            "%zu injected inputs, %zu pruned synapses; paths: sparse %llu, sparse_all %llu, "
-           "canonical %llu, to_sparse %llu\n",
+           "canonical %llu, to_sparse %llu, dense inputs %llu\n",
            dt == BL_FLOAT64 ? "float64" : "float32", st.scenarios, st.slot_frames, st.failures,
            st.resets, st.freezes, st.switches, st.hand_slots, st.unmasked_slots, st.big_slots,
            st.inject_inputs, st.prunes, (unsigned long long)st.paths.sparse,
            (unsigned long long)st.paths.sparse_all, (unsigned long long)st.paths.canonical,
-           (unsigned long long)st.paths.to_sparse);
+           (unsigned long long)st.paths.to_sparse, (unsigned long long)st.paths.dense_inputs);
     assert_true(st.paths.sparse > 0);
+    /* Frames with a non-finite input sum densely, the others skip zeros. */
+    assert_true(st.paths.dense_inputs > 0);
+    assert_true(st.paths.dense_inputs < st.paths.sparse + st.paths.sparse_all);
     assert_true(st.paths.canonical > 0);
     assert_true(st.paths.to_sparse > 0);
     assert_int_equal(st.paths.reference, 0);

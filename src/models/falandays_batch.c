@@ -37,7 +37,7 @@ enum { FAL_F_RECTIFY, FAL_F_DALE, FAL_F_OOSAWA, FAL_F_LEARN_ON, FAL_NFLAG };
 enum {
     FAL_LAYOUT_CANON,  /* weights[b] is [destination][source] */
     FAL_LAYOUT_DENSE,  /* weights[b] is [source][destination] */
-    FAL_LAYOUT_SPARSE, /* masked weights in row_w; weights[b] unused */
+    FAL_LAYOUT_SPARSE, /* masked weights in pad_w; weights[b] unused */
 };
 
 typedef struct fal_batch {
@@ -65,31 +65,60 @@ typedef struct fal_batch {
     /* Compressed rows of the (fixed) mask, source-major: the synapses of
      * source j of slot b are row_dst[k] (destinations, ascending) for k in
      * [row_ptr[b][j], row_ptr[b][j+1]), offsets absolute over the batch.
-     * Dense slots use them to count and learn; sparse slots keep the
-     * weights of those synapses in row_w. */
+     * Dense slots count and learn through them. */
     size_t *row_ptr;     /* [B][N+1] */
     uint32_t *row_dst;   /* [nnz of the batch] */
-    void *row_w;         /* [nnz of the batch] reals */
-    /* Scratch of one slot's frame. */
+    /* The same rows padded to whole vectors (FAL_VBYTES) for sparse slots,
+     * which keep the weights of those synapses in pad_w; pads have
+     * destination N (a scratch node) and weight +0. */
+    size_t *pad_ptr;     /* [B][N+1] */
+    uint32_t *pad_dst;   /* [padded nnz of the batch] */
+    void *pad_w;         /* [padded nnz of the batch] reals */
+    /* Fixed arrays in the fast frame's order (fal_fast_fixed). */
+    void *win_t;         /* [B][R][N] reals: input weights receptor-major */
+    /* The non-zero input weights of each receptor, padded like the rows:
+     * receptor r of slot b reaches in_node[k] (ascending) with weight
+     * in_w[k] for k in [in_ptr[b][r], in_ptr[b][r+1]). */
+    size_t *in_ptr;      /* [B][R+1] */
+    uint32_t *in_node;   /* [padded input links of the batch] */
+    void *in_w;          /* [padded input links of the batch] reals */
+    void *sgn;           /* [B][N] reals: the signs as reals (exactly ±1) */
+    size_t *ro_ptr;      /* [B][E+1]: effector e's readout list, absolute */
+    uint32_t *ro_node;   /* [non-zero readout weights]: nodes, ascending */
+    void *ro_w;          /* [non-zero readout weights] reals */
+    void *ro_cnt;        /* [B][E] reals: the readout denominators */
+    /* Scratch of one slot's frame; entry N belongs to the pads. */
     void *rec;           /* [N] reals */
-    void *delta;         /* [N] reals: δ of each destination */
-    void *acc;           /* [N] pairs of reals */
+    void *inp;           /* [N+1] reals: input sums */
+    void *delta;         /* [N+1] reals: δ of each destination, δ[N] = +0 */
+    void *acc;           /* [N+1] pairs of reals */
     uint32_t *spk;       /* [N] */
     bl_fal_path_counts paths;
 } fal_batch;
 
+/* Bytes of the fast kernel's vectors, and so the padding of its rows. */
+#define FAL_VBYTES 16
+
 #define FAL_REAL double
+#define FAL_IREAL int64_t
+#define FAL_LANES (FAL_VBYTES / 8)
 #define FAL_SFX f64
 #include "models/falandays_kernel.h"
 #include "models/falandays_fast.h"
 #undef FAL_REAL
+#undef FAL_IREAL
+#undef FAL_LANES
 #undef FAL_SFX
 
 #define FAL_REAL float
+#define FAL_IREAL int32_t
+#define FAL_LANES (FAL_VBYTES / 4)
 #define FAL_SFX f32
 #include "models/falandays_kernel.h"
 #include "models/falandays_fast.h"
 #undef FAL_REAL
+#undef FAL_IREAL
+#undef FAL_LANES
 #undef FAL_SFX
 
 /* ---- storage ---------------------------------------------------------------- */
@@ -153,8 +182,20 @@ static void fal_destroy(bl_model *m)
     }
     bl_free(fb->row_ptr);
     bl_free(fb->row_dst);
-    bl_free(fb->row_w);
+    bl_free(fb->pad_ptr);
+    bl_free(fb->pad_dst);
+    bl_free(fb->pad_w);
+    bl_free(fb->win_t);
+    bl_free(fb->in_ptr);
+    bl_free(fb->in_node);
+    bl_free(fb->in_w);
+    bl_free(fb->sgn);
+    bl_free(fb->ro_ptr);
+    bl_free(fb->ro_node);
+    bl_free(fb->ro_w);
+    bl_free(fb->ro_cnt);
     bl_free(fb->rec);
+    bl_free(fb->inp);
     bl_free(fb->delta);
     bl_free(fb->acc);
     bl_free(fb->spk);
@@ -319,40 +360,59 @@ void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out)
     *out = ((const fal_batch *)m)->paths;
 }
 
-/* The compressed rows of every slot's mask, which never changes, and the
- * frame scratch. Destinations are node indices, and N fits 32 bits since
- * N*N int32 mask entries were allocated. */
+/* The compressed rows of every slot's mask, which never changes, their
+ * padded copies, the fixed arrays of the fast frame and the frame scratch.
+ * Destinations are node indices, and N fits 32 bits since N*N int32 mask
+ * entries were allocated. */
 static bl_status fal_build_rows(fal_batch *fb)
 {
     const size_t n = fb->base.nodes, nn = n * n, nb = fb->base.slots;
-    size_t nptr, total = 0;
-    if (n > UINT32_MAX || !bl_size_mul(nb, n + 1, &nptr))
+    const size_t ne = fb->base.effectors, nr = fb->base.receptors;
+    const size_t rsize = bl_dtype_size(fb->base.dtype), lanes = FAL_VBYTES / rsize;
+    size_t nptr, neptr, nrptr, total = 0, padded = 0, nro = 0, nin = 0;
+    if (n > UINT32_MAX - 1 || !bl_size_mul(nb, n + 1, &nptr) || !bl_size_mul(nb, ne + 1, &neptr) ||
+        !bl_size_mul(nb, nr + 1, &nrptr))
+        return BL_ENOMEM;
+    fb->in_ptr = bl_mallocarray(nrptr, sizeof *fb->in_ptr);
+    fb->inp = bl_calloc(n + 1, rsize);
+    if (!fb->in_ptr || !fb->inp)
         return BL_ENOMEM;
     fb->row_ptr = bl_mallocarray(nptr, sizeof *fb->row_ptr);
-    fb->rec = bl_calloc(n, bl_dtype_size(fb->base.dtype));
-    fb->delta = bl_calloc(n, bl_dtype_size(fb->base.dtype));
-    fb->acc = bl_calloc(2 * n, bl_dtype_size(fb->base.dtype));
+    fb->pad_ptr = bl_mallocarray(nptr, sizeof *fb->pad_ptr);
+    fb->ro_ptr = bl_mallocarray(neptr, sizeof *fb->ro_ptr);
+    fb->ro_cnt = bl_calloc(nb * ne, rsize);
+    fb->win_t = bl_calloc(nb * n * fb->base.receptors, rsize);
+    fb->sgn = bl_calloc(nb * n, rsize);
+    fb->rec = bl_calloc(n, rsize);
+    fb->delta = bl_calloc(n + 1, rsize);
+    fb->acc = bl_calloc(2 * (n + 1), rsize);
     fb->spk = bl_calloc(n, sizeof *fb->spk);
-    if (!fb->row_ptr || !fb->rec || !fb->delta || !fb->acc || !fb->spk)
+    if (!fb->row_ptr || !fb->pad_ptr || !fb->ro_ptr || !fb->ro_cnt || !fb->win_t || !fb->sgn ||
+        !fb->rec || !fb->delta || !fb->acc || !fb->spk)
         return BL_ENOMEM;
     /* Row lengths first (row-major over the mask), as end offsets. */
     for (size_t b = 0; b < nb; b++) {
         const int32_t *mask = fb->mask + b * nn;
-        size_t *ptr = fb->row_ptr + b * (n + 1);
+        size_t *ptr = fb->row_ptr + b * (n + 1), *pptr = fb->pad_ptr + b * (n + 1);
         for (size_t j = 0; j <= n; j++)
             ptr[j] = 0;
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < n; j++)
                 ptr[j + 1] += mask[i * n + j] != 0;
         ptr[0] = total;
-        for (size_t j = 0; j < n; j++)
+        pptr[0] = padded;
+        for (size_t j = 0; j < n; j++) {
+            pptr[j + 1] = pptr[j] + (ptr[j + 1] + lanes - 1) / lanes * lanes;
             ptr[j + 1] += ptr[j];
+        }
         total = ptr[n];
+        padded = pptr[n];
     }
     /* One spare entry keeps the allocations non-empty. */
     fb->row_dst = bl_mallocarray(total + 1, sizeof *fb->row_dst);
-    fb->row_w = bl_calloc(total + 1, bl_dtype_size(fb->base.dtype));
-    if (!fb->row_dst || !fb->row_w)
+    fb->pad_dst = bl_mallocarray(padded + 1, sizeof *fb->pad_dst);
+    fb->pad_w = bl_calloc(padded + 1, rsize);
+    if (!fb->row_dst || !fb->pad_dst || !fb->pad_w)
         return BL_ENOMEM;
     /* Then the destinations, ascending within each row because i ascends;
      * ptr[j] serves as row j's cursor and ends at row j+1's start, so a
@@ -360,6 +420,7 @@ static bl_status fal_build_rows(fal_batch *fb)
     for (size_t b = 0; b < nb; b++) {
         const int32_t *mask = fb->mask + b * nn;
         size_t *ptr = fb->row_ptr + b * (n + 1);
+        const size_t *pptr = fb->pad_ptr + b * (n + 1);
         const size_t start = ptr[0];
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < n; j++)
@@ -369,6 +430,53 @@ static bl_status fal_build_rows(fal_batch *fb)
         for (size_t j = n; j-- > 1;)
             ptr[j] = ptr[j - 1];
         ptr[0] = start;
+        for (size_t j = 0; j < n; j++) {
+            const size_t len = ptr[j + 1] - ptr[j];
+            for (size_t k = 0; k < pptr[j + 1] - pptr[j]; k++)
+                fb->pad_dst[pptr[j] + k] = k < len ? fb->row_dst[ptr[j] + k] : (uint32_t)n;
+        }
+    }
+    /* The readout lists: lengths, then fal_fast_fixed fills them. */
+    for (size_t b = 0; b < nb; b++) {
+        size_t *ptr = fb->ro_ptr + b * (ne + 1);
+        ptr[0] = nro;
+        for (size_t e = 0; e < ne; e++) {
+            size_t len = 0;
+            for (size_t i = 0; i < n; i++) {
+                const size_t k = (b * n + i) * ne + e;
+                len += fb->base.dtype == BL_FLOAT32 ? ((const float *)fb->out_mask)[k] != 0
+                                                    : ((const double *)fb->out_mask)[k] != 0;
+            }
+            ptr[e + 1] = ptr[e] + len;
+        }
+        nro = ptr[ne];
+    }
+    /* The input lists: padded lengths, then fal_fast_fixed fills them. */
+    for (size_t b = 0; b < nb; b++) {
+        size_t *ptr = fb->in_ptr + b * (nr + 1);
+        ptr[0] = nin;
+        for (size_t r = 0; r < nr; r++) {
+            size_t len = 0;
+            for (size_t i = 0; i < n; i++) {
+                const size_t k = (b * n + i) * nr + r;
+                len += fb->base.dtype == BL_FLOAT32 ? ((const float *)fb->input_w)[k] != 0
+                                                    : ((const double *)fb->input_w)[k] != 0;
+            }
+            ptr[r + 1] = ptr[r] + (len + lanes - 1) / lanes * lanes;
+        }
+        nin = ptr[nr];
+    }
+    fb->ro_node = bl_mallocarray(nro + 1, sizeof *fb->ro_node);
+    fb->ro_w = bl_calloc(nro + 1, rsize);
+    fb->in_node = bl_mallocarray(nin + 1, sizeof *fb->in_node);
+    fb->in_w = bl_calloc(nin + 1, rsize);
+    if (!fb->ro_node || !fb->ro_w || !fb->in_node || !fb->in_w)
+        return BL_ENOMEM;
+    for (size_t b = 0; b < nb; b++) {
+        if (fb->base.dtype == BL_FLOAT32)
+            fal_fast_fixed_f32(fb, b);
+        else
+            fal_fast_fixed_f64(fb, b);
     }
     return BL_OK;
 }

@@ -49,6 +49,9 @@ typedef struct bl_fal_path_counts {
     uint64_t sparse;     /* compressed rows of spiking sources */
     uint64_t sparse_all;
     uint64_t to_sparse;  /* dense slots turned sparse by a Dale clearing */
+    /* Fast-kernel slot-frames whose input sums visited every receptor and
+     * weight (some input was not finite); the others skip zero terms. */
+    uint64_t dense_inputs;
 } bl_fal_path_counts;
 
 void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out);

@@ -55,32 +55,57 @@ typedef struct sorn_batch {
     uint8_t *layout;         /* [B] SORN_LAYOUT_* */
     uint8_t *cleared;        /* [B] weights outside the initial mask are all +0 */
     uint8_t *wild;           /* [B] some compressed weight may be non-finite */
+    /* Rows padded to whole vectors (SORN_VBYTES): pads have destination
+     * N_E (a scratch unit), weight +0 and mask bit 0. */
     size_t *nz_off;          /* [B+1] start of each slot's compressed entries */
     size_t *col_ptr;         /* [B][N_E+1] per source, offsets within the slot */
     uint32_t *nz_dst;        /* [nnz] destination of each entry (ascending per source) */
     void *cw;                /* [nnz] weights of the entries (sparse layout) */
-    uint8_t *cm;             /* [nnz] their mask bits */
+    void *cm;                /* [nnz] their mask bits as lane masks: integers of the
+                              * dtype's width, all ones (masked) or 0 */
     void *wei_t;             /* [B][N_I][N_E] w_ei transposed */
     void *wie_t;             /* [B][N_E][N_I] w_ie transposed */
-    void *sc_exc, *sc_inh, *sc_tot, *sc_scale; /* [N_E] frame scratch */
+    void *weu_t;             /* [B][R][N_E] w_eu transposed */
+    /* The non-zero input weights of each receptor, padded like the rows:
+     * receptor q of slot b reaches in_unit[c] (ascending) with weight
+     * in_w[c] for c in [in_ptr[b][q], in_ptr[b][q+1]). */
+    size_t *in_ptr;          /* [B][R+1] */
+    uint32_t *in_unit;       /* [padded input links of the batch] */
+    void *in_w;              /* [padded input links of the batch] reals */
+    size_t *ro_ptr;          /* [B][E+1] effector k's readout list, absolute */
+    uint32_t *ro_unit;       /* [readout links] the E units read, ascending */
+    /* Frame scratch; entry N_E belongs to the pads. */
+    void *sc_exc, *sc_scale, *sc_inp; /* [N_E+1]; sc_inp: input terms */
+    void *sc_inh;            /* [N_E] */
+    void *sc_tot, *sc_xp;    /* [N_E+1] pairs: {row total, NaN flag}, {x, prev_x} */
     void *sc_idr;            /* [N_I] */
-    uint8_t *sc_norm;        /* [N_E] */
     size_t *sc_actx, *sc_acty; /* [N_E], [N_I]: sources that fired */
     bl_sorn_paths paths;
 } sorn_batch;
 
+/* Bytes of the fast kernel's vectors, and so the padding of its rows. */
+#define SORN_VBYTES 16
+
 #define SORN_REAL double
+#define SORN_IREAL int64_t
+#define SORN_LANES (SORN_VBYTES / 8)
 #define SORN_SFX f64
 #include "models/sorn_kernel.h"
 #include "models/sorn_fast.h"
 #undef SORN_REAL
+#undef SORN_IREAL
+#undef SORN_LANES
 #undef SORN_SFX
 
 #define SORN_REAL float
+#define SORN_IREAL int32_t
+#define SORN_LANES (SORN_VBYTES / 4)
 #define SORN_SFX f32
 #include "models/sorn_kernel.h"
 #include "models/sorn_fast.h"
 #undef SORN_REAL
+#undef SORN_IREAL
+#undef SORN_LANES
 #undef SORN_SFX
 
 /* ---- storage ---------------------------------------------------------------- */
@@ -151,10 +176,12 @@ static void sorn_destroy(bl_model *m)
         else
             bl_free(*arrays[k].ints);
     }
-    void *fast[] = {sb->layout, sb->cleared, sb->wild,   sb->nz_off,   sb->col_ptr,
-                    sb->nz_dst, sb->cw,      sb->cm,     sb->wei_t,    sb->wie_t,
-                    sb->sc_exc, sb->sc_inh,  sb->sc_tot, sb->sc_scale, sb->sc_idr,
-                    sb->sc_norm, sb->sc_actx, sb->sc_acty};
+    void *fast[] = {sb->layout,  sb->cleared, sb->wild,     sb->nz_off,  sb->col_ptr,
+                    sb->nz_dst,  sb->cw,      sb->cm,       sb->wei_t,   sb->wie_t,
+                    sb->weu_t,   sb->in_ptr,  sb->in_unit,  sb->in_w,    sb->ro_ptr,
+                    sb->ro_unit, sb->sc_exc,  sb->sc_inp,   sb->sc_inh,
+                    sb->sc_tot,  sb->sc_xp,   sb->sc_scale, sb->sc_idr,  sb->sc_actx,
+                    sb->sc_acty};
     for (size_t k = 0; k < sizeof fast / sizeof *fast; k++)
         bl_free(fast[k]);
     bl_free(sb);
@@ -329,14 +356,23 @@ void bl_sorn_path_counts(const bl_model *m, bl_sorn_paths *out)
 }
 
 /* The compressed source-major rows of every slot's initial mask (fixed:
- * pruning only clears bits of it and a reset restores it), the transposed
- * E<->I weights and the frame scratch, then each slot's layout. */
+ * pruning only clears bits of it and a reset restores it), padded to whole
+ * vectors, the transposed fixed weights, the readout lists and the frame
+ * scratch, then each slot's layout. */
 static bool sorn_build_fast(sorn_batch *sb)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nb = sb->base.slots, nee = ne * ne;
+    const size_t nr = sb->base.receptors, nout = sb->base.effectors;
     const size_t rs = bl_dtype_size(sb->base.dtype);
-    size_t nptr, nei, total = 0;
-    if (ne > UINT32_MAX || !bl_size_mul(nb, ne + 1, &nptr) || !bl_size_mul(nb, ne * ni, &nei))
+    const size_t lanes = SORN_VBYTES / rs;
+    size_t nptr, nei, ner, nro, nrp, total = 0, links = 0, nin = 0;
+    if (ne > UINT32_MAX - 1 || !bl_size_mul(nb, ne + 1, &nptr) ||
+        !bl_size_mul(nb, ne * ni, &nei) || !bl_size_mul(nb, ne * nr, &ner) ||
+        !bl_size_mul(nb, nout + 1, &nro) || !bl_size_mul(nb, nr + 1, &nrp))
+        return false;
+    sb->in_ptr = bl_calloc(nrp, sizeof *sb->in_ptr);
+    sb->sc_inp = bl_calloc(ne + 1, rs);
+    if (!sb->in_ptr || !sb->sc_inp)
         return false;
     sb->layout = bl_calloc(nb, 1);
     sb->cleared = bl_calloc(nb, 1);
@@ -345,44 +381,80 @@ static bool sorn_build_fast(sorn_batch *sb)
     sb->col_ptr = bl_calloc(nptr, sizeof *sb->col_ptr);
     sb->wei_t = bl_calloc(nei, rs);
     sb->wie_t = bl_calloc(nei, rs);
-    sb->sc_exc = bl_calloc(ne, rs);
+    sb->weu_t = bl_calloc(ner, rs);
+    sb->ro_ptr = bl_calloc(nro, sizeof *sb->ro_ptr);
+    sb->sc_exc = bl_calloc(ne + 1, rs);
     sb->sc_inh = bl_calloc(ne, rs);
-    sb->sc_tot = bl_calloc(ne, rs);
-    sb->sc_scale = bl_calloc(ne, rs);
+    sb->sc_tot = bl_calloc(2 * (ne + 1), rs);
+    sb->sc_xp = bl_calloc(2 * (ne + 1), rs);
+    sb->sc_scale = bl_calloc(ne + 1, rs);
     sb->sc_idr = bl_calloc(ni, rs);
-    sb->sc_norm = bl_calloc(ne, 1);
     sb->sc_actx = bl_calloc(ne, sizeof *sb->sc_actx);
     sb->sc_acty = bl_calloc(ni, sizeof *sb->sc_acty);
     if (!sb->layout || !sb->cleared || !sb->wild || !sb->nz_off || !sb->col_ptr ||
-        !sb->wei_t || !sb->wie_t || !sb->sc_exc || !sb->sc_inh || !sb->sc_tot ||
-        !sb->sc_scale || !sb->sc_idr || !sb->sc_norm || !sb->sc_actx || !sb->sc_acty)
+        !sb->wei_t || !sb->wie_t || !sb->weu_t || !sb->ro_ptr || !sb->sc_exc ||
+        !sb->sc_inh || !sb->sc_tot || !sb->sc_xp || !sb->sc_scale || !sb->sc_idr ||
+        !sb->sc_actx || !sb->sc_acty)
         return false;
     for (size_t b = 0; b < nb; b++) {
         const uint8_t *mask0 = sb->ee_mask0 + b * nee;
         size_t *ptr = sb->col_ptr + b * (ne + 1), c = 0;
         for (size_t j = 0; j < ne; j++) {
             ptr[j] = c;
+            size_t len = 0;
             for (size_t i = 0; i < ne; i++)
-                c += mask0[i * ne + j] != 0;
+                len += mask0[i * ne + j] != 0;
+            c += (len + lanes - 1) / lanes * lanes;
         }
         ptr[ne] = c;
         sb->nz_off[b] = total;
-        total += c; /* at most B * N_E^2, which was allocated */
+        total += c; /* at most B * N_E * (N_E + lanes), so no wrap */
+        const uint8_t *omask = sb->out_mask + b * nout * ne;
+        size_t *ro = sb->ro_ptr + b * (nout + 1);
+        ro[0] = links;
+        for (size_t k = 0; k < nout; k++) {
+            ro[k + 1] = ro[k];
+            for (size_t i = 0; i < ne; i++)
+                ro[k + 1] += omask[k * ne + i] != 0;
+        }
+        links = ro[nout];
+        /* Padded lengths of the input lists (sorn_fill_transposed fills
+         * them): at most N_E + lanes per receptor, so no wrap. */
+        size_t *ip = sb->in_ptr + b * (nr + 1);
+        ip[0] = nin;
+        for (size_t q = 0; q < nr; q++) {
+            size_t len = 0;
+            for (size_t i = 0; i < ne; i++) {
+                const size_t k = (b * ne + i) * nr + q;
+                len += sb->base.dtype == BL_FLOAT32 ? ((const float *)sb->w_eu)[k] != 0
+                                                    : ((const double *)sb->w_eu)[k] != 0;
+            }
+            ip[q + 1] = ip[q] + (len + lanes - 1) / lanes * lanes;
+        }
+        nin = ip[nr];
     }
     sb->nz_off[nb] = total;
-    sb->nz_dst = bl_calloc(total, sizeof *sb->nz_dst);
-    sb->cw = bl_calloc(total, rs);
-    sb->cm = bl_calloc(total, 1);
-    if (!sb->nz_dst || !sb->cw || !sb->cm)
+    /* One spare entry keeps the allocations non-empty. */
+    sb->nz_dst = bl_calloc(total + 1, sizeof *sb->nz_dst);
+    sb->cw = bl_calloc(total + 1, rs);
+    sb->cm = bl_calloc(total + 1, rs);
+    sb->ro_unit = bl_calloc(links + 1, sizeof *sb->ro_unit);
+    sb->in_unit = bl_calloc(nin + 1, sizeof *sb->in_unit);
+    sb->in_w = bl_calloc(nin + 1, rs);
+    if (!sb->nz_dst || !sb->cw || !sb->cm || !sb->ro_unit || !sb->in_unit || !sb->in_w)
         return false;
     for (size_t b = 0; b < nb; b++) {
         const uint8_t *mask0 = sb->ee_mask0 + b * nee;
+        const size_t *ptr = sb->col_ptr + b * (ne + 1);
         uint32_t *dst = sb->nz_dst + sb->nz_off[b];
-        size_t c = 0;
-        for (size_t j = 0; j < ne; j++)
+        for (size_t j = 0; j < ne; j++) {
+            size_t c = ptr[j];
             for (size_t i = 0; i < ne; i++)
                 if (mask0[i * ne + j])
                     dst[c++] = (uint32_t)i;
+            while (c < ptr[j + 1])
+                dst[c++] = (uint32_t)ne;
+        }
         if (sb->base.dtype == BL_FLOAT32)
             sorn_fill_transposed_f32(sb, b);
         else

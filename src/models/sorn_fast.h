@@ -52,11 +52,31 @@
  * destination in ascending source order, as the reference's row loop
  * does. The reference's row order "update, total, scale, threshold"
  * touches disjoint state per row, so doing each step for all rows before
- * the next is the same.
+ * the next is the same. A row that is not normalised multiplies its
+ * entries by 1 here, which gives every weight back bit for bit (NaN
+ * included), and a non-finite product there could only come from an entry
+ * whose update was already non-finite, which marked the slot wild anyway.
  *
- * Sums the fast frame does not restructure (the input term over the R
- * receptors, whose inputs are arbitrary reals, and the readout) are the
- * reference's code on the same operands.
+ * Vector lanes (GNU C vectors) run the per-unit steps and the rows: each
+ * lane does the scalar IEEE arithmetic of the dtype on one unit or one
+ * entry (no contraction: -ffp-contract=off), nothing is summed across
+ * lanes, and branches become bit masks (x & mask is x or +0). They do so
+ * without a data-dependent branch per entry: the branchy loops this
+ * replaced ran up to 1.7 times slower or faster depending only on where
+ * the linker placed them. Rows are padded to whole vectors with entries of
+ * destination N_E (a scratch unit nobody reads), weight +0 and mask bit 0,
+ * which stay so. A mask bit is kept as a lane mask (all ones or 0).
+ *
+ * Input terms: inp = ((+0 + w_0·u_0) + w_1·u_1) + ... is, like the sums
+ * above, never −0, and its terms are ±0 wherever w_eu[i][q] or u_q is ±0
+ * and the other factor finite. w_eu is validated finite, so while every
+ * input of the frame is finite the terms of zero inputs and zero weights
+ * are skipped: each receptor with u_q ≠ 0, ascending, adds w·u_q over a
+ * list of its non-zero weights (units ascending, padded like the rows). A
+ * frame with a non-finite input sums every term, so that inf·0 poisons
+ * every unit as in the reference. The readout is the reference's
+ * statements on the same operands and skips the units an effector does
+ * not read, as the reference does.
  *
  * NaN bits: within the frames owed, every skipped or reordered term is a
  * finite product, so an addition meets at most one NaN operand (the
@@ -68,13 +88,14 @@
  * Layouts (per slot, chosen whenever weights are loaded: creation, reset,
  * kernel switch, and after a plastic frame of a canonical slot):
  *   - SORN_LAYOUT_SPARSE: the synapses of the initial mask in compressed
- *     source-major rows (cw, cm), with the dense w_ee stale. Constructed
- *     wirings always qualify (W·M leaves ±0 outside the mask).
+ *     source-major rows (cw, cm), with the dense w_ee stale (ee_mask is
+ *     kept up to date). Constructed wirings always qualify (W·M leaves ±0
+ *     outside the mask).
  *   - SORN_LAYOUT_CANON: w_ee authoritative; the slot steps with the
  *     reference frame. Used by hand-made states with non-zero weights
  *     outside the mask until their first plastic frame clears them. */
-#if !defined(SORN_REAL) || !defined(SORN_SFX)
-#error "define SORN_REAL and SORN_SFX before including sorn_fast.h"
+#if !defined(SORN_REAL) || !defined(SORN_IREAL) || !defined(SORN_LANES) || !defined(SORN_SFX)
+#error "define SORN_REAL, SORN_IREAL, SORN_LANES and SORN_SFX before including sorn_fast.h"
 #endif
 
 #define SORN_CAT_(a, b) a##_##b
@@ -104,7 +125,8 @@ static void SORN_FN(sorn_to_canonical)(sorn_batch *sb, size_t b)
         w[k] = cleared ? (real_t)0 : w0[k];
     for (size_t j = 0; j < ne; j++)
         for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-            w[(size_t)dst[k] * ne + j] = cw[k];
+            if (dst[k] < ne)
+                w[(size_t)dst[k] * ne + j] = cw[k];
     sb->layout[b] = SORN_LAYOUT_CANON;
 }
 
@@ -135,13 +157,19 @@ static bool SORN_FN(sorn_from_canonical)(sorn_batch *sb, size_t b)
     const size_t off = sb->nz_off[b];
     const uint32_t *dst = sb->nz_dst + off;
     real_t *cw = (real_t *)sb->cw + off;
-    uint8_t *cm = sb->cm + off;
+    SORN_IREAL *cm = (SORN_IREAL *)sb->cm + off;
     bool wild = false;
     for (size_t j = 0; j < ne; j++)
         for (size_t k = ptr[j]; k < ptr[j + 1]; k++) {
+            if (dst[k] == ne) {
+                /* A pad: no synapse, no weight. */
+                cw[k] = 0;
+                cm[k] = 0;
+                continue;
+            }
             const size_t e = (size_t)dst[k] * ne + j;
             cw[k] = w[e];
-            cm[k] = mask[e];
+            cm[k] = mask[e] ? -1 : 0;
             if (!isfinite(cw[k]))
                 wild = true;
         }
@@ -151,19 +179,51 @@ static bool SORN_FN(sorn_from_canonical)(sorn_batch *sb, size_t b)
     return true;
 }
 
-/* The transposed copies of the fixed E<->I weights of slot b. */
+/* The transposed copies of the fixed E<->I and input weights of slot b,
+ * the padded lists of each receptor's non-zero input weights (units
+ * ascending), and its readout lists (the E units each effector reads,
+ * ascending). */
 static void SORN_FN(sorn_fill_transposed)(sorn_batch *sb, size_t b)
 {
-    const size_t ne = sb->n_e, ni = sb->n_i;
+    const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
+    const size_t nout = sb->base.effectors;
     const real_t *wei = (const real_t *)sb->w_ei + b * ne * ni;
     const real_t *wie = (const real_t *)sb->w_ie + b * ni * ne;
+    const real_t *weu = (const real_t *)sb->w_eu + b * ne * nr;
     real_t *wei_t = (real_t *)sb->wei_t + b * ne * ni;
     real_t *wie_t = (real_t *)sb->wie_t + b * ne * ni;
-    for (size_t i = 0; i < ne; i++)
+    real_t *weu_t = (real_t *)sb->weu_t + b * nr * ne;
+    for (size_t i = 0; i < ne; i++) {
         for (size_t k = 0; k < ni; k++) {
             wei_t[k * ne + i] = wei[i * ni + k];
             wie_t[i * ni + k] = wie[k * ne + i];
         }
+        for (size_t q = 0; q < nr; q++)
+            weu_t[q * ne + i] = weu[i * nr + q];
+    }
+    const size_t *iptr = sb->in_ptr + b * (nr + 1);
+    real_t *iw = (real_t *)sb->in_w;
+    for (size_t q = 0; q < nr; q++) {
+        size_t c = iptr[q];
+        for (size_t i = 0; i < ne; i++)
+            if (weu[i * nr + q] != 0) {
+                sb->in_unit[c] = (uint32_t)i;
+                iw[c++] = weu[i * nr + q];
+            }
+        for (; c < iptr[q + 1]; c++) {
+            sb->in_unit[c] = (uint32_t)ne;
+            iw[c] = 0;
+        }
+    }
+    const uint8_t *omask = sb->out_mask + b * nout * ne;
+    const size_t *ptr = sb->ro_ptr + b * (nout + 1);
+    for (size_t k = 0; k < nout; k++) {
+        size_t c = ptr[k];
+        for (size_t i = 0; i < ne; i++)
+            if (omask[k * ne + i])
+                sb->ro_unit[c++] = (uint32_t)i;
+        BL_ASSERT(c == ptr[k + 1]);
+    }
 }
 
 /* §3.7 reset under either kernel. */
@@ -174,16 +234,289 @@ static void SORN_FN(sorn_reset_any)(sorn_batch *sb, size_t b)
     SORN_FN(sorn_from_canonical)(sb, b);
 }
 
+/* GNU C vectors of SORN_VBYTES bytes (gcc and clang): `vec` of reals,
+ * `ivec` of same-width signed integers (lane masks: all ones or zero),
+ * `pair` two reals side by side, so one load-add-store updates both. Lane
+ * arithmetic is the scalar IEEE arithmetic of the dtype (no contraction:
+ * -ffp-contract=off); nothing is summed across lanes. */
+typedef real_t SORN_FN(sorn_vec) __attribute__((vector_size(SORN_VBYTES)));
+typedef SORN_IREAL SORN_FN(sorn_ivec) __attribute__((vector_size(SORN_VBYTES)));
+/* Aligned as its elements only, so any allocation will do. */
+typedef real_t SORN_FN(sorn_pair)
+    __attribute__((vector_size(2 * sizeof(real_t)), aligned(sizeof(real_t))));
+#define SORN_VEC SORN_FN(sorn_vec)
+#define SORN_IVEC SORN_FN(sorn_ivec)
+#define SORN_PAIR SORN_FN(sorn_pair)
+#define SORN_VL (SORN_VBYTES / sizeof(real_t))
+_Static_assert(SORN_VL == SORN_LANES, "SORN_LANES must be SORN_VBYTES / sizeof(SORN_REAL)");
+#define SORN_INLINE static inline __attribute__((always_inline))
+
+/* Written out lane by lane: compilers turn that into one broadcast. */
+SORN_INLINE SORN_VEC SORN_FN(sorn_splat)(real_t x)
+{
+#if SORN_LANES == 4
+    return (SORN_VEC){x, x, x, x};
+#else
+    return (SORN_VEC){x, x};
+#endif
+}
+
+/* x where the mask is set, +0 elsewhere. */
+SORN_INLINE SORN_VEC SORN_FN(sorn_keep)(SORN_VEC x, SORN_IVEC m)
+{
+    return (SORN_VEC)((SORN_IVEC)x & m);
+}
+
+/* Finite checks without branches: x − x is +0 for finite x and NaN
+ * otherwise, and a sum of such terms is +0 or NaN. Whether some lane of
+ * such a sum holds a NaN: */
+SORN_INLINE bool SORN_FN(sorn_any_nan)(SORN_VEC z)
+{
+    real_t s = 0;
+    for (size_t l = 0; l < SORN_VL; l++)
+        s = s + z[l];
+    return s != 0;
+}
+
+/* The first `cnt` values at p (cnt <= SORN_VL), the rest +0; one load when
+ * cnt == SORN_VL is a constant. */
+SORN_INLINE SORN_VEC SORN_FN(sorn_ld)(const real_t *p, size_t cnt)
+{
+    SORN_VEC v = {0};
+    if (cnt == SORN_VL)
+        memcpy(&v, p, sizeof v);
+    else
+        for (size_t l = 0; l < cnt; l++)
+            v[l] = p[l];
+    return v;
+}
+
+SORN_INLINE void SORN_FN(sorn_st)(real_t *p, SORN_VEC v, size_t cnt)
+{
+    if (cnt == SORN_VL)
+        memcpy(p, &v, sizeof v);
+    else
+        for (size_t l = 0; l < cnt; l++)
+            p[l] = v[l];
+}
+
+/* Pairs p[0 .. cnt−1] split into their first and second members. */
+SORN_INLINE void SORN_FN(sorn_ld_pairs)(const SORN_PAIR *p, size_t cnt, SORN_VEC *first,
+                                        SORN_VEC *second)
+{
+    if (cnt == SORN_VL) {
+        SORN_VEC v0, v1;
+        memcpy(&v0, p, sizeof v0);
+        memcpy(&v1, p + SORN_VL / 2, sizeof v1);
+#if SORN_LANES == 4
+        *first = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
+        *second = __builtin_shufflevector(v0, v1, 1, 3, 5, 7);
+#else
+        *first = __builtin_shufflevector(v0, v1, 0, 2);
+        *second = __builtin_shufflevector(v0, v1, 1, 3);
+#endif
+    } else {
+        *first = *second = SORN_FN(sorn_splat)(0);
+        for (size_t l = 0; l < cnt; l++) {
+            (*first)[l] = p[l][0];
+            (*second)[l] = p[l][1];
+        }
+    }
+}
+
+/* The pairs of gathered destinations d[0 .. SORN_VL−1], split. */
+SORN_INLINE void SORN_FN(sorn_gather_pairs)(const SORN_PAIR *p, const uint32_t *d,
+                                            SORN_VEC *first, SORN_VEC *second)
+{
+#if SORN_LANES == 4
+    const SORN_VEC v0 = __builtin_shufflevector(p[d[0]], p[d[1]], 0, 1, 2, 3);
+    const SORN_VEC v1 = __builtin_shufflevector(p[d[2]], p[d[3]], 0, 1, 2, 3);
+    *first = __builtin_shufflevector(v0, v1, 0, 2, 4, 6);
+    *second = __builtin_shufflevector(v0, v1, 1, 3, 5, 7);
+#else
+    const SORN_VEC v0 = p[d[0]], v1 = p[d[1]];
+    *first = __builtin_shufflevector(v0, v1, 0, 2);
+    *second = __builtin_shufflevector(v0, v1, 1, 3);
+#endif
+}
+
+/* acc[d[l]] += {a[l], b[l]} for the destinations d[0 .. SORN_VL−1], which
+ * are distinct within a row (pads all go to the scratch entry N_E, which
+ * nothing reads), so all of them can be loaded before any is stored. */
+SORN_INLINE void SORN_FN(sorn_scatter_pairs)(SORN_PAIR *acc, const uint32_t *d, SORN_VEC a,
+                                             SORN_VEC b)
+{
+#if SORN_LANES == 4
+    const SORN_VEC a0 = __builtin_shufflevector(acc[d[0]], acc[d[1]], 0, 1, 2, 3) +
+                        __builtin_shufflevector(a, b, 0, 4, 1, 5);
+    const SORN_VEC a1 = __builtin_shufflevector(acc[d[2]], acc[d[3]], 0, 1, 2, 3) +
+                        __builtin_shufflevector(a, b, 2, 6, 3, 7);
+    acc[d[0]] = __builtin_shufflevector(a0, a0, 0, 1);
+    acc[d[1]] = __builtin_shufflevector(a0, a0, 2, 3);
+    acc[d[2]] = __builtin_shufflevector(a1, a1, 0, 1);
+    acc[d[3]] = __builtin_shufflevector(a1, a1, 2, 3);
+#else
+    const SORN_PAIR p0 = acc[d[0]], p1 = acc[d[1]];
+    acc[d[0]] = p0 + __builtin_shufflevector(a, b, 0, 2);
+    acc[d[1]] = p1 + __builtin_shufflevector(a, b, 1, 3);
+#endif
+}
+
+/* acc[i] = acc[i] + col[i]·s for i < n: per lane the reference's product
+ * col·s, then the addition. */
+static void SORN_FN(sorn_axpy)(real_t *restrict acc, const real_t *restrict col, real_t s,
+                               size_t n)
+{
+    const SORN_VEC sv = SORN_FN(sorn_splat)(s);
+    size_t i = 0;
+    for (; i + SORN_VL <= n; i += SORN_VL) {
+        SORN_VEC a, c;
+        memcpy(&a, acc + i, sizeof a);
+        memcpy(&c, col + i, sizeof c);
+        a = a + c * sv;
+        memcpy(acc + i, &a, sizeof a);
+    }
+    for (; i < n; i++)
+        acc[i] = acc[i] + col[i] * s;
+}
+
+/* exc[d] += w·s over one padded compressed row. */
+SORN_INLINE void SORN_FN(sorn_scatter_row)(real_t *restrict exc, const real_t *restrict w,
+                                           const uint32_t *restrict d, size_t len, real_t s)
+{
+    const SORN_VEC sv = SORN_FN(sorn_splat)(s);
+    for (size_t k = 0; k < len; k += SORN_VL) {
+        SORN_VEC t;
+        memcpy(&t, w + k, sizeof t);
+        t = t * sv;
+        for (size_t l = 0; l < SORN_VL; l++)
+            exc[d[k + l]] = exc[d[k + l]] + t[l];
+    }
+}
+
+/* inp[d] += w·u over one padded input list of a receptor: per lane the
+ * reference's product w_eu·u, then the addition. Units within a list are
+ * distinct (pads all go to the scratch entry N_E). */
+SORN_INLINE void SORN_FN(sorn_input_row)(real_t *restrict inp, const real_t *restrict w,
+                                         const uint32_t *restrict d, size_t len, real_t u)
+{
+    const SORN_VEC uv = SORN_FN(sorn_splat)(u);
+    for (size_t k = 0; k < len; k += SORN_VL) {
+        SORN_VEC t;
+        memcpy(&t, w + k, sizeof t);
+        t = t * uv;
+        for (size_t l = 0; l < SORN_VL; l++)
+            inp[d[k + l]] = inp[d[k + l]] + t[l];
+    }
+}
+
+/* The input terms of E units i .. i+cnt−1 over every receptor, ascending. */
+SORN_INLINE void SORN_FN(sorn_input_block)(real_t *restrict inp, const real_t *restrict weu_t,
+                                           const real_t *restrict u, size_t ne, size_t nr,
+                                           size_t i, size_t cnt)
+{
+    SORN_VEC s = SORN_FN(sorn_splat)(0);
+    for (size_t q = 0; q < nr; q++)
+        s = s + SORN_FN(sorn_ld)(weu_t + q * ne + i, cnt) * SORN_FN(sorn_splat)(u[q]);
+    SORN_FN(sorn_st)(inp + i, s, cnt);
+}
+
+/* What the per-unit steps of one slot-frame read and write. */
+typedef struct SORN_FN(sorn_units) {
+    size_t ne, nr;
+    const real_t *exc, *inh, *inp, *ce;
+    real_t *te, *x, *px, *drive, *scale;
+    SORN_PAIR *xp;
+    const SORN_PAIR *tot;
+    int32_t *af;
+} SORN_FN(sorn_units);
+#define SORN_UNITS SORN_FN(sorn_units)
+
+/* Phase 2 for E units i .. i+cnt−1: the drive and the new state, and the
+ * pairs {x, prev_x} that phase 3 gathers. */
+SORN_INLINE void SORN_FN(sorn_drive_block)(const SORN_UNITS *f, size_t i, size_t cnt)
+{
+    const SORN_VEC inp = SORN_FN(sorn_ld)(f->inp + i, cnt);
+    const SORN_VEC d = ((SORN_FN(sorn_ld)(f->exc + i, cnt) - SORN_FN(sorn_ld)(f->inh + i, cnt)) +
+                        inp) -
+                       SORN_FN(sorn_ld)(f->te + i, cnt);
+    SORN_FN(sorn_st)(f->drive + i, d, cnt);
+    /* Threshold equality fires (drive == 0, -0.0 included). */
+    const SORN_VEC x =
+        SORN_FN(sorn_keep)(SORN_FN(sorn_splat)(1), (SORN_IVEC)(d >= SORN_FN(sorn_splat)(0)));
+    SORN_FN(sorn_st)(f->x + i, x, cnt);
+    const SORN_VEC px = SORN_FN(sorn_ld)(f->px + i, cnt);
+    for (size_t l = 0; l < cnt; l++)
+        f->xp[i + l] = (SORN_PAIR){x[l], px[l]};
+}
+
+/* Phase 3 steps 2–3's per-row part for E units i .. i+cnt−1, from the
+ * pairs {tot, NaN flag of the row's masked updates}: the finite flags and
+ * the factor each row is multiplied by (1 for a row left as is). Returns
+ * `norm` with the lanes of rows that are normalised set, and adds a NaN to
+ * *bad for a row with a non-finite update. */
+SORN_INLINE SORN_IVEC SORN_FN(sorn_row_block)(const SORN_UNITS *f, size_t i, size_t cnt,
+                                             SORN_IVEC norm, SORN_VEC *bad)
+{
+    const SORN_VEC zero = SORN_FN(sorn_splat)(0), one = SORN_FN(sorn_splat)(1);
+    SORN_VEC tot, z;
+    SORN_FN(sorn_ld_pairs)(f->tot + i, cnt, &tot, &z);
+    *bad = *bad + z;
+    const SORN_VEC ce = SORN_FN(sorn_ld)(f->ce + i, cnt);
+    SORN_IVEC nm = (SORN_IVEC)(tot > zero) & (SORN_IVEC)(ce > zero);
+    for (size_t l = cnt; l < SORN_VL; l++)
+        nm[l] = 0;
+    /* Rows that are not normalised divide too, but keep a factor of 1. */
+    const SORN_VEC scale = ce / tot;
+    SORN_FN(sorn_st)
+    (f->scale + i, SORN_FN(sorn_keep)(scale, nm) + SORN_FN(sorn_keep)(one, ~nm), cnt);
+    /* An overflowing total must not be normalised away; a non-finite
+     * scale fails its row. */
+    const SORN_VEC fz = (z + (tot - tot)) + SORN_FN(sorn_keep)(scale - scale, nm);
+    const SORN_IVEC ok = (SORN_IVEC)(fz == zero);
+    for (size_t l = 0; l < cnt; l++)
+        f->af[i + l] = (int32_t)(ok[l] & 1);
+    return norm | nm;
+}
+
+/* Phase 3 step 1 for the SORN_VL entries at w, m, d of a source row with
+ * prev_x = pxj and x = xj: the update of masked entries, its finite flag
+ * (a NaN added to the row's flag member), pruning, and the row totals in
+ * ascending source order. Returns `pruned` with the lanes of entries just
+ * pruned set. */
+SORN_INLINE SORN_IVEC SORN_FN(sorn_stdp_chunk)(real_t *w, SORN_IREAL *m, const uint32_t *d,
+                                              const SORN_PAIR *xp, SORN_PAIR *tot, SORN_VEC pxj,
+                                              SORN_VEC xj, SORN_VEC eta, SORN_IVEC pruned)
+{
+    const SORN_VEC zero = SORN_FN(sorn_splat)(0);
+    SORN_VEC xi, pxi, wv;
+    SORN_IVEC mv;
+    SORN_FN(sorn_gather_pairs)(xp, d, &xi, &pxi);
+    memcpy(&wv, w, sizeof wv);
+    memcpy(&mv, m, sizeof mv);
+    /* The reference's grouping; with binary states the bracket is -1, 0 or
+     * 1 and eta * bracket is exact, so only the final addition rounds. */
+    const SORN_VEC corr = xi * pxj - pxi * xj;
+    wv = wv + eta * corr;
+    /* Checked before the pruning clamp, which would turn -inf to 0.
+     * Unmasked entries are forced to +0. */
+    const SORN_VEC z = SORN_FN(sorn_keep)(wv - wv, mv);
+    const SORN_IVEC keep = mv & ~(SORN_IVEC)(wv <= zero);
+    const SORN_VEC wf = SORN_FN(sorn_keep)(wv, keep);
+    memcpy(w, &wf, sizeof wf);
+    memcpy(m, &keep, sizeof keep);
+    SORN_FN(sorn_scatter_pairs)(tot, d, wf, z);
+    return pruned | (mv & ~keep);
+}
+
 /* One fast frame of a sparse slot b; u = its inputs [R]. */
 static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
-    const size_t n = sb->base.nodes, nee = ne * ne;
+    const size_t n = sb->base.nodes, nee = ne * ne, nout = sb->base.effectors;
     uint8_t *mask = sb->ee_mask + b * nee;
-    const real_t *ce = (const real_t *)sb->c_e + b * ne;
     const real_t *restrict wei_t = (const real_t *)sb->wei_t + b * ne * ni;
     const real_t *restrict wie_t = (const real_t *)sb->wie_t + b * ne * ni;
-    const real_t *weu = (const real_t *)sb->w_eu + b * ne * nr;
     real_t *te = (real_t *)sb->t_e + b * ne;
     const real_t *ti = (const real_t *)sb->t_i + b * ni;
     real_t *x = (real_t *)sb->x + b * ne, *px = (real_t *)sb->prev_x + b * ne;
@@ -198,75 +531,97 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
     const bool ip = sb->plasticity[2 * b + 1] != 0;
     const size_t *ptr = sb->col_ptr + b * (ne + 1);
     const size_t off = sb->nz_off[b];
-    const uint32_t *dst = sb->nz_dst + off;
-    real_t *cw = (real_t *)sb->cw + off;
-    uint8_t *cm = sb->cm + off;
+    const uint32_t *restrict dst = sb->nz_dst + off;
+    real_t *restrict cw = (real_t *)sb->cw + off;
+    SORN_IREAL *restrict cm = (SORN_IREAL *)sb->cm + off;
     real_t *restrict exc = sb->sc_exc;
     real_t *restrict inh = sb->sc_inh;
     real_t *restrict idr = sb->sc_idr;
-    real_t *restrict tot = sb->sc_tot;
+    real_t *restrict inp = sb->sc_inp;
+    SORN_PAIR *restrict tot = sb->sc_tot;
+    SORN_PAIR *restrict xp = sb->sc_xp;
     real_t *restrict scale = sb->sc_scale;
-    uint8_t *norm = sb->sc_norm;
     size_t *actx = sb->sc_actx, *acty = sb->sc_acty;
+    const SORN_UNITS f = {
+        .ne = ne,
+        .nr = nr,
+        .exc = exc,
+        .inh = inh,
+        .inp = inp,
+        .ce = (const real_t *)sb->c_e + b * ne,
+        .te = te,
+        .x = x,
+        .px = px,
+        .drive = drive,
+        .scale = scale,
+        .xp = xp,
+        .tot = tot,
+        .af = af,
+    };
 
     /* Phase 1, and the sources that fired (either zero is silent). */
     size_t nax = 0, nay = 0;
     for (size_t i = 0; i < ne; i++) {
         px[i] = x[i];
-        if (px[i] != 0)
-            actx[nax++] = i;
+        actx[nax] = i;
+        nax += px[i] != 0;
     }
     for (size_t k = 0; k < ni; k++) {
         py[k] = y[k];
-        if (py[k] != 0)
-            acty[nay++] = k;
+        acty[nay] = k;
+        nay += py[k] != 0;
     }
 
     /* Phase 2: the three E sums as per-destination accumulators fed in
      * ascending source order. */
+    for (size_t i = 0; i <= ne; i++)
+        exc[i] = 0;
     for (size_t i = 0; i < ne; i++)
-        exc[i] = inh[i] = 0;
+        inh[i] = 0;
     for (size_t k = 0; k < ni; k++)
         idr[k] = 0;
     if (sb->wild[b]) {
         sb->paths.sparse_all++;
-        for (size_t j = 0; j < ne; j++) {
-            const real_t s = px[j];
-            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-                exc[dst[k]] = exc[dst[k]] + cw[k] * s;
-        }
+        for (size_t j = 0; j < ne; j++)
+            SORN_FN(sorn_scatter_row)(exc, cw + ptr[j], dst + ptr[j], ptr[j + 1] - ptr[j], px[j]);
     } else {
         sb->paths.sparse++;
         for (size_t a = 0; a < nax; a++) {
             const size_t j = actx[a];
-            const real_t s = px[j];
-            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-                exc[dst[k]] = exc[dst[k]] + cw[k] * s;
+            SORN_FN(sorn_scatter_row)(exc, cw + ptr[j], dst + ptr[j], ptr[j + 1] - ptr[j], px[j]);
         }
     }
-    for (size_t a = 0; a < nay; a++) {
-        const size_t k = acty[a];
-        const real_t s = py[k];
-        const real_t *restrict col = wei_t + k * ne;
-        for (size_t i = 0; i < ne; i++)
-            inh[i] = inh[i] + col[i] * s;
-    }
-    for (size_t i = 0; i < ne; i++) {
-        const real_t *urow = weu + i * nr;
-        real_t inp = 0;
+    for (size_t a = 0; a < nay; a++)
+        SORN_FN(sorn_axpy)(inh, wei_t + acty[a] * ne, py[acty[a]], ne);
+    /* The input terms, over the non-zero ones while every input is finite
+     * (see the top), else over all of them. */
+    bool finite_in = true;
+    for (size_t q = 0; q < nr; q++)
+        finite_in = finite_in && isfinite(u[q]);
+    if (finite_in) {
+        const size_t *iptr = sb->in_ptr + b * (nr + 1);
+        for (size_t i = 0; i <= ne; i++)
+            inp[i] = 0;
         for (size_t q = 0; q < nr; q++)
-            inp = inp + urow[q] * u[q];
-        const real_t d = ((exc[i] - inh[i]) + inp) - te[i];
-        drive[i] = d;
-        x[i] = d >= 0 ? (real_t)1 : (real_t)0;
+            if (u[q] != 0)
+                SORN_FN(sorn_input_row)(inp, (const real_t *)sb->in_w + iptr[q],
+                                        sb->in_unit + iptr[q], iptr[q + 1] - iptr[q], u[q]);
+    } else {
+        sb->paths.dense_inputs++;
+        const real_t *weu_t = (const real_t *)sb->weu_t + b * nr * ne;
+        size_t i = 0;
+        for (; i + SORN_VL <= ne; i += SORN_VL)
+            SORN_FN(sorn_input_block)(inp, weu_t, u, ne, nr, i, SORN_VL);
+        if (i < ne)
+            SORN_FN(sorn_input_block)(inp, weu_t, u, ne, nr, i, ne - i);
     }
-    for (size_t a = 0; a < nax; a++) {
-        const size_t j = actx[a];
-        const real_t s = px[j];
-        const real_t *restrict col = wie_t + j * ni;
-        for (size_t k = 0; k < ni; k++)
-            idr[k] = idr[k] + col[k] * s;
-    }
+    size_t i0 = 0;
+    for (; i0 + SORN_VL <= ne; i0 += SORN_VL)
+        SORN_FN(sorn_drive_block)(&f, i0, SORN_VL);
+    if (i0 < ne)
+        SORN_FN(sorn_drive_block)(&f, i0, ne - i0);
+    for (size_t a = 0; a < nax; a++)
+        SORN_FN(sorn_axpy)(idr, wie_t + actx[a] * ni, px[actx[a]], ni);
     for (size_t k = 0; k < ni; k++) {
         const real_t d = idr[k] - ti[k];
         drive[ne + k] = d;
@@ -274,66 +629,101 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
     }
 
     /* Phase 3. */
-    for (size_t i = 0; i < ne; i++)
-        af[i] = 1;
     if (stdp) {
-        bool bad = false, any_norm = false;
-        for (size_t i = 0; i < ne; i++)
-            tot[i] = 0;
+        const SORN_VEC zero = SORN_FN(sorn_splat)(0), eta = SORN_FN(sorn_splat)(eta_stdp);
+        for (size_t i = 0; i <= ne; i++)
+            tot[i] = (SORN_PAIR){0};
+        /* Step 1 for every entry of the rows: the update of masked entries,
+         * its finite flag (a NaN added to the row's flag member), pruning,
+         * and the row totals in ascending source order. */
         for (size_t j = 0; j < ne; j++) {
-            const real_t pxj = px[j], xj = x[j];
-            for (size_t k = ptr[j]; k < ptr[j + 1]; k++) {
-                const size_t i = dst[k];
-                real_t wv = 0;
-                if (cm[k]) {
-                    const real_t corr = x[i] * pxj - px[i] * xj;
-                    wv = cw[k] + eta_stdp * corr;
-                    if (!isfinite(wv)) {
-                        af[i] = 0;
-                        bad = true;
-                    }
-                    if (wv <= 0) {
-                        wv = 0;
-                        cm[k] = 0;
-                        mask[i * ne + j] = 0;
-                    }
-                }
-                cw[k] = wv;
-                tot[i] = tot[i] + wv;
-            }
+            const SORN_VEC pxj = SORN_FN(sorn_splat)(px[j]), xj = SORN_FN(sorn_splat)(x[j]);
+            SORN_IVEC pruned = {0};
+            const size_t end = ptr[j + 1];
+            for (size_t k = ptr[j]; k < end; k += SORN_VL)
+                pruned = SORN_FN(sorn_stdp_chunk)(cw + k, cm + k, dst + k, xp, tot, pxj, xj, eta,
+                                                  pruned);
+            /* Permanent pruning, kept in the canonical mask too: rare, so
+             * the row is walked again only when it happened. */
+            bool any_pruned = false;
+            for (size_t l = 0; l < SORN_VL; l++)
+                any_pruned = any_pruned || pruned[l] != 0;
+            if (any_pruned)
+                for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
+                    if (dst[k] < ne && !cm[k])
+                        mask[(size_t)dst[k] * ne + j] = 0;
         }
-        for (size_t i = 0; i < ne; i++) {
-            if (!isfinite(tot[i]))
-                af[i] = 0;
-            norm[i] = tot[i] > 0 && ce[i] > 0;
-            if (norm[i]) {
-                any_norm = true;
-                scale[i] = ce[i] / tot[i];
-                if (!isfinite(scale[i]))
-                    af[i] = 0;
-            }
-        }
+        /* Steps 2–3 per row: flags and factors. */
+        SORN_VEC bad = zero;
+        SORN_IVEC norm = {0};
+        i0 = 0;
+        for (; i0 + SORN_VL <= ne; i0 += SORN_VL)
+            norm = SORN_FN(sorn_row_block)(&f, i0, SORN_VL, norm, &bad);
+        if (i0 < ne)
+            norm = SORN_FN(sorn_row_block)(&f, i0, ne - i0, norm, &bad);
+        bool any_norm = false;
+        for (size_t l = 0; l < SORN_VL; l++)
+            any_norm = any_norm || norm[l] != 0;
+        /* Step 3's products for every still-masked entry (a factor of 1
+         * leaves a weight as it is, bit for bit); a non-finite product
+         * only marks the slot wild. */
         if (any_norm) {
             const size_t nz = ptr[ne];
-            for (size_t k = 0; k < nz; k++) {
-                const size_t i = dst[k];
-                if (cm[k] && norm[i]) {
-                    cw[k] = cw[k] * scale[i];
-                    if (!isfinite(cw[k]))
-                        bad = true;
-                }
+            for (size_t k = 0; k < nz; k += SORN_VL) {
+                SORN_VEC w;
+                memcpy(&w, cw + k, sizeof w);
+#if SORN_LANES == 4
+                const SORN_VEC sv = {scale[dst[k]], scale[dst[k + 1]], scale[dst[k + 2]],
+                                     scale[dst[k + 3]]};
+#else
+                const SORN_VEC sv = {scale[dst[k]], scale[dst[k + 1]]};
+#endif
+                SORN_IVEC m;
+                memcpy(&m, cm + k, sizeof m);
+                const SORN_VEC wn = w * sv;
+                bad = bad + SORN_FN(sorn_keep)(wn - wn, m);
+                w = SORN_FN(sorn_keep)(wn, m) + SORN_FN(sorn_keep)(w, ~m);
+                memcpy(cw + k, &w, sizeof w);
             }
         }
         /* Every weight outside the initial mask is +0 now. */
         sb->cleared[b] = 1;
-        if (bad)
+        if (SORN_FN(sorn_any_nan)(bad))
             sb->wild[b] = 1;
+    } else {
+        for (size_t i = 0; i < ne; i++)
+            af[i] = 1;
     }
     if (ip)
         for (size_t i = 0; i < ne; i++)
             te[i] = te[i] + eta_ip * (x[i] - h_ip);
 
-    SORN_FN(sorn_emit)(sb, b);
+    /* Phase 4 (sorn_emit's statements): the drives checked with vectors,
+     * the effectors over their readout lists. */
+    SORN_VEC z = {0};
+    size_t v = 0;
+    for (; v + SORN_VL <= n; v += SORN_VL) {
+        const SORN_VEC d = SORN_FN(sorn_ld)(drive + v, SORN_VL);
+        z = z + (d - d);
+    }
+    for (; v < n; v++)
+        z[0] = z[0] + (drive[v] - drive[v]);
+    bool valid = !SORN_FN(sorn_any_nan)(z);
+    for (size_t i = 0; i < ne; i++)
+        valid = valid && af[i] && isfinite(te[i]);
+    real_t *act = (real_t *)sb->activity + b * n;
+    memcpy(act, x, ne * sizeof *x);
+    memcpy(act + ne, y, ni * sizeof *y);
+    real_t *eff = (real_t *)sb->effectors + b * nout;
+    const size_t *ro = sb->ro_ptr + b * (nout + 1);
+    for (size_t k = 0; k < nout; k++) {
+        real_t s = 0;
+        for (size_t c = ro[k]; c < ro[k + 1]; c++)
+            s = s + x[sb->ro_unit[c]];
+        const size_t cnt = ro[k + 1] - ro[k];
+        eff[k] = cnt > 0 ? s / (real_t)cnt : (real_t)0;
+    }
+    sb->finite[b] = valid;
 }
 
 static void SORN_FN(sorn_step_fast)(sorn_batch *sb, const void *inputs, const int32_t *active)
@@ -375,9 +765,16 @@ static void SORN_FN(sorn_export_w_ee)(const sorn_batch *sb, size_t b, double *ou
         out[k] = cleared ? 0.0 : (double)w0[k];
     for (size_t j = 0; j < ne; j++)
         for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-            out[(size_t)dst[k] * ne + j] = (double)cw[k];
+            if (dst[k] < ne)
+                out[(size_t)dst[k] * ne + j] = (double)cw[k];
 }
 
+#undef SORN_UNITS
+#undef SORN_INLINE
+#undef SORN_VEC
+#undef SORN_IVEC
+#undef SORN_PAIR
+#undef SORN_VL
 #undef real_t
 #undef SORN_FN
 #undef SORN_CAT

@@ -36,6 +36,9 @@ typedef struct bl_sorn_paths {
                             non-finite, where w·0 is NaN, not 0) */
     uint64_t to_sparse;  /* canonical slots moved to compressed rows after a
                             frame cleared their weights outside the mask */
+    uint64_t dense_inputs; /* compressed-row frames whose input terms visited
+                              every receptor and weight (some input was not
+                              finite); the others skip zero terms */
 } bl_sorn_paths;
 
 void bl_sorn_path_counts(const bl_model *m, bl_sorn_paths *out);
