@@ -91,6 +91,13 @@ bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *e
 bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_json *numerics,
                             int64_t warmup, bl_plan **out, bl_error *err);
 
+/* A member of a validated plan's (or resolved plan's) plain JSON that
+ * validation guarantees (BL_ASSERTed present): for code that reads plans
+ * after they were checked. */
+const bl_json *bl_plan_member(const bl_json *obj, const char *key);
+const char *bl_plan_string(const bl_json *obj, const char *key);
+int64_t bl_plan_int(const bl_json *obj, const char *key);
+
 /* ---- resolution -------------------------------------------------------- */
 
 typedef struct bl_resolved_plan bl_resolved_plan;

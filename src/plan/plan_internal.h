@@ -22,9 +22,5 @@ struct bl_resolved_plan {
  * appended to `b`; objects are written as dicts. */
 bool bl_plan_repr(bl_buf *b, const bl_json *v);
 
-/* An object member that the validated plan guarantees. */
-const bl_json *bl_plan_member(const bl_json *obj, const char *key);
-const char *bl_plan_string(const bl_json *obj, const char *key);
-int64_t bl_plan_int(const bl_json *obj, const char *key);
 
 #endif

@@ -15,18 +15,6 @@ static bl_status nomem(bl_error *err)
     return bl_fail(err, BL_ENOMEM, "out of memory for an evaluation");
 }
 
-static const bl_json *member(const bl_json *o, const char *key)
-{
-    const bl_json *v = bl_json_get(o, key);
-    BL_ASSERT(v != NULL); /* a resolved plan holds every field */
-    return v;
-}
-
-static const char *str(const bl_json *o, const char *key)
-{
-    return bl_json_get_string(member(o, key), NULL);
-}
-
 /* What the summaries need of one target. */
 typedef struct tinfo {
     const bl_json *rt, *target;
@@ -67,7 +55,7 @@ static bool binary_task(bl_task_kind k)
 static bl_status signature_of(const ectx *c, const tinfo *t, bl_json **out, bl_error *err)
 {
     bl_task_options o;
-    bl_status st = bl_task_options_resolve(t->task, member(t->rt, "task_options"), &o, err);
+    bl_status st = bl_task_options_resolve(t->task, bl_plan_member(t->rt, "task_options"), &o, err);
     if (st != BL_OK)
         return st;
     st = bl_calibration_signature(&o, t->horizon, c->warmup, c->dtype, "cpu", out, err);
@@ -83,11 +71,11 @@ static bl_status pair_of(const ectx *c, size_t i, bl_error *err)
     if (strcmp(t->controller, "reservoir") != 0)
         return BL_OK;
     const bool ablate = strcmp(c->operation, "ablate") == 0;
-    const bl_json *task = member(member(t->target, "composition"), "task");
+    const bl_json *task = bl_plan_member(bl_plan_member(t->target, "composition"), "task");
     for (size_t k = 0; k < c->ntargets; k++) {
         const tinfo *r = &c->t[k];
         if (k == i || strcmp(r->pairing, t->pairing) != 0 || r->horizon != t->horizon ||
-            !bl_json_equal(member(member(r->target, "composition"), "task"), task))
+            !bl_json_equal(bl_plan_member(bl_plan_member(r->target, "composition"), "task"), task))
             continue;
         if (ablate ? strcmp(r->id, "baseline") != 0 : strcmp(r->controller, "reference_null") != 0)
             continue;
@@ -159,16 +147,16 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
     bl_status st = bl_run_preflight(plan, x, err);
     if (st != BL_OK)
         return st;
-    c->request = member(bl_resolved_plain(plan), "request");
-    c->eval = member(c->request, "evaluation");
-    c->root_seed = bl_json_get_int(member(c->eval, "root_seed"));
-    c->blocks = bl_json_get_int(member(c->eval, "blocks"));
-    c->trials = bl_json_get_int(member(c->eval, "trials_per_block"));
-    c->warmup = bl_json_get_int(member(c->eval, "warmup"));
-    c->partition = str(c->eval, "seed_partition");
-    c->scope = str(c->eval, "construction_scope");
-    c->operation = str(c->request, "operation");
-    c->dtype = strcmp(str(member(c->request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
+    c->request = bl_plan_member(bl_resolved_plain(plan), "request");
+    c->eval = bl_plan_member(c->request, "evaluation");
+    c->root_seed = bl_json_get_int(bl_plan_member(c->eval, "root_seed"));
+    c->blocks = bl_json_get_int(bl_plan_member(c->eval, "blocks"));
+    c->trials = bl_json_get_int(bl_plan_member(c->eval, "trials_per_block"));
+    c->warmup = bl_json_get_int(bl_plan_member(c->eval, "warmup"));
+    c->partition = bl_plan_string(c->eval, "seed_partition");
+    c->scope = bl_plan_string(c->eval, "construction_scope");
+    c->operation = bl_plan_string(c->request, "operation");
+    c->dtype = strcmp(bl_plan_string(bl_plan_member(c->request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
                                                                                     : BL_FLOAT64;
     c->ntargets = bl_resolved_target_count(plan);
     c->t = bl_calloc(c->ntargets, sizeof *c->t);
@@ -177,12 +165,12 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
     for (size_t i = 0; i < c->ntargets; i++) {
         tinfo *t = &c->t[i];
         t->rt = bl_resolved_target(plan, i);
-        t->target = member(t->rt, "target");
-        t->id = str(t->target, "id");
-        t->controller = str(t->target, "controller");
-        t->pairing = str(t->target, "pairing_key");
-        t->horizon = bl_json_get_int(member(t->rt, "horizon"));
-        if ((st = bl_task_from_name(str(member(member(t->target, "composition"), "task"), "kind"),
+        t->target = bl_plan_member(t->rt, "target");
+        t->id = bl_plan_string(t->target, "id");
+        t->controller = bl_plan_string(t->target, "controller");
+        t->pairing = bl_plan_string(t->target, "pairing_key");
+        t->horizon = bl_json_get_int(bl_plan_member(t->rt, "horizon"));
+        if ((st = bl_task_from_name(bl_plan_string(bl_plan_member(bl_plan_member(t->target, "composition"), "task"), "kind"),
                                     &t->task, err)) != BL_OK)
             return st;
     }
@@ -250,15 +238,15 @@ static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_er
     if (!o)
         return nomem(err);
     bl_status st = bl_json_object_set(o, "composition",
-                                      bl_json_copy(member(t->target, "composition")), err);
+                                      bl_json_copy(bl_plan_member(t->target, "composition")), err);
     if (st == BL_OK)
         st = bl_json_object_set(o, "interventions",
-                                bl_json_copy(member(t->target, "interventions")), err);
+                                bl_json_copy(bl_plan_member(t->target, "interventions")), err);
     if (st == BL_OK)
         st = bl_json_object_set(o, "pairing", bl_json_string(t->pairing), err);
     if (st == BL_OK)
         st = bl_json_object_set(o, "mechanism",
-                                bl_json_string(str(t->target, "mechanism_key")), err);
+                                bl_json_string(bl_plan_string(t->target, "mechanism_key")), err);
     char hex[65];
     if (st == BL_OK)
         st = digest_of(o, hex, err);
@@ -275,11 +263,11 @@ static bl_status contrast_seed(const ectx *c, const tinfo *t, const tinfo *r, bl
                                bl_error *err)
 {
     char a[65], b[65], d[65];
-    bl_status st = digest_of(member(t->target, "composition"), a, err);
+    bl_status st = digest_of(bl_plan_member(t->target, "composition"), a, err);
     if (st == BL_OK)
-        st = digest_of(member(t->target, "interventions"), b, err);
+        st = digest_of(bl_plan_member(t->target, "interventions"), b, err);
     if (st == BL_OK)
-        st = digest_of(member(r->target, "composition"), d, err);
+        st = digest_of(bl_plan_member(r->target, "composition"), d, err);
     if (st != BL_OK)
         return st;
     const bl_key keys[3] = {BL_KEY_S(a), BL_KEY_S(b), BL_KEY_S(d)};

@@ -82,23 +82,6 @@ static bl_status nomem(bl_error *err)
     return bl_fail(err, BL_ENOMEM, "out of memory for an evaluation");
 }
 
-static const bl_json *member(const bl_json *o, const char *key)
-{
-    const bl_json *v = bl_json_get(o, key);
-    BL_ASSERT(v != NULL); /* a resolved plan holds every field */
-    return v;
-}
-
-static const char *str(const bl_json *o, const char *key)
-{
-    return bl_json_get_string(member(o, key), NULL);
-}
-
-static int64_t integer(const bl_json *o, const char *key)
-{
-    return bl_json_get_int(member(o, key));
-}
-
 static double number(const bl_json *v)
 {
     return bl_json_kindof(v) == BL_JSON_INT ? (double)bl_json_get_int(v) : bl_json_get_real(v);
@@ -125,29 +108,29 @@ static int iv_cmp(const void *a, const void *b)
 static bl_status load_target(const bl_resolved_plan *plan, size_t i, target *t, bl_error *err)
 {
     const bl_json *rt = bl_resolved_target(plan, i);
-    const bl_json *tg = member(rt, "target");
-    const bl_json *comp = member(tg, "composition");
-    const bl_json *node = member(comp, "node");
-    const bl_json *task = member(comp, "task");
-    t->id = str(tg, "id");
-    t->pairing_key = str(tg, "pairing_key");
-    t->construction_key = str(tg, "construction_key");
-    t->mechanism_key = str(tg, "mechanism_key");
-    const char *controller = str(tg, "controller");
+    const bl_json *tg = bl_plan_member(rt, "target");
+    const bl_json *comp = bl_plan_member(tg, "composition");
+    const bl_json *node = bl_plan_member(comp, "node");
+    const bl_json *task = bl_plan_member(comp, "task");
+    t->id = bl_plan_string(tg, "id");
+    t->pairing_key = bl_plan_string(tg, "pairing_key");
+    t->construction_key = bl_plan_string(tg, "construction_key");
+    t->mechanism_key = bl_plan_string(tg, "mechanism_key");
+    const char *controller = bl_plan_string(tg, "controller");
     t->reservoir = strcmp(controller, "reservoir") == 0;
     bl_status st = BL_OK;
     if (!t->reservoir && (st = bl_policy_from_name(controller, &t->policy, err)) != BL_OK)
         return st;
-    t->node_name = str(node, "kind");
-    t->count = integer(comp, "count");
-    t->input_gain = number(member(comp, "input_gain"));
-    t->n_inputs = integer(rt, "n_inputs");
-    t->n_effectors = integer(rt, "n_effectors");
-    t->frames = integer(rt, "neural_frames");
-    t->horizon = integer(rt, "horizon");
+    t->node_name = bl_plan_string(node, "kind");
+    t->count = bl_plan_int(comp, "count");
+    t->input_gain = number(bl_plan_member(comp, "input_gain"));
+    t->n_inputs = bl_plan_int(rt, "n_inputs");
+    t->n_effectors = bl_plan_int(rt, "n_effectors");
+    t->frames = bl_plan_int(rt, "neural_frames");
+    t->horizon = bl_plan_int(rt, "horizon");
     bl_task_kind kind;
-    if ((st = bl_task_from_name(str(task, "kind"), &kind, err)) != BL_OK ||
-        (st = bl_task_options_resolve(kind, member(rt, "task_options"), &t->options, err)) !=
+    if ((st = bl_task_from_name(bl_plan_string(task, "kind"), &kind, err)) != BL_OK ||
+        (st = bl_task_options_resolve(kind, bl_plan_member(rt, "task_options"), &t->options, err)) !=
             BL_OK)
         return st;
     bl_task_definition def;
@@ -160,7 +143,7 @@ static bl_status load_target(const bl_resolved_plan *plan, size_t i, target *t, 
                                                             (size_t)t->count)
                         : t->count;
 
-    const bl_json *ivs = member(tg, "interventions");
+    const bl_json *ivs = bl_plan_member(tg, "interventions");
     t->nivs = bl_json_size(ivs);
     if (t->nivs) {
         t->ivs = bl_mallocarray(t->nivs, sizeof *t->ivs);
@@ -169,8 +152,8 @@ static bl_status load_target(const bl_resolved_plan *plan, size_t i, target *t, 
     }
     for (size_t k = 0; k < t->nivs; k++) {
         const bl_json *iv = bl_json_at(ivs, k);
-        const char *v = str(iv, "verb");
-        t->ivs[k].tick = integer(iv, "tick");
+        const char *v = bl_plan_string(iv, "verb");
+        t->ivs[k].tick = bl_plan_int(iv, "tick");
         t->ivs[k].verb = strcmp(v, "freeze_weights") == 0      ? V_FREEZE_WEIGHTS
                          : strcmp(v, "freeze_plasticity") == 0 ? V_FREEZE_PLASTICITY
                          : strcmp(v, "blind_input") == 0       ? V_BLIND
@@ -240,14 +223,14 @@ int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t i, int64_t horizon,
     target t;
     memset(&t, 0, sizeof t);
     const bl_json *rt = bl_resolved_target(plan, i);
-    const bl_json *tg = member(rt, "target");
-    const bl_json *comp = member(tg, "composition");
-    t.reservoir = strcmp(str(tg, "controller"), "reservoir") == 0;
-    t.node = strcmp(str(member(comp, "node"), "kind"), "falandays") == 0 ? BL_MODEL_FALANDAYS
+    const bl_json *tg = bl_plan_member(rt, "target");
+    const bl_json *comp = bl_plan_member(tg, "composition");
+    t.reservoir = strcmp(bl_plan_string(tg, "controller"), "reservoir") == 0;
+    t.node = strcmp(bl_plan_string(bl_plan_member(comp, "node"), "kind"), "falandays") == 0 ? BL_MODEL_FALANDAYS
                                                                          : BL_MODEL_SORN;
-    t.count = integer(comp, "count");
-    t.n_inputs = integer(rt, "n_inputs");
-    if (bl_task_from_name(str(member(comp, "task"), "kind"), &t.options.kind, NULL) != BL_OK)
+    t.count = bl_plan_int(comp, "count");
+    t.n_inputs = bl_plan_int(rt, "n_inputs");
+    if (bl_task_from_name(bl_plan_string(bl_plan_member(comp, "task"), "kind"), &t.options.kind, NULL) != BL_OK)
         return INT64_MAX;
     return target_bytes(&t, horizon, noise_tile_frames);
 }
@@ -263,14 +246,14 @@ static bl_status prepare_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_
     bl_status st = bl_execution_validate(x, err);
     if (st != BL_OK)
         return st;
-    const bl_json *request = member(bl_resolved_plain(plan), "request");
-    const bl_json *eval = member(request, "evaluation");
-    c->root_seed = integer(eval, "root_seed");
-    c->partition = str(eval, "seed_partition");
-    c->blocks = integer(eval, "blocks");
-    c->trials = integer(eval, "trials_per_block");
-    c->warmup = integer(eval, "warmup");
-    c->dtype = strcmp(str(member(request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
+    const bl_json *request = bl_plan_member(bl_resolved_plain(plan), "request");
+    const bl_json *eval = bl_plan_member(request, "evaluation");
+    c->root_seed = bl_plan_int(eval, "root_seed");
+    c->partition = bl_plan_string(eval, "seed_partition");
+    c->blocks = bl_plan_int(eval, "blocks");
+    c->trials = bl_plan_int(eval, "trials_per_block");
+    c->warmup = bl_plan_int(eval, "warmup");
+    c->dtype = strcmp(bl_plan_string(bl_plan_member(request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
                                                                                  : BL_FLOAT64;
     c->ntargets = bl_resolved_target_count(plan);
     const int64_t per_target = c->blocks * c->trials;
