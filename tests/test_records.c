@@ -177,6 +177,16 @@ static void expect_inspect_error(const char *path, bl_status status, const char 
 
 /* The file's bytes are exactly record JSON: sorted keys, compact, raw
  * non-ASCII, one trailing newline. Returns the parsed tree. */
+/* A write that failed part way: FAILED written, the reservation kept (so
+ * the directory can never be completed later), no DONE. */
+static void expect_failed_partial(const char *dir)
+{
+    char q[4400];
+    assert_true(bl_rt_exists(bl_rt_at(q, dir, "FAILED")));
+    assert_true(bl_rt_exists(bl_rt_at(q, dir, ".RESERVED")));
+    assert_false(bl_rt_exists(bl_rt_at(q, dir, "DONE")));
+}
+
 static bl_json *record_json_file(const char *path)
 {
     size_t len;
@@ -770,9 +780,7 @@ static void test_nan_leaves_failed_partial_bundle(void **state)
     assert_int_equal(write_record(&in, p, &status, &err), BL_EVALUE);
     assert_null(status);
     assert_string_equal(err.msg, "records require finite numbers or explicit missing values");
-    assert_true(bl_rt_exists(bl_rt_at(q, p, "FAILED")));
-    assert_true(bl_rt_exists(bl_rt_at(q, p, ".RESERVED")));
-    assert_false(bl_rt_exists(bl_rt_at(q, p, "DONE")));
+    expect_failed_partial(p);
     assert_false(bl_rt_exists(bl_rt_at(q, p, "record.toml")));
     bl_json *failed = record_json_file(bl_rt_at(q, p, "FAILED"));
     assert_string_equal(bl_json_get_string(bl_json_get(failed, "error_type"), NULL),
@@ -1201,7 +1209,7 @@ static void test_probe_and_replay_files(void **state)
     bl_rt_at(p, fx->dir, "bad-features");
     assert_int_equal(write_record(&in, p, &status, &err), BL_EVALUE);
     assert_non_null(strstr(err.msg, "finite"));
-    assert_true(bl_rt_exists(bl_rt_at(q, p, "FAILED")));
+    expect_failed_partial(p);
     assert_false(bl_rt_exists(bl_rt_at(q, p, "data/probe_features.npz")));
     bl_json_free(events);
     bl_json_free(ptrials);
@@ -1256,9 +1264,7 @@ static void test_disk_full_leaves_failed_record(void **state)
             fail_msg("limit %ld: child exit %d: %s", (long)limits[i], WEXITSTATUS(wst), err.msg);
         assert_int_equal(err.status, BL_EOS);
         assert_non_null(strstr(err.msg, "File too large"));
-        assert_true(bl_rt_exists(bl_rt_at(q, dest, "FAILED")));
-        assert_true(bl_rt_exists(bl_rt_at(q, dest, ".RESERVED")));
-        assert_false(bl_rt_exists(bl_rt_at(q, dest, "DONE")));
+        expect_failed_partial(dest);
         assert_true(bl_rt_exists(bl_rt_at(q, dest, "request.toml")));
         bl_json *failed = record_json_file(bl_rt_at(q, dest, "FAILED"));
         assert_string_equal(bl_json_get_string(bl_json_get(failed, "error_type"), NULL),
@@ -1315,8 +1321,7 @@ static void test_allocation_failures_never_complete(void **state)
         }
         if (st != BL_ENOMEM)
             fail_msg("allocation %ld: %s: %s", n, bl_status_kind(st), err.msg);
-        assert_true(bl_rt_exists(bl_rt_at(q, dest, "FAILED")));
-        assert_true(bl_rt_exists(bl_rt_at(q, dest, ".RESERVED")));
+        expect_failed_partial(dest);
         tried++;
     }
     assert_true(tried > 30);
