@@ -87,6 +87,7 @@ enum {
     BL_JSON_SORT_KEYS = 1u << 0,  /* keys by code point (UTF-8 byte order) */
     BL_JSON_ASCII = 1u << 1,      /* escape every non-ASCII character as \uXXXX */
     BL_JSON_SPACED = 1u << 2,     /* Python's default separators ", " and ": " */
+    BL_JSON_INDENT = 1u << 3,     /* json.dumps(indent=2): one item per line */
     /* spec/platform.md §1.5: sorted keys, compact, ASCII-only. */
     BL_JSON_CANONICAL = BL_JSON_SORT_KEYS | BL_JSON_ASCII,
 };

@@ -670,10 +670,24 @@ static int compare_members(const void *pa, const void *pb)
     return a->keylen < b->keylen ? -1 : a->keylen > b->keylen;
 }
 
-static bl_status write_value(const bl_json *v, unsigned flags, bl_buf *out, bl_error *err)
+/* With BL_JSON_INDENT: a newline and two spaces per level before an item
+ * or a closing bracket, as Python's json.dumps(indent=2) writes them. */
+static void newline(bl_buf *out, unsigned flags, size_t depth)
 {
-    const char *item_sep = flags & BL_JSON_SPACED ? ", " : ",";
-    const char *key_sep = flags & BL_JSON_SPACED ? ": " : ":";
+    if (!(flags & BL_JSON_INDENT))
+        return;
+    bl_buf_putc(out, '\n');
+    for (size_t i = 0; i < depth; i++)
+        bl_buf_puts(out, "  ");
+}
+
+static bl_status write_value(const bl_json *v, unsigned flags, size_t depth, bl_buf *out,
+                             bl_error *err)
+{
+    /* indent=2 implies Python's separators "," and ": " (no trailing space
+     * before a newline). */
+    const char *item_sep = flags & BL_JSON_INDENT ? "," : flags & BL_JSON_SPACED ? ", " : ",";
+    const char *key_sep = flags & (BL_JSON_SPACED | BL_JSON_INDENT) ? ": " : ":";
     bool ascii = flags & BL_JSON_ASCII;
     bl_status st = BL_OK;
     switch (v->kind) {
@@ -703,8 +717,11 @@ static bl_status write_value(const bl_json *v, unsigned flags, bl_buf *out, bl_e
         for (size_t i = 0; i < v->u.arr.n && st == BL_OK; i++) {
             if (i > 0)
                 bl_buf_puts(out, item_sep);
-            st = write_value(v->u.arr.items[i], flags, out, err);
+            newline(out, flags, depth + 1);
+            st = write_value(v->u.arr.items[i], flags, depth + 1, out, err);
         }
+        if (v->u.arr.n > 0)
+            newline(out, flags, depth);
         bl_buf_putc(out, ']');
         break;
     case BL_JSON_OBJECT: {
@@ -723,12 +740,15 @@ static bl_status write_value(const bl_json *v, unsigned flags, bl_buf *out, bl_e
             const bl_json_member *m = order ? order[i] : &v->u.obj.members[i];
             if (i > 0)
                 bl_buf_puts(out, item_sep);
+            newline(out, flags, depth + 1);
             st = bl_json_write_string(out, m->key, m->keylen, ascii, err);
             if (st != BL_OK)
                 break;
             bl_buf_puts(out, key_sep);
-            st = write_value(m->value, flags, out, err);
+            st = write_value(m->value, flags, depth + 1, out, err);
         }
+        if (n > 0)
+            newline(out, flags, depth);
         bl_buf_putc(out, '}');
         bl_free(order);
         break;
@@ -740,7 +760,7 @@ static bl_status write_value(const bl_json *v, unsigned flags, bl_buf *out, bl_e
 bl_status bl_json_write(const bl_json *v, unsigned flags, bl_buf *out, bl_error *err)
 {
     BL_ASSERT(v && out);
-    bl_status st = write_value(v, flags, out, err);
+    bl_status st = write_value(v, flags, 0, out, err);
     if (st != BL_OK)
         return st;
     return bl_buf_status(out, err);
