@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/status.h"
@@ -84,6 +86,46 @@ static bool parse_int(const char *s, int64_t *out)
     if (*s)
         return false;
     *out = negative ? (v == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+    return true;
+}
+
+/* Python float(text): surrounding whitespace, a sign, decimal digits with
+ * single underscores between digits, a fraction and an exponent, or one of
+ * "inf", "infinity", "nan" in any case. */
+static bool parse_float(const char *s, double *out)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char text[128];
+    size_t n = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p == '_') {
+            /* Only between two digits, as Python allows. */
+            if (p == s || !isdigit((unsigned char)p[-1]) || !isdigit((unsigned char)p[1]))
+                return false;
+            continue;
+        }
+        if (n + 1 >= sizeof text)
+            return false;
+        text[n++] = *p;
+    }
+    while (n > 0 && isspace((unsigned char)text[n - 1]))
+        n--;
+    text[n] = 0;
+    const char *body = text + (text[0] == '+' || text[0] == '-');
+    /* strtod also reads hexadecimal and "nan(...)", which Python refuses. */
+    if (n == 0 || strpbrk(body, "xX(") || isspace((unsigned char)*body))
+        return false;
+    bool word = isalpha((unsigned char)*body);
+    if (word && strcasecmp(body, "inf") != 0 && strcasecmp(body, "infinity") != 0 &&
+        strcasecmp(body, "nan") != 0)
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (*end || end == text)
+        return false;
+    *out = v; /* overflow gives ±inf and underflow 0, as in Python */
     return true;
 }
 
@@ -171,6 +213,9 @@ static bl_cli_parsed store(parse_state *st, const bl_cli_command *cmd, size_t k,
     if (o->kind == BL_CLI_INT && !parse_int(value, &a->integer[k]))
         return usage_error(cmd->usage, prog, "argument %s: invalid int value: '%s'", o->name,
                            value);
+    if (o->kind == BL_CLI_FLOAT && !parse_float(value, &a->real[k]))
+        return usage_error(cmd->usage, prog, "argument %s: invalid float value: '%s'", o->name,
+                           value);
     if (o->kind == BL_CLI_CHOICE) {
         bool ok = false;
         for (const char *const *c = o->choices; *c && !ok; c++)
@@ -185,12 +230,12 @@ static bl_cli_parsed store(parse_state *st, const bl_cli_command *cmd, size_t k,
             return BL_CLI_USAGE_ERROR;
         }
     }
-    if (o->repeatable) {
+    if (o->repeatable || o->plus) {
         if (!a->all[k] && !(a->all[k] = bl_mallocarray(st->capacity, sizeof(char *)))) {
             fputs("brainlesslab: MemoryError: cannot parse the command line\n", stderr);
             return BL_CLI_NO_MEMORY;
         }
-        a->all[k][a->count[k]] = value;
+        a->all[k][a->nall[k]++] = value;
     }
     a->count[k]++;
     a->value[k] = value;
@@ -241,14 +286,31 @@ static bl_cli_parsed parse_command(parse_state *st, const bl_cli_command *cmd, i
             fputs(cmd->help, stdout);
             return BL_CLI_HELP_SHOWN;
         }
+        const bl_cli_option *o = &cmd->options[j - 1];
+        if (o->kind == BL_CLI_SWITCH) {
+            if (value)
+                return usage_error(cmd->usage, prog, "argument %s: ignored explicit argument '%s'",
+                                   names[j], value);
+            st->args->count[j - 1]++;
+            st->args->value[j - 1] = "true";
+            continue;
+        }
+        if (o->plus)
+            st->args->nall[j - 1] = 0; /* a later occurrence replaces the values */
         if (!value) {
             if (i + 1 >= argc || option_like(argv[i + 1], names, n) ||
                 strcmp(argv[i + 1], "--") == 0)
-                return usage_error(cmd->usage, prog, "argument %s: expected one argument",
+                return usage_error(cmd->usage, prog,
+                                   o->plus ? "argument %s: expected at least one argument"
+                                           : "argument %s: expected one argument",
                                    names[j]);
             value = argv[++i];
         }
         bl_cli_parsed r = store(st, cmd, (size_t)j - 1, value, prog);
+        /* nargs="+" takes every following value up to the next option. */
+        while (r == BL_CLI_PROCEED && o->plus && i + 1 < argc &&
+               !option_like(argv[i + 1], names, n) && strcmp(argv[i + 1], "--") != 0)
+            r = store(st, cmd, (size_t)j - 1, argv[++i], prog);
         if (r != BL_CLI_PROCEED)
             return r;
     }
@@ -260,10 +322,18 @@ static bl_cli_parsed parse_command(parse_state *st, const bl_cli_command *cmd, i
         if (st->args->count[k] || !o->fallback)
             continue;
         st->args->value[k] = o->fallback;
-        if (o->kind == BL_CLI_INT) {
-            bool ok = parse_int(o->fallback, &st->args->integer[k]);
-            BL_ASSERT(ok); /* the defaults are ours */
+        bool ok = true; /* the defaults are ours */
+        if (o->kind == BL_CLI_INT)
+            ok = parse_int(o->fallback, &st->args->integer[k]);
+        if (o->kind == BL_CLI_FLOAT)
+            ok = parse_float(o->fallback, &st->args->real[k]);
+        if (o->plus) {
+            bl_cli_parsed r = store(st, cmd, k, o->fallback, prog);
+            if (r != BL_CLI_PROCEED)
+                return r;
+            st->args->count[k] = 0; /* a default is not "given" */
         }
+        BL_ASSERT(ok);
     }
     return BL_CLI_PROCEED;
 }

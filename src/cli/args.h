@@ -15,6 +15,8 @@ typedef enum bl_cli_kind {
     BL_CLI_STRING, /* a path or free text */
     BL_CLI_INT,    /* Python int() syntax, within int64 (a documented limit) */
     BL_CLI_CHOICE, /* one of a fixed list */
+    BL_CLI_FLOAT,  /* Python float() syntax ("nan" and "inf" included) */
+    BL_CLI_SWITCH, /* store_true: takes no value; given iff count > 0 */
 } bl_cli_kind;
 
 typedef struct bl_cli_option {
@@ -23,9 +25,13 @@ typedef struct bl_cli_option {
     const char *const *choices;  /* NULL-terminated, for BL_CLI_CHOICE */
     const char *fallback;        /* the default, as text ("32"), or NULL */
     bool repeatable;             /* argparse's action="append" */
+    /* argparse's nargs="+": one or more values after the option; the last
+     * occurrence's values are in all[] (nall of them), the default (one
+     * value) when the option is not given. */
+    bool plus;
 } bl_cli_option;
 
-#define BL_CLI_MAX_OPTIONS 12
+#define BL_CLI_MAX_OPTIONS 24
 
 typedef struct bl_cli_args bl_cli_args;
 
@@ -48,7 +54,9 @@ struct bl_cli_args {
     size_t count[BL_CLI_MAX_OPTIONS];
     const char *value[BL_CLI_MAX_OPTIONS];
     int64_t integer[BL_CLI_MAX_OPTIONS];
+    double real[BL_CLI_MAX_OPTIONS];     /* BL_CLI_FLOAT */
     const char **all[BL_CLI_MAX_OPTIONS];
+    size_t nall[BL_CLI_MAX_OPTIONS];
 };
 
 /* The whole program: its root usage and help, and its subcommands. */
