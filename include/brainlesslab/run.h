@@ -88,6 +88,10 @@ typedef struct bl_trial_result {
     bl_trial_status status;
     int64_t completed_ticks;
     int64_t neural_frames;    /* frames executed while active */
+    /* Reservoir units active after each executed frame, summed (Falandays
+     * spikes, SORN x and y); 0 for direct controllers. Not part of the
+     * record row: profile reports it as a mean spike rate. */
+    int64_t spikes;
     char world_seed[65];
     char wiring_id[65];       /* hex digest or "none" */
     size_t nseeds;

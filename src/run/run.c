@@ -467,6 +467,7 @@ typedef struct slot_end {
     bl_trial_status status;
     double raw;
     int64_t ticks, frames;
+    int64_t spikes; /* active units summed over the executed frames */
     bool failed;
 } slot_end;
 
@@ -479,6 +480,24 @@ static void finish(const run_ctx *c, const bl_worlds *w, bool model_finite, int6
     e->frames = frames;
     e->raw = e->status == BL_TRIAL_COMPLETED ? bl_worlds_outcome(w, 0) : NAN;
     (void)c;
+}
+
+/* How many of the n activity values (0 or 1, in the dtype) are 1: the
+ * spike count profile reports as a mean rate, because the sparse kernels'
+ * cost follows it. */
+static int64_t count_active(const void *activity, bl_dtype dtype, size_t n)
+{
+    int64_t k = 0;
+    if (dtype == BL_FLOAT32) {
+        const float *a = activity;
+        for (size_t i = 0; i < n; i++)
+            k += a[i] != 0.0f;
+    } else {
+        const double *a = activity;
+        for (size_t i = 0; i < n; i++)
+            k += a[i] != 0.0;
+    }
+    return k;
 }
 
 /* Writes x = (shuffle ? in[perm[r]] : in[r]) · (blind ? 0 : 1) · gain in
@@ -650,7 +669,7 @@ static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, const 
     bl_matrix nz = {c->dtype, 1, n, noise};
     const bl_matrix eff = {c->dtype, 1, (size_t)t->n_effectors, bl_model_effector_data(m)};
     int32_t act = 1;
-    int64_t cursor = 0;
+    int64_t cursor = 0, spikes = 0;
     bool blind = false, shuffled = false;
     size_t next_iv = 0;
     while (act) {
@@ -708,6 +727,7 @@ static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, const 
                 cursor++;
                 if ((st = bl_model_step(m, &xin, &nz, &act, 1, err)) != BL_OK)
                     goto done;
+                spikes += count_active(bl_model_activity_data(m), c->dtype, n);
                 if (!mfin[0]) {
                     act = 0;
                     break;
@@ -735,6 +755,7 @@ static bl_status run_reservoir(const run_ctx *c, const batch *b, slot *s, const 
             goto done;
     }
     finish(c, w, mfin[0] != 0, cursor, e);
+    e->spikes = spikes;
 done:
     bl_tape_destroy(tape);
     bl_model_destroy(m);
@@ -902,6 +923,7 @@ static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_tria
     row->status = e->status;
     row->completed_ticks = e->ticks;
     row->neural_frames = e->frames;
+    row->spikes = e->spikes;
     row->failed = e->failed;
     bl_seed_hex(&s->world_seed, row->world_seed);
     strcpy(row->wiring_id, s->wiring_id);
