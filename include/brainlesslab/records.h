@@ -85,6 +85,15 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
 bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
                           const char **status, bl_error *err);
 
+/* The recording channels of in->evaluation in record form (§4.11, §4.12,
+ * §7.8): fills in's probe members from *recs and, for replay, one replay
+ * document per trial that recorded frames into *replays (an object the
+ * caller frees), which in->replays then points to. Nothing for summary.
+ * The caller clears *recs (bl_recordings_clear) and frees *replays after
+ * the record is written. */
+bl_status bl_record_channels(bl_record_input *in, bl_recordings *recs, bl_json **replays,
+                             bl_error *err);
+
 /* ---- development replays (§7.8) -------------------------------------------- */
 
 /* The replay document of one trial: {"format": "brainlesslab-replay",

@@ -285,40 +285,6 @@ static void print_summary(const bl_evaluation *e)
         fputc('\n', stderr);
 }
 
-/* The probe_events and replay channels in record form (§4.11, §4.12, §7.8):
- * ProbeEvents with their features and ProbeTrials as the runner captured
- * them, and one replay document per trial that recorded frames (a trial
- * that failed on its first frame has none, and gets no replay file). */
-static bl_status recording_channels(bl_record_input *in, bl_recordings *recs, bl_json **replays,
-                                    bl_error *err)
-{
-    if (in->execution->recording == BL_RECORDING_SUMMARY)
-        return BL_OK;
-    bl_status st = bl_evaluation_recordings(in->resolved, in->evaluation, recs, err);
-    if (st != BL_OK)
-        return st;
-    in->probe_events = recs->probe_events;
-    in->probe_features = (const double *const *)recs->probe_features;
-    in->probe_feature_len = recs->probe_feature_len;
-    in->probe_trials = recs->probe_trials;
-    const bl_json *frames = recs->replay_frames;
-    if (!frames)
-        return BL_OK;
-    if (!(*replays = bl_json_object()))
-        return bl_fail(err, BL_ENOMEM, "out of memory for replays");
-    for (size_t i = 0; i < bl_json_size(frames) && st == BL_OK; i++) {
-        const char *key = bl_json_key_at(frames, i, NULL);
-        bl_json *doc = NULL;
-        if (bl_json_size(bl_json_value_at(frames, i)) == 0)
-            continue;
-        st = bl_replay_document(in, key, bl_json_value_at(frames, i), &doc, err);
-        if (st == BL_OK)
-            st = bl_json_object_set(*replays, key, doc, err);
-    }
-    in->replays = *replays;
-    return st;
-}
-
 /* ---- the command -------------------------------------------------------- */
 
 /* After the reservation: an error or Ctrl-C becomes a FAILED record first,
@@ -396,7 +362,7 @@ static int run_main(const bl_cli_args *args)
         .execution = &x,
         .evaluation = result,
     };
-    if (recording_channels(&input, &recs, &replays, &err) != BL_OK) {
+    if (bl_record_channels(&input, &recs, &replays, &err) != BL_OK) {
         rc = fail_reserved(&res, &err);
         goto done;
     }
