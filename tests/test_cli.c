@@ -35,6 +35,8 @@ static const char *last_line(const char *text)
     return p;
 }
 
+#define PROFILE_USAGE "usage: brainlesslab profile [-h] [--backends {cpu} [{cpu} ...]]\n"
+
 static void test_help(void **state)
 {
     (void)state;
@@ -48,8 +50,8 @@ static void test_help(void **state)
         {"check some.toml --help", "usage: brainlesslab check [-h] plan\n"},
         {"run --help", "usage: brainlesslab run [-h] [--root ROOT] [--backend {cpu}]\n"},
         {"inspect -h", "usage: brainlesslab inspect [-h] record\n"},
-        {"profile -h", "usage: brainlesslab profile [-h] destination\n"},
-        {"qualify -h", "usage: brainlesslab qualify [-h] destination\n"},
+        {"profile -h", PROFILE_USAGE},
+        {"qualify -h", "usage: brainlesslab qualify [-h]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
@@ -128,6 +130,24 @@ static void test_usage_errors_exit_2(void **state)
          "brainlesslab run: error: argument --root: expected one argument\n"},
         {"run --cpu-threads 2", RUN_USAGE,
          "brainlesslab run: error: the following arguments are required: plan\n"},
+        /* The option kinds profile adds: floats, switches and nargs="+". */
+        {"profile d --dtype float32 --activity-cpu-threshold 1x", PROFILE_USAGE,
+         "brainlesslab profile: error: argument --activity-cpu-threshold: invalid float value: "
+         "'1x'\n"},
+        {"profile d --dtype float32 --activity-cpu-threshold 0x10", PROFILE_USAGE,
+         "brainlesslab profile: error: argument --activity-cpu-threshold: invalid float value: "
+         "'0x10'\n"},
+        {"profile d --dtype float32 --diagnostic=yes", PROFILE_USAGE,
+         "brainlesslab profile: error: argument --diagnostic: ignored explicit argument 'yes'\n"},
+        {"profile d --dtype float32 --backends", PROFILE_USAGE,
+         "brainlesslab profile: error: argument --backends: expected at least one argument\n"},
+        {"profile --backends cpu d --dtype float32", PROFILE_USAGE,
+         "brainlesslab profile: error: argument --backends: invalid choice: 'd' (choose from "
+         "'cpu')\n"},
+        {"profile d --dtype float32 --activity-cpu-threshold nan", PROFILE_USAGE,
+         "brainlesslab profile: error: --activity-cpu-threshold must be finite and > 0\n"},
+        {"profile d --dtype float32 --backends cpu cpu", PROFILE_USAGE,
+         "brainlesslab profile: error: --backends must be distinct\n"},
         {"inspect", "usage: brainlesslab inspect [-h] record\n",
          "brainlesslab inspect: error: the following arguments are required: record\n"},
     };
@@ -163,8 +183,6 @@ static void test_parsed_commands_exit_1(void **state)
         {"run -- -p.toml",
          "brainlesslab: FileNotFoundError: -p.toml: No such file or directory\n"},
         {"inspect some/record", "brainlesslab: ValueError: a record must be a real directory\n"},
-        {"profile dest", "brainlesslab: RuntimeError: profile is not implemented in this build yet\n"},
-        {"qualify dest", "brainlesslab: RuntimeError: qualify is not implemented in this build yet\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;

@@ -619,6 +619,36 @@ static void test_string_escaping_matches_python(void **state)
     free(dir);
 }
 
+/* BL_JSON_INDENT against json.dumps(indent=2, ensure_ascii=False) of the
+ * same document: nesting, empty containers, scalars, key order kept. */
+static void test_indent_matches_python(void **state)
+{
+    (void)state;
+    if (!bl_test_python_plain()) {
+        bl_test_missing("python3 (the differential check against json.dumps)");
+        skip();
+    }
+    static const char doc[] =
+        "{\"format\": \"x\", \"b\": [1, 2.5, {\"z\": null, \"a\": []}, {}], \"e\": {},"
+        " \"n\": {\"t\": true, \"f\": false, \"s\": \"\\u00e9\\n\"}, \"l\": [[]]}";
+    char *dir = bl_test_mkdtemp();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/doc.json", dir);
+    write_text_file(path, doc);
+    static const char script[] =
+        "import json, sys\n"
+        "with open(sys.argv[1]) as f, open(sys.argv[2], 'w', encoding='utf-8') as g:\n"
+        "    g.write(json.dumps(json.load(f), indent=2, ensure_ascii=False))\n";
+    size_t len;
+    char *want = run_python(dir, script, "doc.json", &len);
+    bl_json *v = parse_ok(doc);
+    assert_writes(v, BL_JSON_INDENT, want);
+    bl_json_free(v);
+    free(want);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 /* ---- integers -------------------------------------------------------- */
 
 static void assert_bigint_writes(bool negative, const uint64_t *limbs, size_t n,
@@ -1128,6 +1158,7 @@ int main(void)
         cmocka_unit_test(test_string_escaping),
         cmocka_unit_test(test_string_invalid_utf8),
         cmocka_unit_test(test_string_escaping_matches_python),
+        cmocka_unit_test(test_indent_matches_python),
         cmocka_unit_test(test_integers),
         cmocka_unit_test(test_bigint_decimal_matches_python),
         cmocka_unit_test(test_reader_values),
