@@ -1,34 +1,280 @@
-/* `brainlesslab profile` (measurement.md §1; its flags come with the implementation). The command line is parsed in full, so
- * scripts get the reference's usage errors (exit 2) today, but the command
- * itself is not implemented in this build yet: it says so in one line and
- * exits 1 rather than pretend success. */
+/* `brainlesslab profile DEST` (spec/measurement.md §1): timing receipts of a
+ * fixed workload, each phase in a fresh worker process. The same command,
+ * with the hidden --worker-backend and --process-phase flags, is the worker
+ * the parent execs: it prints one PROFILE_RECEIPT= line on stdout.
+ *
+ * Exit codes (§1.11): 0 every measurement complete; 1 a failed measurement
+ * (the receipt is still written) or an error after DEST exists; 2 a bad
+ * command line, an unresolvable plan, observed background activity without
+ * --allow-background-activity, or an existing DEST, with nothing created;
+ * 130 Ctrl-C. */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/measure.h"
 #include "cli.h"
 
 static const char usage[] =
-    "usage: brainlesslab profile [-h] destination\n";
+    "usage: brainlesslab profile [-h] [--backends {cpu} [{cpu} ...]]\n"
+    "                            --dtype {float32,float64}\n"
+    "                            [--node {falandays,sorn}]\n"
+    "                            [--task {delayed_cue,tracking,pong,cartpole_plank_easy}]\n"
+    "                            [--count COUNT] [--batch-size BATCH_SIZE]\n"
+    "                            [--trials TRIALS] [--blocks BLOCKS]\n"
+    "                            [--samples SAMPLES] [--warmups WARMUPS]\n"
+    "                            [--cpu-threads CPU_THREADS]\n"
+    "                            [--memory-budget-mib MEMORY_BUDGET_MIB]\n"
+    "                            [--recording-budget-mib RECORDING_BUDGET_MIB]\n"
+    "                            [--seed SEED] [--horizon HORIZON] [--diagnostic]\n"
+    "                            [--recording {none,summary,probe_events,replay}]\n"
+    "                            [--allow-background-activity]\n"
+    "                            [--activity-cpu-threshold ACTIVITY_CPU_THRESHOLD]\n"
+    "                            [--activity-interval ACTIVITY_INTERVAL]\n"
+    "                            destination\n";
 
 static const char help[] =
     "\n"
-    "Time the backend on a fixed workload and write a timing receipt (not\n"
-    "implemented in this build yet).\n"
+    "Time a fixed workload in fresh worker processes (a cold and a warm phase per\n"
+    "backend) and write DEST/receipt.json (brainlesslab-backend-profile v1) with\n"
+    "the worker logs beside it. Prints {\"receipt\": PATH, \"status\": STATUS}.\n"
     "\n"
     "positional arguments:\n"
-    "  destination  new directory for the receipt\n"
+    "  destination           new directory for the receipt (must not exist)\n"
     "\n"
     "options:\n"
-    "  -h, --help   show this help message and exit\n";
+    "  -h, --help            show this help message and exit\n"
+    "  --backends {cpu} [{cpu} ...]\n"
+    "                        backends, distinct, run serially (default: cpu)\n"
+    "  --dtype {float32,float64}\n"
+    "                        numerics (required)\n"
+    "  --node {falandays,sorn}\n"
+    "                        model (default: falandays)\n"
+    "  --task {delayed_cue,tracking,pong,cartpole_plank_easy}\n"
+    "                        benchmark task (default: delayed_cue)\n"
+    "  --count COUNT         nodes (default: 64)\n"
+    "  --batch-size BATCH_SIZE\n"
+    "                        requested batch capacity (default: 8)\n"
+    "  --trials TRIALS       total trials, divisible by --blocks (default: 8)\n"
+    "  --blocks BLOCKS       independent blocks (default: 2)\n"
+    "  --samples SAMPLES     warmed, measured evaluations (default: 7)\n"
+    "  --warmups WARMUPS     timed evaluations excluded from statistics (default: 1)\n"
+    "  --cpu-threads CPU_THREADS\n"
+    "                        CPU threads (default: 1)\n"
+    "  --memory-budget-mib MEMORY_BUDGET_MIB\n"
+    "                        managed-memory budget in MiB (default: 256)\n"
+    "  --recording-budget-mib RECORDING_BUDGET_MIB\n"
+    "                        recording budget in MiB (default: 32)\n"
+    "  --seed SEED           root seed of the development worlds (default: 49001)\n"
+    "  --horizon HORIZON     ticks (default: the task's)\n"
+    "  --diagnostic          allow physical tasks below their minimum scored ticks\n"
+    "  --recording {none,summary,probe_events,replay}\n"
+    "                        none evaluates with summary and writes no record\n"
+    "                        (default: none)\n"
+    "  --allow-background-activity\n"
+    "                        measure even when other processes use the CPU or the\n"
+    "                        telemetry is unavailable (recorded in the receipt)\n"
+    "  --activity-cpu-threshold ACTIVITY_CPU_THRESHOLD\n"
+    "                        CPU percent of another process that counts as\n"
+    "                        background activity (default: 2.0)\n"
+    "  --activity-interval ACTIVITY_INTERVAL\n"
+    "                        seconds over which CPU use is measured (default: 1.0)\n";
+
+static const char *const backends[] = {"cpu", NULL};
+static const char *const dtypes[] = {"float32", "float64", NULL};
+static const char *const nodes[] = {"falandays", "sorn", NULL};
+static const char *const tasks[] = {"delayed_cue", "tracking", "pong", "cartpole_plank_easy",
+                                    NULL};
+static const char *const recordings[] = {"none", "summary", "probe_events", "replay", NULL};
+static const char *const process_phases[] = {"cold_cache_new_process", "warm_cache_new_process",
+                                             NULL};
+
+enum {
+    OPT_BACKENDS,
+    OPT_DTYPE,
+    OPT_NODE,
+    OPT_TASK,
+    OPT_COUNT,
+    OPT_BATCH_SIZE,
+    OPT_TRIALS,
+    OPT_BLOCKS,
+    OPT_SAMPLES,
+    OPT_WARMUPS,
+    OPT_CPU_THREADS,
+    OPT_MEMORY_BUDGET,
+    OPT_RECORDING_BUDGET,
+    OPT_SEED,
+    OPT_HORIZON,
+    OPT_DIAGNOSTIC,
+    OPT_RECORDING,
+    OPT_ALLOW_ACTIVITY,
+    OPT_THRESHOLD,
+    OPT_INTERVAL,
+    OPT_WORKER_BACKEND,
+    OPT_PROCESS_PHASE,
+};
+
+static const bl_cli_option options[] = {
+    [OPT_BACKENDS] = {.name = "--backends", .kind = BL_CLI_CHOICE, .choices = backends,
+                      .fallback = "cpu", .plus = true},
+    [OPT_DTYPE] = {.name = "--dtype", .kind = BL_CLI_CHOICE, .choices = dtypes},
+    [OPT_NODE] = {.name = "--node", .kind = BL_CLI_CHOICE, .choices = nodes,
+                  .fallback = "falandays"},
+    [OPT_TASK] = {.name = "--task", .kind = BL_CLI_CHOICE, .choices = tasks,
+                  .fallback = "delayed_cue"},
+    [OPT_COUNT] = {.name = "--count", .kind = BL_CLI_INT, .fallback = "64"},
+    [OPT_BATCH_SIZE] = {.name = "--batch-size", .kind = BL_CLI_INT, .fallback = "8"},
+    [OPT_TRIALS] = {.name = "--trials", .kind = BL_CLI_INT, .fallback = "8"},
+    [OPT_BLOCKS] = {.name = "--blocks", .kind = BL_CLI_INT, .fallback = "2"},
+    [OPT_SAMPLES] = {.name = "--samples", .kind = BL_CLI_INT, .fallback = "7"},
+    [OPT_WARMUPS] = {.name = "--warmups", .kind = BL_CLI_INT, .fallback = "1"},
+    [OPT_CPU_THREADS] = {.name = "--cpu-threads", .kind = BL_CLI_INT, .fallback = "1"},
+    [OPT_MEMORY_BUDGET] = {.name = "--memory-budget-mib", .kind = BL_CLI_INT, .fallback = "256"},
+    [OPT_RECORDING_BUDGET] = {.name = "--recording-budget-mib", .kind = BL_CLI_INT,
+                              .fallback = "32"},
+    [OPT_SEED] = {.name = "--seed", .kind = BL_CLI_INT, .fallback = "49001"},
+    [OPT_HORIZON] = {.name = "--horizon", .kind = BL_CLI_INT},
+    [OPT_DIAGNOSTIC] = {.name = "--diagnostic", .kind = BL_CLI_SWITCH},
+    [OPT_RECORDING] = {.name = "--recording", .kind = BL_CLI_CHOICE, .choices = recordings,
+                       .fallback = "none"},
+    [OPT_ALLOW_ACTIVITY] = {.name = "--allow-background-activity", .kind = BL_CLI_SWITCH},
+    [OPT_THRESHOLD] = {.name = "--activity-cpu-threshold", .kind = BL_CLI_FLOAT,
+                       .fallback = "2.0"},
+    [OPT_INTERVAL] = {.name = "--activity-interval", .kind = BL_CLI_FLOAT, .fallback = "1.0"},
+    /* Hidden (argparse.SUPPRESS): how the parent starts its workers. */
+    [OPT_WORKER_BACKEND] = {.name = "--worker-backend", .kind = BL_CLI_CHOICE,
+                            .choices = backends},
+    [OPT_PROCESS_PHASE] = {.name = "--process-phase", .kind = BL_CLI_CHOICE,
+                           .choices = process_phases},
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void args_from_cli(const bl_cli_args *c, bl_profile_args *a)
+{
+    bl_profile_args_default(a);
+    a->destination = c->positional;
+    a->nbackends = c->nall[OPT_BACKENDS] < 8 ? c->nall[OPT_BACKENDS] : 8;
+    for (size_t i = 0; i < a->nbackends; i++)
+        a->backends[i] = c->all[OPT_BACKENDS][i];
+    a->dtype = c->value[OPT_DTYPE];
+    a->node = c->value[OPT_NODE];
+    a->task = c->value[OPT_TASK];
+    a->count = c->integer[OPT_COUNT];
+    a->batch_size = c->integer[OPT_BATCH_SIZE];
+    a->trials = c->integer[OPT_TRIALS];
+    a->blocks = c->integer[OPT_BLOCKS];
+    a->samples = c->integer[OPT_SAMPLES];
+    a->warmups = c->integer[OPT_WARMUPS];
+    a->cpu_threads = c->integer[OPT_CPU_THREADS];
+    a->memory_budget_mib = c->integer[OPT_MEMORY_BUDGET];
+    a->recording_budget_mib = c->integer[OPT_RECORDING_BUDGET];
+    a->seed = c->integer[OPT_SEED];
+    a->has_horizon = c->count[OPT_HORIZON] > 0;
+    a->horizon = a->has_horizon ? c->integer[OPT_HORIZON] : 0;
+    a->diagnostic = c->count[OPT_DIAGNOSTIC] > 0;
+    a->recording = c->value[OPT_RECORDING];
+    a->allow_background_activity = c->count[OPT_ALLOW_ACTIVITY] > 0;
+    a->activity_cpu_threshold = c->real[OPT_THRESHOLD];
+    a->activity_interval = c->real[OPT_INTERVAL];
+    a->worker_backend = c->value[OPT_WORKER_BACKEND];
+    a->process_phase = c->value[OPT_PROCESS_PHASE];
+}
+
+/* argparse's parser.error: the usage, then "<prog>: error: <message>". */
+static int usage_error(const bl_error *err)
+{
+    fputs(usage, stderr);
+    fprintf(stderr, "brainlesslab profile: error: %s\n", err->msg);
+    return 2;
+}
+
+static int worker_main(const bl_profile_args *a, const bl_profile_hooks *h)
+{
+    bl_error err = {0};
+    bl_json *receipt = NULL;
+    int code = bl_profile_worker(a, h, &receipt, &err);
+    if (!receipt)
+        return bl_cli_report(&err);
+    bl_buf out;
+    bl_buf_init(&out);
+    bl_buf_puts(&out, "PROFILE_RECEIPT=");
+    bl_status st = bl_json_write(receipt, BL_JSON_SORT_KEYS, &out, &err);
+    bl_buf_putc(&out, '\n');
+    bl_json_free(receipt);
+    int rc = st == BL_OK ? bl_cli_emit(&out) : bl_cli_report(&err);
+    bl_buf_free(&out);
+    return rc ? rc : code;
+}
 
 static int profile_main(const bl_cli_args *args)
 {
-    (void)args;
-    return bl_cli_not_implemented("profile");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    bl_profile_args a;
+    args_from_cli(args, &a);
+    bl_profile_hooks hooks = {.interrupt = &interrupted};
+    bl_error err = {0};
+    if (a.worker_backend) {
+        if (bl_profile_validate(&a, &err) != BL_OK)
+            return usage_error(&err);
+        return worker_main(&a, &hooks);
+    }
+
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        bl_fail(&err, BL_EOS, "cannot find this executable for the workers");
+        return bl_cli_report(&err);
+    }
+    self[n] = 0;
+    char *path = NULL;
+    int code = bl_profile_parent(&a, self, &hooks, &path, &err);
+    if (!path) {
+        if (code == 2)
+            return usage_error(&err);
+        return bl_cli_report(&err);
+    }
+    bl_json *line = bl_json_object();
+    bl_buf out;
+    bl_buf_init(&out);
+    bl_status st = line ? bl_json_object_set(line, "receipt", bl_json_string(path), &err)
+                        : bl_fail(&err, BL_ENOMEM, "out of memory");
+    if (st == BL_OK)
+        st = bl_json_object_set(line, "status",
+                                bl_json_string(code == 0 ? "complete" : "failed"), &err);
+    if (st == BL_OK)
+        st = bl_json_write(line, BL_JSON_SPACED, &out, &err);
+    bl_buf_putc(&out, '\n');
+    int rc = st == BL_OK ? bl_cli_emit(&out) : bl_cli_report(&err);
+    bl_buf_free(&out);
+    bl_json_free(line);
+    bl_free(path);
+    if (code == 130)
+        fputs("brainlesslab: KeyboardInterrupt: interrupted\n", stderr);
+    return rc ? rc : code;
 }
 
 const bl_cli_command bl_cli_profile = {
     .name = "profile",
     .positional = "destination",
-    .options = NULL,
-    .n_options = 0,
+    .options = options,
+    .n_options = sizeof options / sizeof *options,
     .usage = usage,
     .help = help,
     .main = profile_main,

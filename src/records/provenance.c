@@ -23,6 +23,7 @@
 
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/version.h"
+#include "measure/sysinfo.h"
 #include "provenance_info.h"
 #include "records/provenance_bundle.h"
 #include "records/zip_internal.h"
@@ -135,85 +136,6 @@ bl_status bl_build_lock(bl_buf *out, bl_error *err)
 
 /* ---- the environment --------------------------------------------------------------- */
 
-/* Copies `s` (trimmed of trailing blanks) into `dst`; bytes that are not
- * UTF-8 would make the record unwritable, so such text becomes ASCII with
- * '?' in place of every non-ASCII byte. */
-static void copy_text(char *dst, size_t size, const char *s)
-{
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-        n--;
-    if (n >= size)
-        n = size - 1;
-    memcpy(dst, s, n);
-    dst[n] = '\0';
-    if (!bl_zip_utf8_valid(dst, n))
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)dst[i] >= 0x80)
-                dst[i] = '?';
-}
-
-/* The value of the first "key : value" line of /proc/cpuinfo with `key`. */
-static bool cpuinfo_field(const char *key, char *dst, size_t size)
-{
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return false;
-    char line[1024];
-    bool found = false;
-    size_t klen = strlen(key);
-    while (!found && fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0)
-            continue;
-        const char *p = line + klen;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p != ':')
-            continue;
-        p++;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        copy_text(dst, size, p);
-        found = dst[0] != '\0';
-    }
-    fclose(f);
-    return found;
-}
-
-/* One field of /etc/os-release (shell syntax: the value may be quoted, with
- * backslash escapes inside double quotes). */
-static bool os_release_field(const char *key, char *dst, size_t size)
-{
-    FILE *f = fopen("/etc/os-release", "r");
-    if (!f)
-        f = fopen("/usr/lib/os-release", "r");
-    if (!f)
-        return false;
-    char line[1024];
-    bool found = false;
-    size_t klen = strlen(key);
-    while (!found && fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0 || line[klen] != '=')
-            continue;
-        const char *p = line + klen + 1;
-        char value[1024];
-        size_t n = 0;
-        char quote = (*p == '"' || *p == '\'') ? *p++ : '\0';
-        for (; *p && *p != '\n' && n + 1 < sizeof value; p++) {
-            if (quote && *p == quote)
-                break;
-            if (quote == '"' && *p == '\\' && p[1] && p[1] != '\n')
-                p++;
-            value[n++] = *p;
-        }
-        value[n] = '\0';
-        copy_text(dst, size, value);
-        found = dst[0] != '\0';
-    }
-    fclose(f);
-    return found;
-}
-
 /* Sets key to a string, or to null when `value` is NULL (unknown here). */
 static bl_status set_text(bl_json *obj, const char *key, const char *value, bl_error *err)
 {
@@ -269,23 +191,13 @@ bl_status bl_environment_json(bl_json **out, bl_error *err)
     bool have_uts = uname(&uts) == 0;
     char machine[sizeof uts.machine], kernel[sizeof uts.release];
     if (have_uts) {
-        copy_text(machine, sizeof machine, uts.machine);
-        copy_text(kernel, sizeof kernel, uts.release);
+        bl_sysinfo_trimmed(machine, sizeof machine, uts.machine);
+        bl_sysinfo_trimmed(kernel, sizeof kernel, uts.release);
     }
     char cpu[256];
-    bool have_cpu = cpuinfo_field("model name", cpu, sizeof cpu);
+    bool have_cpu = bl_sysinfo_cpuinfo_field(NULL, "model name", cpu, sizeof cpu);
     char os[256];
-    bool have_os = os_release_field("PRETTY_NAME", os, sizeof os);
-    if (!have_os) {
-        char id[120], version[120];
-        if (os_release_field("ID", id, sizeof id)) {
-            if (os_release_field("VERSION_ID", version, sizeof version))
-                snprintf(os, sizeof os, "%s %s", id, version);
-            else
-                snprintf(os, sizeof os, "%s", id);
-            have_os = true;
-        }
-    }
+    bool have_os = bl_sysinfo_os_name(NULL, os, sizeof os);
 
     st = bl_json_object_set(env, "compiler", compiler, err);
     compiler = NULL; /* owned by env whatever the outcome */

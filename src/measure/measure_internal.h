@@ -1,0 +1,25 @@
+/* Small JSON-building helpers shared by the measurement files, which build
+ * large receipts member by member: each call is a no-op once *st holds an
+ * error, and always takes ownership of `value` (NULL meaning an allocation
+ * failed), so a receipt is built as a flat list of calls with one check at
+ * the end. */
+#ifndef BL_MEASURE_INTERNAL_H
+#define BL_MEASURE_INTERNAL_H
+
+#include "brainlesslab/json.h"
+#include "brainlesslab/status.h"
+
+void bl_measure_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
+                    bl_error *err);
+void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *err);
+/* A real, or null when v is not finite (JSON has no NaN). */
+bl_json *bl_measure_real_or_null(double v);
+
+/* CLOCK_MONOTONIC in seconds. */
+double bl_measure_monotonic(void);
+
+/* The evaluation-span and record-writing boundary texts of the receipts. */
+extern const char bl_profile_execute_boundary[];
+extern const char bl_profile_record_boundary[];
+
+#endif

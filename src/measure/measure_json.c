@@ -1,0 +1,32 @@
+/* The JSON-building helpers of measure_internal.h. */
+#include <math.h>
+
+#include "measure_internal.h"
+
+void bl_measure_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
+                    bl_error *err)
+{
+    if (*st != BL_OK || !object || !value) {
+        bl_json_free(value);
+        if (*st == BL_OK)
+            *st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
+        return;
+    }
+    *st = bl_json_object_set(object, key, value, err);
+}
+
+void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *err)
+{
+    if (*st != BL_OK || !array || !value) {
+        bl_json_free(value);
+        if (*st == BL_OK)
+            *st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
+        return;
+    }
+    *st = bl_json_array_append(array, value, err);
+}
+
+bl_json *bl_measure_real_or_null(double v)
+{
+    return isfinite(v) ? bl_json_real(v) : bl_json_null();
+}
