@@ -495,6 +495,45 @@ static void test_work_counts_identical_across_batch_partitions(void **state)
     }
 }
 
+/* Allocation failures anywhere in a worker: it either reports a receipt
+ * (an evaluation that hit the failure is a failed row, never a complete
+ * one) or returns none with a MemoryError; ASan checks for leaks. Every
+ * allocation of the first 64 fails once, then a spread over the rest. */
+static void test_worker_allocation_failures(void **state)
+{
+    (void)state;
+    bl_profile_args a = small_args("/nonexistent/m");
+    a.count = 4;
+    a.trials = 2;
+    a.blocks = 1;
+    a.batch_size = 2;
+    a.samples = 1;
+    a.warmups = 0;
+    bl_json *r = NULL;
+    bl_error err = {0};
+    bl_alloc_fail_at(0);
+    assert_int_equal(bl_profile_worker(&a, NULL, &r, &err), 0);
+    long total = bl_alloc_count();
+    bl_json_free(r);
+    for (long k = 1; k <= total; k += k < 64 ? 1 : 97) {
+        r = NULL;
+        bl_error e = {0};
+        bl_alloc_fail_at(k);
+        int code = bl_profile_worker(&a, NULL, &r, &e);
+        bl_alloc_fail_at(0);
+        if (!r) {
+            if (e.status != BL_ENOMEM || code != 1)
+                fail_msg("allocation %ld: no receipt, %s: %s", k, bl_status_kind(e.status), e.msg);
+            continue;
+        }
+        if (code == 0)
+            assert_string_equal(str(r, "status"), "complete");
+        else
+            assert_string_equal(str(r, "status"), "failed");
+        bl_json_free(r);
+    }
+}
+
 /* ---- the parent with fakes ------------------------------------------------------------- */
 
 typedef struct fakes {
@@ -719,6 +758,7 @@ static void test_parent_serial_phases_and_receipt_structure(void **state)
     assert_non_null(strstr(str(r, "cache_scope"), "not_applicable"));
     assert_non_null(strstr(str(r, "cache_scope"), "uncontrolled"));
     assert_non_null(bl_json_get(get(r, "host"), "cpu"));
+    assert_non_null(bl_json_get(get(r, "host_after"), "load_average"));
     assert_non_null(strstr(str(r, "timing_boundary"), "construction"));
     const bl_json *rows = get(r, "measurements");
     assert_int_equal(bl_json_size(rows), 2);
@@ -887,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_sync_boundaries_with_a_synthetic_clock),
         cmocka_unit_test(test_record_failure_retains_raws_and_fails),
         cmocka_unit_test(test_work_counts_identical_across_batch_partitions),
+        cmocka_unit_test(test_worker_allocation_failures),
         cmocka_unit_test(test_invalid_preflight_creates_nothing),
         cmocka_unit_test(test_background_activity_and_unknown_telemetry_need_opt_in),
         cmocka_unit_test(test_parent_serial_phases_and_receipt_structure),

@@ -519,6 +519,10 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     }
     if (st == BL_OK)
         st = telemetry(a, h, &after, err);
+    /* The host again (temperatures, frequencies, load), to compare. */
+    bl_json *host_after = NULL;
+    if (st == BL_OK)
+        st = bl_host_describe(NULL, &host_after, err);
 
     struct utsname uts;
     bool have_uts = uname(&uts) == 0;
@@ -534,6 +538,7 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     bl_measure_put(&st, receipt, "platform", bl_json_string(platform), err);
     bl_measure_put(&st, receipt, "host", host, err);
     host = NULL;
+    bl_measure_put(&st, receipt, "host_after", host_after ? host_after : bl_json_null(), err);
     bl_measure_put(&st, receipt, "background_activity",
                    before ? bl_json_copy(bl_json_get(before, "processes")) : NULL, err);
     bl_measure_put(&st, receipt, "background_activity_allowed",

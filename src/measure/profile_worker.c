@@ -392,6 +392,8 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
                                   "kernels, so no specialisation diagnostic applies"),
                    err);
     bl_measure_put(&st, r, "status", bl_json_string("failed"), err);
+    if (st == BL_OK && (!samples || !warmups))
+        st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
     if (st != BL_OK)
         goto out_of_memory;
 
