@@ -1,34 +1,261 @@
-/* `brainlesslab qualify` (measurement.md §2). The command line is parsed in full, so
- * scripts get the reference's usage errors (exit 2) today, but the command
- * itself is not implemented in this build yet: it says so in one line and
- * exits 1 rather than pretend success. */
+/* `brainlesslab qualify DEST` (spec/measurement.md §2, as this program
+ * applies it: float32 on the CPU against the float64 reference; see
+ * src/measure/qualify.c). The receipt goes to DEST/receipt.json and, the
+ * same JSON, to stdout. Exit 0 iff every gated comparison passed, 1 when one
+ * failed (the receipt is still written) or on an error, 2 for a bad command
+ * line, 130 after Ctrl-C.
+ *
+ * Order: flags → DEST must not exist → the whole qualification in memory →
+ * DEST created (with parents) → receipt.json created exclusively and synced
+ * → stdout. Every refusal comes before anything exists on disk, and an
+ * existing DEST is FileExistsError (exit 1), as the reference's
+ * mkdir(exist_ok=False) raises it; it is never touched. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/json.h"
+#include "brainlesslab/measure.h"
 #include "cli.h"
 
 static const char usage[] =
-    "usage: brainlesslab qualify [-h] destination\n";
+    "usage: brainlesslab qualify [-h] [--backends {cpu} [{cpu} ...]] [--count COUNT]\n"
+    "                            [--frames FRAMES] [--trials TRIALS] [--seed SEED]\n"
+    "                            destination\n";
 
 static const char help[] =
     "\n"
-    "Compare a backend against the float64 CPU reference and write a conformance\n"
-    "receipt (not implemented in this build yet).\n"
+    "Qualify float32 numerics against the float64 CPU reference: every model\n"
+    "configuration and task family run frame by frame on identical inputs and\n"
+    "noise, every state array compared after every frame; whole-trial outcome\n"
+    "differences are reported, not gated. Writes DESTINATION/receipt.json and\n"
+    "prints it. Exit 0 iff every comparison passed.\n"
     "\n"
     "positional arguments:\n"
-    "  destination  new directory for the receipt\n"
+    "  destination           new directory for the receipt (must not exist)\n"
     "\n"
     "options:\n"
-    "  -h, --help   show this help message and exit\n";
+    "  -h, --help            show this help message and exit\n"
+    "  --backends {cpu} [{cpu} ...]\n"
+    "                        backends to qualify, distinct (default: cpu)\n"
+    "  --count COUNT         reservoir nodes (default: 64)\n"
+    "  --frames FRAMES       compared frames per case, rounded up to whole ticks\n"
+    "                        (default: 12)\n"
+    "  --trials TRIALS       whole trials per case and dtype for the reported\n"
+    "                        outcome differences, 0 to skip (default: 4)\n"
+    "  --seed SEED           root seed of the qualification worlds and wirings\n"
+    "                        (default: 714)\n";
+
+static const char *const backends[] = {"cpu", NULL}; /* DESIGN.md: this build's backends */
+
+enum { OPT_BACKENDS, OPT_COUNT, OPT_FRAMES, OPT_TRIALS, OPT_SEED };
+
+static const bl_cli_option options[] = {
+    [OPT_BACKENDS] = {.name = "--backends", .kind = BL_CLI_CHOICE, .choices = backends,
+                      .fallback = "cpu", .plus = true},
+    [OPT_COUNT] = {.name = "--count", .kind = BL_CLI_INT, .fallback = "64"},
+    [OPT_FRAMES] = {.name = "--frames", .kind = BL_CLI_INT, .fallback = "12"},
+    [OPT_TRIALS] = {.name = "--trials", .kind = BL_CLI_INT, .fallback = "4"},
+    [OPT_SEED] = {.name = "--seed", .kind = BL_CLI_INT, .fallback = "714"},
+};
+
+/* argparse's parser.error: the usage, then one line, exit 2. */
+static int usage_error(const char *msg)
+{
+    fputs(usage, stderr);
+    fprintf(stderr, "brainlesslab qualify: error: %s\n", msg);
+    return 2;
+}
+
+static int validate(const bl_cli_args *args, bl_qualify_options *o)
+{
+    for (size_t i = 0; i < args->nall[OPT_BACKENDS]; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(args->all[OPT_BACKENDS][i], args->all[OPT_BACKENDS][j]) == 0)
+                return usage_error("--backends must be distinct");
+    bl_qualify_options_default(o);
+    o->count = args->integer[OPT_COUNT];
+    o->frames = args->integer[OPT_FRAMES];
+    o->trials = args->integer[OPT_TRIALS];
+    o->seed = args->integer[OPT_SEED];
+    if (o->count < 1)
+        return usage_error("--count must be >= 1");
+    if (o->frames < 1)
+        return usage_error("--frames must be >= 1");
+    if (o->trials < 0)
+        return usage_error("--trials must be >= 0");
+    if (o->seed < 0)
+        return usage_error("--seed must be >= 0");
+    return 0;
+}
+
+static bl_status exists_error(const char *path, bl_error *err)
+{
+    return bl_fail(err, BL_EEXIST, "%s: %s", path, strerror(EEXIST));
+}
+
+/* mkdir -p of DEST's parents, then DEST itself exclusively; the directories
+ * this call created are listed in created[] (deepest last) so a failure
+ * can remove them. */
+static bl_status make_destination(char *path, size_t *created, size_t *ncreated,
+                                  bl_error *err)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        path[--len] = 0;
+    for (size_t end = 1; end <= len; end++) {
+        if ((end < len && path[end] != '/') || path[end - 1] == '/')
+            continue;
+        const char saved = path[end];
+        path[end] = 0;
+        bl_status st = BL_OK;
+        if (mkdir(path, 0777) == 0) {
+            created[(*ncreated)++] = end;
+        } else {
+            const int e = errno;
+            struct stat sb;
+            if (end == len)
+                st = e == EEXIST ? exists_error(path, err)
+                                 : bl_fail(err, BL_EOS, "%s: cannot create directory: %s", path,
+                                           strerror(e));
+            else if (e == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+                ; /* an existing parent: go deeper */
+            else if (e == EEXIST || e == ENOTDIR)
+                st = bl_fail(err, BL_EEXIST, "%s: exists and is not a directory", path);
+            else
+                st = bl_fail(err, BL_EOS, "%s: cannot create directory: %s", path, strerror(e));
+        }
+        path[end] = saved;
+        if (st != BL_OK)
+            return st;
+    }
+    return BL_OK;
+}
+
+static bl_status write_all(int fd, const char *data, size_t len, const char *path,
+                           bl_error *err)
+{
+    while (len > 0) {
+        const ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return bl_fail(err, BL_EOS, "%s: %s", path, strerror(n < 0 ? errno : EIO));
+        data += n;
+        len -= (size_t)n;
+    }
+    return BL_OK;
+}
+
+/* DEST and DEST/receipt.json, whole or not at all: on any failure the
+ * partial receipt and the directories made here are removed again. */
+static bl_status write_receipt(const char *dest, const bl_buf *text, bl_error *err)
+{
+    char *dir = bl_strdup(dest), *file = NULL;
+    size_t *created = bl_mallocarray(strlen(dest) + 1, sizeof *created), ncreated = 0;
+    bl_status st = dir && created ? BL_OK
+                                  : bl_fail(err, BL_ENOMEM, "out of memory for the receipt");
+    if (st == BL_OK)
+        st = make_destination(dir, created, &ncreated, err);
+    if (st == BL_OK) {
+        const size_t n = strlen(dir) + sizeof "/receipt.json";
+        if ((file = bl_malloc(n)))
+            snprintf(file, n, "%s/receipt.json", dir);
+        else
+            st = bl_fail(err, BL_ENOMEM, "out of memory for the receipt");
+    }
+    int fd = -1;
+    if (st == BL_OK) {
+        fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0)
+            st = errno == EEXIST ? exists_error(file, err)
+                                 : bl_fail(err, BL_EOS, "%s: %s", file, strerror(errno));
+    }
+    if (st == BL_OK)
+        st = write_all(fd, text->data, text->len, file, err);
+    if (st == BL_OK && fsync(fd) != 0)
+        st = bl_fail(err, BL_EOS, "%s: %s", file, strerror(errno));
+    if (fd >= 0 && close(fd) != 0 && st == BL_OK)
+        st = bl_fail(err, BL_EOS, "%s: %s", file, strerror(errno));
+    if (st == BL_OK) {
+        /* The new directory entry must reach the disk too. */
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    } else {
+        if (fd >= 0)
+            (void)unlink(file);
+        while (ncreated > 0) {
+            dir[created[--ncreated]] = 0;
+            (void)rmdir(dir);
+        }
+    }
+    bl_free(file);
+    bl_free(created);
+    bl_free(dir);
+    return st;
+}
 
 static int qualify_main(const bl_cli_args *args)
 {
-    (void)args;
-    return bl_cli_not_implemented("qualify");
+    /* Nothing exists on disk until the very end, so Ctrl-C may end the
+     * command on the spot (exit 130, one line). */
+    bl_cli_exit_on_interrupt();
+    bl_qualify_options o;
+    int rc = validate(args, &o);
+    if (rc != 0)
+        return rc;
+    const char *dest = args->positional;
+    bl_error err = {0};
+    struct stat sb;
+    if (lstat(dest, &sb) == 0) {
+        exists_error(dest, &err);
+        return bl_cli_report(&err);
+    }
+    bl_json *receipt = NULL;
+    bool passed = false;
+    bl_buf out;
+    bl_buf_init(&out);
+    if (bl_qualify_run(&o, &receipt, &passed, &err) != BL_OK ||
+        bl_json_write(receipt, BL_JSON_INDENT, &out, &err) != BL_OK ||
+        (bl_buf_putc(&out, '\n'), bl_buf_status(&out, &err)) != BL_OK) {
+        rc = bl_cli_report(&err);
+        goto done;
+    }
+    /* A Ctrl-C while the receipt is written waits until it is whole (the
+     * pending signal then ends the command with 130), so an interrupt never
+     * leaves half a receipt. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    const bl_status st = write_receipt(dest, &out, &err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (st != BL_OK) {
+        rc = bl_cli_report(&err);
+        goto done;
+    }
+    rc = bl_cli_emit(&out);
+    if (rc == 0 && !passed)
+        rc = 1;
+done:
+    bl_buf_free(&out);
+    bl_json_free(receipt);
+    return rc;
 }
 
 const bl_cli_command bl_cli_qualify = {
     .name = "qualify",
     .positional = "destination",
-    .options = NULL,
-    .n_options = 0,
+    .options = options,
+    .n_options = sizeof options / sizeof *options,
     .usage = usage,
     .help = help,
     .main = qualify_main,
