@@ -18,9 +18,6 @@ extern const bl_cli_command bl_cli_qualify;
  * A usage status (BL_EUSAGE) returns 2, an interrupt (BL_EINTERRUPT) 130. */
 int bl_cli_report(const bl_error *err);
 
-/* The line for a command this build parses but cannot execute yet; exit 1. */
-int bl_cli_not_implemented(const char *command);
-
 /* Writes the whole buffer to stdout and flushes it; a failed write is
  * reported as an OSError line (exit 1). */
 int bl_cli_emit(const bl_buf *out);

@@ -18,13 +18,6 @@ int bl_cli_report(const bl_error *err)
     return err->status == BL_EUSAGE ? 2 : err->status == BL_EINTERRUPT ? 130 : 1;
 }
 
-int bl_cli_not_implemented(const char *command)
-{
-    bl_error err;
-    bl_fail(&err, BL_ERUNTIME, "%s is not implemented in this build yet", command);
-    return bl_cli_report(&err);
-}
-
 int bl_cli_emit(const bl_buf *out)
 {
     bl_error err;
