@@ -225,3 +225,19 @@ char *bl_test_trials_text(const struct bl_run_result *res)
     bl_buf_free(&b);
     return s;
 }
+
+long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, long step)
+{
+    for (long k = 1;; k += k < 32 ? 1 : step) {
+        bl_error err = {0};
+        bl_alloc_fail_at(k);
+        bl_status st = op(ctx, &err);
+        bl_alloc_fail_at(0);
+        if (st == BL_OK)
+            return k;
+        if (st != BL_ENOMEM)
+            fail_msg("allocation %ld: %s (%s)", k, bl_status_kind(st), err.msg);
+        assert_true(err.msg[0] != '\0');
+        assert_true(k < 100000);
+    }
+}

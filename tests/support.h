@@ -100,6 +100,12 @@ void bl_test_numpy(const char *requests, unsigned char **out, size_t *len);
 const unsigned char *bl_test_numpy_next(const unsigned char *out, size_t len,
                                         size_t *pos, size_t *nbytes);
 
+/* Fails allocation k = 1, 2, ... of op (every one up to 32, then every
+ * `step`-th) until op succeeds, and returns that k: every failing run must
+ * be a clean BL_ENOMEM with a message (the sanitizer build proves nothing
+ * leaks). */
+long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, long step);
+
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);
 void bl_test_rmtree(const char *path);

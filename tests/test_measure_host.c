@@ -714,26 +714,6 @@ static void test_activity_snapshot_unavailable(void **state)
 
 /* ---- allocation failures ------------------------------------------------------------ */
 
-typedef bl_status (*alloc_op)(void *ctx, bl_error *err);
-
-/* Fails allocation k = 1, 2, ... of op until it succeeds: every failure
- * must be a clean MemoryError with a message (ASan finds any leak). */
-static long fail_each(alloc_op op, void *ctx)
-{
-    for (long k = 1;; k++) {
-        bl_error err = {0};
-        bl_alloc_fail_at(k);
-        bl_status st = op(ctx, &err);
-        bl_alloc_fail_at(0);
-        if (st == BL_OK)
-            return k;
-        if (st != BL_ENOMEM)
-            fail_msg("allocation %ld: %s (%s)", k, bl_status_kind(st), err.msg);
-        assert_true(err.msg[0] != '\0');
-        assert_true(k < 100000);
-    }
-}
-
 static bl_status op_host(void *ctx, bl_error *err)
 {
     bl_json *h = NULL;
@@ -789,15 +769,15 @@ static void test_allocation_failures(void **state)
     bl_host_paths paths = paths_under(root, proc, sys, etc);
     build_fake_proc(proc);
     /* Many allocations each: every one of them fails once. */
-    assert_true(fail_each(op_host, &paths) > 80);
-    assert_true(fail_each(op_host, NULL) > 40);
-    assert_true(fail_each(op_proc, proc) > 1);
-    assert_true(fail_each(op_judge, NULL) > 10);
-    assert_true(fail_each(op_snapshot, proc) > 30);
+    assert_true(bl_test_fail_each(op_host, &paths, 1) > 80);
+    assert_true(bl_test_fail_each(op_host, NULL, 1) > 40);
+    assert_true(bl_test_fail_each(op_proc, proc, 1) > 1);
+    assert_true(bl_test_fail_each(op_judge, NULL, 1) > 10);
+    assert_true(bl_test_fail_each(op_snapshot, proc, 1) > 30);
     /* Unavailable telemetry allocates too. */
     char missing[4096];
     snprintf(missing, sizeof missing, "%s/missing", root);
-    assert_true(fail_each(op_snapshot, missing) > 10);
+    assert_true(bl_test_fail_each(op_snapshot, missing, 1) > 10);
     bl_test_rmtree(root);
     free(root);
 }

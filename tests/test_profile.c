@@ -69,6 +69,12 @@ static bool is_null(const bl_json *o, const char *key)
     return bl_json_kindof(get(o, key)) == BL_JSON_NULL;
 }
 
+/* "<dir>/dest": a destination that does not exist yet. */
+static void dest_in(const char *dir, char dest[4200])
+{
+    snprintf(dest, 4200, "%s/dest", dir);
+}
+
 /* A synthetic clock: returns the scripted times in order and counts reads. */
 typedef struct script_clock {
     const double *times;
@@ -385,9 +391,8 @@ static void test_worker_excludes_first_and_warmups_from_statistics(void **state)
 static void test_sync_boundaries_with_a_synthetic_clock(void **state)
 {
     (void)state;
-    char *dir = bl_test_mkdtemp();
-    char dest[4200];
-    snprintf(dest, sizeof dest, "%s/dest", dir);
+    char *dir = bl_test_mkdtemp(), dest[4200];
+    dest_in(dir, dest);
     bl_profile_args a = small_args(dest);
     a.samples = 1;
     a.warmups = 0;
@@ -633,9 +638,8 @@ static bl_json *read_receipt(const char *path)
 static void test_invalid_preflight_creates_nothing(void **state)
 {
     (void)state;
-    char *dir = bl_test_mkdtemp();
-    char dest[4200];
-    snprintf(dest, sizeof dest, "%s/dest", dir);
+    char *dir = bl_test_mkdtemp(), dest[4200];
+    dest_in(dir, dest);
     for (int c = 0; c < 12; c++) {
         bl_profile_args a = small_args(dest);
         a.worker_backend = NULL;
@@ -677,8 +681,9 @@ static void test_invalid_preflight_creates_nothing(void **state)
     bl_profile_hooks h = {.ctx = &f, .telemetry = fake_telemetry, .spawn = fake_spawn};
     char *path = NULL;
     bl_error err = {0};
-    assert_int_equal(bl_profile_parent(&a, "/bin/false", &h, &path, &err), 2);
-    assert_non_null(strstr(err.msg, "already exists"));
+    assert_int_equal(bl_profile_parent(&a, "/bin/false", &h, &path, &err), 1);
+    assert_int_equal(err.status, BL_EEXIST);
+    assert_non_null(strstr(err.msg, "File exists"));
     assert_int_equal(f.telemetry_calls, 0);
     assert_int_equal(rmdir(dest), 0); /* still empty */
     bl_test_rmtree(dir);
@@ -701,9 +706,8 @@ static void test_background_activity_and_unknown_telemetry_need_opt_in(void **st
 {
     (void)state;
     bl_json *receipt = real_receipt();
-    char *dir = bl_test_mkdtemp();
-    char dest[4200];
-    snprintf(dest, sizeof dest, "%s/dest", dir);
+    char *dir = bl_test_mkdtemp(), dest[4200];
+    dest_in(dir, dest);
     struct stat sb;
     for (int c = 0; c < 2; c++) {
         fakes f = {.telemetry_status = c ? "unavailable" : "available", .busy = !c,
@@ -736,9 +740,8 @@ static void test_parent_serial_phases_and_receipt_structure(void **state)
 {
     (void)state;
     bl_json *receipt = real_receipt();
-    char *dir = bl_test_mkdtemp();
-    char dest[4200];
-    snprintf(dest, sizeof dest, "%s/dest", dir);
+    char *dir = bl_test_mkdtemp(), dest[4200];
+    dest_in(dir, dest);
     fakes f = {.telemetry_status = "available", .receipt = receipt};
     char *path = NULL;
     bl_error err = {0};
@@ -786,9 +789,8 @@ static void test_parent_rejects_failed_samples_and_changed_work(void **state)
 {
     (void)state;
     bl_json *receipt = real_receipt();
-    char *dir = bl_test_mkdtemp();
-    char dest[4200];
-    snprintf(dest, sizeof dest, "%s/dest", dir);
+    char *dir = bl_test_mkdtemp(), dest[4200];
+    dest_in(dir, dest);
     for (int c = 0; c < 3; c++) {
         fakes f = {.telemetry_status = "available", .receipt = receipt};
         if (c == 0)
@@ -878,10 +880,12 @@ static void test_cli_end_to_end(void **state)
     assert_int_equal(bl_test_run_cli(args, &out, &err), 0);
     free(out);
     free(err);
-    /* A second run into the same destination is refused: exit 2, untouched. */
+    /* A second run into the same destination is refused (FileExistsError,
+     * exit 1) and the first one's receipt is untouched. */
     snprintf(args, sizeof args, "profile '%s/p' --dtype float64", dir);
-    assert_int_equal(bl_test_run_cli(args, &out, &err), 2);
-    assert_non_null(strstr(err, "already exists"));
+    assert_int_equal(bl_test_run_cli(args, &out, &err), 1);
+    assert_non_null(strstr(err, "brainlesslab: FileExistsError: "));
+    assert_non_null(strstr(err, "/p: File exists"));
     assert_string_equal(out, "");
     free(out);
     free(err);

@@ -711,28 +711,6 @@ static void test_environment_json(void **state)
 
 /* ---- allocation failures --------------------------------------------------------- */
 
-/* Runs `op` with the k-th allocation failing for k = 1, 1 + step, ... until
- * it succeeds; every failing run must be a clean BL_ENOMEM (the sanitizer
- * build proves nothing leaks). libzip's and zlib's own allocations use the
- * C library directly and are beyond injection; only ours are tested. */
-typedef bl_status (*alloc_op)(void *ctx, bl_error *err);
-
-static long fail_each(alloc_op op, void *ctx, long step)
-{
-    for (long k = 1;; k += k < 32 ? 1 : step) {
-        bl_error err = {0};
-        bl_alloc_fail_at(k);
-        bl_status st = op(ctx, &err);
-        bl_alloc_fail_at(0);
-        if (st == BL_OK)
-            return k;
-        if (st != BL_ENOMEM)
-            fail_msg("allocation %ld: %s (%s)", k, bl_status_kind(st), err.msg);
-        assert_true(err.msg[0] != '\0');
-        assert_true(k < 100000);
-    }
-}
-
 static bl_status op_zip_build(void *ctx, bl_error *err)
 {
     (void)ctx;
@@ -805,22 +783,24 @@ static bl_status op_lock(void *ctx, bl_error *err)
     return st;
 }
 
+/* libzip's and zlib's own allocations use the C library directly and are
+ * beyond injection; only ours are failed. */
 static void test_allocation_failures(void **state)
 {
     (void)state;
-    assert_true(fail_each(op_zip_build, NULL, 1) > 1);
+    assert_true(bl_test_fail_each(op_zip_build, NULL, 1) > 1);
     bl_buf zip;
     build(sample, nsample, &zip);
-    assert_true(fail_each(op_zip_read, &zip, 1) > 1);
+    assert_true(bl_test_fail_each(op_zip_read, &zip, 1) > 1);
     bl_buf_free(&zip);
-    assert_true(fail_each(op_npz, NULL, 1) > 1);
-    assert_true(fail_each(op_environment, NULL, 1) > 1);
-    assert_true(fail_each(op_lock, NULL, 1) > 1);
+    assert_true(bl_test_fail_each(op_npz, NULL, 1) > 1);
+    assert_true(bl_test_fail_each(op_environment, NULL, 1) > 1);
+    assert_true(bl_test_fail_each(op_lock, NULL, 1) > 1);
     /* The receipt unpacks the whole bundle on every try, hundreds of
      * allocations (a few per member): every one of the first 32, then every
      * 7th, so each kind of site (list growth, strings, object members) is
      * failed many times without unpacking the bundle a thousand times. */
-    assert_true(fail_each(op_receipt, NULL, 7) > 32);
+    assert_true(bl_test_fail_each(op_receipt, NULL, 7) > 32);
 }
 
 int main(void)

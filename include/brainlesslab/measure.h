@@ -145,14 +145,18 @@ typedef struct bl_profile_hooks {
 
 /* §1.2 validate_args, the plan build and resolution, and the runner's
  * preflight: BL_EUSAGE with the message for anything that makes the command
- * line unusable (the CLI exits 2 before creating anything). */
+ * line unusable (the CLI exits 2 before creating anything); then, in the
+ * parent, BL_EEXIST "<DEST>: File exists" when the destination exists. */
 bl_status bl_profile_validate(const bl_profile_args *a, bl_error *err);
 
 /* The parent (§1.4): validation, telemetry, destination, the two phases per
  * backend in fresh processes, the cross-process check, receipt.json.
  * `self` is the path of this executable (for the workers). Returns the exit
- * code: 0 every row complete, 1 otherwise (the receipt is still written),
- * 2 a usage error before anything was created (err says why). */
+ * code: 0 every row complete, 1 a failed row (the receipt is still written)
+ * or an error (err says which; an existing destination is refused with
+ * BL_EEXIST before anything is created), 2 a usage error before anything
+ * was created, 130 interrupted. *receipt_path is set iff a receipt was
+ * written. */
 int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profile_hooks *hooks,
                       char **receipt_path, bl_error *err);
 

@@ -4,6 +4,8 @@
 #ifndef BL_CLI_CLI_H
 #define BL_CLI_CLI_H
 
+#include <signal.h>
+
 #include "args.h"
 #include "brainlesslab/buf.h"
 #include "brainlesslab/status.h"
@@ -26,5 +28,12 @@ int bl_cli_emit(const bl_buf *out);
  * and one stderr line. Only for commands that own nothing that must be
  * cleaned up (check writes no files). */
 void bl_cli_exit_on_interrupt(void);
+
+/* For commands that own files while they work: Ctrl-C only sets
+ * bl_cli_interrupted, which the runner polls at tick boundaries, so the
+ * command can leave its files in a clean, honest state before it exits 130.
+ * SA_RESTART keeps stdio writes from failing with EINTR. */
+extern volatile sig_atomic_t bl_cli_interrupted;
+void bl_cli_flag_interrupts(void);
 
 #endif

@@ -53,3 +53,21 @@ void bl_cli_exit_on_interrupt(void)
      * a silent death by SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
 }
+
+volatile sig_atomic_t bl_cli_interrupted;
+
+static void raise_flag(int sig)
+{
+    (void)sig;
+    bl_cli_interrupted = 1;
+}
+
+void bl_cli_flag_interrupts(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = raise_flag;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}

@@ -151,14 +151,6 @@ static const bl_cli_option options[] = {
                            .choices = process_phases},
 };
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
 static void args_from_cli(const bl_cli_args *c, bl_profile_args *a)
 {
     bl_profile_args_default(a);
@@ -218,17 +210,14 @@ static int worker_main(const bl_profile_args *a, const bl_profile_hooks *h)
 
 static int profile_main(const bl_cli_args *args)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
+    /* The parent waits for its worker (which gets the same Ctrl-C) and
+     * writes the receipt of what ran; the worker stops its evaluation. */
+    bl_cli_flag_interrupts();
     signal(SIGPIPE, SIG_IGN);
 
     bl_profile_args a;
     args_from_cli(args, &a);
-    bl_profile_hooks hooks = {.interrupt = &interrupted};
+    bl_profile_hooks hooks = {.interrupt = &bl_cli_interrupted};
     bl_error err = {0};
     if (a.worker_backend) {
         if (bl_profile_validate(&a, &err) != BL_OK)

@@ -182,28 +182,6 @@ static bl_status check_plan_id(const char *id, bl_error *err)
 
 /* ---- execution hooks ---------------------------------------------------- */
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-/* From here on the run owns a directory (later a reservation), so Ctrl-C
- * must let it finish cleanly: the handler only raises the flag the runner
- * polls at tick boundaries. SA_RESTART keeps stdio writes from failing with
- * EINTR. */
-static void interrupt_sets_flag(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-}
-
 typedef struct progress_state {
     bool shown; /* a line was drawn, so the summary needs a newline first */
 } progress_state;
@@ -313,7 +291,7 @@ static int run_main(const bl_cli_args *args)
     bl_reservation res = {0};
     bl_execution x;
     progress_state progress = {0};
-    bl_run_hooks hooks = {.interrupt = &interrupted};
+    bl_run_hooks hooks = {.interrupt = &bl_cli_interrupted};
     bl_buf out;
     bl_buf_init(&out);
     const char *written = NULL;
@@ -336,7 +314,7 @@ static int run_main(const bl_cli_args *args)
     /* From here Ctrl-C only raises a flag: the runner stops at the next tick
      * boundary and the reservation is failed before the program exits. A
      * write over RLIMIT_FSIZE must fail (EFBIG, then FAILED), not kill. */
-    interrupt_sets_flag();
+    bl_cli_flag_interrupts();
     signal(SIGXFSZ, SIG_IGN);
     if (bl_record_reserve(dest, &res, &err) != BL_OK)
         goto report;
@@ -350,7 +328,7 @@ static int run_main(const bl_cli_args *args)
     if (progress.shown)
         fputc('\n', stderr); /* end the progress line before any report */
     /* A Ctrl-C after the last tick still means the user asked to stop. */
-    if (st == BL_OK && interrupted)
+    if (st == BL_OK && bl_cli_interrupted)
         st = bl_fail(&err, BL_EINTERRUPT, "interrupted");
     if (st != BL_OK) {
         rc = fail_reserved(&res, &err);
@@ -373,7 +351,7 @@ static int run_main(const bl_cli_args *args)
     const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
     /* A Ctrl-C during the (short) write is honoured once the record is
      * whole: it stays as written, and the command stops without output. */
-    if (interrupted) {
+    if (bl_cli_interrupted) {
         bl_fail(&err, BL_EINTERRUPT, "interrupted (the record %s is %s)", res.path, status);
         goto report;
     }

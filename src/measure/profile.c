@@ -1,6 +1,7 @@
 /* `profile`: the command line's checks, the fixed workload and the sample
  * rows (spec/measurement.md §1.2, §1.3, §1.5, §1.10). The worker and the
  * parent are in profile_worker.c and profile_parent.c. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ bl_status bl_profile_validate(const bl_profile_args *a, bl_error *err)
         return st;
     struct stat sb;
     if (!a->worker_backend && lstat(a->destination, &sb) == 0)
-        return bl_fail(err, BL_EUSAGE, "destination already exists: %s", a->destination);
+        return bl_fail(err, BL_EEXIST, "%s: %s", a->destination, strerror(EEXIST));
     return BL_OK;
 }
 

@@ -324,7 +324,7 @@ static bl_status create_destination(const char *dest, bl_error *err)
     }
     bl_free(p);
     if (mkdir(dest, 0777) != 0)
-        return bl_fail(err, errno == EEXIST ? BL_EEXIST : BL_EOS, "cannot create %s: %s", dest,
+        return bl_fail(err, errno == EEXIST ? BL_EEXIST : BL_EOS, "%s: %s", dest,
                        strerror(errno));
     return BL_OK;
 }
@@ -484,14 +484,10 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
         code = st == BL_EUSAGE ? 2 : st == BL_EINTERRUPT ? 130 : 1;
         goto done;
     }
-    if ((st = create_destination(a->destination, err)) != BL_OK) {
-        /* Refused before anything of ours exists: a usage error when it was
-         * there already (a race with the check above). */
-        code = st == BL_EEXIST ? 2 : 1;
-        if (st == BL_EEXIST)
-            err->status = BL_EUSAGE;
+    /* Exclusive: a destination that appeared since the check is refused
+     * like one that was there (FileExistsError), and left alone. */
+    if ((st = create_destination(a->destination, err)) != BL_OK)
         goto done;
-    }
 
     rows = bl_json_array();
     if (!rows)
