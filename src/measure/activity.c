@@ -253,12 +253,7 @@ bl_status bl_activity_judge(const bl_proc_times *before, size_t nbefore,
 done:
     bl_free(by_pid);
     bl_free(listed);
-    if (st != BL_OK) {
-        bl_json_free(arr);
-        return st;
-    }
-    *processes = arr;
-    return BL_OK;
+    return bl_measure_hand_over(st, arr, processes);
 }
 
 /* ---- the snapshot ------------------------------------------------------------ */
@@ -361,10 +356,5 @@ bl_status bl_activity_snapshot(const bl_activity_options *o, bl_json **out, bl_e
         bl_sysinfo_text(diagnostic, sizeof diagnostic, why.msg, strlen(why.msg));
         bl_measure_put(&st, doc, "diagnostic", bl_json_string(diagnostic), err);
     }
-    if (st != BL_OK) {
-        bl_json_free(doc);
-        return st;
-    }
-    *out = doc;
-    return BL_OK;
+    return bl_measure_hand_over(st, doc, out);
 }

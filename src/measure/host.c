@@ -447,10 +447,5 @@ bl_status bl_host_describe(const bl_host_paths *paths, bl_json **out, bl_error *
     bl_measure_put(&st, host, "thermal", thermal_json(sys, &st, err), err);
     bl_measure_put(&st, host, "power_supply", power_json(sys, &st, err), err);
     bl_measure_put(&st, host, "compiler", compiler, err);
-    if (st != BL_OK) {
-        bl_json_free(host);
-        return st;
-    }
-    *out = host;
-    return BL_OK;
+    return bl_measure_hand_over(st, host, out);
 }

@@ -12,6 +12,9 @@
 void bl_measure_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
                     bl_error *err);
 void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *err);
+/* The end of a builder: *out = value when st is BL_OK, else value is freed
+ * (and *out left alone). Returns st. */
+bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out);
 /* A real, or null when v is not finite (JSON has no NaN). */
 bl_json *bl_measure_real_or_null(double v);
 

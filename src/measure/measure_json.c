@@ -30,3 +30,13 @@ bl_json *bl_measure_real_or_null(double v)
 {
     return isfinite(v) ? bl_json_real(v) : bl_json_null();
 }
+
+bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out)
+{
+    if (st != BL_OK) {
+        bl_json_free(value);
+        return st;
+    }
+    *out = value;
+    return BL_OK;
+}

@@ -216,12 +216,7 @@ bl_status bl_profile_protocol(const bl_profile_args *a, const bl_profile_workloa
         st = bl_json_digest(sig, signature, err);
     bl_json_free(sig);
     bl_buf_free(&text);
-    if (st != BL_OK) {
-        bl_json_free(p);
-        return st;
-    }
-    *protocol = p;
-    return BL_OK;
+    return bl_measure_hand_over(st, p, protocol);
 }
 
 /* ---- sample rows (§1.5, §1.10) ---------------------------------------------- */
@@ -448,10 +443,5 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
     bl_json_free(nonfinite);
     bl_json_free(work);
     bl_json_free(caps);
-    if (st != BL_OK) {
-        bl_json_free(r);
-        return st;
-    }
-    *row = r;
-    return BL_OK;
+    return bl_measure_hand_over(st, r, row);
 }

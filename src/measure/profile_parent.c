@@ -439,12 +439,7 @@ static bl_status run_phase(const bl_profile_args *a, const char *self, const bl_
     bl_free(text);
     bl_free(out_path);
     bl_free(err_path);
-    if (st != BL_OK) {
-        bl_json_free(row);
-        return st;
-    }
-    *row_out = row;
-    return BL_OK;
+    return bl_measure_hand_over(st, row, row_out);
 }
 
 static bl_json *not_applicable(void)

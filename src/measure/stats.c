@@ -8,6 +8,7 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/measure.h"
+#include "measure_internal.h"
 
 double bl_sorted_quantile(const double *sorted, size_t n, double q)
 {
@@ -75,10 +76,5 @@ bl_status bl_sample_stats_json(const double *x, size_t n, bl_json **out, bl_erro
             st = put_real(o, "p75", bl_sorted_quantile(sorted, n, 0.75), err);
     }
     bl_free(sorted);
-    if (st != BL_OK) {
-        bl_json_free(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_measure_hand_over(st, o, out);
 }

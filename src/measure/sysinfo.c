@@ -167,12 +167,7 @@ bl_status bl_sysinfo_load_average(const char *proc_root, bl_json **out, bl_error
     bl_status st = BL_OK;
     for (int i = 0; i < 3; i++)
         bl_measure_append(&st, arr, bl_json_real(avg[i]), err);
-    if (st != BL_OK) {
-        bl_json_free(arr);
-        return st;
-    }
-    *out = arr;
-    return BL_OK;
+    return bl_measure_hand_over(st, arr, out);
 }
 
 /* One line of a pressure file: "some avg10=0.12 avg60=0.05 avg300=0.01
@@ -247,12 +242,7 @@ static bl_status pressure_resource(const char *proc_root, const char *resource, 
         bl_measure_put(&st, obj, key,
                        kinds[k].total >= 0 ? bl_json_int(kinds[k].total) : bl_json_null(), err);
     }
-    if (st != BL_OK) {
-        bl_json_free(obj);
-        return st;
-    }
-    *out = obj;
-    return BL_OK;
+    return bl_measure_hand_over(st, obj, out);
 }
 
 bl_status bl_sysinfo_pressure(const char *proc_root, bl_json **out, bl_error *err)
@@ -266,10 +256,5 @@ bl_status bl_sysinfo_pressure(const char *proc_root, bl_json **out, bl_error *er
         st = pressure_resource(proc_root ? proc_root : "/proc", resources[i], &r, err);
         bl_measure_put(&st, obj, resources[i], r, err);
     }
-    if (st != BL_OK) {
-        bl_json_free(obj);
-        return st;
-    }
-    *out = obj;
-    return BL_OK;
+    return bl_measure_hand_over(st, obj, out);
 }
