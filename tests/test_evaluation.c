@@ -523,8 +523,12 @@ static void test_replay_frames(void **state)
         const bl_json *frames = bl_json_get(rec.replay_frames, key);
         assert_non_null(frames);
         assert_int_equal(bl_json_size(frames), (size_t)t->completed_ticks);
+        int64_t active = 0; /* the trial's spike count, from its replay */
         for (size_t k = 0; k < bl_json_size(frames); k++) {
             const bl_json *f = bl_json_at(frames, k);
+            const bl_json *act = bl_json_get(f, "activity");
+            for (size_t i = 0; i < bl_json_size(act); i++)
+                active += bl_json_get_real(bl_json_at(act, i)) != 0.0;
             assert_int_equal(bl_json_get_int(bl_json_get(f, "tick")), (int64_t)k + 1);
             assert_int_equal(bl_json_size(bl_json_get(f, "activity")), j < 2 ? 12 : 0);
             assert_int_equal(bl_json_size(bl_json_get(f, "effectors")), 2);
@@ -534,6 +538,12 @@ static void test_replay_frames(void **state)
         }
         const bl_json *last = bl_json_at(frames, bl_json_size(frames) - 1);
         assert_int_equal(bl_json_get_int(bl_json_get(bl_json_get(last, "world"), "done")), 1);
+        /* One frame per tick: the units active after each frame, summed, are
+         * the runner's spike count, with or without recording. */
+        assert_int_equal(t->spikes, active);
+        assert_int_equal(plain->run->trials[j].spikes, active);
+        if (j < 2)
+            assert_true(active > 0);
     }
     /* Whichever trial drew delay 3 ends at tick 19. */
     bool saw19 = false;
