@@ -6,7 +6,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "support.h"
@@ -918,6 +921,60 @@ static void test_cli_end_to_end(void **state)
     free(dir);
 }
 
+static void pause_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* Ctrl-C at a terminal reaches the parent and its worker (one process
+ * group): the worker stops its evaluation and reports it, the parent writes
+ * the receipt of what ran (never complete) and exits 130. */
+static void test_ctrl_c_writes_an_honest_receipt(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp(), dest[4200], out_path[4300], err_path[4300], log[4400];
+    dest_in(dir, dest);
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    snprintf(log, sizeof log, "%s/cpu-cold_cache_new_process.stdout.txt", dest);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
+            _exit(99);
+        execl(bl_test_cli_path(), "brainlesslab", "profile", dest, "--dtype", "float64",
+              "--task", "tracking", "--count", "128", "--trials", "8", "--blocks", "2",
+              "--samples", "50", "--allow-background-activity", "--activity-interval", "0.05",
+              (char *)NULL);
+        _exit(98);
+    }
+    setpgid(pid, pid); /* whichever of the two runs first */
+    struct stat sb;
+    for (int i = 0; i < 600 && stat(log, &sb) != 0; i++)
+        pause_ms(50);
+    assert_int_equal(stat(log, &sb), 0); /* the worker runs */
+    pause_ms(300);
+    assert_int_equal(kill(-pid, SIGINT), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 130);
+    char receipt_path[4400];
+    snprintf(receipt_path, sizeof receipt_path, "%s/receipt.json", dest);
+    bl_json *r = read_receipt(receipt_path);
+    const bl_json *rows = get(r, "measurements");
+    assert_int_equal(bl_json_size(rows), 1); /* no warm phase after Ctrl-C */
+    const bl_json *row = bl_json_at(rows, 0);
+    assert_string_equal(str(row, "status"), "failed");
+    assert_int_equal((int)num(row, "returncode"), 130);
+    assert_non_null(strstr(str(row, "error"), "KeyboardInterrupt"));
+    bl_json_free(r);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -938,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_parent_rejects_failed_samples_and_changed_work),
         cmocka_unit_test(test_worker_output_parsing),
         cmocka_unit_test(test_cli_end_to_end),
+        cmocka_unit_test(test_ctrl_c_writes_an_honest_receipt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
