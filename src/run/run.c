@@ -75,6 +75,11 @@ typedef struct run_ctx {
     size_t ncohorts;
     cohort *cohorts;
     int64_t recording_bytes;
+    /* The wirings the last batch constructed (struct wiring, below), kept
+     * for the next batch: consecutive batches usually share a block's
+     * wiring, and construction at large N costs more than a short trial. */
+    struct wiring *carry;
+    size_t ncarry;
 } run_ctx;
 
 static bl_status nomem(bl_error *err)
@@ -450,6 +455,34 @@ static void free_batch(batch *b)
     bl_free(b->slots);
     bl_free(b->wirings);
     memset(b, 0, sizeof *b);
+}
+
+static void release_carry(run_ctx *c)
+{
+    batch old = {.wirings = c->carry, .nwirings = c->ncarry};
+    free_batch(&old);
+    c->carry = NULL;
+    c->ncarry = 0;
+}
+
+/* Wirings of the last batch that this one needs again are taken over
+ * (construction is deterministic, so this changes no bit of any result);
+ * the others are released before anything new is built, so no more
+ * wirings exist at once than one batch needs. */
+static void take_carried(run_ctx *c, batch *b)
+{
+    for (size_t k = 0; k < b->nwirings; k++)
+        for (size_t j = 0; j < c->ncarry; j++) {
+            wiring *old = &c->carry[j];
+            if ((old->fal || old->sorn) && strcmp(old->id, b->wirings[k].id) == 0) {
+                b->wirings[k].fal = old->fal;
+                b->wirings[k].sorn = old->sorn;
+                old->fal = NULL;
+                old->sorn = NULL;
+                break;
+            }
+        }
+    release_carry(c);
 }
 
 static bool interrupted(const run_ctx *c)
@@ -1024,6 +1057,7 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
     for (size_t i = 0; i < n; i++)
         if (b.slots[i].world->rounds > b.max_rounds)
             b.max_rounds = b.slots[i].world->rounds;
+    take_carried(c, &b);
     {
         bl_status *wst = bl_calloc(b.nwirings ? b.nwirings : 1, sizeof *wst);
         bl_error *werr = bl_calloc(b.nwirings ? b.nwirings : 1, sizeof *werr);
@@ -1035,7 +1069,9 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
         }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (ptrdiff_t k = 0; k < (ptrdiff_t)b.nwirings; k++)
-            wst[k] = construct(c, &b.wirings[k], &werr[k]);
+            wst[k] = b.wirings[k].fal || b.wirings[k].sorn
+                         ? BL_OK
+                         : construct(c, &b.wirings[k], &werr[k]);
         for (size_t k = 0; k < b.nwirings && st == BL_OK; k++)
             if (wst[k] != BL_OK) {
                 st = wst[k];
@@ -1084,6 +1120,12 @@ static bl_status run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
     for (size_t i = 0; i < n; i++)
         res->processing_order[res->nprocessed++] = b.slots[i].job;
     st = first_failure(&b, err);
+    if (st == BL_OK) {
+        c->carry = b.wirings; /* the next batch may need them */
+        c->ncarry = b.nwirings;
+        b.wirings = NULL;
+        b.nwirings = 0;
+    }
 done:
     free_batch(&b);
     return st;
@@ -1179,6 +1221,7 @@ bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
     *out = res;
     res = NULL;
 done:
+    release_carry(&c);
     bl_run_result_free(res);
     free_targets(&c);
     return st;
