@@ -1328,11 +1328,61 @@ static void test_allocation_failures_never_complete(void **state)
     evaluated_free(&ev);
 }
 
+/* The directory and file helpers the receipts share: parents made and
+ * undone exactly, nothing overwritten, nothing half-written through a link. */
+static void test_new_directories_and_files(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char dest[4200], first[4200], file[4300];
+    snprintf(first, sizeof first, "%s/a", dir);
+    snprintf(dest, sizeof dest, "%s/a/b/c/", dir);
+    size_t created = 0;
+    OK_E(bl_dir_create_exclusive(dest, &created, &e_));
+    assert_int_equal(created, strlen(first));
+    bl_error err = {0};
+    assert_int_equal(bl_dir_create_exclusive(dest, NULL, &err), BL_EEXIST);
+    assert_non_null(strstr(err.msg, "File exists"));
+    snprintf(file, sizeof file, "%s/a/b/c/x.txt", dir);
+    OK_E(bl_file_write_new(file, "one", 3, &e_));
+    assert_int_equal(bl_file_write_new(file, "two", 3, &err), BL_EEXIST);
+    char got[8] = {0};
+    FILE *f = fopen(file, "r");
+    assert_non_null(f);
+    assert_int_equal(fread(got, 1, sizeof got, f), 3);
+    fclose(f);
+    assert_string_equal(got, "one"); /* never overwritten */
+    /* A dangling link is not followed: nothing is created at its target. */
+    char link_path[4300], target[4300];
+    snprintf(link_path, sizeof link_path, "%s/a/b/c/link", dir);
+    snprintf(target, sizeof target, "%s/target", dir);
+    assert_int_equal(symlink(target, link_path), 0);
+    assert_int_equal(bl_file_write_new(link_path, "x", 1, &err), BL_EEXIST);
+    struct stat sb;
+    assert_int_not_equal(lstat(target, &sb), 0);
+    assert_int_equal(unlink(link_path), 0);
+    assert_int_equal(unlink(file), 0);
+    /* Undo removes exactly what the creation made. */
+    bl_dir_remove_created(dest, created);
+    assert_int_not_equal(stat(first, &sb), 0);
+    assert_int_equal(stat(dir, &sb), 0);
+    /* A file in the way of a parent is refused. */
+    assert_int_equal(mkdir(first, 0777), 0);
+    snprintf(file, sizeof file, "%s/a/n", dir);
+    OK_E(bl_file_write_new(file, "", 0, &e_));
+    snprintf(dest, sizeof dest, "%s/a/n/m", dir);
+    assert_int_equal(bl_dir_create_exclusive(dest, NULL, &err), BL_EEXIST);
+    assert_non_null(strstr(err.msg, "exists and is not a directory"));
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, bl_rt_teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_json_and_csv_formats),
+        cmocka_unit_test(test_new_directories_and_files),
         cmocka_unit_test(test_record_names),
         TEST(test_reservation_refusals_leave_no_trace),
         TEST(test_fail_record_keeps_reservation_and_first_cause),

@@ -55,6 +55,23 @@ bl_status bl_record_reserve(const char *dest, bl_reservation *out, bl_error *err
 bl_status bl_record_fail(const bl_reservation *r, const bl_error *cause, bl_error *err);
 void bl_reservation_clear(bl_reservation *r);
 
+/* ---- new directories and files -------------------------------------------------- */
+
+/* mkdir -p of the parents of `dest`, then `dest` itself exclusively: an
+ * existing dest is BL_EEXIST "<dest>: File exists", a component in the way
+ * that is not a directory BL_EEXIST "<path>: exists and is not a
+ * directory". On failure the directories this call created are removed
+ * again. On success *created_from (when not NULL) is the length of the
+ * shortest prefix of dest that the call created, for bl_dir_remove_created. */
+bl_status bl_dir_create_exclusive(const char *dest, size_t *created_from, bl_error *err);
+/* Undoes a successful bl_dir_create_exclusive whose directories are empty
+ * again: removes dest, then its parents down to the first it created. */
+void bl_dir_remove_created(const char *dest, size_t created_from);
+/* Creates `path` exclusively (never through a symbolic link), writes
+ * `data`, syncs the file and its directory. On failure the partial file is
+ * removed: nothing half-written stays. Existing → BL_EEXIST. */
+bl_status bl_file_write_new(const char *path, const void *data, size_t len, bl_error *err);
+
 /* ---- writing (§7.2–§7.5) ---------------------------------------------------- */
 
 typedef struct bl_record_input {

@@ -11,7 +11,6 @@
  * existing DEST is FileExistsError (exit 1), as the reference's
  * mkdir(exist_ok=False) raises it; it is never touched. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/measure.h"
+#include "brainlesslab/records.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -94,112 +94,25 @@ static int validate(const bl_cli_args *args, bl_qualify_options *o)
     return 0;
 }
 
-static bl_status exists_error(const char *path, bl_error *err)
-{
-    return bl_fail(err, BL_EEXIST, "%s: %s", path, strerror(EEXIST));
-}
-
-/* mkdir -p of DEST's parents, then DEST itself exclusively; the directories
- * this call created are listed in created[] (deepest last) so a failure
- * can remove them. */
-static bl_status make_destination(char *path, size_t *created, size_t *ncreated,
-                                  bl_error *err)
-{
-    size_t len = strlen(path);
-    while (len > 1 && path[len - 1] == '/')
-        path[--len] = 0;
-    for (size_t end = 1; end <= len; end++) {
-        if ((end < len && path[end] != '/') || path[end - 1] == '/')
-            continue;
-        const char saved = path[end];
-        path[end] = 0;
-        bl_status st = BL_OK;
-        if (mkdir(path, 0777) == 0) {
-            created[(*ncreated)++] = end;
-        } else {
-            const int e = errno;
-            struct stat sb;
-            if (end == len)
-                st = e == EEXIST ? exists_error(path, err)
-                                 : bl_fail(err, BL_EOS, "%s: cannot create directory: %s", path,
-                                           strerror(e));
-            else if (e == EEXIST && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-                ; /* an existing parent: go deeper */
-            else if (e == EEXIST || e == ENOTDIR)
-                st = bl_fail(err, BL_EEXIST, "%s: exists and is not a directory", path);
-            else
-                st = bl_fail(err, BL_EOS, "%s: cannot create directory: %s", path, strerror(e));
-        }
-        path[end] = saved;
-        if (st != BL_OK)
-            return st;
-    }
-    return BL_OK;
-}
-
-static bl_status write_all(int fd, const char *data, size_t len, const char *path,
-                           bl_error *err)
-{
-    while (len > 0) {
-        const ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return bl_fail(err, BL_EOS, "%s: %s", path, strerror(n < 0 ? errno : EIO));
-        data += n;
-        len -= (size_t)n;
-    }
-    return BL_OK;
-}
-
-/* DEST and DEST/receipt.json, whole or not at all: on any failure the
- * partial receipt and the directories made here are removed again. */
+/* DEST and DEST/receipt.json, whole or not at all: if the receipt cannot
+ * be written, the directories made for it are removed again. */
 static bl_status write_receipt(const char *dest, const bl_buf *text, bl_error *err)
 {
-    char *dir = bl_strdup(dest), *file = NULL;
-    size_t *created = bl_mallocarray(strlen(dest) + 1, sizeof *created), ncreated = 0;
-    bl_status st = dir && created ? BL_OK
-                                  : bl_fail(err, BL_ENOMEM, "out of memory for the receipt");
-    if (st == BL_OK)
-        st = make_destination(dir, created, &ncreated, err);
-    if (st == BL_OK) {
-        const size_t n = strlen(dir) + sizeof "/receipt.json";
-        if ((file = bl_malloc(n)))
-            snprintf(file, n, "%s/receipt.json", dir);
-        else
-            st = bl_fail(err, BL_ENOMEM, "out of memory for the receipt");
-    }
-    int fd = -1;
-    if (st == BL_OK) {
-        fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd < 0)
-            st = errno == EEXIST ? exists_error(file, err)
-                                 : bl_fail(err, BL_EOS, "%s: %s", file, strerror(errno));
-    }
-    if (st == BL_OK)
-        st = write_all(fd, text->data, text->len, file, err);
-    if (st == BL_OK && fsync(fd) != 0)
-        st = bl_fail(err, BL_EOS, "%s: %s", file, strerror(errno));
-    if (fd >= 0 && close(fd) != 0 && st == BL_OK)
-        st = bl_fail(err, BL_EOS, "%s: %s", file, strerror(errno));
-    if (st == BL_OK) {
-        /* The new directory entry must reach the disk too. */
-        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            (void)fsync(dfd);
-            close(dfd);
-        }
+    size_t created = 0;
+    bl_status st = bl_dir_create_exclusive(dest, &created, err);
+    if (st != BL_OK)
+        return st;
+    const size_t n = strlen(dest) + sizeof "/receipt.json";
+    char *file = bl_malloc(n);
+    if (file) {
+        snprintf(file, n, "%s/receipt.json", dest);
+        st = bl_file_write_new(file, text->data, text->len, err);
     } else {
-        if (fd >= 0)
-            (void)unlink(file);
-        while (ncreated > 0) {
-            dir[created[--ncreated]] = 0;
-            (void)rmdir(dir);
-        }
+        st = bl_fail(err, BL_ENOMEM, "out of memory for the receipt");
     }
+    if (st != BL_OK)
+        bl_dir_remove_created(dest, created);
     bl_free(file);
-    bl_free(created);
-    bl_free(dir);
     return st;
 }
 
@@ -216,7 +129,7 @@ static int qualify_main(const bl_cli_args *args)
     bl_error err = {0};
     struct stat sb;
     if (lstat(dest, &sb) == 0) {
-        exists_error(dest, &err);
+        bl_fail(&err, BL_EEXIST, "%s: %s", dest, strerror(EEXIST));
         return bl_cli_report(&err);
     }
     bl_json *receipt = NULL;

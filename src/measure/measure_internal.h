@@ -6,6 +6,8 @@
 #ifndef BL_MEASURE_INTERNAL_H
 #define BL_MEASURE_INTERNAL_H
 
+#include <stdbool.h>
+
 #include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
 
@@ -17,6 +19,12 @@ void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *
 bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out);
 /* A real, or null when v is not finite (JSON has no NaN). */
 bl_json *bl_measure_real_or_null(double v);
+
+/* The string member `key` of object o, or NULL (o NULL, key absent or not
+ * a string): for reading receipts that may come from a failed worker. */
+const char *bl_measure_string(const bl_json *o, const char *key);
+/* Both strings present and equal. */
+bool bl_measure_equal(const char *a, const char *b);
 
 /* CLOCK_MONOTONIC in seconds. */
 double bl_measure_monotonic(void);

@@ -1,5 +1,6 @@
 /* The JSON-building helpers of measure_internal.h. */
 #include <math.h>
+#include <string.h>
 
 #include "measure_internal.h"
 
@@ -39,4 +40,15 @@ bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out)
     }
     *out = value;
     return BL_OK;
+}
+
+const char *bl_measure_string(const bl_json *o, const char *key)
+{
+    const bl_json *v = o ? bl_json_get(o, key) : NULL;
+    return v && bl_json_kindof(v) == BL_JSON_STRING ? bl_json_get_string(v, NULL) : NULL;
+}
+
+bool bl_measure_equal(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
 }

@@ -21,6 +21,7 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/buf.h"
+#include "brainlesslab/records.h"
 #include "brainlesslab/version.h"
 #include "measure_internal.h"
 #include "profile_internal.h"
@@ -78,30 +79,19 @@ bl_status bl_profile_parse_worker_output(const char *text, bl_json **receipt, bl
     return BL_OK;
 }
 
-static const char *get_string(const bl_json *o, const char *key)
-{
-    const bl_json *v = o ? bl_json_get(o, key) : NULL;
-    return v && bl_json_kindof(v) == BL_JSON_STRING ? bl_json_get_string(v, NULL) : NULL;
-}
-
-static bool equal_strings(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
-
 /* Every sample of `list` complete with `trials` completed trials. */
 static bool rows_complete(const bl_json *list, int64_t trials)
 {
     for (size_t i = 0; i < bl_json_size(list); i++) {
         const bl_json *row = bl_json_at(list, i);
-        if (!equal_strings(get_string(row, "status"), "complete"))
+        if (!bl_measure_equal(bl_measure_string(row, "status"), "complete"))
             return false;
         const bl_json *st = bl_json_get(row, "trial_statuses");
         if (!st || bl_json_kindof(st) != BL_JSON_ARRAY || (int64_t)bl_json_size(st) != trials)
             return false;
         for (size_t k = 0; k < bl_json_size(st); k++)
             if (bl_json_kindof(bl_json_at(st, k)) != BL_JSON_STRING ||
-                !equal_strings(bl_json_get_string(bl_json_at(st, k), NULL), "completed"))
+                !bl_measure_equal(bl_json_get_string(bl_json_at(st, k), NULL), "completed"))
                 return false;
     }
     return true;
@@ -113,7 +103,7 @@ bool bl_profile_row_complete(const bl_json *row, int returncode, const bl_profil
     *error = NULL;
     const bl_json *samples = bl_json_get(row, "samples");
     const bl_json *warmups = bl_json_get(row, "warmups");
-    if (returncode != 0 || !equal_strings(get_string(row, "status"), "complete") || !samples ||
+    if (returncode != 0 || !bl_measure_equal(bl_measure_string(row, "status"), "complete") || !samples ||
         !warmups || bl_json_kindof(samples) != BL_JSON_ARRAY ||
         bl_json_kindof(warmups) != BL_JSON_ARRAY ||
         bl_json_size(samples) != (size_t)(1 + a->samples) ||
@@ -125,11 +115,11 @@ bool bl_profile_row_complete(const bl_json *row, int returncode, const bl_profil
     if (first) {
         const bl_json *s0 = bl_json_at(samples, 0);
         const bl_json *f0 = bl_json_at(bl_json_get(first, "samples"), 0);
-        if (!equal_strings(get_string(row, "protocol_signature"),
-                           get_string(first, "protocol_signature")) ||
-            !equal_strings(get_string(s0, "work_signature"), get_string(f0, "work_signature")) ||
-            !equal_strings(get_string(s0, "outcome_signature"),
-                           get_string(f0, "outcome_signature"))) {
+        if (!bl_measure_equal(bl_measure_string(row, "protocol_signature"),
+                           bl_measure_string(first, "protocol_signature")) ||
+            !bl_measure_equal(bl_measure_string(s0, "work_signature"), bl_measure_string(f0, "work_signature")) ||
+            !bl_measure_equal(bl_measure_string(s0, "outcome_signature"),
+                           bl_measure_string(f0, "outcome_signature"))) {
             *error = "scientific work/outcomes changed between processes";
             return false;
         }
@@ -272,9 +262,9 @@ static bl_status judge_activity(const bl_profile_args *a, const bl_json *t, bl_e
 {
     if (a->allow_background_activity)
         return BL_OK;
-    const char *status = get_string(t, "status");
-    if (!equal_strings(status, "available")) {
-        const char *why = get_string(t, "diagnostic");
+    const char *status = bl_measure_string(t, "status");
+    if (!bl_measure_equal(status, "available")) {
+        const char *why = bl_measure_string(t, "diagnostic");
         return bl_fail(err, BL_EUSAGE,
                        "background-activity telemetry is %s%s%s; pass "
                        "--allow-background-activity to measure anyway",
@@ -290,7 +280,7 @@ static bl_status judge_activity(const bl_profile_args *a, const bl_json *t, bl_e
         const bl_json *p = bl_json_at(procs, i);
         const bl_json *pid = bl_json_get(p, "pid"), *cpu = bl_json_get(p, "cpu_percent");
         int k = snprintf(list + used, sizeof list - used, "%s%s (pid %lld, %.1f%%)",
-                         i ? ", " : "", get_string(p, "executable") ? get_string(p, "executable") : "?",
+                         i ? ", " : "", bl_measure_string(p, "executable") ? bl_measure_string(p, "executable") : "?",
                          pid && bl_json_kindof(pid) == BL_JSON_INT ? (long long)bl_json_get_int(pid) : -1LL,
                          cpu && bl_json_kindof(cpu) == BL_JSON_REAL ? bl_json_get_real(cpu) : 0.0);
         if (k < 0 || (size_t)k >= sizeof list - used)
@@ -303,33 +293,8 @@ static bl_status judge_activity(const bl_profile_args *a, const bl_json *t, bl_e
                    n, n == 1 ? "" : "es", a->activity_cpu_threshold, list, n > 5 ? ", ..." : "");
 }
 
-/* mkdir -p of DEST's parents, then DEST itself exclusively. */
-static bl_status create_destination(const char *dest, bl_error *err)
-{
-    size_t n = strlen(dest);
-    char *p = bl_malloc(n + 1);
-    if (!p)
-        return bl_fail(err, BL_ENOMEM, "out of memory for the destination");
-    memcpy(p, dest, n + 1);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            bl_status st = bl_fail(err, BL_EOS, "cannot create %s: %s", p, strerror(errno));
-            bl_free(p);
-            return st;
-        }
-        *s = '/';
-    }
-    bl_free(p);
-    if (mkdir(dest, 0777) != 0)
-        return bl_fail(err, errno == EEXIST ? BL_EEXIST : BL_EOS, "%s: %s", dest,
-                       strerror(errno));
-    return BL_OK;
-}
-
-/* receipt.json: exclusive create, JSON with indent 2 and a newline, fsynced. */
+/* receipt.json: JSON with indent 2 and a newline, created exclusively and
+ * synced (never half-written). */
 static bl_status write_receipt(const char *path, const bl_json *receipt, bl_error *err)
 {
     bl_buf b;
@@ -339,23 +304,8 @@ static bl_status write_receipt(const char *path, const bl_json *receipt, bl_erro
         bl_buf_putc(&b, '\n');
         st = bl_buf_status(&b, err);
     }
-    int fd = st == BL_OK ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-    if (st == BL_OK && fd < 0)
-        st = bl_fail(err, errno == EEXIST ? BL_EEXIST : BL_EOS, "cannot create %s: %s", path,
-                     strerror(errno));
-    for (size_t off = 0; st == BL_OK && off < b.len;) {
-        ssize_t k = write(fd, b.data + off, b.len - off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            st = bl_fail(err, BL_EOS, "cannot write %s: %s", path, strerror(errno));
-        else
-            off += (size_t)k;
-    }
-    if (st == BL_OK && fsync(fd) != 0)
-        st = bl_fail(err, BL_EOS, "cannot write %s: %s", path, strerror(errno));
-    if (fd >= 0 && close(fd) != 0 && st == BL_OK)
-        st = bl_fail(err, BL_EOS, "cannot write %s: %s", path, strerror(errno));
+    if (st == BL_OK)
+        st = bl_file_write_new(path, b.data, b.len, err);
     bl_buf_free(&b);
     return st;
 }
@@ -426,7 +376,7 @@ static bl_status run_phase(const bl_profile_args *a, const char *self, const bl_
                        bl_json_copy(bl_json_value_at(worker, i)), err);
     if (st == BL_OK && !error && !bl_profile_row_complete(row, returncode, a, first, &error)) {
         /* Keep the worker's own reason when it gave one. */
-        const char *own = get_string(row, "error");
+        const char *own = bl_measure_string(row, "error");
         if (own && strcmp(error, "worker failed or reported an incomplete receipt") == 0)
             error = own;
     }
@@ -481,7 +431,7 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     }
     /* Exclusive: a destination that appeared since the check is refused
      * like one that was there (FileExistsError), and left alone. */
-    if ((st = create_destination(a->destination, err)) != BL_OK)
+    if ((st = bl_dir_create_exclusive(a->destination, NULL, err)) != BL_OK)
         goto done;
 
     rows = bl_json_array();
@@ -500,7 +450,7 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
             if (p == 0)
                 first = last;
             interrupted = h && h->interrupt && *h->interrupt;
-            if (!equal_strings(get_string(last, "status"), "complete")) {
+            if (!bl_measure_equal(bl_measure_string(last, "status"), "complete")) {
                 all_complete = false;
                 break; /* this backend's later phases would measure a failure */
             }

@@ -236,17 +236,6 @@ static bl_status evaluation_runtime(const bl_json *prepared, const bl_profile_wo
     return bl_measure_hand_over(st, meta, out);
 }
 
-static const char *row_string(const bl_json *row, const char *key)
-{
-    const bl_json *v = bl_json_get(row, key);
-    return v && bl_json_kindof(v) == BL_JSON_STRING ? bl_json_get_string(v, NULL) : NULL;
-}
-
-static bool same_string(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 /* One evaluation: resolve, evaluate (timed as one span), then the optional
  * record (timed apart). The row goes to *row. */
 static bl_status one_evaluation(const bl_profile_args *a, const bl_profile_hooks *h,
@@ -422,10 +411,10 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
             first_end = end;
         /* Every evaluation repeats the same worlds: its work and outcomes
          * must equal the first's, or the timings describe different work. */
-        if (first && strcmp(row_string(row, "status"), "complete") == 0 &&
-            (!same_string(row_string(row, "work_signature"), row_string(first, "work_signature")) ||
-             !same_string(row_string(row, "outcome_signature"),
-                          row_string(first, "outcome_signature"))))
+        if (first && bl_measure_equal(bl_measure_string(row, "status"), "complete") &&
+            (!bl_measure_equal(bl_measure_string(row, "work_signature"), bl_measure_string(first, "work_signature")) ||
+             !bl_measure_equal(bl_measure_string(row, "outcome_signature"),
+                          bl_measure_string(first, "outcome_signature"))))
             st = fail_row(row, "repeated scientific work or raw outcomes changed", err);
         bl_json *list = strcmp(phase, "warmup") == 0 ? warmups : samples;
         bl_measure_append(&st, list, row, err);
@@ -434,8 +423,8 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
         row = bl_json_at(list, bl_json_size(list) - 1);
         if (i == 0)
             first = row;
-        if (strcmp(row_string(row, "status"), "complete") != 0)
-            failure = row_string(row, "error");
+        if (!bl_measure_equal(bl_measure_string(row, "status"), "complete"))
+            failure = bl_measure_string(row, "error");
         if (interrupted && !failure)
             failure = "KeyboardInterrupt: interrupted";
     }

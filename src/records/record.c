@@ -90,15 +90,18 @@ bl_status bl_record_name(const char *root, const char *plan_id, char **out, bl_e
     return st;
 }
 
-/* mkdir -p of the parents of `dest`, then `dest` itself exclusively. When
- * anything fails, the directories this call created are removed again, so
- * a refused reservation leaves no trace. A component in the way that is not
- * a directory is FileExistsError "<path>: exists and is not a directory". */
-static bl_status create_exclusive(const char *dest, bl_error *err)
+/* The length of dest without trailing slashes (a lone "/" stays). */
+static size_t trimmed_length(const char *dest)
 {
     size_t len = strlen(dest);
     while (len > 1 && dest[len - 1] == '/')
         len--;
+    return len;
+}
+
+bl_status bl_dir_create_exclusive(const char *dest, size_t *created_from, bl_error *err)
+{
+    size_t len = trimmed_length(dest);
     if (len == 0)
         return bl_fail(err, BL_ENOENT, "'': cannot create directory: %s", strerror(ENOENT));
     char *path = bl_strndup(dest, len);
@@ -138,10 +141,32 @@ static bl_status create_exclusive(const char *dest, bl_error *err)
             path[created[--ncreated]] = 0;
             (void)rmdir(path);
         }
+    else if (created_from)
+        *created_from = created[0]; /* dest itself was created, so ncreated >= 1 */
 done:
     bl_free(created);
     bl_free(path);
     return st;
+}
+
+void bl_dir_remove_created(const char *dest, size_t created_from)
+{
+    size_t len = trimmed_length(dest);
+    char *path = bl_strndup(dest, len);
+    if (!path)
+        return;
+    /* dest, then each parent while it is still at least the first
+     * directory the creation made. */
+    while (len >= created_from && len > 0) {
+        path[len] = 0;
+        if (rmdir(path) != 0)
+            break;
+        while (len > 0 && path[len - 1] != '/')
+            len--;
+        while (len > 1 && path[len - 1] == '/')
+            len--;
+    }
+    bl_free(path);
 }
 
 /* Writes all of `data` to fd; a short write is an error with errno. */
@@ -159,6 +184,33 @@ static int write_all(int fd, const void *data, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+bl_status bl_file_write_new(const char *path, const void *data, size_t len, bl_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return errno == EEXIST ? bl_fail(err, BL_EEXIST, "%s: %s", path, strerror(EEXIST))
+                               : os_fail(err, errno, path, NULL);
+    bl_status st = BL_OK;
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0)
+        st = os_fail(err, errno, path, NULL);
+    if (close(fd) != 0 && st == BL_OK)
+        st = os_fail(err, errno, path, NULL);
+    if (st != BL_OK) {
+        (void)unlink(path); /* nothing half-written may stay */
+        return st;
+    }
+    /* The new directory entry must reach the disk too. */
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? bl_strndup(path, slash == path ? 1 : (size_t)(slash - path)) : NULL;
+    int dfd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
+    bl_free(dir);
+    return BL_OK;
 }
 
 /* Creates dir/rel exclusively (one directory level at most, never through
@@ -257,7 +309,7 @@ bl_status bl_record_reserve(const char *dest, bl_reservation *out, bl_error *err
     bl_hex(rnd, sizeof rnd, out->token);
     if (!(out->path = bl_strdup(dest)))
         return nomem(err);
-    if ((st = create_exclusive(dest, err)) != BL_OK)
+    if ((st = bl_dir_create_exclusive(dest, NULL, err)) != BL_OK)
         goto fail;
     int fd = bl_record_open_dir(dest);
     if (fd < 0) {
