@@ -221,6 +221,20 @@ bl_status bl_plan_at(bl_status st, bl_error *err, const char *fmt, ...)
     return st;
 }
 
+/* "<text> (found <key> = <value>, expected <expected>)": the spec's text
+ * with what the plan holds and what it could hold instead. */
+static bl_status fail_found(bl_error *err, const char *text, const char *key, const bl_json *v,
+                            const char *expected)
+{
+    char storage[BL_ERROR_MAX];
+    bl_buf b;
+    bl_buf_init_fixed(&b, storage, sizeof storage);
+    bl_buf_printf(&b, "%s (found %s = ", text, key);
+    put_value(&b, v);
+    bl_buf_printf(&b, ", expected %s)", expected);
+    return fail_buf(err, &b);
+}
+
 /* The "integer >= m" check of §1.2: bools and reals are not integers. */
 static bl_status need_int(const bl_json *v, const char *name, int64_t minimum, bl_error *err)
 {
@@ -652,7 +666,8 @@ static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err
             return bl_fail(err, BL_EVALUE, "horizon must exceed warmup");
     }
     if (scope && !one_of(scope, scopes, COUNT(scopes)))
-        return bl_fail(err, BL_EVALUE, "invalid construction_scope");
+        return fail_found(err, "invalid construction_scope", "construction_scope", scope,
+                          "evaluation, block or trial");
     if (partition) {
         if (!truthy(partition))
             return bl_fail(err, BL_EVALUE,
@@ -780,10 +795,12 @@ static bl_status check_plan(const bl_json *doc, const bl_json *targets, bl_error
         }
     const bl_json *op = bl_json_get(doc, "operation");
     if (op && !one_of(op, operations, COUNT(operations)))
-        return bl_fail(err, BL_EVALUE, "unsupported operation");
+        return fail_found(err, "unsupported operation", "operation", op,
+                          "profile, sweep, ablate, benchmark or calibrate");
     const bl_json *ev = bl_json_get(doc, "evidence");
     if (ev && !one_of(ev, evidence, COUNT(evidence)))
-        return bl_fail(err, BL_EVALUE, "unknown evidence state");
+        return fail_found(err, "unknown evidence state", "evidence", ev,
+                          "planned, exploratory, tuned, frozen or retired");
     if (ev && (is_string(ev, "confirmed") || is_string(ev, "promoted")))
         return bl_fail(err, BL_EVALUE,
                        "the development runner cannot confer confirmed or promoted evidence");
@@ -815,32 +832,25 @@ static bl_status check_format(const bl_json *doc, bl_error *err)
         return bl_fail(err, BL_EVALUE, "%s (the file is empty)", spec);
     const bl_json *format = bl_json_get(doc, "format");
     const bl_json *version = bl_json_get(doc, "format_version");
-    char storage[BL_ERROR_MAX];
-    bl_buf b;
-    bl_buf_init_fixed(&b, storage, sizeof storage);
-    bl_buf_printf(&b, "%s (", spec);
-    if (!format) {
-        bl_buf_puts(&b, "found no format key, expected format = \"brainlesslab-plan\")");
-    } else if (is_string(format, "brainlesslab-record")) {
-        bl_buf_puts(&b, "found format = \"brainlesslab-record\": this is a record manifest, "
-                        "not a plan; run plans, inspect records)");
-    } else if (!is_string(format, "brainlesslab-plan")) {
-        bl_buf_puts(&b, "found format = ");
-        put_value(&b, format);
-        bl_buf_puts(&b, ", expected format = \"brainlesslab-plan\")");
-    } else if (!version) {
-        bl_buf_puts(&b, "found no format_version key, expected format_version = 4)");
-    } else if ((bl_json_kindof(version) == BL_JSON_INT && bl_json_get_int(version) == 4) ||
-               (bl_json_kindof(version) == BL_JSON_REAL && bl_json_get_real(version) == 4.0)) {
-        /* Python compares numerically: 4 and 4.0 pass (a bool never equals 4). */
-        bl_buf_free(&b);
+    if (!format)
+        return bl_fail(err, BL_EVALUE,
+                       "%s (found no format key, expected format = \"brainlesslab-plan\")",
+                       spec);
+    if (is_string(format, "brainlesslab-record"))
+        return bl_fail(err, BL_EVALUE,
+                       "%s (found format = \"brainlesslab-record\": this is a record "
+                       "manifest, not a plan; run plans, inspect records)",
+                       spec);
+    if (!is_string(format, "brainlesslab-plan"))
+        return fail_found(err, spec, "format", format, "format = \"brainlesslab-plan\"");
+    if (!version)
+        return bl_fail(err, BL_EVALUE,
+                       "%s (found no format_version key, expected format_version = 4)", spec);
+    /* Python compares numerically: 4 and 4.0 pass (a bool never equals 4). */
+    if ((bl_json_kindof(version) == BL_JSON_INT && bl_json_get_int(version) == 4) ||
+        (bl_json_kindof(version) == BL_JSON_REAL && bl_json_get_real(version) == 4.0))
         return BL_OK;
-    } else {
-        bl_buf_puts(&b, "found format_version = ");
-        put_value(&b, version);
-        bl_buf_puts(&b, ", expected format_version = 4)");
-    }
-    return fail_buf(err, &b);
+    return fail_found(err, spec, "format_version", version, "format_version = 4");
 }
 
 bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err)

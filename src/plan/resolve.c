@@ -416,8 +416,12 @@ static bl_status check_interventions(const bl_json *target, bool falandays, bool
         return st;
     bool reservoir = strcmp(bl_plan_string(target, "controller"), "reservoir") == 0;
     for (size_t i = 0; i < n; i++) {
-        if (bl_plan_int(bl_json_at(list, i), "tick") > horizon)
-            return bl_fail(err, BL_EVALUE, "intervention is beyond the trial horizon");
+        int64_t tick = bl_plan_int(bl_json_at(list, i), "tick");
+        if (tick > horizon)
+            return bl_fail(err, BL_EVALUE,
+                           "intervention is beyond the trial horizon (interventions[%zu] has "
+                           "tick %lld, the horizon is %lld)",
+                           i, (long long)tick, (long long)horizon);
         if (!reservoir)
             return bl_fail(err, BL_EVALUE,
                            "reservoir interventions require a reservoir controller");
