@@ -14,6 +14,10 @@
  * gives one, followed by what was found in parentheses where that helps.
  * bl_plan_read puts the file in front ("<file>: <where>: <text>").
  * Wording where the spec gives none (documented in docs/plans.md, ours):
+ *  - the format check keeps the spec's text and adds what was found: "(the
+ *    file is empty)", "(found format_version = 5, expected format_version =
+ *    4)", and for a record manifest "(found format = "brainlesslab-record":
+ *    this is a record manifest, not a plan; run plans, inspect records)";
  *  - unknown key:   "invalid <Class> fields: unknown key '<name>' (allowed:
  *    <keys>)";
  *  - missing key:   "invalid <Class> fields: missing required key 'id'"
