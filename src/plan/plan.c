@@ -197,21 +197,6 @@ static void put_value(bl_buf *b, const bl_json *v)
         b->failed = true;
 }
 
-/* A key as a TOML path spells it: bare when it can be, else quoted. */
-static void put_key(bl_buf *b, const char *key, size_t len)
-{
-    bool bare = len > 0;
-    for (size_t i = 0; i < len && bare; i++) {
-        char c = key[i];
-        bare = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_' || c == '-';
-    }
-    if (bare)
-        bl_buf_append(b, key, len);
-    else if (bl_json_write_string(b, key, len, false, NULL) != BL_OK)
-        b->failed = true;
-}
-
 bl_status bl_plan_at(bl_status st, bl_error *err, const char *fmt, ...)
 {
     if (st == BL_OK || st == BL_ENOMEM)
@@ -369,7 +354,8 @@ static bl_status check_options(const bl_json *opts, const char *cls, const char 
         bl_buf b;
         bl_buf_init_fixed(&b, storage, sizeof storage);
         bl_buf_printf(&b, "%s.%s.", where, name);
-        put_key(&b, key, len);
+        /* Keys of a parsed document are valid UTF-8, the one refusal. */
+        (void)bl_toml_put_key(&b, key, len, NULL);
         if (b.failed) {
             bl_buf_free(&b);
             return nomem(err);

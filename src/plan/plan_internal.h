@@ -23,6 +23,10 @@ struct bl_resolved_plan {
  * appended to `b`; objects are written as dicts. */
 bool bl_plan_repr(bl_buf *b, const bl_json *v);
 
+/* A key as TOML spells it (bare where it can be, else a quoted basic
+ * string), appended to `out` (toml_write.c). */
+bl_status bl_toml_put_key(bl_buf *out, const char *k, size_t len, bl_error *err);
+
 /* Puts `where` (printf-formatted: the TOML path of the offending table or
  * value, or the plan's file) in front of a failed status's message and
  * returns the status. BL_OK and memory errors pass untouched: running out of
