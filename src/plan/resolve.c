@@ -8,15 +8,17 @@
  * values are then read into the C config and checked by the model's own
  * validation. Error texts where the spec gives none (ours, documented):
  * an unknown parameter name → TypeError "unknown <kind> parameter '<name>'
- * (allowed: <names>)"; a non-number for a numeric field → TypeError "<Config>.<name> must be a
- * number"; a non-bool for a SORN learn_on → TypeError "learn_on must be a
- * bool" (the reference's text); for a Falandays flag → TypeError
- * "FalandaysConfig.<name> must be a bool"; a non-array input_link_p →
- * TypeError "FalandaysConfig.input_link_p must be an array of numbers".
- * Every error of a target is located: "targets[<i>]: ", or
- * "targets[<i>].composition.node.parameters: " and
- * "...task.options: " for the configuration and the task options; a plan
- * read from a file puts the file in front. */
+ * (allowed: <names>)"; a non-number for a numeric field → TypeError
+ * "<Config>.<name> must be a number"; a non-bool for a SORN learn_on →
+ * TypeError "learn_on must be a bool" (the reference's text); for a
+ * Falandays flag → TypeError "FalandaysConfig.<name> must be a bool"; a
+ * non-array input_link_p → TypeError "FalandaysConfig.input_link_p must be
+ * an array of numbers". Every error of a target is located in front:
+ * "targets[<i>]: ", or "targets[<i>].composition.node.parameters: " and
+ * "targets[<i>].composition.task.options: " for the configuration and the
+ * task options; a plan read from a file puts the file before that. Where
+ * the spec's text leaves out a number a person needs (the scored ticks, the
+ * episode length, the tick past the horizon), it follows in parentheses. */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
