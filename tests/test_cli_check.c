@@ -218,6 +218,179 @@ static void test_errors_are_one_line(void **state)
     free(dir);
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Runs `<cmd> '<path>'<rest>` and expects exit 1, nothing on stdout and
+ * exactly the line "brainlesslab: <kind>: <path>: <message>". */
+static void expect_plan_error(const char *cmd, const char *path, const char *rest,
+                              const char *kind, const char *message)
+{
+    char args[8600], want[8600];
+    snprintf(args, sizeof args, "%s%s", quoted(cmd, path), rest);
+    snprintf(want, sizeof want, "brainlesslab: %s: %s: %s\n", kind, path, message);
+    char *out, *err;
+    int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != 1 || out[0] || strcmp(err, want) != 0)
+        fail_msg("brainlesslab %s: exit %d, stdout '%s', stderr\n  %s  expected\n  %s", args, rc,
+                 out, err, want);
+    free(out);
+    free(err);
+}
+
+#define PLAN_HEAD "format = \"brainlesslab-plan\"\nformat_version = 4\n"
+#define FORMAT "requires fresh Python plan v4; historical plans require archived Julia"
+
+/* Files that are no plan say what they are instead, after the spec's
+ * text: an empty file, a newer plan, a plan without its format, and the
+ * manifest of a real record (written here by `run`). */
+static void test_not_a_plan_says_what_was_found(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+
+    snprintf(path, sizeof path, "%s/empty.toml", dir);
+    write_text(path, "");
+    expect_plan_error("check", path, "", "ValueError", FORMAT " (the file is empty)");
+
+    snprintf(path, sizeof path, "%s/v5.toml", dir);
+    write_text(path, "format = \"brainlesslab-plan\"\nformat_version = 5\nid = \"x\"\n");
+    expect_plan_error("check", path, "", "ValueError",
+                      FORMAT " (found format_version = 5, expected format_version = 4)");
+
+    snprintf(path, sizeof path, "%s/unformatted.toml", dir);
+    write_text(path, "id = \"x\"\n[[targets]]\nid = \"a\"\n");
+    expect_plan_error("check", path, "", "ValueError",
+                      FORMAT " (found no format key, expected format = \"brainlesslab-plan\")");
+
+    char plan[4200], args[8600];
+    snprintf(plan, sizeof plan, "%s/../plans/quick-start.toml", bl_test_tests_dir());
+    snprintf(args, sizeof args, "%s --root '%s/records'", quoted("run", plan), dir);
+    char *out, *err;
+    if (bl_test_run_cli(args, &out, &err) != 0)
+        fail_msg("run quick-start: %s", err);
+    bl_json *line = NULL;
+    BL_CHECK(bl_json_parse(out, strlen(out), "run output", &line, NULL));
+    snprintf(path, sizeof path, "%s/record.toml",
+             bl_json_get_string(bl_json_get(line, "record"), NULL));
+    bl_json_free(line);
+    free(out);
+    free(err);
+    expect_plan_error("check", path, "", "ValueError",
+                      FORMAT " (found format = \"brainlesslab-record\": this is a record "
+                             "manifest, not a plan; run plans, inspect records)");
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* Unknown keys name the file, the table (a TOML path) and what is allowed
+ * there, after the spec's "invalid <Class> fields: "; so do the errors of
+ * resolution, in the target they belong to. */
+static void test_plan_errors_name_file_and_table(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/plan.toml", dir);
+    static const struct {
+        const char *toml, *kind, *message;
+    } cases[] = {
+        {PLAN_HEAD "id = \"p\"\nfoo = 1\n[[targets]]\nid = \"a\"\n", "ValueError",
+         "invalid Plan fields: unknown key 'foo' (allowed: id, targets, evaluation, numerics, "
+         "operation, question, version, evidence, diagnostic)"},
+        {PLAN_HEAD "id = \"p\"\n[[targets]]\nid = \"a\"\n[[targets]]\nid = \"b\"\n"
+                   "[[targets]]\nid = \"c\"\n[targets.composition.node]\nfoo = 1\n",
+         "ValueError",
+         "targets[2].composition.node: invalid NodeSpec fields: unknown key 'foo' (allowed: "
+         "kind, parameters)"},
+        {PLAN_HEAD "id = \"p\"\n[[targets]]\nid = \"a\"\n[evaluation]\nseeds = 3\n",
+         "ValueError",
+         "evaluation: invalid EvaluationSpec fields: unknown key 'seeds' (allowed: blocks, "
+         "trials_per_block, horizon, warmup, construction_scope, root_seed, seed_partition)"},
+        {PLAN_HEAD "id = \"p\"\n[[targets]]\nid = \"a\"\n[numerics]\nfma = true\n",
+         "ValueError",
+         "numerics: invalid NumericalPolicy fields: unknown key 'fma' (allowed: dtype, "
+         "fast_math, reduction, rng)"},
+        {PLAN_HEAD "id = \"p\"\n[[targets]]\nid = \"a\"\ninterventions = [{tick = 1, verb = "
+                   "\"blind_input\"}, {tick = 2, verb = \"shuffle_input\", at = 3}]\n",
+         "ValueError",
+         "targets[0].interventions[1]: invalid Intervention fields: unknown key 'at' (allowed: "
+         "tick, verb)"},
+        {PLAN_HEAD "id = \"p\"\n[[targets]]\nid = \"a\"\n[[targets]]\nid = \"b\"\n"
+                   "[targets.composition.task.options]\ncue_tiks = 4\n",
+         "ValueError", "targets[1].composition.task.options: unknown options for delayed_cue: "
+                       "['cue_tiks']"},
+        {PLAN_HEAD "id = \"p\"\n[[targets]]\nid = \"a\"\n[targets.composition.node."
+                   "parameters]\nleek = 0.1\n",
+         "TypeError",
+         "targets[0].composition.node.parameters: unknown falandays parameter 'leek' (allowed: "
+         "leak, lrate_wmat, lrate_targ, threshold_mult, targ_min, input_weight, "
+         "weight_init_std, learn_on, link_p, input_link_p, weight_init_mode, "
+         "recurrent_init_scale, rectify, repair_masks, axis, inhibitory_frac, drive, "
+         "membrane_noise, noise_gain)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_text(path, cases[i].toml);
+        expect_plan_error("check", path, "", cases[i].kind, cases[i].message);
+    }
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* A plan id with a control character (C0, DEL, C1) is refused by check,
+ * and by run before anything exists on disk: the record directory would
+ * carry the character in its name. */
+static void test_control_characters_in_plan_ids(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    static const struct {
+        const char *id, *code;
+    } cases[] = {
+        {"line\\nbreak", "U+000A"}, {"tab\\tbed", "U+0009"}, {"del\\u007F", "U+007F"},
+        {"next\\u0085line", "U+0085"}, {"csi\\u009B", "U+009B"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[4200], text[512], message[256], root[4300], rest[4400];
+        snprintf(path, sizeof path, "%s/plan%zu.toml", dir, i);
+        snprintf(text, sizeof text,
+                 PLAN_HEAD "id = \"%s\"\n[[targets]]\nid = \"a\"\n[targets.composition]\n"
+                           "count = 8\n[evaluation]\nblocks = 1\n",
+                 cases[i].id);
+        write_text(path, text);
+        snprintf(message, sizeof message,
+                 "plan id must be a portable record-name component (the id holds the control "
+                 "character %s)",
+                 cases[i].code);
+        expect_plan_error("check", path, "", "ValueError", message);
+        snprintf(root, sizeof root, "%s/records", dir);
+        snprintf(rest, sizeof rest, " --root '%s'", root);
+        expect_plan_error("run", path, rest, "ValueError", message);
+        struct stat sb;
+        if (stat(root, &sb) == 0)
+            fail_msg("run created %s for a refused plan id", root);
+    }
+    /* The same plan with a plain id runs: the refusal above was the id's. */
+    char path[4200], args[8600];
+    snprintf(path, sizeof path, "%s/plain.toml", dir);
+    write_text(path, PLAN_HEAD "id = \"plain\"\n[[targets]]\nid = \"a\"\n"
+                     "[targets.composition]\ncount = 8\n[evaluation]\nblocks = 1\n");
+    snprintf(args, sizeof args, "%s --root '%s/records'", quoted("run", path), dir);
+    char *out, *err;
+    if (bl_test_run_cli(args, &out, &err) != 0)
+        fail_msg("run plain.toml: %s", err);
+    free(out);
+    free(err);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 /* Ctrl-C while check waits for its plan (a FIFO nobody writes) ends it with
  * exit 130 and one line, and nothing on stdout. */
 static void test_interrupt_exits_130(void **state)
@@ -308,6 +481,9 @@ int main(void)
         cmocka_unit_test(test_every_plan_checks),
         cmocka_unit_test(test_sweep_leak_ids),
         cmocka_unit_test(test_errors_are_one_line),
+        cmocka_unit_test(test_not_a_plan_says_what_was_found),
+        cmocka_unit_test(test_plan_errors_name_file_and_table),
+        cmocka_unit_test(test_control_characters_in_plan_ids),
         cmocka_unit_test(test_interrupt_exits_130),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

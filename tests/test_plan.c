@@ -30,6 +30,7 @@ static bl_json *doc(const char *text)
     return v;
 }
 
+#define FORMAT "requires fresh Python plan v4; historical plans require archived Julia"
 #define HEAD "`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `p`"
 #define TARGET "{`id`: `a`}"
 
@@ -340,154 +341,240 @@ typedef struct bad_case {
 static const bad_case document_errors[] = {
     /* §2.1 step 2 */
     {"{`format`: `brainlesslab-plan`, `format_version`: 3, `id`: `p`}", BL_EVALUE,
-     "requires fresh Python plan v4; historical plans require archived Julia"},
+     FORMAT " (found format_version = 3, expected format_version = 4)"},
     {"{`format_version`: 4, `id`: `p`}", BL_EVALUE,
-     "requires fresh Python plan v4; historical plans require archived Julia"},
+     FORMAT " (found no format key, expected format = \"brainlesslab-plan\")"},
     {"{`format`: `brainlesslab-plan`, `format_version`: true}", BL_EVALUE,
-     "requires fresh Python plan v4; historical plans require archived Julia"},
-    /* unknown and missing fields */
+     FORMAT " (found format_version = true, expected format_version = 4)"},
+    {"{`format`: `brainlesslab-plan`, `id`: `p`}", BL_EVALUE,
+     FORMAT " (found no format_version key, expected format_version = 4)"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4.5}", BL_EVALUE,
+     FORMAT " (found format_version = 4.5, expected format_version = 4)"},
+    {"{`format`: [`brainlesslab-plan`], `format_version`: 4}", BL_EVALUE,
+     FORMAT " (found format = [\"brainlesslab-plan\"], expected format = "
+            "\"brainlesslab-plan\")"},
+    {"{`format`: `brainlesslab-record`, `format_version`: 2, `id`: `r`}", BL_EVALUE,
+     FORMAT " (found format = \"brainlesslab-record\": this is a record manifest, not a plan; "
+            "run plans, inspect records)"},
+    {"{}", BL_EVALUE, FORMAT " (the file is empty)"},
+    {"[]", BL_EVALUE, FORMAT " (the document is not a table)"},
+    /* unknown and missing fields: the spec's "invalid <Class> fields: ",
+     * located, with what is allowed */
     {"{" HEAD ", `targets`: [" TARGET "], `colour`: 1}", BL_EVALUE,
-     "invalid Plan fields: Plan.__init__() got an unexpected keyword argument 'colour'"},
+     "invalid Plan fields: unknown key 'colour' (allowed: id, targets, evaluation, numerics, "
+     "operation, question, version, evidence, diagnostic)"},
     {"{`format`: `brainlesslab-plan`, `format_version`: 4, `targets`: [" TARGET "]}", BL_EVALUE,
-     "invalid Plan fields: Plan.__init__() missing 1 required positional argument: 'id'"},
-    {"{" HEAD ", `targets`: [{`label`: `x`}]}", BL_EVALUE,
-     "invalid EvaluationTarget fields: EvaluationTarget.__init__() missing 1 required "
-     "positional argument: 'id'"},
-    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{}]}]}", BL_EVALUE,
-     "invalid Intervention fields: Intervention.__init__() missing 2 required positional "
-     "arguments: 'tick' and 'verb'"},
+     "invalid Plan fields: missing required key 'id'"},
+    {"{" HEAD ", `targets`: [" TARGET ", {`label`: `x`}]}", BL_EVALUE,
+     "targets[1]: invalid EvaluationTarget fields: missing required key 'id'"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: `blind_input`}, "
+     "{}]}]}",
+     BL_EVALUE, "targets[0].interventions[1]: invalid Intervention fields: missing required "
+                "keys 'tick' and 'verb'"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `sorn`, `x`: 1}}}]}",
-     BL_EVALUE, "invalid NodeSpec fields: NodeSpec.__init__() got an unexpected keyword "
-                "argument 'x'"},
-    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`size`: 1}}]}", BL_EVALUE,
-     "invalid CompositionSpec fields: CompositionSpec.__init__() got an unexpected keyword "
-     "argument 'size'"},
+     BL_EVALUE, "targets[0].composition.node: invalid NodeSpec fields: unknown key 'x' "
+                "(allowed: kind, parameters)"},
+    {"{" HEAD ", `targets`: [" TARGET ", {`id`: `b`, `composition`: {`size`: 1}}]}", BL_EVALUE,
+     "targets[1].composition: invalid CompositionSpec fields: unknown key 'size' (allowed: "
+     "node, task, count, input_gain)"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`seeds`: 1}}", BL_EVALUE,
-     "invalid EvaluationSpec fields: EvaluationSpec.__init__() got an unexpected keyword "
-     "argument 'seeds'"},
+     "evaluation: invalid EvaluationSpec fields: unknown key 'seeds' (allowed: blocks, "
+     "trials_per_block, horizon, warmup, construction_scope, root_seed, seed_partition)"},
+    {"{" HEAD ", `targets`: [" TARGET "], `numerics`: {`fma`: false}}", BL_EVALUE,
+     "numerics: invalid NumericalPolicy fields: unknown key 'fma' (allowed: dtype, fast_math, "
+     "reduction, rng)"},
     {"{" HEAD ", `targets`: [" TARGET "], `numerics`: 5}", BL_EVALUE,
-     "invalid NumericalPolicy fields: argument after ** must be a mapping, not int"},
-    /* §1.1 configuration values */
+     "numerics: invalid NumericalPolicy fields: expected a table, found an integer"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: `pong`}}]}", BL_EVALUE,
+     "targets[0].composition.task: invalid TaskSpec fields: expected a table, found a string"},
+    {"{" HEAD ", `targets`: [" TARGET ", 7]}", BL_EVALUE,
+     "targets[1]: invalid EvaluationTarget fields: expected a table, found an integer"},
+    {"{" HEAD ", `targets`: {`id`: `a`}}", BL_EVALUE,
+     "invalid Plan fields: targets must be an array of tables ([[targets]]), found a table"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: {`tick`: 1}}]}", BL_EVALUE,
+     "targets[0]: invalid EvaluationTarget fields: interventions must be an array of tables, "
+     "found a table"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `label`: 3}]}", BL_EVALUE,
+     "targets[0]: invalid EvaluationTarget fields: label must be a string, found an integer"},
+    {"{" HEAD ", `targets`: [" TARGET "], `diagnostic`: `yes`}", BL_EVALUE,
+     "invalid Plan fields: diagnostic must be a boolean, found a string"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: [1]}}}]}",
+     BL_EVALUE, "targets[0].composition.node: invalid NodeSpec fields: parameters must be a "
+                "table, found an array"},
+    /* §1.1 configuration values, located down to the key */
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`options`: {`x`: {}}}}}]}",
-     BL_EVALUE, "invalid TaskSpec fields: unsupported configuration value: dict"},
+     BL_EVALUE, "targets[0].composition.task.options.x: invalid TaskSpec fields: unsupported "
+                "configuration value: dict"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
-     "{`x`: [1, null]}}}}]}",
-     BL_EVALUE, "invalid NodeSpec fields: unsupported configuration value: NoneType"},
-    /* §1.2 */
+     "{`a b`: [1, null]}}}}]}",
+     BL_EVALUE, "targets[0].composition.node.parameters.\"a b\": invalid NodeSpec fields: "
+                "unsupported configuration value: NoneType"},
+    /* §1.2: the spec's text after the location */
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: 64.0}}]}", BL_EVALUE,
-     "count must be an integer >= 1"},
+     "targets[0].composition: count must be an integer >= 1"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: true}}]}", BL_EVALUE,
-     "count must be an integer >= 1"},
-    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: 0}}]}", BL_EVALUE,
-     "count must be an integer >= 1"},
+     "targets[0].composition: count must be an integer >= 1"},
+    {"{" HEAD ", `targets`: [" TARGET ", {`id`: `b`, `composition`: {`count`: 0}}]}", BL_EVALUE,
+     "targets[1].composition: count must be an integer >= 1"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: -1}}]}", BL_EVALUE,
-     "input_gain must be finite and non-negative"},
+     "targets[0].composition: input_gain must be finite and non-negative"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: `x`}}]}", BL_EVALUE,
-     "invalid CompositionSpec fields: must be real number, not str"},
+     "targets[0].composition: invalid CompositionSpec fields: input_gain must be a number, "
+     "found a string"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `lif`}}}]}",
-     BL_EVALUE, "unsupported node 'lif'; archived nodes require Julia"},
+     BL_EVALUE, "targets[0].composition.node: unsupported node 'lif'; archived nodes require "
+                "Julia"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`kind`: `maze`}}}]}",
-     BL_EVALUE, "unsupported task 'maze'; historical tasks require Julia"},
+     BL_EVALUE, "targets[0].composition.task: unsupported task 'maze'; historical tasks require "
+                "Julia"},
     {"{" HEAD ", `targets`: [{`id`: ``}]}", BL_EVALUE,
-     "id must be a non-empty stable identity"},
+     "targets[0]: id must be a non-empty stable identity"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `mechanism_key`: ``}]}", BL_EVALUE,
-     "mechanism_key must be a non-empty stable identity"},
+     "targets[0]: mechanism_key must be a non-empty stable identity"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: "
      "`blind_input`}, {`tick`: 1, `verb`: `blind_input`}]}]}",
-     BL_EVALUE, "duplicate intervention"},
+     BL_EVALUE, "targets[0].interventions[1]: duplicate intervention (the same tick and verb as "
+                "interventions[0])"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 0, `verb`: "
      "`blind_input`}]}]}",
-     BL_EVALUE, "intervention tick must be an integer >= 1"},
+     BL_EVALUE, "targets[0].interventions[0]: intervention tick must be an integer >= 1"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: `sleep`}]}]}",
-     BL_EVALUE, "unsupported intervention 'sleep'"},
+     BL_EVALUE, "targets[0].interventions[0]: unsupported intervention 'sleep'"},
     {"{" HEAD ", `targets`: [" TARGET "], `numerics`: {`dtype`: `float16`}}", BL_EVALUE,
-     "dtype must be float64 or float32"},
+     "numerics: dtype must be float64 or float32"},
     {"{" HEAD ", `targets`: [" TARGET "], `numerics`: {`fast_math`: true}}", BL_EVALUE,
-     "this release supports strict ordered arithmetic and philox-host-v1"},
+     "numerics: this release supports strict ordered arithmetic and philox-host-v1"},
     {"{" HEAD ", `targets`: [" TARGET "], `numerics`: {`rng`: `mt19937`}}", BL_EVALUE,
-     "this release supports strict ordered arithmetic and philox-host-v1"},
+     "numerics: this release supports strict ordered arithmetic and philox-host-v1"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`construction_scope`: `run`}}",
-     BL_EVALUE, "invalid construction_scope"},
+     BL_EVALUE, "evaluation: invalid construction_scope (found construction_scope = \"run\", "
+                "expected evaluation, block or trial)"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`seed_partition`: ``}}", BL_EVALUE,
-     "seed_partition must name a disjoint scientific seed bank"},
+     "evaluation: seed_partition must name a disjoint scientific seed bank"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`horizon`: 5, `warmup`: 5}}",
-     BL_EVALUE, "horizon must exceed warmup"},
+     BL_EVALUE, "evaluation: horizon must exceed warmup"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`blocks`: 0}}", BL_EVALUE,
-     "blocks must be an integer >= 1"},
+     "evaluation: blocks must be an integer >= 1"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`warmup`: -1}}", BL_EVALUE,
-     "warmup must be an integer >= 0"},
+     "evaluation: warmup must be an integer >= 0"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`root_seed`: 1.5}}", BL_EVALUE,
-     "root_seed must be an integer >= 0"},
-    {"{" HEAD ", `targets`: []}", BL_EVALUE, "a plan needs an id and at least one target"},
-    {"{" HEAD "}", BL_EVALUE, "a plan needs an id and at least one target"},
-    {"{" HEAD ", `targets`: [" TARGET ", " TARGET "]}", BL_EVALUE,
-     "condition IDs must be unique"},
+     "evaluation: root_seed must be an integer >= 0"},
+    {"{" HEAD ", `targets`: []}", BL_EVALUE,
+     "a plan needs an id and at least one target (found no targets)"},
+    {"{" HEAD "}", BL_EVALUE, "a plan needs an id and at least one target (found no targets)"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `id`: ``, `targets`: [" TARGET "]}",
+     BL_EVALUE, "a plan needs an id and at least one target (the plan id is empty)"},
+    {"{" HEAD ", `targets`: [{`id`: `b`}, " TARGET ", {`id`: `c`}, " TARGET "]}", BL_EVALUE,
+     "condition IDs must be unique (targets[1] and targets[3] both have id = \"a\")"},
     {"{" HEAD ", `targets`: [" TARGET "], `operation`: `evolve`}", BL_EVALUE,
-     "unsupported operation"},
+     "unsupported operation (found operation = \"evolve\", expected profile, sweep, ablate, "
+     "benchmark or calibrate)"},
     {"{" HEAD ", `targets`: [" TARGET "], `evidence`: `sure`}", BL_EVALUE,
-     "unknown evidence state"},
+     "unknown evidence state (found evidence = \"sure\", expected planned, exploratory, tuned, "
+     "frozen or retired)"},
     {"{" HEAD ", `targets`: [" TARGET "], `evidence`: `promoted`}", BL_EVALUE,
      "the development runner cannot confer confirmed or promoted evidence"},
+    /* A plan id names a record directory: no control characters (C0, DEL,
+     * C1), so that check refuses what run could not name. */
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `line\\nbreak`, `targets`: "
+     "[" TARGET "]}",
+     BL_EVALUE, "plan id must be a portable record-name component (the id holds the control "
+                "character U+000A)"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `\\u0001x`, `targets`: "
+     "[" TARGET "]}",
+     BL_EVALUE, "plan id must be a portable record-name component (the id holds the control "
+                "character U+0001)"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `x\\u001f`, `targets`: "
+     "[" TARGET "]}",
+     BL_EVALUE, "plan id must be a portable record-name component (the id holds the control "
+                "character U+001F)"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `a\\u007fb`, `targets`: "
+     "[" TARGET "]}",
+     BL_EVALUE, "plan id must be a portable record-name component (the id holds the control "
+                "character U+007F)"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `\\u00e9\\u0080`, `targets`: "
+     "[" TARGET "]}",
+     BL_EVALUE, "plan id must be a portable record-name component (the id holds the control "
+                "character U+0080)"},
+    {"{`format`: `brainlesslab-plan`, `format_version`: 4, `id`: `x\\u009fy`, `targets`: "
+     "[" TARGET "]}",
+     BL_EVALUE, "plan id must be a portable record-name component (the id holds the control "
+                "character U+009F)"},
     /* Order: targets before evaluation before the plan's own checks. */
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`count`: 0}}], `evaluation`: "
      "{`blocks`: 0}, `operation`: `x`}",
-     BL_EVALUE, "count must be an integer >= 1"},
+     BL_EVALUE, "targets[0].composition: count must be an integer >= 1"},
 };
 
 static const bad_case resolve_errors[] = {
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
      "{`leek`: 0.1}}}}]}",
-     BL_ETYPE, "FalandaysConfig.__init__() got an unexpected keyword argument 'leek'"},
+     BL_ETYPE, "targets[0].composition.node.parameters: unknown falandays parameter 'leek' "
+               "(allowed: leak, lrate_wmat, lrate_targ, threshold_mult, targ_min, input_weight, "
+               "weight_init_std, learn_on, link_p, input_link_p, weight_init_mode, "
+               "recurrent_init_scale, rectify, repair_masks, axis, inhibitory_frac, drive, "
+               "membrane_noise, noise_gain)"},
+    {"{" HEAD ", `targets`: [" TARGET ", {`id`: `b`, `composition`: {`node`: {`kind`: `sorn`, "
+     "`parameters`: {`eta_stpd`: 0.1}}}}]}",
+     BL_ETYPE, "targets[1].composition.node.parameters: unknown sorn parameter 'eta_stpd' "
+               "(allowed: inhibitory_fraction, p_ee, p_ei, p_ie, p_input, p_output, ee_row_sum, "
+               "ei_row_sum, ie_row_sum, input_row_sum, T_E_max, T_I_max, eta_stdp, eta_ip, H_ip, "
+               "learn_on)"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `sorn`, "
      "`parameters`: {`learn_on`: 1}}}}]}",
-     BL_ETYPE, "learn_on must be a bool"},
+     BL_ETYPE, "targets[0].composition.node.parameters: learn_on must be a bool"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
      "{`leak`: `x`}}}}]}",
-     BL_ETYPE, "FalandaysConfig.leak must be a number"},
+     BL_ETYPE, "targets[0].composition.node.parameters: FalandaysConfig.leak must be a number"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`options`: {`x`: 1}}}}]}",
-     BL_EVALUE, "unknown options for delayed_cue: ['x']"},
+     BL_EVALUE, "targets[0].composition.task.options: unknown options for delayed_cue: ['x']"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`warmup`: 1}}", BL_EVALUE,
-     "episode tasks require warmup=0"},
+     "targets[0]: episode tasks require warmup=0"},
     {"{" HEAD ", `targets`: [" TARGET "], `evaluation`: {`horizon`: 100}}", BL_EVALUE,
-     "probe horizon must contain the entire episode or session"},
+     "targets[0]: probe horizon must contain the entire episode or session (found horizon 100, "
+     "the delayed_cue episode needs 144)"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`kind`: `pong`}}}], "
      "`evaluation`: {`horizon`: 100}}",
-     BL_EVALUE, "pong requires 6000 scored ticks"},
+     BL_EVALUE, "targets[0]: pong requires 6000 scored ticks (found horizon 100 - warmup 0 = 100)"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`kind`: `pong`}}}], "
      "`evaluation`: {`horizon`: 100, `warmup`: 100}}",
-     BL_EVALUE, "horizon must exceed warmup"},
-    {"{" HEAD ", `targets`: [{`id`: `a`, `controller`: `bag`}]}", BL_EVALUE,
-     "policy 'bag' is not defined for delayed_cue"},
+     BL_EVALUE, "evaluation: horizon must exceed warmup"},
+    {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`task`: {`kind`: `pong`}}}], "
+     "`evaluation`: {`warmup`: 8000}}",
+     BL_EVALUE, "targets[0]: horizon must exceed warm-up"},
+    {"{" HEAD ", `targets`: [" TARGET ", {`id`: `b`, `controller`: `bag`}]}", BL_EVALUE,
+     "targets[1]: policy 'bag' is not defined for delayed_cue"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
      "{`learn_on`: false}}}, `interventions`: [{`tick`: 1, `verb`: `freeze_weights`}]}]}",
-     BL_EVALUE, "cannot freeze learning which is already disabled"},
+     BL_EVALUE, "targets[0]: cannot freeze learning which is already disabled"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 2, `verb`: "
      "`freeze_weights`}, {`tick`: 1, `verb`: `freeze_plasticity`}]}]}",
-     BL_EVALUE, "freeze_weights would not change the declared mechanism"},
+     BL_EVALUE, "targets[0]: freeze_weights would not change the declared mechanism"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: "
      "`freeze_weights`}, {`tick`: 1, `verb`: `freeze_plasticity`}]}]}",
-     BL_EVALUE, "same-tick freeze_weights and freeze_plasticity are redundant"},
+     BL_EVALUE, "targets[0]: same-tick freeze_weights and freeze_plasticity are redundant"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
      "{`lrate_wmat`: 0, `lrate_targ`: 0}}}, `interventions`: [{`tick`: 1, `verb`: "
      "`freeze_plasticity`}]}]}",
-     BL_EVALUE, "freeze_plasticity would not change the declared mechanism"},
+     BL_EVALUE, "targets[0]: freeze_plasticity would not change the declared mechanism"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: 0.0}, "
      "`interventions`: [{`tick`: 1, `verb`: `blind_input`}]}]}",
-     BL_EVALUE, "blind_input would not change the declared interface"},
+     BL_EVALUE, "targets[0]: blind_input would not change the declared interface"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 1, `verb`: "
      "`blind_input`}, {`tick`: 2, `verb`: `shuffle_input`}]}]}",
-     BL_EVALUE, "shuffle_input would not change the declared interface"},
+     BL_EVALUE, "targets[0]: shuffle_input would not change the declared interface"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `interventions`: [{`tick`: 145, `verb`: "
      "`blind_input`}]}]}",
-     BL_EVALUE, "intervention is beyond the trial horizon"},
+     BL_EVALUE, "targets[0]: intervention is beyond the trial horizon (interventions[0] has tick "
+                "145, the horizon is 144)"},
     {"{" HEAD ", `targets`: [{`id`: `a`, `controller`: `oracle`, `interventions`: "
      "[{`tick`: 1, `verb`: `blind_input`}]}]}",
-     BL_EVALUE, "reservoir interventions require a reservoir controller"},
+     BL_EVALUE, "targets[0]: reservoir interventions require a reservoir controller"},
     {"{" HEAD ", `operation`: `calibrate`, `targets`: [" TARGET "]}", BL_EVALUE,
-     "calibration requires the reference null and calibration seed bank"},
+     "targets[0]: calibration requires the reference null and calibration seed bank"},
     {"{" HEAD ", `operation`: `calibrate`, `targets`: [{`id`: `a`, `controller`: "
      "`reference_null`}], `evaluation`: {`seed_partition`: `calibration`}}",
-     BL_EVALUE, "empirical calibration requires 1024 full independent trajectories"},
+     BL_EVALUE, "targets[0]: empirical calibration requires 1024 full independent trajectories"},
 };
 
 /* ---- operation constructors (§1.6) --------------------------------------- */
@@ -578,7 +665,8 @@ static void test_other_constructors(void **state)
     static const char *const verbs[] = {"blind_input"};
     if (bl_plan_ablate(comp, verbs, 1, 0, NULL, NULL, NULL, false, &p, &err) == BL_OK)
         fail_msg("an intervention at tick 0 was accepted");
-    assert_string_equal(err.msg, "intervention tick must be an integer >= 1");
+    assert_string_equal(err.msg,
+                        "targets[1].interventions[0]: intervention tick must be an integer >= 1");
     /* benchmark: four tasks, each reservoir then its null, paired by task. */
     bl_json *node = doc("{`kind`: `sorn`}");
     if (bl_plan_benchmark(node, 32, NULL, NULL, NULL, &p, &err) != BL_OK)
@@ -672,6 +760,113 @@ static void test_resolve_errors(void **state)
     bl_json_free(d);
 }
 
+/* bl_test_fail_each's operation: read and resolve the plan file ctx. A
+ * memory error that names the file is turned into a RuntimeError, which
+ * fails the test: running out of memory is not the file's fault. */
+static bl_status read_and_resolve(void *ctx, bl_error *err)
+{
+    const char *path = ctx;
+    bl_plan *p = NULL;
+    bl_resolved_plan *r = NULL;
+    bl_status st = bl_plan_read(path, &p, err);
+    if (st == BL_OK)
+        st = bl_plan_resolve(p, &r, err);
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+    if (st == BL_ENOMEM && strstr(err->msg, path)) {
+        char msg[sizeof err->msg];
+        memcpy(msg, err->msg, sizeof msg);
+        st = bl_fail(err, BL_ERUNTIME, "a memory error blames the file: %s", msg);
+    }
+    return st;
+}
+
+/* A plan read from a file names it in front of every message of reading
+ * and of resolution (the location stays after it); memory errors are not
+ * the file's fault and say nothing of it. */
+static void test_read_errors_name_the_file(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/plan.toml", dir);
+    static const struct {
+        const char *toml, *msg;
+        bl_status status;
+        bool resolves;
+    } cases[] = {
+        {"format = \"brainlesslab-plan\"\nformat_version = 5\n",
+         FORMAT " (found format_version = 5, expected format_version = 4)", BL_EVALUE, false},
+        {"format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"p\"\n[[targets]]\n"
+         "id = \"a\"\n[[targets]]\nid = \"b\"\n[targets.composition.node]\nfoo = 1\n",
+         "targets[1].composition.node: invalid NodeSpec fields: unknown key 'foo' (allowed: "
+         "kind, parameters)",
+         BL_EVALUE, false},
+        {"format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"p\"\n[[targets]]\n"
+         "id = \"a\"\n[[targets]]\nid = \"b\"\ncontroller = \"bag\"\n",
+         "targets[1]: policy 'bag' is not defined for delayed_cue", BL_EVALUE, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(cases[i].toml, f);
+        assert_int_equal(fclose(f), 0);
+        bl_plan *p = NULL;
+        bl_resolved_plan *r = NULL;
+        bl_error err = {0};
+        bl_status st = bl_plan_read(path, &p, &err);
+        assert_int_equal(st == BL_OK, cases[i].resolves);
+        if (st == BL_OK)
+            st = bl_plan_resolve(p, &r, &err);
+        char want[8400];
+        snprintf(want, sizeof want, "%s: %s", path, cases[i].msg);
+        assert_int_equal(st, cases[i].status);
+        assert_string_equal(err.msg, want);
+        assert_null(r);
+        /* Resolution still names the file after the plan's first use. */
+        if (p) {
+            assert_int_equal(bl_plan_resolve(p, &r, &err), cases[i].status);
+            assert_string_equal(err.msg, want);
+        }
+        bl_plan_free(p);
+    }
+    /* A plan that resolves, read and resolved under each allocation
+     * failure in turn: every one a MemoryError that does not blame the
+     * file. */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"p\"\n[[targets]]\n"
+          "id = \"a\"\n[targets.composition.node.parameters]\ninput_link_p = [0.5, 1, 0.5]\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    assert_true(bl_test_fail_each(read_and_resolve, path, 1) > 1);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* Only the plan id names a directory: control characters elsewhere (target
+ * ids, keys, labels, question) are text like any other and stay allowed
+ * (stderr escapes them when it prints them), and so do the printable
+ * characters next to the C1 range (U+00A0, U+00E9) in a plan id. */
+static void test_control_characters_outside_the_plan_id(void **state)
+{
+    (void)state;
+    bl_json *d = doc("{`format`: `brainlesslab-plan`, `format_version`: 4, "
+                     "`id`: `caf\\u00e9\\u00a0x`, `question`: `a\\nb`, "
+                     "`targets`: [{`id`: `t\\u0085`, `label`: `tab\\there`, "
+                     "`pairing_key`: `p\\u007f`}]}");
+    bl_plan *p = NULL;
+    bl_error err = {0};
+    if (bl_plan_from_document(d, &p, &err) != BL_OK)
+        fail_msg("refused: %s", err.msg);
+    assert_string_equal(bl_plan_id(p), "caf\xc3\xa9\xc2\xa0x");
+    bl_resolved_plan *r = resolve_ok(p);
+    assert_string_equal(target_str(p, 0, "id"), "t\xc2\x85");
+    bl_resolved_plan_free(r);
+    bl_plan_free(p);
+    bl_json_free(d);
+}
+
 /* ---- allocation failures ---------------------------------------------- */
 
 static void test_allocation_failures_are_clean(void **state)
@@ -721,6 +916,8 @@ int main(void)
         cmocka_unit_test(test_other_constructors),
         cmocka_unit_test(test_document_errors),
         cmocka_unit_test(test_resolve_errors),
+        cmocka_unit_test(test_read_errors_name_the_file),
+        cmocka_unit_test(test_control_characters_outside_the_plan_id),
         cmocka_unit_test(test_allocation_failures_are_clean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,9 @@
  * file) and on files made at test time (a directory, a missing file, a
  * 50 MB file, an unreadable file). Each must exit 1 with an empty stdout and
  * exactly one stderr line "brainlesslab: <Kind>: ..." holding the expected
- * fragment; a crash shows up as an exit code above 128. */
+ * fragment, or, for an expectation written "= <message>", exactly the line
+ * "brainlesslab: <Kind>: <message>" with {path} standing for the plan's
+ * path; a crash shows up as an exit code above 128. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +14,33 @@
 
 #include "support.h"
 
-/* Checks one run; returns NULL when it meets the expectation, else a
- * description of the difference (static storage). */
-static const char *judge(const char *args, int code, const char *kind, const char *fragment)
+/* "brainlesslab: <kind>: <message>\n" with every {path} of message
+ * replaced by path, into line (size bytes). */
+static void exact_line(char *line, size_t size, const char *kind, const char *message,
+                       const char *path)
+{
+    size_t n = (size_t)snprintf(line, size, "brainlesslab: %s: ", kind);
+    for (const char *m = message; *m && n + 1 < size;) {
+        if (strncmp(m, "{path}", 6) == 0) {
+            n += (size_t)snprintf(line + n, size - n, "%s", path);
+            m += 6;
+        } else {
+            line[n++] = *m++;
+        }
+    }
+    if (n + 2 > size)
+        fail_msg("expected line too long: %s", message);
+    line[n++] = '\n';
+    line[n] = 0;
+}
+
+/* Checks one run of `check path` (args); returns NULL when it meets the
+ * expectation, else a description of the difference (static storage). */
+static const char *judge(const char *args, const char *path, int code, const char *kind,
+                         const char *fragment)
 {
     static char why[8192];
+    static char want[8192];
     char *out = NULL, *err = NULL;
     int rc = bl_test_run_cli(args, &out, &err);
     char prefix[128];
@@ -32,7 +56,11 @@ static const char *judge(const char *args, int code, const char *kind, const cha
         snprintf(why, sizeof why, "stderr is not exactly one line: %.2000s", err);
     else if (strncmp(err, prefix, strlen(prefix)) != 0)
         snprintf(why, sizeof why, "stderr lacks the prefix \"%s\": %.2000s", prefix, err);
-    else if (!strstr(err, fragment))
+    else if (strncmp(fragment, "= ", 2) == 0) {
+        exact_line(want, sizeof want, kind, fragment + 2, path);
+        if (strcmp(err, want) != 0)
+            snprintf(why, sizeof why, "stderr is not\n  %.2000s  but\n  %.2000s", want, err);
+    } else if (!strstr(err, fragment))
         snprintf(why, sizeof why, "stderr lacks \"%s\": %.2000s", fragment, err);
     free(out);
     free(err);
@@ -61,9 +89,10 @@ static void test_corpus(void **state)
         if (!fragment)
             fail_msg("malformed EXPECTED line: %s", line);
         *code++ = 0, *kind++ = 0, *fragment++ = 0;
-        char args[8400];
-        snprintf(args, sizeof args, "check '%s/%s'", dir, file);
-        const char *why = judge(args, atoi(code), kind, fragment);
+        char plan[8400], args[8500];
+        snprintf(plan, sizeof plan, "%s/%s", dir, file);
+        snprintf(args, sizeof args, "check '%s'", plan);
+        const char *why = judge(args, plan, atoi(code), kind, fragment);
         cases++;
         if (why) {
             failures++;
@@ -78,7 +107,7 @@ static void test_corpus(void **state)
 
 static void expect(const char *args, const char *kind, const char *fragment)
 {
-    const char *why = judge(args, 1, kind, fragment);
+    const char *why = judge(args, "", 1, kind, fragment);
     if (why)
         fail_msg("brainlesslab %s: %s", args, why);
 }

@@ -7,26 +7,39 @@
  * checked like its Python constructor: unknown or missing fields first, then
  * the __post_init__ checks in their order. The plan is kept as plain(plan).
  *
- * Error wording where the spec gives none (documented, ours):
- *  - unknown field:  "invalid <Class> fields: <Class>.__init__() got an
- *    unexpected keyword argument '<name>'" (Python's TypeError text);
- *  - missing field:  "invalid <Class> fields: <Class>.__init__() missing 1
- *    required positional argument: 'id'" (likewise; two names joined by
- *    "and");
- *  - a non-table where a table belongs: "invalid <Class> fields: argument
- *    after ** must be a mapping, not <type>";
- *  - a non-number input_gain: "invalid CompositionSpec fields: must be real
- *    number, not <type>" (Python's math.isfinite text);
+ * Messages name where the problem is: "<where>: <text>", where <where> is
+ * the TOML path of the offending table or value (targets[2].composition.node,
+ * evaluation, targets[0].interventions[1], ...; zero-based indices; left
+ * out for the top-level table), and <text> is the spec's text where it
+ * gives one, followed by what was found in parentheses where that helps.
+ * bl_plan_read puts the file in front ("<file>: <where>: <text>").
+ * Wording where the spec gives none (documented in docs/plans.md, ours):
+ *  - the format check keeps the spec's text and adds what was found: "(the
+ *    file is empty)", "(found format_version = 5, expected format_version =
+ *    4)", and for a record manifest "(found format = "brainlesslab-record":
+ *    this is a record manifest, not a plan; run plans, inspect records)";
+ *  - unknown key:   "invalid <Class> fields: unknown key '<name>' (allowed:
+ *    <keys>)";
+ *  - missing key:   "invalid <Class> fields: missing required key 'id'"
+ *    (two: "keys 'tick' and 'verb'");
+ *  - a non-table where a table belongs: "invalid <Class> fields: expected a
+ *    table, found <kind>" (TOML kinds: a string, an integer, ...);
  *  - a value of the wrong kind for a free-text or key field (ids, keys,
- *    label, controller, question, version, seed_partition), a non-table
- *    parameters/options, a non-array targets/interventions, a non-bool
- *    diagnostic: "invalid <Class> fields: <name> must be a <kind>". The
- *    reference would accept some of these (an int id); this implementation
- *    does not, because every identity it hashes or records is text.
+ *    label, controller, question, version, seed_partition), input_gain, a
+ *    non-table parameters/options, a non-array targets/interventions, a
+ *    non-boolean diagnostic: "invalid <Class> fields: <name> must be <kind>,
+ *    found <kind>". The reference would accept some of these (an int id);
+ *    this implementation does not, because every identity it hashes or
+ *    records is text;
+ *  - a plan id holding a control character (C0, DEL, C1): the CLI's text for
+ *    ids that are not record-name components, "plan id must be a portable
+ *    record-name component (the id holds the control character U+000A)",
+ *    here already, so that `check` refuses what `run` could not name.
  * All of these are ValueError (BL_EVALUE), as read_plan turns constructor
  * TypeErrors into ValueErrors. Integers beyond 64 bits are rejected where an
  * integer is counted (the TOML bridge never produces them). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,21 +140,88 @@ static bool one_of(const bl_json *v, const char *const *names, size_t count)
     return false;
 }
 
+/* The TOML kind of a value, with its article, for "found <kind>". */
+static const char *toml_kind(const bl_json *v)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_NULL:
+        return "null";
+    case BL_JSON_BOOL:
+        return "a boolean";
+    case BL_JSON_INT:
+    case BL_JSON_BIGINT:
+        return "an integer";
+    case BL_JSON_REAL:
+        return "a float";
+    case BL_JSON_STRING:
+        return "a string";
+    case BL_JSON_ARRAY:
+        return "an array";
+    case BL_JSON_OBJECT:
+        return "a table";
+    }
+    return "a value";
+}
+
+/* The message built in `b` (freed here) as a ValueError; a failed append
+ * is reported as the allocation failure it is. */
+static bl_status fail_buf(bl_error *err, bl_buf *b)
+{
+    bl_status st = b->failed ? nomem(err) : bl_fail(err, BL_EVALUE, "%s", b->data);
+    bl_buf_free(b);
+    return st;
+}
+
 /* Python's repr of a value inside a message ('x' for strings). */
 static bl_status fail_repr(bl_error *err, const char *before, const bl_json *v, const char *after)
 {
+    char storage[BL_ERROR_MAX];
     bl_buf b;
-    bl_buf_init(&b);
+    bl_buf_init_fixed(&b, storage, sizeof storage);
     bl_buf_puts(&b, before);
     bl_plan_repr(&b, v);
     bl_buf_puts(&b, after);
-    if (b.failed) {
-        bl_buf_free(&b);
-        return nomem(err);
+    return fail_buf(err, &b);
+}
+
+/* A value as the plan would spell it: JSON's spelling of strings, numbers,
+ * booleans and arrays is TOML's too; non-finite floats are TOML's. */
+static void put_value(bl_buf *b, const bl_json *v)
+{
+    if (bl_json_kindof(v) == BL_JSON_REAL && !isfinite(bl_json_get_real(v))) {
+        double d = bl_json_get_real(v);
+        bl_buf_puts(b, isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
+        return;
     }
-    bl_status st = bl_fail(err, BL_EVALUE, "%s", b.data);
-    bl_buf_free(&b);
+    if (bl_json_write(v, BL_JSON_SPACED, b, NULL) != BL_OK)
+        b->failed = true;
+}
+
+bl_status bl_plan_at(bl_status st, bl_error *err, const char *fmt, ...)
+{
+    if (st == BL_OK || st == BL_ENOMEM)
+        return st;
+    char where[BL_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(where, sizeof where, fmt, ap);
+    va_end(ap);
+    bl_error_prefix(err, "%s", where);
     return st;
+}
+
+/* "<text> (found <key> = <value>, expected <expected>)": the spec's text
+ * with what the plan holds and what it could hold instead. */
+static bl_status fail_found(bl_error *err, const char *text, const char *key, const bl_json *v,
+                            const char *expected)
+{
+    char storage[BL_ERROR_MAX];
+    bl_buf b;
+    bl_buf_init_fixed(&b, storage, sizeof storage);
+    bl_buf_printf(&b, "%s (found %s = ", text, key);
+    put_value(&b, v);
+    bl_buf_printf(&b, ", expected %s)", expected);
+    return fail_buf(err, &b);
 }
 
 /* The "integer >= m" check of §1.2: bools and reals are not integers. */
@@ -156,16 +236,16 @@ static bl_status need_int(const bl_json *v, const char *name, int64_t minimum, b
 static bl_status need_string(const bl_json *v, const char *cls, const char *name, bl_error *err)
 {
     if (bl_json_kindof(v) != BL_JSON_STRING)
-        return bl_fail(err, BL_EVALUE, "invalid %s fields: %s must be a string", cls, name);
+        return bl_fail(err, BL_EVALUE, "invalid %s fields: %s must be a string, found %s", cls,
+                       name, toml_kind(v));
     return BL_OK;
 }
 
 static bl_status need_table(const bl_json *v, const char *cls, bl_error *err)
 {
     if (bl_json_kindof(v) != BL_JSON_OBJECT)
-        return bl_fail(err, BL_EVALUE,
-                       "invalid %s fields: argument after ** must be a mapping, not %s", cls,
-                       py_type(v));
+        return bl_fail(err, BL_EVALUE, "invalid %s fields: expected a table, found %s", cls,
+                       toml_kind(v));
     return BL_OK;
 }
 
@@ -179,7 +259,8 @@ static bool in_list(const char *key, size_t len, const char *const *names, size_
 
 /* The constructor's argument check: the first unknown key (in document
  * order) wins over missing required fields, as in CPython. `skip` holds
- * keys the reader consumed before the constructor (the format keys). */
+ * keys the reader consumed before the constructor (the format keys). The
+ * allowed keys are listed, so a misspelling can be seen at once. */
 static bl_status check_args(const char *cls, const bl_json *obj, const char *const *fields,
                             size_t nfields, const char *const *required, size_t nrequired,
                             const char *const *skip, size_t nskip, bl_error *err)
@@ -193,12 +274,17 @@ static bl_status check_args(const char *cls, const bl_json *obj, const char *con
         bl_json *name = bl_json_stringn(key, len);
         if (!name)
             return nomem(err);
-        char prefix[160];
-        snprintf(prefix, sizeof prefix,
-                 "invalid %s fields: %s.__init__() got an unexpected keyword argument ", cls, cls);
-        bl_status st = fail_repr(err, prefix, name, "");
+        char storage[BL_ERROR_MAX];
+        bl_buf b;
+        bl_buf_init_fixed(&b, storage, sizeof storage);
+        bl_buf_printf(&b, "invalid %s fields: unknown key ", cls);
+        bl_plan_repr(&b, name);
         bl_json_free(name);
-        return st;
+        bl_buf_puts(&b, " (allowed:");
+        for (size_t k = 0; k < nfields; k++)
+            bl_buf_printf(&b, "%s %s", k ? "," : "", fields[k]);
+        bl_buf_putc(&b, ')');
+        return fail_buf(err, &b);
     }
     const char *missing[2];
     size_t nmissing = 0;
@@ -206,15 +292,12 @@ static bl_status check_args(const char *cls, const bl_json *obj, const char *con
         if (!bl_json_get(obj, required[i]))
             missing[nmissing++] = required[i];
     if (nmissing == 1)
-        return bl_fail(err, BL_EVALUE,
-                       "invalid %s fields: %s.__init__() missing 1 required positional "
-                       "argument: '%s'",
-                       cls, cls, missing[0]);
+        return bl_fail(err, BL_EVALUE, "invalid %s fields: missing required key '%s'", cls,
+                       missing[0]);
     if (nmissing == 2)
         return bl_fail(err, BL_EVALUE,
-                       "invalid %s fields: %s.__init__() missing 2 required positional "
-                       "arguments: '%s' and '%s'",
-                       cls, cls, missing[0], missing[1]);
+                       "invalid %s fields: missing required keys '%s' and '%s'", cls,
+                       missing[0], missing[1]);
     return BL_OK;
 }
 
@@ -251,13 +334,36 @@ static bl_status check_value(const bl_json *v, const char *cls, bl_error *err)
                    py_type(v));
 }
 
+/* parameters/options of the NodeSpec or TaskSpec at `where`; a bad value is
+ * located down to its key (which of twenty parameters is not finite). */
 static bl_status check_options(const bl_json *opts, const char *cls, const char *name,
-                               bl_error *err)
+                               const char *where, bl_error *err)
 {
     if (bl_json_kindof(opts) != BL_JSON_OBJECT)
-        return bl_fail(err, BL_EVALUE, "invalid %s fields: %s must be a table", cls, name);
-    for (size_t i = 0; i < bl_json_size(opts); i++)
-        TRY(check_value(bl_json_value_at(opts, i), cls, err));
+        return bl_plan_at(bl_fail(err, BL_EVALUE,
+                                  "invalid %s fields: %s must be a table, found %s", cls, name,
+                                  toml_kind(opts)),
+                          err, "%s", where);
+    for (size_t i = 0; i < bl_json_size(opts); i++) {
+        bl_status st = check_value(bl_json_value_at(opts, i), cls, err);
+        if (st == BL_OK)
+            continue;
+        size_t len;
+        const char *key = bl_json_key_at(opts, i, &len);
+        char storage[BL_ERROR_MAX];
+        bl_buf b;
+        bl_buf_init_fixed(&b, storage, sizeof storage);
+        bl_buf_printf(&b, "%s.%s.", where, name);
+        /* Keys of a parsed document are valid UTF-8, the one refusal. */
+        (void)bl_toml_put_key(&b, key, len, NULL);
+        if (b.failed) {
+            bl_buf_free(&b);
+            return nomem(err);
+        }
+        bl_plan_at(st, err, "%s", b.data);
+        bl_buf_free(&b);
+        return st;
+    }
     return BL_OK;
 }
 
@@ -274,16 +380,20 @@ static const char *const task_kinds[] = {
 static const char *const verbs[] = {"freeze_weights", "freeze_plasticity", "blind_input",
                                     "shuffle_input"};
 
-/* NodeSpec or TaskSpec: {kind, parameters|options}. */
-static bl_status build_kind_spec(const bl_json *given, bool node, bl_json **out, bl_error *err)
+/* NodeSpec or TaskSpec of target `index`: {kind, parameters|options}. */
+static bl_status build_kind_spec(const bl_json *given, bool node, size_t index, bl_json **out,
+                                 bl_error *err)
 {
     const char *cls = node ? "NodeSpec" : "TaskSpec";
     const char *optname = node ? "parameters" : "options";
     const char *const fields[] = {"kind", optname};
+    char where[64];
+    snprintf(where, sizeof where, "targets[%zu].composition.%s", index, node ? "node" : "task");
     const bl_json *kind = NULL, *opts = NULL;
     if (given) {
-        TRY(need_table(given, cls, err));
-        TRY(check_args(cls, given, fields, 2, NULL, 0, NULL, 0, err));
+        TRY(bl_plan_at(need_table(given, cls, err), err, "%s", where));
+        TRY(bl_plan_at(check_args(cls, given, fields, 2, NULL, 0, NULL, 0, err), err, "%s",
+                       where));
         kind = bl_json_get(given, "kind");
         opts = bl_json_get(given, optname);
     }
@@ -291,13 +401,14 @@ static bl_status build_kind_spec(const bl_json *given, bool node, bl_json **out,
         bool ok = node ? one_of(kind, node_kinds, COUNT(node_kinds))
                        : one_of(kind, task_kinds, COUNT(task_kinds));
         if (!ok)
-            return node ? fail_repr(err, "unsupported node ", kind,
-                                    "; archived nodes require Julia")
-                        : fail_repr(err, "unsupported task ", kind,
-                                    "; historical tasks require Julia");
+            return bl_plan_at(node ? fail_repr(err, "unsupported node ", kind,
+                                               "; archived nodes require Julia")
+                                   : fail_repr(err, "unsupported task ", kind,
+                                               "; historical tasks require Julia"),
+                              err, "%s", where);
     }
     if (opts)
-        TRY(check_options(opts, cls, optname, err));
+        TRY(check_options(opts, cls, optname, where, err));
     bl_json *o = bl_json_object();
     if (!o)
         return nomem(err);
@@ -338,8 +449,9 @@ static bl_status check_composition(const bl_json *comp, bl_error *err)
             break;
         default:
             return bl_fail(err, BL_EVALUE,
-                           "invalid CompositionSpec fields: must be real number, not %s",
-                           py_type(gain));
+                           "invalid CompositionSpec fields: input_gain must be a number, "
+                           "found %s",
+                           toml_kind(gain));
         }
         if (!isfinite(g) || g < 0.0)
             return bl_fail(err, BL_EVALUE, "input_gain must be finite and non-negative");
@@ -377,16 +489,41 @@ static bool same_intervention(const bl_json *a, const bl_json *b)
            bl_json_equal(bl_json_get(a, "verb"), bl_json_get(b, "verb"));
 }
 
-/* One [[targets]] table → plain(EvaluationTarget), in read_plan's order. */
-static bl_status build_target(const bl_json *item, bl_json **out, bl_error *err)
+/* The EvaluationTarget constructor's own checks of a target table. */
+static bl_status check_target(const bl_json *item, bl_error *err)
 {
-    if (bl_json_kindof(item) != BL_JSON_OBJECT)
-        return bl_fail(err, BL_EVALUE, "invalid EvaluationTarget fields: a target must be a "
-                                        "table, not %s",
-                       py_type(item));
+    static const char *const fields[] = {"id",           "composition",      "label",
+                                         "pairing_key",  "construction_key", "mechanism_key",
+                                         "controller",   "interventions"};
+    static const char *const required[] = {"id"};
+    TRY(check_args("EvaluationTarget", item, fields, COUNT(fields), required, 1, NULL, 0, err));
+    static const char *const keys[] = {"id", "pairing_key", "construction_key", "mechanism_key"};
+    for (size_t i = 0; i < COUNT(keys); i++) {
+        const bl_json *v = bl_json_get(item, keys[i]);
+        if (!v)
+            continue; /* a defaulted key is non-empty */
+        if (!truthy(v))
+            return bl_fail(err, BL_EVALUE, "%s must be a non-empty stable identity", keys[i]);
+        TRY(need_string(v, "EvaluationTarget", keys[i], err));
+    }
+    static const char *const texts[] = {"label", "controller"};
+    for (size_t i = 0; i < COUNT(texts); i++) {
+        const bl_json *v = bl_json_get(item, texts[i]);
+        if (v)
+            TRY(need_string(v, "EvaluationTarget", texts[i], err));
+    }
+    return BL_OK;
+}
+
+/* Target `index`, one [[targets]] table → plain(EvaluationTarget), in
+ * read_plan's order. */
+static bl_status build_target(const bl_json *item, size_t index, bl_json **out, bl_error *err)
+{
+    TRY(bl_plan_at(need_table(item, "EvaluationTarget", err), err, "targets[%zu]", index));
     const bl_json *comp = bl_json_get(item, "composition");
     if (comp)
-        TRY(need_table(comp, "CompositionSpec", err));
+        TRY(bl_plan_at(need_table(comp, "CompositionSpec", err), err, "targets[%zu].composition",
+                       index));
     bl_json *t = bl_json_object(), *c = bl_json_object(), *node = NULL, *task = NULL,
             *ivs = bl_json_array();
     bl_status st = BL_OK;
@@ -394,13 +531,14 @@ static bl_status build_target(const bl_json *item, bl_json **out, bl_error *err)
         st = nomem(err);
         goto fail;
     }
-    if ((st = build_kind_spec(comp ? bl_json_get(comp, "node") : NULL, true, &node, err)) !=
-        BL_OK)
+    if ((st = build_kind_spec(comp ? bl_json_get(comp, "node") : NULL, true, index, &node,
+                              err)) != BL_OK)
         goto fail;
-    if ((st = build_kind_spec(comp ? bl_json_get(comp, "task") : NULL, false, &task, err)) !=
-        BL_OK)
+    if ((st = build_kind_spec(comp ? bl_json_get(comp, "task") : NULL, false, index, &task,
+                              err)) != BL_OK)
         goto fail;
-    if (comp && (st = check_composition(comp, err)) != BL_OK)
+    if (comp && (st = bl_plan_at(check_composition(comp, err), err, "targets[%zu].composition",
+                                 index)) != BL_OK)
         goto fail;
     st = bl_json_object_set(c, "node", node, err);
     node = NULL;
@@ -420,48 +558,32 @@ static bl_status build_target(const bl_json *item, bl_json **out, bl_error *err)
     const bl_json *given_ivs = bl_json_get(item, "interventions");
     if (given_ivs) {
         if (bl_json_kindof(given_ivs) != BL_JSON_ARRAY) {
-            st = bl_fail(err, BL_EVALUE,
-                         "invalid EvaluationTarget fields: interventions must be an array");
+            st = bl_plan_at(bl_fail(err, BL_EVALUE,
+                                    "invalid EvaluationTarget fields: interventions must be an "
+                                    "array of tables, found %s",
+                                    toml_kind(given_ivs)),
+                            err, "targets[%zu]", index);
             goto fail;
         }
         for (size_t i = 0; i < bl_json_size(given_ivs); i++) {
             bl_json *iv = NULL;
-            if ((st = build_intervention(bl_json_at(given_ivs, i), &iv, err)) != BL_OK)
+            if ((st = bl_plan_at(build_intervention(bl_json_at(given_ivs, i), &iv, err), err,
+                                 "targets[%zu].interventions[%zu]", index, i)) != BL_OK)
                 goto fail;
             if ((st = bl_json_array_append(ivs, iv, err)) != BL_OK)
                 goto fail;
         }
     }
 
-    static const char *const fields[] = {"id",           "composition",      "label",
-                                         "pairing_key",  "construction_key", "mechanism_key",
-                                         "controller",   "interventions"};
-    static const char *const required[] = {"id"};
-    if ((st = check_args("EvaluationTarget", item, fields, COUNT(fields), required, 1, NULL, 0,
-                         err)) != BL_OK)
+    if ((st = bl_plan_at(check_target(item, err), err, "targets[%zu]", index)) != BL_OK)
         goto fail;
-    static const char *const keys[] = {"id", "pairing_key", "construction_key", "mechanism_key"};
-    for (size_t i = 0; i < COUNT(keys); i++) {
-        const bl_json *v = bl_json_get(item, keys[i]);
-        if (!v)
-            continue; /* a defaulted key is non-empty */
-        if (!truthy(v)) {
-            st = bl_fail(err, BL_EVALUE, "%s must be a non-empty stable identity", keys[i]);
-            goto fail;
-        }
-        if ((st = need_string(v, "EvaluationTarget", keys[i], err)) != BL_OK)
-            goto fail;
-    }
-    static const char *const texts[] = {"label", "controller"};
-    for (size_t i = 0; i < COUNT(texts); i++) {
-        const bl_json *v = bl_json_get(item, texts[i]);
-        if (v && (st = need_string(v, "EvaluationTarget", texts[i], err)) != BL_OK)
-            goto fail;
-    }
     for (size_t i = 0; i < bl_json_size(ivs); i++)
         for (size_t j = 0; j < i; j++)
             if (same_intervention(bl_json_at(ivs, i), bl_json_at(ivs, j))) {
-                st = bl_fail(err, BL_EVALUE, "duplicate intervention");
+                st = bl_fail(err, BL_EVALUE,
+                             "targets[%zu].interventions[%zu]: duplicate intervention (the same "
+                             "tick and verb as interventions[%zu])",
+                             index, i, j);
                 goto fail;
             }
 
@@ -534,7 +656,8 @@ static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err
             return bl_fail(err, BL_EVALUE, "horizon must exceed warmup");
     }
     if (scope && !one_of(scope, scopes, COUNT(scopes)))
-        return bl_fail(err, BL_EVALUE, "invalid construction_scope");
+        return fail_found(err, "invalid construction_scope", "construction_scope", scope,
+                          "evaluation, block or trial");
     if (partition) {
         if (!truthy(partition))
             return bl_fail(err, BL_EVALUE,
@@ -602,6 +725,23 @@ static bl_status build_numerics(const bl_json *n, bl_json **out, bl_error *err)
     return BL_OK;
 }
 
+/* The first control character (C0, DEL or C1) of UTF-8 text as a code
+ * point, or -1. A record directory is named after the plan id, and such a
+ * character would put a line break or an invisible mark into a file name. */
+static long control_char(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            return c;
+        /* U+0080..U+009F are 0xC2 0x80..0xC2 0x9F; 0xC2 only ever leads. */
+        if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] <= 0x9f &&
+            (unsigned char)s[i + 1] >= 0x80)
+            return (unsigned char)s[i + 1];
+    }
+    return -1;
+}
+
 static bl_status check_plan(const bl_json *doc, const bl_json *targets, bl_error *err)
 {
     static const char *const fields[] = {"id",       "targets",  "evaluation",
@@ -616,19 +756,41 @@ static bl_status check_plan(const bl_json *doc, const bl_json *targets, bl_error
     TRY(check_args("Plan", doc, fields, COUNT(fields), required, 1, skip, 2, err));
     const bl_json *id = bl_json_get(doc, "id");
     if (!truthy(id) || bl_json_size(targets) == 0)
-        return bl_fail(err, BL_EVALUE, "a plan needs an id and at least one target");
+        return bl_fail(err, BL_EVALUE, "a plan needs an id and at least one target (%s)",
+                       truthy(id) ? "found no targets" : "the plan id is empty");
     TRY(need_string(id, "Plan", "id", err));
+    size_t len;
+    const char *text = bl_json_get_string(id, &len);
+    long control = control_char(text, len);
+    if (control >= 0)
+        return bl_fail(err, BL_EVALUE,
+                       "plan id must be a portable record-name component (the id holds the "
+                       "control character U+%04lX)",
+                       control);
     for (size_t i = 0; i < bl_json_size(targets); i++)
-        for (size_t j = 0; j < i; j++)
-            if (bl_json_equal(bl_json_get(bl_json_at(targets, i), "id"),
-                              bl_json_get(bl_json_at(targets, j), "id")))
-                return bl_fail(err, BL_EVALUE, "condition IDs must be unique");
+        for (size_t j = 0; j < i; j++) {
+            const bl_json *tid = bl_json_get(bl_json_at(targets, i), "id");
+            if (!bl_json_equal(tid, bl_json_get(bl_json_at(targets, j), "id")))
+                continue;
+            char storage[BL_ERROR_MAX];
+            bl_buf b;
+            bl_buf_init_fixed(&b, storage, sizeof storage);
+            bl_buf_printf(&b,
+                          "condition IDs must be unique (targets[%zu] and targets[%zu] both "
+                          "have id = ",
+                          j, i);
+            put_value(&b, tid);
+            bl_buf_putc(&b, ')');
+            return fail_buf(err, &b);
+        }
     const bl_json *op = bl_json_get(doc, "operation");
     if (op && !one_of(op, operations, COUNT(operations)))
-        return bl_fail(err, BL_EVALUE, "unsupported operation");
+        return fail_found(err, "unsupported operation", "operation", op,
+                          "profile, sweep, ablate, benchmark or calibrate");
     const bl_json *ev = bl_json_get(doc, "evidence");
     if (ev && !one_of(ev, evidence, COUNT(evidence)))
-        return bl_fail(err, BL_EVALUE, "unknown evidence state");
+        return fail_found(err, "unknown evidence state", "evidence", ev,
+                          "planned, exploratory, tuned, frozen or retired");
     if (ev && (is_string(ev, "confirmed") || is_string(ev, "promoted")))
         return bl_fail(err, BL_EVALUE,
                        "the development runner cannot confer confirmed or promoted evidence");
@@ -640,36 +802,57 @@ static bl_status check_plan(const bl_json *doc, const bl_json *targets, bl_error
     }
     const bl_json *diag = bl_json_get(doc, "diagnostic");
     if (diag && bl_json_kindof(diag) != BL_JSON_BOOL)
-        return bl_fail(err, BL_EVALUE, "invalid Plan fields: diagnostic must be a bool");
+        return bl_fail(err, BL_EVALUE,
+                       "invalid Plan fields: diagnostic must be a boolean, found %s",
+                       toml_kind(diag));
     return BL_OK;
 }
 
 /* ---- public ----------------------------------------------------------- */
 
-static bool format_ok(const bl_json *doc)
+/* §2.1 step 2, with what was found instead, so that an empty file, a
+ * record manifest or a newer plan each say what they are. */
+static bl_status check_format(const bl_json *doc, bl_error *err)
 {
-    if (!is_string(bl_json_get(doc, "format"), "brainlesslab-plan"))
-        return false;
+    const char *spec =
+        "requires fresh Python plan v4; historical plans require archived Julia";
+    if (!doc || bl_json_kindof(doc) != BL_JSON_OBJECT)
+        return bl_fail(err, BL_EVALUE, "%s (the document is not a table)", spec);
+    if (bl_json_size(doc) == 0)
+        return bl_fail(err, BL_EVALUE, "%s (the file is empty)", spec);
+    const bl_json *format = bl_json_get(doc, "format");
+    const bl_json *version = bl_json_get(doc, "format_version");
+    if (!format)
+        return bl_fail(err, BL_EVALUE,
+                       "%s (found no format key, expected format = \"brainlesslab-plan\")",
+                       spec);
+    if (is_string(format, "brainlesslab-record"))
+        return bl_fail(err, BL_EVALUE,
+                       "%s (found format = \"brainlesslab-record\": this is a record "
+                       "manifest, not a plan; run plans, inspect records)",
+                       spec);
+    if (!is_string(format, "brainlesslab-plan"))
+        return fail_found(err, spec, "format", format, "format = \"brainlesslab-plan\"");
+    if (!version)
+        return bl_fail(err, BL_EVALUE,
+                       "%s (found no format_version key, expected format_version = 4)", spec);
     /* Python compares numerically: 4 and 4.0 pass (a bool never equals 4). */
-    const bl_json *v = bl_json_get(doc, "format_version");
-    if (!v)
-        return false;
-    if (bl_json_kindof(v) == BL_JSON_INT)
-        return bl_json_get_int(v) == 4;
-    if (bl_json_kindof(v) == BL_JSON_REAL)
-        return bl_json_get_real(v) == 4.0;
-    return false;
+    if ((bl_json_kindof(version) == BL_JSON_INT && bl_json_get_int(version) == 4) ||
+        (bl_json_kindof(version) == BL_JSON_REAL && bl_json_get_real(version) == 4.0))
+        return BL_OK;
+    return fail_found(err, spec, "format_version", version, "format_version = 4");
 }
 
 bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err)
 {
     *out = NULL;
-    if (!doc || bl_json_kindof(doc) != BL_JSON_OBJECT || !format_ok(doc))
-        return bl_fail(err, BL_EVALUE,
-                       "requires fresh Python plan v4; historical plans require archived Julia");
+    TRY(check_format(doc, err));
     const bl_json *given_targets = bl_json_get(doc, "targets");
     if (given_targets && bl_json_kindof(given_targets) != BL_JSON_ARRAY)
-        return bl_fail(err, BL_EVALUE, "invalid Plan fields: targets must be an array of tables");
+        return bl_fail(err, BL_EVALUE,
+                       "invalid Plan fields: targets must be an array of tables ([[targets]]), "
+                       "found %s",
+                       toml_kind(given_targets));
 
     bl_json *plain = bl_json_object(), *targets = bl_json_array(), *eval = NULL, *num = NULL;
     bl_status st = BL_OK;
@@ -679,14 +862,16 @@ bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err
     }
     for (size_t i = 0; given_targets && i < bl_json_size(given_targets); i++) {
         bl_json *t = NULL;
-        if ((st = build_target(bl_json_at(given_targets, i), &t, err)) != BL_OK)
+        if ((st = build_target(bl_json_at(given_targets, i), i, &t, err)) != BL_OK)
             goto fail;
         if ((st = bl_json_array_append(targets, t, err)) != BL_OK)
             goto fail;
     }
-    if ((st = build_evaluation(bl_json_get(doc, "evaluation"), &eval, err)) != BL_OK)
+    if ((st = bl_plan_at(build_evaluation(bl_json_get(doc, "evaluation"), &eval, err), err,
+                         "evaluation")) != BL_OK)
         goto fail;
-    if ((st = build_numerics(bl_json_get(doc, "numerics"), &num, err)) != BL_OK)
+    if ((st = bl_plan_at(build_numerics(bl_json_get(doc, "numerics"), &num, err), err,
+                         "numerics")) != BL_OK)
         goto fail;
     if ((st = check_plan(doc, targets, err)) != BL_OK)
         goto fail;
@@ -726,6 +911,7 @@ bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err
         goto fail;
     }
     p->plain = plain;
+    p->source = NULL;
     *out = p;
     return BL_OK;
 
@@ -746,7 +932,18 @@ bl_status bl_plan_read(const char *path, bl_plan **out, bl_error *err)
         return st;
     st = bl_plan_from_document(doc, out, err);
     bl_json_free(doc);
-    return st;
+    if (st != BL_OK)
+        return bl_plan_at(st, err, "%s", path);
+    /* Kept so that resolution names the file too. */
+    size_t len = strlen(path);
+    (*out)->source = bl_malloc(len + 1);
+    if (!(*out)->source) {
+        bl_plan_free(*out);
+        *out = NULL;
+        return nomem(err);
+    }
+    memcpy((*out)->source, path, len + 1);
+    return BL_OK;
 }
 
 /* A copy without null-valued keys (recursively), for the TOML writer. */
@@ -814,6 +1011,7 @@ void bl_plan_free(bl_plan *plan)
     if (!plan)
         return;
     bl_json_free(plan->plain);
+    bl_free(plan->source);
     bl_free(plan);
 }
 

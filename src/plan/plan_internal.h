@@ -11,6 +11,7 @@
 
 struct bl_plan {
     bl_json *plain;
+    char *source; /* the file it was read from, for messages; NULL if built */
 };
 
 struct bl_resolved_plan {
@@ -21,6 +22,19 @@ struct bl_resolved_plan {
 /* Python's repr() of a configuration value (str, int, float, bool, tuple)
  * appended to `b`; objects are written as dicts. */
 bool bl_plan_repr(bl_buf *b, const bl_json *v);
+
+/* A key as TOML spells it (bare where it can be, else a quoted basic
+ * string), appended to `out` (toml_write.c). */
+bl_status bl_toml_put_key(bl_buf *out, const char *k, size_t len, bl_error *err);
+
+/* Puts `where` (printf-formatted: the TOML path of the offending table or
+ * value, or the plan's file) in front of a failed status's message and
+ * returns the status. BL_OK and memory errors pass untouched: running out of
+ * memory is not a fault of the plan. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+bl_status bl_plan_at(bl_status st, bl_error *err, const char *fmt, ...);
 
 
 #endif

@@ -7,11 +7,18 @@
  * input_link_p, whose probabilities the reference converts to floats. The
  * values are then read into the C config and checked by the model's own
  * validation. Error texts where the spec gives none (ours, documented):
- * a non-number for a numeric field → TypeError "<Config>.<name> must be a
- * number"; a non-bool for a SORN learn_on → TypeError "learn_on must be a
- * bool" (the reference's text); for a Falandays flag → TypeError
- * "FalandaysConfig.<name> must be a bool"; a non-array input_link_p →
- * TypeError "FalandaysConfig.input_link_p must be an array of numbers". */
+ * an unknown parameter name → TypeError "unknown <kind> parameter '<name>'
+ * (allowed: <names>)"; a non-number for a numeric field → TypeError
+ * "<Config>.<name> must be a number"; a non-bool for a SORN learn_on →
+ * TypeError "learn_on must be a bool" (the reference's text); for a
+ * Falandays flag → TypeError "FalandaysConfig.<name> must be a bool"; a
+ * non-array input_link_p → TypeError "FalandaysConfig.input_link_p must be
+ * an array of numbers". Every error of a target is located in front:
+ * "targets[<i>]: ", or "targets[<i>].composition.node.parameters: " and
+ * "targets[<i>].composition.task.options: " for the configuration and the
+ * task options; a plan read from a file puts the file before that. Where
+ * the spec's text leaves out a number a person needs (the scored ticks, the
+ * episode length, the tick past the horizon), it follows in parentheses. */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -179,23 +186,31 @@ static const field *find_field(const field *fields, size_t n, const char *key, s
 }
 
 /* §1.4 step 1: plain(config) into *out; the C config into cfg (which must
- * hold the defaults; input_link_p points into *out). */
-static bl_status build_config(const char *cls, const field *fields, size_t nfields, void *cfg,
-                              const bl_json *params, bl_json **out, bl_error *err)
+ * hold the defaults; input_link_p points into *out). `kind` is the node
+ * kind as the plan names it. */
+static bl_status build_config(const char *cls, const char *kind, const field *fields,
+                              size_t nfields, void *cfg, const bl_json *params, bl_json **out,
+                              bl_error *err)
 {
     *out = NULL;
-    /* The constructor rejects unknown names before it looks at any value. */
+    /* The constructor rejects unknown names before it looks at any value;
+     * the known ones are listed, so that a misspelling shows at once. */
     for (size_t i = 0; i < bl_json_size(params); i++) {
         size_t len;
         const char *key = bl_json_key_at(params, i, &len);
         if (!find_field(fields, nfields, key, len)) {
+            char storage[BL_ERROR_MAX];
             bl_buf b;
-            bl_buf_init(&b);
-            bl_buf_printf(&b, "%s.__init__() got an unexpected keyword argument ", cls);
+            bl_buf_init_fixed(&b, storage, sizeof storage);
+            bl_buf_printf(&b, "unknown %s parameter ", kind);
             bl_json *name = bl_json_stringn(key, len);
             if (name)
                 bl_plan_repr(&b, name);
             bl_json_free(name);
+            bl_buf_puts(&b, " (allowed:");
+            for (size_t k = 0; k < nfields; k++)
+                bl_buf_printf(&b, "%s %s", k ? "," : "", fields[k].name);
+            bl_buf_putc(&b, ')');
             bl_status st = !name || b.failed ? nomem(err) : bl_fail(err, BL_ETYPE, "%s", b.data);
             bl_buf_free(&b);
             return st;
@@ -299,7 +314,7 @@ static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on
     if (strcmp(kind, "falandays") == 0) {
         bl_falandays_config c;
         bl_falandays_config_default(&c);
-        bl_status st = build_config("FalandaysConfig", falandays_fields,
+        bl_status st = build_config("FalandaysConfig", kind, falandays_fields,
                                     sizeof falandays_fields / sizeof *falandays_fields, &c,
                                     params, out, err);
         if (st == BL_OK)
@@ -317,8 +332,8 @@ static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on
     }
     bl_sorn_config c;
     bl_sorn_config_default(&c);
-    bl_status st = build_config("SORNConfig", sorn_fields, sizeof sorn_fields / sizeof *sorn_fields,
-                                &c, params, out, err);
+    bl_status st = build_config("SORNConfig", kind, sorn_fields,
+                                sizeof sorn_fields / sizeof *sorn_fields, &c, params, out, err);
     if (st == BL_OK)
         st = bl_sorn_config_validate(&c, err);
     if (st != BL_OK) {
@@ -403,8 +418,12 @@ static bl_status check_interventions(const bl_json *target, bool falandays, bool
         return st;
     bool reservoir = strcmp(bl_plan_string(target, "controller"), "reservoir") == 0;
     for (size_t i = 0; i < n; i++) {
-        if (bl_plan_int(bl_json_at(list, i), "tick") > horizon)
-            return bl_fail(err, BL_EVALUE, "intervention is beyond the trial horizon");
+        int64_t tick = bl_plan_int(bl_json_at(list, i), "tick");
+        if (tick > horizon)
+            return bl_fail(err, BL_EVALUE,
+                           "intervention is beyond the trial horizon (interventions[%zu] has "
+                           "tick %lld, the horizon is %lld)",
+                           i, (long long)tick, (long long)horizon);
         if (!reservoir)
             return bl_fail(err, BL_EVALUE,
                            "reservoir interventions require a reservoir controller");
@@ -420,8 +439,10 @@ static bool gain_is_zero(const bl_json *gain)
     return as_double(gain, &d) && d == 0.0;
 }
 
-static bl_status resolve_target(const bl_json *plan, const bl_json *target, bl_json **out,
-                                bl_error *err)
+/* Target `index`. Its errors name it (targets[index]: ...), and the
+ * parameters or options table where the fault lies there. */
+static bl_status resolve_target(const bl_json *plan, const bl_json *target, size_t index,
+                                bl_json **out, bl_error *err)
 {
     *out = NULL;
     const bl_json *eval = bl_plan_member(plan, "evaluation");
@@ -433,9 +454,10 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, bl_j
 
     /* 1. Model configuration. */
     bl_json *config = NULL;
-    bool learn_on;
-    double lrate_wmat, lrate_targ;
-    TRY(model_config(node, &config, &learn_on, &lrate_wmat, &lrate_targ, err));
+    bool learn_on = true;
+    double lrate_wmat = 1.0, lrate_targ = 1.0;
+    TRY(bl_plan_at(model_config(node, &config, &learn_on, &lrate_wmat, &lrate_targ, err), err,
+                   "targets[%zu].composition.node.parameters", index));
 
     /* 2. Task options and definition. */
     bl_task_kind kind;
@@ -443,11 +465,13 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, bl_j
     memset(&opts, 0, sizeof opts);
     bl_json *opts_json = NULL, *rt = NULL;
     const char *task_name = bl_plan_string(task, "kind");
+    const char *where = ".composition.task.options"; /* below targets[index] */
     bl_status st = bl_task_from_name(task_name, &kind, err);
     if (st == BL_OK)
         st = bl_task_options_resolve(kind, bl_plan_member(task, "options"), &opts, err);
     if (st != BL_OK)
         goto done;
+    where = "";
     bl_task_definition def;
     bl_task_define(&opts, &def);
 
@@ -462,8 +486,10 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, bl_j
         goto done;
     }
     if (!diagnostic && scored < def.min_scored_ticks) {
-        st = bl_fail(err, BL_EVALUE, "%s requires %lld scored ticks", task_name,
-                     (long long)def.min_scored_ticks);
+        st = bl_fail(err, BL_EVALUE,
+                     "%s requires %lld scored ticks (found horizon %lld - warmup %lld = %lld)",
+                     task_name, (long long)def.min_scored_ticks, (long long)horizon,
+                     (long long)warmup, (long long)scored);
         goto done;
     }
     if (kind != BL_TASK_TRACKING && kind != BL_TASK_PONG && warmup > 0) {
@@ -471,7 +497,10 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, bl_j
         goto done;
     }
     if (def.probe && horizon < def.default_horizon) {
-        st = bl_fail(err, BL_EVALUE, "probe horizon must contain the entire episode or session");
+        st = bl_fail(err, BL_EVALUE,
+                     "probe horizon must contain the entire episode or session (found horizon "
+                     "%lld, the %s episode needs %lld)",
+                     (long long)horizon, task_name, (long long)def.default_horizon);
         goto done;
     }
 
@@ -540,7 +569,7 @@ done:
     bl_json_free(config);
     bl_json_free(opts_json);
     bl_json_free(rt);
-    return st;
+    return bl_plan_at(st, err, "targets[%zu]%s", index, where);
 }
 
 /* ---- public ----------------------------------------------------------- */
@@ -559,7 +588,10 @@ bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error 
     }
     for (size_t i = 0; i < bl_json_size(targets) && st == BL_OK; i++) {
         bl_json *rt = NULL;
-        st = resolve_target(request, bl_json_at(targets, i), &rt, err);
+        /* A plan read from a file names it, as its reading errors do. */
+        st = resolve_target(request, bl_json_at(targets, i), i, &rt, err);
+        if (st != BL_OK && plan->source)
+            st = bl_plan_at(st, err, "%s", plan->source);
         if (st == BL_OK)
             st = bl_json_array_append(list, rt, err);
     }
@@ -636,13 +668,13 @@ bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model
     if (strcmp(bl_plan_string(node, "kind"), "falandays") == 0) {
         *kind = BL_MODEL_FALANDAYS;
         bl_falandays_config_default(fc);
-        st = build_config("FalandaysConfig", falandays_fields,
+        st = build_config("FalandaysConfig", "falandays", falandays_fields,
                           sizeof falandays_fields / sizeof *falandays_fields, fc, cfg, &echo, err);
     } else {
         *kind = BL_MODEL_SORN;
         bl_sorn_config_default(sc);
-        st = build_config("SORNConfig", sorn_fields, sizeof sorn_fields / sizeof *sorn_fields, sc,
-                          cfg, &echo, err);
+        st = build_config("SORNConfig", "sorn", sorn_fields,
+                          sizeof sorn_fields / sizeof *sorn_fields, sc, cfg, &echo, err);
     }
     bl_json_free(echo);
     return st;

@@ -99,6 +99,12 @@ static bl_status put_key(bl_tw *w, const char *k, size_t len)
     return put_string(w, k, len);
 }
 
+bl_status bl_toml_put_key(bl_buf *out, const char *k, size_t len, bl_error *err)
+{
+    bl_tw w = {out, err};
+    return put_key(&w, k, len);
+}
+
 /* An object, at any depth, somewhere inside v. */
 static bool holds_object(const bl_json *v, int depth)
 {
