@@ -184,4 +184,10 @@ void bl_qualify_options_default(bl_qualify_options *o);
 bl_status bl_qualify_run(const bl_qualify_options *o, bl_json **receipt, bool *passed,
                          bl_error *err);
 
+/* What a failed qualification's receipt says, as the one error line of the
+ * command: BL_ERUNTIME "qualify failed: <n> of <m> cases, <k> failed
+ * comparisons (first: <case, step, array, values, rule>); see <path>".
+ * Always returns BL_ERUNTIME. */
+bl_status bl_qualify_failure(const bl_json *receipt, const char *receipt_path, bl_error *err);
+
 #endif
