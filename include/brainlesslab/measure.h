@@ -154,9 +154,13 @@ bl_status bl_profile_validate(const bl_profile_args *a, bl_error *err);
  * `self` is the path of this executable (for the workers). Returns the exit
  * code: 0 every row complete, 1 a failed row (the receipt is still written)
  * or an error (err says which; an existing destination is refused with
- * BL_EEXIST before anything is created), 2 a usage error before anything
- * was created, 130 interrupted. *receipt_path is set iff a receipt was
- * written. */
+ * BL_EEXIST before anything is created), 2 a refusal before anything was
+ * created, 130 interrupted. With 2, err->status is BL_EUSAGE for a flag
+ * value it refuses (argparse's usage and error); otherwise err holds the
+ * reason as one error line: the resolver's kind and message for a workload
+ * that does not resolve or is not admitted, BL_ERUNTIME for background
+ * activity or unavailable telemetry without the opt-in. *receipt_path is
+ * set iff a receipt was written. */
 int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profile_hooks *hooks,
                       char **receipt_path, bl_error *err);
 
