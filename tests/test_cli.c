@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zip.h>
 #include <zlib.h>
@@ -257,11 +258,45 @@ static void test_version_names_every_library(void **state)
     free(err);
 }
 
+/* The install rule the README gives for putting the program on the PATH
+ * (`cmake --install build --prefix ~/.local`) installs a working
+ * bin/brainlesslab; here into a temporary prefix. */
+static void test_install_puts_the_program_in_bin(void **state)
+{
+    (void)state;
+    char build[4096];
+    snprintf(build, sizeof build, "%s", bl_test_cli_path());
+    char *slash = strrchr(build, '/');
+    assert_non_null(slash);
+    *slash = 0;
+    char *prefix = bl_test_mkdtemp();
+    char cmd[12288];
+    snprintf(cmd, sizeof cmd, "cmake --install '%s' --prefix '%s' >/dev/null", build, prefix);
+    if (system(cmd) != 0)
+        fail_msg("failed: %s", cmd);
+    snprintf(cmd, sizeof cmd, "%s/bin/brainlesslab", prefix);
+    assert_int_equal(access(cmd, X_OK), 0);
+    snprintf(cmd, sizeof cmd, "'%s/bin/brainlesslab' --version", prefix);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[256] = "", first[64];
+    const bool got = fgets(line, sizeof line, p) != NULL;
+    while (fgets(cmd, sizeof cmd, p))
+        ;
+    assert_int_equal(pclose(p), 0);
+    assert_true(got);
+    snprintf(first, sizeof first, "brainlesslab %s ", bl_version());
+    assert_true(strncmp(line, first, strlen(first)) == 0);
+    bl_test_rmtree(prefix);
+    free(prefix);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_version_names_every_library),
+        cmocka_unit_test(test_install_puts_the_program_in_bin),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_parsed_commands_exit_1),
