@@ -152,8 +152,9 @@ bl_status bl_profile_validate(const bl_profile_args *a, bl_error *err);
 /* The parent (§1.4): validation, telemetry, destination, the two phases per
  * backend in fresh processes, the cross-process check, receipt.json.
  * `self` is the path of this executable (for the workers). Returns the exit
- * code: 0 every row complete, 1 a failed row (the receipt is still written)
- * or an error (err says which; an existing destination is refused with
+ * code: 0 every row complete, 1 a failed row (the receipt is still written;
+ * err holds BL_ERUNTIME "profile failed: <backend> <phase>: <why>; see
+ * <receipt>") or an error (err says which; an existing destination is refused with
  * BL_EEXIST before anything is created), 2 a refusal before anything was
  * created, 130 interrupted. With 2, err->status is BL_EUSAGE for a flag
  * value it refuses (argparse's usage and error); otherwise err holds the

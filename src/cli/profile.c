@@ -236,6 +236,7 @@ static int profile_main(const bl_cli_args *args)
     self[n] = 0;
     char *path = NULL;
     int code = bl_profile_parent(&a, self, &hooks, &path, &err);
+    const bl_error failure = err; /* err is reused for the stdout line */
     if (!path) {
         /* argparse's form only for a flag value; a workload that does not
          * resolve or a busy machine is one line with its reason (exit 2). */
@@ -261,6 +262,8 @@ static int profile_main(const bl_cli_args *args)
     bl_free(path);
     if (code == 130)
         fputs("brainlesslab: KeyboardInterrupt: interrupted\n", stderr);
+    if (rc == 0 && code == 1)
+        bl_cli_report(&failure); /* which measurement failed */
     return rc ? rc : code;
 }
 

@@ -444,6 +444,7 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     if (!rows)
         st = bl_fail(err, BL_ENOMEM, "out of memory for the receipt");
     bool all_complete = true, interrupted = false;
+    char first_failure[BL_ERROR_MAX] = ""; /* for the command's error line */
     for (size_t b = 0; b < a->nbackends && st == BL_OK && !interrupted; b++) {
         const bl_json *first = NULL;
         for (size_t p = 0; p < 2 && st == BL_OK; p++) {
@@ -457,6 +458,11 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
                 first = last;
             interrupted = h && h->interrupt && *h->interrupt;
             if (!bl_measure_equal(bl_measure_string(last, "status"), "complete")) {
+                if (all_complete) {
+                    const char *why = bl_measure_string(last, "error");
+                    snprintf(first_failure, sizeof first_failure, "%s %s: %s", a->backends[b],
+                             phases[p], why ? why : "failed");
+                }
                 all_complete = false;
                 break; /* this backend's later phases would measure a failure */
             }
@@ -509,6 +515,10 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
         *receipt_path = path;
         path = NULL;
         code = interrupted ? 130 : all_complete ? 0 : 1;
+        /* A failed measurement is the command's failure: one line saying
+         * which phase failed and why, the receipt has the rest. */
+        if (code == 1)
+            bl_fail(err, BL_ERUNTIME, "profile failed: %s; see %s", first_failure, *receipt_path);
     }
 done:
     bl_free(path);
