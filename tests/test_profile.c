@@ -809,6 +809,12 @@ static void test_parent_rejects_failed_samples_and_changed_work(void **state)
         const bl_json *rows = get(r, "measurements");
         const bl_json *bad = bl_json_at(rows, bl_json_size(rows) - 1);
         assert_string_equal(str(bad, "status"), "failed");
+        /* Besides the receipt, one error line names the failed phase. */
+        char line[BL_ERROR_MAX + 4400];
+        snprintf(line, sizeof line, "profile failed: cpu %s: %s; see %s", str(bad, "phase"),
+                 str(bad, "error"), path);
+        assert_int_equal(err.status, BL_ERUNTIME);
+        assert_string_equal(err.msg, line);
         if (c == 1) {
             assert_int_equal(bl_json_size(rows), 2);
             assert_string_equal(str(bad, "error"),
@@ -1090,42 +1096,6 @@ static void test_cli_refusals_are_one_line(void **state)
     free(dir);
 }
 
-/* A failed measurement is reported, besides the receipt, as one error line
- * naming the backend, the phase and the reason, and the receipt's path. */
-static void test_failed_measurement_says_which(void **state)
-{
-    (void)state;
-    bl_json *receipt = real_receipt();
-    char *dir = bl_test_mkdtemp(), dest[4200], line[BL_ERROR_MAX + 4400];
-    dest_in(dir, dest);
-    for (int c = 0; c < 2; c++) {
-        fakes f = {.telemetry_status = "available", .receipt = receipt};
-        if (c == 0)
-            f.change_warm_outcome = true;
-        else
-            f.returncode = 1;
-        char *path = NULL;
-        bl_error err = {0};
-        assert_int_equal(parent_run(&f, dest, false, &path, &err), 1);
-        assert_non_null(path);
-        assert_int_equal(err.status, BL_ERUNTIME);
-        bl_json *r = read_receipt(path);
-        const bl_json *rows = get(r, "measurements");
-        const bl_json *bad = bl_json_at(rows, bl_json_size(rows) - 1);
-        snprintf(line, sizeof line, "profile failed: cpu %s: %s; see %s", str(bad, "phase"),
-                 str(bad, "error"), path);
-        assert_string_equal(err.msg, line);
-        assert_string_equal(str(bad, "phase"),
-                            c == 0 ? "warm_cache_new_process" : "cold_cache_new_process");
-        bl_json_free(r);
-        bl_free(path);
-        bl_test_rmtree(dest);
-    }
-    bl_json_free(receipt);
-    bl_test_rmtree(dir);
-    free(dir);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1149,7 +1119,6 @@ int main(void)
         cmocka_unit_test(test_ctrl_c_writes_an_honest_receipt),
         cmocka_unit_test(test_refusal_kinds),
         cmocka_unit_test(test_cli_refusals_are_one_line),
-        cmocka_unit_test(test_failed_measurement_says_which),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

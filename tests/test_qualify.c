@@ -591,6 +591,16 @@ static void test_receipt(void **state)
     bl_json_free(r);
 }
 
+/* The failed cases of a receipt, counted by the test itself. */
+static size_t failed_cases(const bl_json *r)
+{
+    const bl_json *cases = bl_json_get(r, "cases");
+    size_t failed = 0;
+    for (size_t c = 0; c < bl_json_size(cases); c++)
+        failed += strcmp(str(bl_json_at(cases, c), "status"), "failed") == 0;
+    return failed;
+}
+
 /* With no tolerance at all float32 cannot pass: the comparisons bite. */
 static void test_zero_tolerance_fails(void **state)
 {
@@ -615,13 +625,26 @@ static void test_zero_tolerance_fails(void **state)
     assert_non_null(bl_json_get(f, "observed"));
     assert_int_equal(bl_json_size(bl_json_get(r, "outcomes")), 0);
     /* Some case failed, and frames below the freeze frame are honoured. */
-    size_t failed = 0;
     const bl_json *cases = bl_json_get(r, "cases");
-    for (size_t c = 0; c < bl_json_size(cases); c++) {
-        failed += strcmp(str(bl_json_at(cases, c), "status"), "failed") == 0;
+    for (size_t c = 0; c < bl_json_size(cases); c++)
         assert_int_equal(integer(bl_json_at(cases, c), "frames"), c % 10 == 2 ? 24 : 3);
-    }
-    assert_true(failed > 0);
+    assert_true(failed_cases(r) > 0);
+    /* The command's error line: the counts, the first failure, the path. */
+    bl_error err = {0};
+    assert_int_equal(bl_qualify_failure(r, "somewhere/receipt.json", &err), BL_ERUNTIME);
+    assert_int_equal(err.status, BL_ERUNTIME);
+    char head[128];
+    snprintf(head, sizeof head, "qualify failed: %zu of %zu cases, %lld failed comparison%s (first: ",
+             failed_cases(r), bl_json_size(cases), (long long)integer(r, "failure_count"),
+             integer(r, "failure_count") == 1 ? "" : "s");
+    if (strncmp(err.msg, head, strlen(head)) != 0)
+        fail_msg("%s\ndoes not start with\n%s", err.msg, head);
+    char where[200];
+    snprintf(where, sizeof where, "(first: %s %s", str(f, "case"), str(f, "stage"));
+    assert_non_null(strstr(err.msg, where));
+    assert_non_null(strstr(err.msg, str(f, "array")));
+    assert_non_null(strstr(err.msg, "); see somewhere/receipt.json"));
+    assert_null(strchr(err.msg, '\n'));
     bl_json_free(r);
 }
 
@@ -839,50 +862,13 @@ static void test_cli_success(void **state)
     free(tmp);
 }
 
-/* The failed cases of a receipt, counted by the test itself. */
-static size_t failed_cases(const bl_json *r)
-{
-    const bl_json *cases = bl_json_get(r, "cases");
-    size_t failed = 0;
-    for (size_t c = 0; c < bl_json_size(cases); c++)
-        failed += strcmp(str(bl_json_at(cases, c), "status"), "failed") == 0;
-    return failed;
-}
-
-/* The one error line of a failed qualification, from a real failing
- * receipt (no tolerance) and from hand-made failures of the other kinds. */
+/* The one error line of a failed qualification for each kind of failure,
+ * on hand-made receipts (test_zero_tolerance_fails checks a real one). */
 static void test_failure_line(void **state)
 {
     (void)state;
-    bl_qualify_options o;
-    bl_qualify_options_default(&o);
-    o.count = 12;
-    o.frames = 3;
-    o.trials = 0;
-    o.rtol = 0;
-    o.atol = 0;
     bl_json *r = NULL;
-    bool passed = true;
-    OK_E(bl_qualify_run(&o, &r, &passed, &e_));
-    assert_false(passed);
     bl_error err = {0};
-    assert_int_equal(bl_qualify_failure(r, "somewhere/receipt.json", &err), BL_ERUNTIME);
-    assert_int_equal(err.status, BL_ERUNTIME);
-    char head[128];
-    snprintf(head, sizeof head, "qualify failed: %zu of %zu cases, %lld failed comparison%s (first: ",
-             failed_cases(r), bl_json_size(bl_json_get(r, "cases")),
-             (long long)integer(r, "failure_count"), integer(r, "failure_count") == 1 ? "" : "s");
-    if (strncmp(err.msg, head, strlen(head)) != 0)
-        fail_msg("%s\ndoes not start with\n%s", err.msg, head);
-    const bl_json *f = bl_json_at(bl_json_get(r, "failures"), 0);
-    char where[200];
-    snprintf(where, sizeof where, "(first: %s %s", str(f, "case"), str(f, "stage"));
-    assert_non_null(strstr(err.msg, where));
-    assert_non_null(strstr(err.msg, str(f, "array")));
-    assert_non_null(strstr(err.msg, "); see somewhere/receipt.json"));
-    assert_null(strchr(err.msg, '\n'));
-    bl_json_free(r);
-
     /* Hand-made receipts: one failure of each rule. */
     static const struct {
         const char *failure, *says;
