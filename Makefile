@@ -35,7 +35,9 @@ test: deps configure
 # Standard output says where the record is and whether it is complete
 # ({"record": ..., "status": ...}); the one-line-per-target summary goes to
 # the terminal on standard error. `brainlesslab inspect <record>` verifies it.
-run: deps all
+# Only the program is built (and the library it links), not the tests.
+run: deps configure
+	cmake --build $(BUILD) -j $(JOBS) --target brainlesslab
 	$(BUILD)/brainlesslab run plans/quick-start.toml --root $(BUILD)/records
 
 bench: deps configure

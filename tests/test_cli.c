@@ -4,6 +4,19 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <zip.h>
+#include <zlib.h>
+/* toml++ keeps its version in a plain #define header (impl/version.h up to
+ * 3.3, impl/version.hpp from 3.4), which C can read. */
+#if defined(__has_include)
+#if __has_include(<toml++/impl/version.hpp>)
+#include <toml++/impl/version.hpp>
+#elif __has_include(<toml++/impl/version.h>)
+#include <toml++/impl/version.h>
+#endif
+#endif
 
 #include "brainlesslab/version.h"
 #include "support.h"
@@ -195,10 +208,95 @@ static void test_parsed_commands_exit_1(void **state)
     }
 }
 
+/* `--version` names every library the program links, each with the version
+ * this test sees: toml++'s header, the libzip and zlib shared objects, the
+ * OpenMP the compiler implements. */
+static void test_version_names_every_library(void **state)
+{
+    (void)state;
+    char *out, *err;
+    assert_int_equal(bl_test_run_cli("--version", &out, &err), 0);
+    assert_string_equal(err, "");
+    char line[128];
+#ifndef TOML_LIB_MAJOR
+    fail_msg("toml++'s version header was not found (apt-get install libtomlplusplus-dev)");
+#else
+    snprintf(line, sizeof line, "\ntoml++ %d.%d.%d\n", TOML_LIB_MAJOR, TOML_LIB_MINOR,
+             TOML_LIB_PATCH);
+    if (!strstr(out, line))
+        fail_msg("no line %s in:\n%s", line + 1, out);
+#endif
+    snprintf(line, sizeof line, "\nlibzip %s\n", zip_libzip_version());
+    if (!strstr(out, line))
+        fail_msg("no line %s in:\n%s", line + 1, out);
+    /* The header this test compiled against is the library it runs with. */
+    assert_string_equal(zip_libzip_version(), LIBZIP_VERSION);
+    snprintf(line, sizeof line, "\nzlib %s\n", zlibVersion());
+    if (!strstr(out, line))
+        fail_msg("no line %s in:\n%s", line + 1, out);
+    assert_string_equal(zlibVersion(), ZLIB_VERSION);
+#ifdef _OPENMP
+#ifdef __clang__
+    snprintf(line, sizeof line, "\nOpenMP %ld (libomp)\n", (long)_OPENMP);
+#else
+    snprintf(line, sizeof line, "\nOpenMP %ld (libgomp)\n", (long)_OPENMP);
+#endif
+    if (!strstr(out, line))
+        fail_msg("no line %s in:\n%s", line + 1, out);
+#endif
+    /* Every line is "<name> <version>" with a real version. */
+    for (const char *p = out; *p;) {
+        const char *nl = strchr(p, '\n');
+        assert_non_null(nl);
+        const char *space = memchr(p, ' ', (size_t)(nl - p));
+        assert_non_null(space);
+        assert_true(space > p && nl - space > 1);
+        assert_false(strncmp(space + 1, "unknown", 7) == 0);
+        p = nl + 1;
+    }
+    free(out);
+    free(err);
+}
+
+/* The install rule the README gives for putting the program on the PATH
+ * (`cmake --install build --prefix ~/.local`) installs a working
+ * bin/brainlesslab; here into a temporary prefix. */
+static void test_install_puts_the_program_in_bin(void **state)
+{
+    (void)state;
+    char build[4096];
+    snprintf(build, sizeof build, "%s", bl_test_cli_path());
+    char *slash = strrchr(build, '/');
+    assert_non_null(slash);
+    *slash = 0;
+    char *prefix = bl_test_mkdtemp();
+    char cmd[12288];
+    snprintf(cmd, sizeof cmd, "cmake --install '%s' --prefix '%s' >/dev/null", build, prefix);
+    if (system(cmd) != 0)
+        fail_msg("failed: %s", cmd);
+    snprintf(cmd, sizeof cmd, "%s/bin/brainlesslab", prefix);
+    assert_int_equal(access(cmd, X_OK), 0);
+    snprintf(cmd, sizeof cmd, "'%s/bin/brainlesslab' --version", prefix);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[256] = "", first[64];
+    const bool got = fgets(line, sizeof line, p) != NULL;
+    while (fgets(cmd, sizeof cmd, p))
+        ;
+    assert_int_equal(pclose(p), 0);
+    assert_true(got);
+    snprintf(first, sizeof first, "brainlesslab %s ", bl_version());
+    assert_true(strncmp(line, first, strlen(first)) == 0);
+    bl_test_rmtree(prefix);
+    free(prefix);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_version_names_every_library),
+        cmocka_unit_test(test_install_puts_the_program_in_bin),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_parsed_commands_exit_1),

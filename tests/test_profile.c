@@ -809,6 +809,12 @@ static void test_parent_rejects_failed_samples_and_changed_work(void **state)
         const bl_json *rows = get(r, "measurements");
         const bl_json *bad = bl_json_at(rows, bl_json_size(rows) - 1);
         assert_string_equal(str(bad, "status"), "failed");
+        /* Besides the receipt, one error line names the failed phase. */
+        char line[BL_ERROR_MAX + 4400];
+        snprintf(line, sizeof line, "profile failed: cpu %s: %s; see %s", str(bad, "phase"),
+                 str(bad, "error"), path);
+        assert_int_equal(err.status, BL_ERUNTIME);
+        assert_string_equal(err.msg, line);
         if (c == 1) {
             assert_int_equal(bl_json_size(rows), 2);
             assert_string_equal(str(bad, "error"),
@@ -975,6 +981,121 @@ static void test_ctrl_c_writes_an_honest_receipt(void **state)
     free(dir);
 }
 
+/* A refusal that is not a flag's syntax keeps its own kind: the resolver's
+ * for the workload, RuntimeError for the machine, with a line that says
+ * what was seen and which option overrides it. */
+static void test_refusal_kinds(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp(), dest[4200];
+    dest_in(dir, dest);
+    fakes f = {.telemetry_status = "available", .busy = true};
+    char *path = NULL;
+    bl_error err = {0};
+    assert_int_equal(parent_run(&f, dest, false, &path, &err), 2);
+    assert_int_equal(err.status, BL_ERUNTIME);
+    assert_string_equal(err.msg,
+                        "background activity observed: 1 process at or above 2% CPU: busybody "
+                        "(pid 4242, 85.0% CPU); measure on a quiet machine or pass "
+                        "--allow-background-activity to measure anyway (the receipt records "
+                        "that)");
+    f = (fakes){.telemetry_status = "unavailable"};
+    assert_int_equal(parent_run(&f, dest, false, &path, &err), 2);
+    assert_int_equal(err.status, BL_ERUNTIME);
+    assert_string_equal(err.msg,
+                        "background-activity telemetry is unavailable: cannot read /proc; pass "
+                        "--allow-background-activity to measure without it (the receipt "
+                        "records that)");
+    /* The workload: the resolver's ValueError, the admission's MemoryError;
+     * a flag value stays a usage error. */
+    for (int c = 0; c < 3; c++) {
+        bl_profile_args a = small_args(dest);
+        a.worker_backend = NULL;
+        a.process_phase = NULL;
+        if (c == 0) {
+            a.task = "tracking";
+            a.has_horizon = true;
+            a.horizon = 50;
+        } else if (c == 1) {
+            a.memory_budget_mib = 1;
+            a.count = 512;
+        } else {
+            a.count = 0;
+        }
+        f = (fakes){.telemetry_status = "available"};
+        bl_profile_hooks h = {.ctx = &f, .telemetry = fake_telemetry, .spawn = fake_spawn};
+        assert_int_equal(bl_profile_parent(&a, "/bin/false", &h, &path, &err), 2);
+        assert_int_equal(err.status, c == 0 ? BL_EVALUE : c == 1 ? BL_ENOMEM : BL_EUSAGE);
+        if (c == 0)
+            assert_string_equal(err.msg, "tracking requires 2000 scored ticks");
+        assert_null(path);
+        assert_int_equal(f.telemetry_calls, 0);
+    }
+    struct stat sb;
+    assert_int_not_equal(stat(dest, &sb), 0);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* From the command line: a refused workload or a busy machine is exactly
+ * one error line and exit 2, never the usage text; nothing is created. */
+static void test_cli_refusals_are_one_line(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char args[8192], dest[4200], *out = NULL, *err = NULL;
+    snprintf(dest, sizeof dest, "%s/q", dir);
+    static const struct {
+        const char *flags, *start;
+    } cases[] = {
+        {"--task tracking --horizon 50", "brainlesslab: ValueError: tracking requires 2000 "
+                                         "scored ticks\n"},
+        {"--count 512 --memory-budget-mib 1", "brainlesslab: MemoryError: "},
+    };
+    struct stat sb;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(args, sizeof args, "profile '%s' --dtype float32 %s", dest, cases[i].flags);
+        int code = bl_test_run_cli(args, &out, &err);
+        if (code != 2 || strncmp(err, cases[i].start, strlen(cases[i].start)) != 0)
+            fail_msg("%s: exit %d: %s", cases[i].flags, code, err);
+        assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+        assert_string_equal(out, "");
+        assert_int_not_equal(stat(dest, &sb), 0);
+        free(out);
+        free(err);
+    }
+    /* A process of ours keeps a CPU busy through the activity interval. */
+    pid_t busy = fork();
+    assert_true(busy >= 0);
+    if (busy == 0) {
+        for (volatile unsigned long spin = 0;; spin++) {
+        }
+    }
+    snprintf(args, sizeof args,
+             "profile '%s' --dtype float32 --activity-interval 0.3 --activity-cpu-threshold 1",
+             dest);
+    int code = bl_test_run_cli(args, &out, &err);
+    kill(busy, SIGKILL);
+    waitpid(busy, NULL, 0);
+    if (code != 2)
+        fail_msg("exit %d: %s", code, err);
+    assert_string_equal(out, "");
+    assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+    /* Without /proc the telemetry is unavailable, which refuses too. */
+    static const char seen[] = "brainlesslab: RuntimeError: background activity observed: ";
+    static const char unknown[] = "brainlesslab: RuntimeError: background-activity telemetry is ";
+    if (strncmp(err, seen, sizeof seen - 1) == 0)
+        assert_non_null(strstr(err, "% CPU)"));
+    else if (strncmp(err, unknown, sizeof unknown - 1) != 0)
+        fail_msg("stderr: %s", err);
+    assert_non_null(strstr(err, "pass --allow-background-activity to measure"));
+    assert_int_not_equal(stat(dest, &sb), 0);
+    free(out);
+    free(err);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -996,6 +1117,8 @@ int main(void)
         cmocka_unit_test(test_worker_output_parsing),
         cmocka_unit_test(test_cli_end_to_end),
         cmocka_unit_test(test_ctrl_c_writes_an_honest_receipt),
+        cmocka_unit_test(test_refusal_kinds),
+        cmocka_unit_test(test_cli_refusals_are_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -591,6 +591,16 @@ static void test_receipt(void **state)
     bl_json_free(r);
 }
 
+/* The failed cases of a receipt, counted by the test itself. */
+static size_t failed_cases(const bl_json *r)
+{
+    const bl_json *cases = bl_json_get(r, "cases");
+    size_t failed = 0;
+    for (size_t c = 0; c < bl_json_size(cases); c++)
+        failed += strcmp(str(bl_json_at(cases, c), "status"), "failed") == 0;
+    return failed;
+}
+
 /* With no tolerance at all float32 cannot pass: the comparisons bite. */
 static void test_zero_tolerance_fails(void **state)
 {
@@ -615,13 +625,26 @@ static void test_zero_tolerance_fails(void **state)
     assert_non_null(bl_json_get(f, "observed"));
     assert_int_equal(bl_json_size(bl_json_get(r, "outcomes")), 0);
     /* Some case failed, and frames below the freeze frame are honoured. */
-    size_t failed = 0;
     const bl_json *cases = bl_json_get(r, "cases");
-    for (size_t c = 0; c < bl_json_size(cases); c++) {
-        failed += strcmp(str(bl_json_at(cases, c), "status"), "failed") == 0;
+    for (size_t c = 0; c < bl_json_size(cases); c++)
         assert_int_equal(integer(bl_json_at(cases, c), "frames"), c % 10 == 2 ? 24 : 3);
-    }
-    assert_true(failed > 0);
+    assert_true(failed_cases(r) > 0);
+    /* The command's error line: the counts, the first failure, the path. */
+    bl_error err = {0};
+    assert_int_equal(bl_qualify_failure(r, "somewhere/receipt.json", &err), BL_ERUNTIME);
+    assert_int_equal(err.status, BL_ERUNTIME);
+    char head[128];
+    snprintf(head, sizeof head, "qualify failed: %zu of %zu cases, %lld failed comparison%s (first: ",
+             failed_cases(r), bl_json_size(cases), (long long)integer(r, "failure_count"),
+             integer(r, "failure_count") == 1 ? "" : "s");
+    if (strncmp(err.msg, head, strlen(head)) != 0)
+        fail_msg("%s\ndoes not start with\n%s", err.msg, head);
+    char where[200];
+    snprintf(where, sizeof where, "(first: %s %s", str(f, "case"), str(f, "stage"));
+    assert_non_null(strstr(err.msg, where));
+    assert_non_null(strstr(err.msg, str(f, "array")));
+    assert_non_null(strstr(err.msg, "); see somewhere/receipt.json"));
+    assert_null(strchr(err.msg, '\n'));
     bl_json_free(r);
 }
 
@@ -839,6 +862,95 @@ static void test_cli_success(void **state)
     free(tmp);
 }
 
+/* The one error line of a failed qualification for each kind of failure,
+ * on hand-made receipts (test_zero_tolerance_fails checks a real one). */
+static void test_failure_line(void **state)
+{
+    (void)state;
+    bl_json *r = NULL;
+    bl_error err = {0};
+    /* Hand-made receipts: one failure of each rule. */
+    static const struct {
+        const char *failure, *says;
+    } kinds[] = {
+        {"{\"case\": \"sorn/pong\", \"stage\": \"frame\", \"step\": 4, \"array\": \"sorn/t_e\", "
+         "\"index\": [3], \"rule\": \"tolerance\", \"comparison\": \"float32 vs float64\", "
+         "\"observed\": 1.5, \"expected\": 1.0}",
+         "(first: sorn/pong frame 4: sorn/t_e[3] is 1.5 in float32 and 1 in float64, off by "
+         "0.5, more than atol + rtol*|float64| = 0.2); see d/receipt.json"},
+        {"{\"case\": \"sorn/pong\", \"stage\": \"tick\", \"step\": 2, \"array\": \"pong/world/score\", "
+         "\"index\": [0, 1], \"rule\": \"exact\", \"comparison\": \"float32 vs float64\", "
+         "\"observed\": 3, \"expected\": 2}",
+         "(first: sorn/pong tick 2: pong/world/score[0, 1] is 3 in float32 and 2 in float64, "
+         "which must be equal)"},
+        {"{\"case\": \"falandays_dale/tracking\", \"stage\": \"reset\", \"step\": 0, "
+         "\"array\": \"falandays/acts\", \"index\": [7], \"rule\": \"identical\", "
+         "\"comparison\": \"float32\", \"observed\": \"nan\", \"expected\": 0.25}",
+         "(first: falandays_dale/tracking reset: falandays/acts[7] is nan in float32, not "
+         "bit-identical to the initial 0.25)"},
+        {"{\"case\": \"sorn/delayed_cue\", \"stage\": \"precision_check\", "
+         "\"message\": \"weights: value not finite after casting to float32\"}",
+         "(first: sorn/delayed_cue precision_check: weights: value not finite after casting "
+         "to float32)"},
+    };
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"rtol\": 0.1, \"atol\": 0.1, \"failure_count\": 1, \"failures\": [%s], "
+                 "\"cases\": [{\"status\": \"passed\"}, {\"status\": \"failed\"}]}",
+                 kinds[k].failure);
+        OK_E(bl_json_parse(text, strlen(text), "receipt", &r, &e_));
+        assert_int_equal(bl_qualify_failure(r, "d/receipt.json", &err), BL_ERUNTIME);
+        if (strncmp(err.msg, "qualify failed: 1 of 2 cases, 1 failed comparison (first: ", 58) != 0 ||
+            !strstr(err.msg, kinds[k].says))
+            fail_msg("case %zu: %s", k, err.msg);
+        bl_json_free(r);
+    }
+}
+
+/* A qualification that really fails from the command line (48 frames: the
+ * float32 Tracking world drifts past the tolerance, docs/performance.md):
+ * the receipt is written and printed, exit 1, and one stderr line says
+ * what failed and where the receipt is. */
+static void test_cli_failure_says_what_failed(void **state)
+{
+    (void)state;
+    char *tmp = bl_test_mkdtemp();
+    char dest[4200], receipt[4300], args[8600];
+    snprintf(dest, sizeof dest, "%s/dest", tmp);
+    snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
+    char *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "qualify '%s' --count 4 --frames 48 --trials 0", dest);
+    const int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != 1)
+        fail_msg("exit %d: %s", rc, err);
+    bl_json *printed = NULL, *written = NULL;
+    OK_E(bl_json_parse(out, strlen(out), "stdout", &printed, &e_));
+    OK_E(bl_json_read_file(receipt, &written, &e_));
+    assert_true(bl_json_equal(printed, written));
+    assert_string_equal(str(written, "status"), "failed");
+    /* Exactly one line, in the program's error form. */
+    assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+    char head[160];
+    snprintf(head, sizeof head, "brainlesslab: RuntimeError: qualify failed: %zu of 40 cases, ",
+             failed_cases(written));
+    if (strncmp(err, head, strlen(head)) != 0)
+        fail_msg("stderr: %s", err);
+    assert_true(failed_cases(written) > 0);
+    const bl_json *f = bl_json_at(bl_json_get(written, "failures"), 0);
+    assert_non_null(strstr(err, str(f, "case")));
+    assert_non_null(strstr(err, str(f, "array")));
+    char tail[4400];
+    snprintf(tail, sizeof tail, "; see %s\n", receipt);
+    assert_string_equal(err + strlen(err) - strlen(tail), tail);
+    bl_json_free(printed);
+    bl_json_free(written);
+    free(out);
+    free(err);
+    bl_test_rmtree(tmp);
+    free(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -854,6 +966,8 @@ int main(void)
         cmocka_unit_test(test_cli_refusals_create_nothing),
         cmocka_unit_test(test_cli_existing_destination),
         cmocka_unit_test(test_cli_success),
+        cmocka_unit_test(test_failure_line),
+        cmocka_unit_test(test_cli_failure_says_what_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

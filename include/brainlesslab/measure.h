@@ -152,11 +152,16 @@ bl_status bl_profile_validate(const bl_profile_args *a, bl_error *err);
 /* The parent (§1.4): validation, telemetry, destination, the two phases per
  * backend in fresh processes, the cross-process check, receipt.json.
  * `self` is the path of this executable (for the workers). Returns the exit
- * code: 0 every row complete, 1 a failed row (the receipt is still written)
- * or an error (err says which; an existing destination is refused with
- * BL_EEXIST before anything is created), 2 a usage error before anything
- * was created, 130 interrupted. *receipt_path is set iff a receipt was
- * written. */
+ * code: 0 every row complete, 1 a failed row (the receipt is still written;
+ * err holds BL_ERUNTIME "profile failed: <backend> <phase>: <why>; see
+ * <receipt>") or an error (err says which; an existing destination is refused with
+ * BL_EEXIST before anything is created), 2 a refusal before anything was
+ * created, 130 interrupted. With 2, err->status is BL_EUSAGE for a flag
+ * value it refuses (argparse's usage and error); otherwise err holds the
+ * reason as one error line: the resolver's kind and message for a workload
+ * that does not resolve or is not admitted, BL_ERUNTIME for background
+ * activity or unavailable telemetry without the opt-in. *receipt_path is
+ * set iff a receipt was written. */
 int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profile_hooks *hooks,
                       char **receipt_path, bl_error *err);
 
@@ -183,5 +188,11 @@ void bl_qualify_options_default(bl_qualify_options *o);
  * version 1); *passed is true iff every gated comparison passed. */
 bl_status bl_qualify_run(const bl_qualify_options *o, bl_json **receipt, bool *passed,
                          bl_error *err);
+
+/* What a failed qualification's receipt says, as the one error line of the
+ * command: BL_ERUNTIME "qualify failed: <n> of <m> cases, <k> failed
+ * comparisons (first: <case, step, array, values, rule>); see <path>".
+ * Always returns BL_ERUNTIME. */
+bl_status bl_qualify_failure(const bl_json *receipt, const char *receipt_path, bl_error *err);
 
 #endif

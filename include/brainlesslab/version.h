@@ -5,7 +5,9 @@
 #include "brainlesslab/buf.h"
 
 const char *bl_version(void);
-/* One "name version" line per component, program first. */
+/* One "name version" line per component, program first, then every library
+ * the program links: jansson, libcrypto, Random123, toml++, libzip, zlib and
+ * OpenMP (its specification date and runtime library). */
 void bl_version_report(bl_buf *out);
 
 #endif

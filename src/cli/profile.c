@@ -4,10 +4,12 @@
  * the parent execs: it prints one PROFILE_RECEIPT= line on stdout.
  *
  * Exit codes (§1.11): 0 every measurement complete; 1 a failed measurement
- * (the receipt is still written) or an error after DEST exists; 2 a bad
- * command line, an unresolvable plan, observed background activity without
- * --allow-background-activity, or an existing DEST, with nothing created;
- * 130 Ctrl-C. */
+ * (the receipt is still written), an existing DEST (FileExistsError) or an
+ * error after DEST exists; 2, with nothing created, a bad command line
+ * (argparse's usage and error), or one error line for an unresolvable or
+ * unadmitted workload (the resolver's kind) or observed background activity
+ * or unavailable telemetry without --allow-background-activity
+ * (RuntimeError); 130 Ctrl-C. */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -234,10 +236,14 @@ static int profile_main(const bl_cli_args *args)
     self[n] = 0;
     char *path = NULL;
     int code = bl_profile_parent(&a, self, &hooks, &path, &err);
+    const bl_error failure = err; /* err is reused for the stdout line */
     if (!path) {
-        if (code == 2)
+        /* argparse's form only for a flag value; a workload that does not
+         * resolve or a busy machine is one line with its reason (exit 2). */
+        if (code == 2 && err.status == BL_EUSAGE)
             return usage_error(&err);
-        return bl_cli_report(&err);
+        int rc = bl_cli_report(&err);
+        return code == 2 ? 2 : rc;
     }
     bl_json *line = bl_json_object();
     bl_buf out;
@@ -256,6 +262,8 @@ static int profile_main(const bl_cli_args *args)
     bl_free(path);
     if (code == 130)
         fputs("brainlesslab: KeyboardInterrupt: interrupted\n", stderr);
+    if (rc == 0 && code == 1)
+        bl_cli_report(&failure); /* which measurement failed */
     return rc ? rc : code;
 }
 

@@ -2,8 +2,9 @@
  * applies it: float32 on the CPU against the float64 reference; see
  * src/measure/qualify.c). The receipt goes to DEST/receipt.json and, the
  * same JSON, to stdout. Exit 0 iff every gated comparison passed, 1 when one
- * failed (the receipt is still written) or on an error, 2 for a bad command
- * line, 130 after Ctrl-C.
+ * failed (the receipt is still written and printed, and one stderr line
+ * names the first failure) or on an error, 2 for a bad command line, 130
+ * after Ctrl-C.
  *
  * Order: flags → DEST must not exist → the whole qualification in memory →
  * DEST created (with parents) → receipt.json created exclusively and synced
@@ -156,8 +157,16 @@ static int qualify_main(const bl_cli_args *args)
         goto done;
     }
     rc = bl_cli_emit(&out);
-    if (rc == 0 && !passed)
-        rc = 1;
+    if (rc == 0 && !passed) {
+        /* The receipt on stdout is the spec's output; the one error line
+         * says what failed, so a person need not read it to know. */
+        char *path = bl_malloc(strlen(dest) + sizeof "/receipt.json");
+        if (path)
+            snprintf(path, strlen(dest) + sizeof "/receipt.json", "%s/receipt.json", dest);
+        bl_qualify_failure(receipt, path ? path : dest, &err);
+        rc = bl_cli_report(&err);
+        bl_free(path);
+    }
 done:
     bl_buf_free(&out);
     bl_json_free(receipt);

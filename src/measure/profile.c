@@ -84,27 +84,38 @@ static bl_status validate_flags(const bl_profile_args *a, bl_error *err)
     return BL_OK;
 }
 
-bl_status bl_profile_validate(const bl_profile_args *a, bl_error *err)
+bl_status bl_profile_preflight(const bl_profile_args *a, bool *refused, bl_error *err)
 {
+    *refused = false;
     bl_status st = validate_flags(a, err);
     if (st != BL_OK)
         return st;
-    /* A resolution or admission error makes this command line unusable:
-     * a usage error, with the resolver's message (§1.2 preflight). */
+    /* A resolution or admission error makes this command line unusable
+     * (§1.2 preflight: exit 2), but it is no syntax error: the resolver's
+     * own kind and message say what is wrong with the workload. */
     bl_profile_workload w;
     st = bl_profile_workload_build(a, &w, err);
     bl_profile_workload_free(&w);
     /* Admission refusals are MemoryErrors of the plan; a real allocation
      * failure ("out of memory ...") stays what it is. */
     BL_ASSERT(err);
-    if (st != BL_OK && !(st == BL_ENOMEM && strncmp(err->msg, "out of memory", 13) == 0))
-        err->status = st = BL_EUSAGE;
-    if (st != BL_OK)
+    if (st != BL_OK) {
+        *refused = !(st == BL_ENOMEM && strncmp(err->msg, "out of memory", 13) == 0);
         return st;
+    }
     struct stat sb;
     if (!a->worker_backend && lstat(a->destination, &sb) == 0)
         return bl_fail(err, BL_EEXIST, "%s: %s", a->destination, strerror(EEXIST));
     return BL_OK;
+}
+
+bl_status bl_profile_validate(const bl_profile_args *a, bl_error *err)
+{
+    bool refused = false;
+    bl_status st = bl_profile_preflight(a, &refused, err);
+    if (refused)
+        err->status = st = BL_EUSAGE;
+    return st;
 }
 
 /* ---- the workload (§1.3) ---------------------------------------------------- */

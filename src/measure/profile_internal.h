@@ -8,6 +8,14 @@
 #include "brainlesslab/plan.h"
 #include "brainlesslab/run.h"
 
+/* bl_profile_validate with the refusals told apart: BL_EUSAGE for a flag
+ * value it refuses (the CLI answers with argparse's usage and error); a
+ * workload that does not resolve or is not admitted keeps the resolver's
+ * status and message and sets *refused (exit 2, one error line); then
+ * BL_EEXIST for an existing destination and BL_ENOMEM "out of memory ..."
+ * for a real allocation failure, neither refused (exit 1). */
+bl_status bl_profile_preflight(const bl_profile_args *a, bool *refused, bl_error *err);
+
 /* The fixed workload of §1.3 built from the arguments. */
 typedef struct bl_profile_workload {
     bl_plan *plan;

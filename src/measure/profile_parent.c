@@ -257,7 +257,10 @@ static bl_status telemetry(const bl_profile_args *a, const bl_profile_hooks *h, 
     return bl_activity_snapshot(&o, out, err);
 }
 
-/* §1.2: unknown telemetry is treated like activity. */
+/* §1.2: unknown telemetry is treated like activity. A refusal is a
+ * RuntimeError (the command exits 2): the machine, not the command line,
+ * is what is wrong, so the line says what was seen and which option
+ * measures anyway. */
 static bl_status judge_activity(const bl_profile_args *a, const bl_json *t, bl_error *err)
 {
     if (a->allow_background_activity)
@@ -265,9 +268,10 @@ static bl_status judge_activity(const bl_profile_args *a, const bl_json *t, bl_e
     const char *status = bl_measure_string(t, "status");
     if (!bl_measure_equal(status, "available")) {
         const char *why = bl_measure_string(t, "diagnostic");
-        return bl_fail(err, BL_EUSAGE,
+        return bl_fail(err, BL_ERUNTIME,
                        "background-activity telemetry is %s%s%s; pass "
-                       "--allow-background-activity to measure anyway",
+                       "--allow-background-activity to measure without it (the receipt "
+                       "records that)",
                        status ? status : "missing", why ? ": " : "", why ? why : "");
     }
     const bl_json *procs = bl_json_get(t, "processes");
@@ -279,7 +283,7 @@ static bl_status judge_activity(const bl_profile_args *a, const bl_json *t, bl_e
     for (size_t i = 0; i < n && i < 5; i++) {
         const bl_json *p = bl_json_at(procs, i);
         const bl_json *pid = bl_json_get(p, "pid"), *cpu = bl_json_get(p, "cpu_percent");
-        int k = snprintf(list + used, sizeof list - used, "%s%s (pid %lld, %.1f%%)",
+        int k = snprintf(list + used, sizeof list - used, "%s%s (pid %lld, %.1f%% CPU)",
                          i ? ", " : "", bl_measure_string(p, "executable") ? bl_measure_string(p, "executable") : "?",
                          pid && bl_json_kindof(pid) == BL_JSON_INT ? (long long)bl_json_get_int(pid) : -1LL,
                          cpu && bl_json_kindof(cpu) == BL_JSON_REAL ? bl_json_get_real(cpu) : 0.0);
@@ -287,9 +291,10 @@ static bl_status judge_activity(const bl_profile_args *a, const bl_json *t, bl_e
             break;
         used += (size_t)k;
     }
-    return bl_fail(err, BL_EUSAGE,
+    return bl_fail(err, BL_ERUNTIME,
                    "background activity observed: %zu process%s at or above %.3g%% CPU: %s%s; "
-                   "measure on a quiet machine or pass --allow-background-activity",
+                   "measure on a quiet machine or pass --allow-background-activity to measure "
+                   "anyway (the receipt records that)",
                    n, n == 1 ? "" : "es", a->activity_cpu_threshold, list, n > 5 ? ", ..." : "");
 }
 
@@ -416,17 +421,18 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     bl_json *before = NULL, *after = NULL, *host = NULL, *receipt = NULL, *rows = NULL;
     char *path = NULL;
     int code = 1;
-    bl_status st = bl_profile_validate(a, err);
+    bool refused = false;
+    bl_status st = bl_profile_preflight(a, &refused, err);
     if (st == BL_OK)
         st = telemetry(a, h, &before, err);
     if (st == BL_OK)
-        st = judge_activity(a, before, err);
+        refused = (st = judge_activity(a, before, err)) != BL_OK;
     if (st == BL_OK)
         st = bl_host_describe(NULL, &host, err);
     if (st == BL_OK && h && h->interrupt && *h->interrupt)
         st = bl_fail(err, BL_EINTERRUPT, "interrupted");
     if (st != BL_OK) {
-        code = st == BL_EUSAGE ? 2 : st == BL_EINTERRUPT ? 130 : 1;
+        code = st == BL_EUSAGE || refused ? 2 : st == BL_EINTERRUPT ? 130 : 1;
         goto done;
     }
     /* Exclusive: a destination that appeared since the check is refused
@@ -438,6 +444,7 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     if (!rows)
         st = bl_fail(err, BL_ENOMEM, "out of memory for the receipt");
     bool all_complete = true, interrupted = false;
+    char first_failure[BL_ERROR_MAX] = ""; /* for the command's error line */
     for (size_t b = 0; b < a->nbackends && st == BL_OK && !interrupted; b++) {
         const bl_json *first = NULL;
         for (size_t p = 0; p < 2 && st == BL_OK; p++) {
@@ -451,6 +458,11 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
                 first = last;
             interrupted = h && h->interrupt && *h->interrupt;
             if (!bl_measure_equal(bl_measure_string(last, "status"), "complete")) {
+                if (all_complete) {
+                    const char *why = bl_measure_string(last, "error");
+                    snprintf(first_failure, sizeof first_failure, "%s %s: %s", a->backends[b],
+                             phases[p], why ? why : "failed");
+                }
                 all_complete = false;
                 break; /* this backend's later phases would measure a failure */
             }
@@ -503,6 +515,10 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
         *receipt_path = path;
         path = NULL;
         code = interrupted ? 130 : all_complete ? 0 : 1;
+        /* A failed measurement is the command's failure: one line saying
+         * which phase failed and why, the receipt has the rest. */
+        if (code == 1)
+            bl_fail(err, BL_ERUNTIME, "profile failed: %s; see %s", first_failure, *receipt_path);
     }
 done:
     bl_free(path);

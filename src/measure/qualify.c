@@ -357,3 +357,104 @@ done:
     bl_qualify_ledger_free(l);
     return st;
 }
+
+/* ---- the failure line ------------------------------------------------------------ */
+
+/* A receipt number as a person reads it: reals to float32's 9 significant
+ * digits (enough to tell the two dtypes apart), integers and the
+ * "nan"/"inf" strings of value_json as they are. */
+static void value_text(const bl_json *v, char *out, size_t n)
+{
+    switch (v ? bl_json_kindof(v) : BL_JSON_NULL) {
+    case BL_JSON_INT:
+        snprintf(out, n, "%" PRId64, bl_json_get_int(v));
+        break;
+    case BL_JSON_REAL:
+        snprintf(out, n, "%.9g", bl_json_get_real(v));
+        break;
+    case BL_JSON_STRING:
+        snprintf(out, n, "%s", bl_json_get_string(v, NULL));
+        break;
+    default:
+        snprintf(out, n, "?");
+    }
+}
+
+static double value_number(const bl_json *v)
+{
+    if (v && bl_json_kindof(v) == BL_JSON_INT)
+        return (double)bl_json_get_int(v);
+    if (v && bl_json_kindof(v) == BL_JSON_REAL)
+        return bl_json_get_real(v);
+    return NAN;
+}
+
+/* "<case> <stage> <step>: <what failed>" for one entry of "failures". */
+static void describe_failure(const bl_json *receipt, const bl_json *f, char *out, size_t n)
+{
+    const char *label = bl_measure_string(f, "case");
+    const char *stage = bl_measure_string(f, "stage");
+    const bl_json *step = bl_json_get(f, "step");
+    char where[160];
+    if (step && bl_json_kindof(step) == BL_JSON_INT && bl_json_get_int(step) > 0)
+        snprintf(where, sizeof where, "%s %s %" PRId64, label ? label : "?",
+                 stage ? stage : "?", bl_json_get_int(step));
+    else
+        snprintf(where, sizeof where, "%s %s", label ? label : "?", stage ? stage : "?");
+    const char *message = bl_measure_string(f, "message");
+    if (message) {
+        snprintf(out, n, "%s: %s", where, message);
+        return;
+    }
+    char index[64] = "";
+    const bl_json *idx = bl_json_get(f, "index");
+    for (size_t i = 0, used = 0; idx && i < bl_json_size(idx) && used < sizeof index; i++) {
+        const bl_json *e = bl_json_at(idx, i);
+        int k = snprintf(index + used, sizeof index - used, "%s%" PRId64 "%s", i ? ", " : "[",
+                         bl_json_kindof(e) == BL_JSON_INT ? bl_json_get_int(e) : -1,
+                         i + 1 == bl_json_size(idx) ? "]" : "");
+        used = k < 0 ? sizeof index : used + (size_t)k;
+    }
+    const char *array = bl_measure_string(f, "array");
+    const char *rule = bl_measure_string(f, "rule");
+    const char *what = bl_measure_string(f, "comparison");
+    const bl_json *obs = bl_json_get(f, "observed"), *exp = bl_json_get(f, "expected");
+    char a[48], b[48];
+    value_text(obs, a, sizeof a);
+    value_text(exp, b, sizeof b);
+    if (bl_measure_equal(rule, "identical")) {
+        /* Reset and inactive checks: one dtype against its own snapshot. */
+        snprintf(out, n, "%s: %s%s is %s in %s, not bit-identical to the initial %s", where,
+                 array ? array : "?", index, a, what ? what : "?", b);
+    } else if (bl_measure_equal(rule, "tolerance")) {
+        const double x = value_number(obs), y = value_number(exp);
+        const double rtol = value_number(bl_json_get(receipt, "rtol"));
+        const double atol = value_number(bl_json_get(receipt, "atol"));
+        snprintf(out, n,
+                 "%s: %s%s is %s in float32 and %s in float64, off by %.3g, more than atol + "
+                 "rtol*|float64| = %.3g",
+                 where, array ? array : "?", index, a, b, fabs(x - y), atol + rtol * fabs(y));
+    } else {
+        snprintf(out, n, "%s: %s%s is %s in float32 and %s in float64, which must be equal",
+                 where, array ? array : "?", index, a, b);
+    }
+}
+
+bl_status bl_qualify_failure(const bl_json *receipt, const char *receipt_path, bl_error *err)
+{
+    const bl_json *cases = bl_json_get(receipt, "cases");
+    size_t ncases = cases ? bl_json_size(cases) : 0, failed = 0;
+    for (size_t i = 0; i < ncases; i++)
+        failed += bl_measure_equal(bl_measure_string(bl_json_at(cases, i), "status"), "failed");
+    const bl_json *count = bl_json_get(receipt, "failure_count");
+    const int64_t comparisons =
+        count && bl_json_kindof(count) == BL_JSON_INT ? bl_json_get_int(count) : 0;
+    const bl_json *failures = bl_json_get(receipt, "failures");
+    char first[BL_ERROR_MAX] = "no failure recorded";
+    if (failures && bl_json_size(failures) > 0)
+        describe_failure(receipt, bl_json_at(failures, 0), first, sizeof first);
+    return bl_fail(err, BL_ERUNTIME,
+                   "qualify failed: %zu of %zu cases, %" PRId64 " failed comparison%s (first: "
+                   "%s); see %s",
+                   failed, ncases, comparisons, comparisons == 1 ? "" : "s", first, receipt_path);
+}
