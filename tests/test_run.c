@@ -576,8 +576,9 @@ static void test_overflowing_counts_are_refused(void **state)
     (void)state;
     static const char null[] = "controller = \"reference_null\"";
     char text[2048];
-    count_plan(text, sizeof text, "blocks = 9223372036854775807\ntrials_per_block = 9223372036854775807",
-               null, "1", "tracking");
+    count_plan(text, sizeof text,
+               "blocks = 9223372036854775807\ntrials_per_block = 9223372036854775807", null, "1",
+               "tracking");
     expect_resolve_fails(text, "the plan has too many trials: targets x blocks x trials_per_block "
                                "(1 x 9223372036854775807 x 9223372036854775807) must be at most "
                                "9223372036854775807");
@@ -603,14 +604,16 @@ static void test_overflowing_counts_are_refused(void **state)
     expect_resolve_fails(text, "horizon 89478486 is too large: horizon x neural frames per tick "
                                "(89478486 x 24) must be at most 2147483647, the range of the "
                                "engine's tick and frame counters");
-    count_plan(text, sizeof text, "horizon = 9223372036854775807", null, "1", "cartpole_plank_easy");
-    expect_resolve_fails(text, "horizon 9223372036854775807 is too large: horizon x neural frames "
-                               "per tick (9223372036854775807 x 24) must be at most 2147483647, the "
-                               "range of the engine's tick and frame counters");
+    count_plan(text, sizeof text, "horizon = 9223372036854775807", null, "1",
+               "cartpole_plank_easy");
+    expect_resolve_fails(text, "horizon 9223372036854775807 is too large: horizon x neural "
+                               "frames per tick (9223372036854775807 x 24) must be at most "
+                               "2147483647, the range of the engine's tick and frame counters");
     /* 64 x (n^2 + 62n + 12n) first exceeds INT64_MAX at n = 379625026. */
     count_plan(text, sizeof text, "horizon = 10", "", "379625026", "tracking");
-    expect_resolve_fails(text, "count 379625026 is too large: the reservoir's memory estimate 64 x "
-                               "(count^2 + count x n_inputs + 12 x count) must fit in 64-bit bytes");
+    expect_resolve_fails(text, "count 379625026 is too large: the reservoir's memory estimate "
+                               "64 x (count^2 + count x n_inputs + 12 x count) must fit in 64-bit "
+                               "bytes");
     count_plan(text, sizeof text, "horizon = 10", "", "9223372036854775807", "tracking");
     expect_resolve_fails(text, "count 9223372036854775807 is too large: the reservoir's memory "
                                "estimate 64 x (count^2 + count x n_inputs + 12 x count) must fit "
@@ -690,7 +693,8 @@ static void test_job_bytes(void **state)
     assert_int_equal(bl_run_job_bytes(r, 3, &x), base + 1 * 1408);
     x.recording = BL_RECORDING_PROBE_EVENTS;
     assert_int_equal(bl_run_job_bytes(r, 0, &x),
-                     base + 4 * 1408 + (int64_t)(sizeof(bl_probe_capture) + 3 * 10 * sizeof(double)));
+                     base + 4 * 1408 +
+                         (int64_t)(sizeof(bl_probe_capture) + 3 * 10 * sizeof(double)));
     x.recording = BL_RECORDING_REPLAY;
     assert_int_equal(bl_run_job_bytes(r, 3, &x), base + 1408 + (int64_t)sizeof(bl_json *));
     bl_resolved_plan_free(r);

@@ -282,7 +282,8 @@ int64_t bl_run_job_bytes(const bl_resolved_plan *plan, size_t i, const bl_execut
     const bl_json *ivs = bl_plan_member(tg, "interventions");
     bool shuffle = false;
     for (size_t k = 0; k < bl_json_size(ivs); k++)
-        shuffle = shuffle || strcmp(bl_plan_string(bl_json_at(ivs, k), "verb"), "shuffle_input") == 0;
+        shuffle = shuffle ||
+                  strcmp(bl_plan_string(bl_json_at(ivs, k), "verb"), "shuffle_input") == 0;
     return job_bytes(reservoir,
                      strcmp(bl_plan_string(bl_plan_member(comp, "node"), "kind"), "falandays") == 0,
                      policy == BL_POLICY_REFERENCE_NULL, shuffle, bl_plan_int(comp, "count"), x);
