@@ -19,6 +19,7 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/json.h"
+#include "brainlesslab/run.h"
 #include "record_support.h"
 #include "support.h"
 
@@ -548,6 +549,85 @@ static void test_bad_root(void **state)
     assert_false(bl_rt_exists(fresh));
 }
 
+/* Plans whose count products do not fit the engine's integers (issue 15):
+ * `check` and `run` refuse them with one ValueError line and exit 1, and
+ * `run` creates no record; 200000 x 1000 trials resolve, so `check`
+ * accepts them, but their rows cannot fit 256 MiB and `run` refuses them
+ * with a MemoryError naming --memory-budget-mib before the record exists. */
+static void test_count_overflows_create_nothing(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    static const char plan_fmt[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"counts\"\n"
+        "diagnostic = true\n[evaluation]\n%s\n[[targets]]\nid = \"t\"\n%s\n"
+        "[targets.composition]\ncount = %s\n[targets.composition.task]\nkind = \"%s\"\n";
+    static const char null[] = "controller = \"reference_null\"";
+    static const char too_many[] =
+        "brainlesslab: ValueError: the plan has too many trials: targets x blocks x "
+        "trials_per_block (%s) must be at most 9223372036854775807\n";
+    const struct {
+        const char *evaluation, *controller, *count, *task, *line, *arg;
+        int check_rc;
+    } cases[] = {
+        {"blocks = 9223372036854775807\ntrials_per_block = 9223372036854775807", null, "1",
+         "tracking", too_many, "1 x 9223372036854775807 x 9223372036854775807", 1},
+        {"blocks = 3\ntrials_per_block = 6148914691236517206", null, "1", "tracking", too_many,
+         "1 x 3 x 6148914691236517206", 1},
+        {"horizon = 3000000000", null, "1", "tracking",
+         "brainlesslab: ValueError: horizon 3000000000 is too large: horizon x neural frames per "
+         "tick (3000000000 x 1) must be at most 2147483647, the range of the engine's tick and "
+         "frame counters\n", "", 1},
+        {"horizon = 100000000", null, "1", "cartpole_plank_easy",
+         "brainlesslab: ValueError: horizon 100000000 is too large: horizon x neural frames per "
+         "tick (100000000 x 24) must be at most 2147483647, the range of the engine's tick and "
+         "frame counters\n", "", 1},
+        {"horizon = 10", "", "4611686018427387904", "tracking",
+         "brainlesslab: ValueError: count 4611686018427387904 is too large: the reservoir's "
+         "memory estimate 64 x (count^2 + count x n_inputs + 12 x count) must fit in 64-bit "
+         "bytes\n", "", 1},
+        {"blocks = 200000\ntrials_per_block = 1000", null, "1", "tracking",
+         "brainlesslab: MemoryError: the 200000000 trials of this plan need an estimated %s "
+         "bytes for results until the record is written (%s bytes per trial); memory budget is "
+         "268435456 bytes; raise --memory-budget-mib or run fewer trials\n", "", 0},
+    };
+    /* The tracking null's rows (world and control seeds): see test_run.c. */
+    const long long per = (long long)(sizeof(bl_trial_result) + 2 * sizeof(size_t)) + 1536 +
+                          2 * 1408;
+    char plan[4300], line[1024], need[32], per_text[32];
+    snprintf(plan, sizeof plan, "%s/counts.toml", fx->dir);
+    snprintf(need, sizeof need, "%lld", per * 200000000);
+    snprintf(per_text, sizeof per_text, "%lld", per);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_file(fx->dir, "counts.toml", plan_fmt, cases[i].evaluation, cases[i].controller,
+                   cases[i].count, cases[i].task);
+        if (cases[i].check_rc == 0)
+            snprintf(line, sizeof line, cases[i].line, need, per_text);
+        else
+            snprintf(line, sizeof line, cases[i].line, cases[i].arg);
+        char *out, *err;
+        int rc = bl_rt_cli(&out, &err, "check '%s'", plan);
+        if (rc != cases[i].check_rc)
+            fail_msg("case %zu: check exit %d; stderr:\n%s", i, rc, err);
+        if (rc == 0) {
+            assert_string_equal(err, "");
+        } else {
+            assert_string_equal(out, "");
+            assert_string_equal(err, line);
+        }
+        free(out);
+        free(err);
+        rc = bl_rt_cli(&out, &err, "run '%s' --root '%s'", plan, fx->root);
+        if (rc != 1)
+            fail_msg("case %zu: run exit %d; stderr:\n%s", i, rc, err);
+        assert_string_equal(out, "");
+        assert_string_equal(err, line);
+        if (bl_rt_exists(fx->root))
+            fail_msg("case %zu: run created the records root", i);
+        free(out);
+        free(err);
+    }
+}
+
 int main(void)
 {
     /* Each test gets its own directory, so no test sees another's root. */
@@ -559,6 +639,7 @@ int main(void)
         TEST(test_refusals_create_nothing),
         TEST(test_plan_id_must_be_portable),
         TEST(test_bad_root),
+        TEST(test_count_overflows_create_nothing),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -293,6 +293,14 @@ static void test_calibration_selection(void **state)
     bl_resolved_plan *r = bl_test_resolve_text(text);
     assert_int_equal(evaluate_fails(r, cals, 1, "calibration signature mismatch for delayed_cue"),
                      BL_EVALUE);
+    /* The message names what differs (ours after the spec's text). */
+    bl_execution x;
+    bl_execution_default(&x);
+    bl_error err = {0};
+    assert_int_equal(bl_evaluation_preflight(r, &x, cals, 1, &err), BL_EVALUE);
+    assert_string_equal(err.msg, "calibration signature mismatch for delayed_cue: "
+                                 "scoring_horizon (calibration 19, plan 21), "
+                                 "task_options.delays (calibration [0,3], plan [0,5])");
     bl_resolved_plan_free(r);
     /* The same contract: the supplied record is applied (its id on rows). */
     snprintf(text, sizeof text,
@@ -306,6 +314,29 @@ static void test_calibration_selection(void **state)
     assert_string_equal(e->summaries[0].calibration_id, cal->id);
     assert_int_equal(e->ncalibrations, 1);
     bl_evaluation_free(e);
+    /* A float32 record for the float64 plan, from another machine: the
+     * numerics and architecture differ; a long value is cut to keep the
+     * line readable. */
+    bl_json *sig32 = bl_json_copy(sig);
+    assert_non_null(sig32);
+    OK_E(bl_json_object_set(bl_json_get(sig32, "numerics"), "dtype", bl_json_string("float32"),
+                            &e_));
+    OK_E(bl_json_object_set(sig32, "architecture",
+                            bl_json_string("x86_64 with a rather long architecture description"),
+                            &e_));
+    bl_calibration *cal32 = NULL;
+    OK_E(bl_calibration_analytic(sig32, &cal32, &e_));
+    const bl_calibration *cals32[1] = {cal32};
+    assert_int_equal(bl_evaluation_preflight(r, &x, cals32, 1, &err), BL_EVALUE);
+    char want[512];
+    snprintf(want, sizeof want,
+             "calibration signature mismatch for delayed_cue: numerics.dtype (calibration "
+             "\"float32\", plan \"float64\"), architecture (calibration \"x86_64 with a rather "
+             "long architectu..., plan \"%s\")",
+             bl_json_get_string(bl_json_get(sig, "architecture"), NULL));
+    assert_string_equal(err.msg, want);
+    bl_calibration_free(cal32);
+    bl_json_free(sig32);
     bl_resolved_plan_free(r);
     bl_calibration_free(cal);
     bl_json_free(sig);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/evaluation.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/run.h"
@@ -540,6 +541,229 @@ static void test_memory_and_recording_reject_before_runtime(void **state)
     expect_preflight(cue, &x, BL_EVALUE, "batch_size");
 }
 
+/* ---- counts that overflow, bytes kept per job -------------------------------- */
+
+/* A one-target plan: evaluation lines, controller line, count, task. */
+static void count_plan(char *text, size_t size, const char *evaluation, const char *controller,
+                       const char *count, const char *task)
+{
+    snprintf(text, size,
+             "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"counts\"\n"
+             "diagnostic = true\n[evaluation]\n%s\n[[targets]]\nid = \"t\"\n%s\n"
+             "[targets.composition]\ncount = %s\n[targets.composition.task]\nkind = \"%s\"\n",
+             evaluation, controller, count, task);
+}
+
+static void expect_resolve_fails(const char *text, const char *message)
+{
+    bl_json *doc = NULL;
+    bl_plan *plan = NULL;
+    bl_resolved_plan *r = NULL;
+    bl_error err = {0};
+    OK_E(bl_toml_parse(text, strlen(text), "plan", &doc, &e_));
+    OK_E(bl_plan_from_document(doc, &plan, &e_));
+    assert_int_equal(bl_plan_resolve(plan, &r, &err), BL_EVALUE);
+    assert_null(r);
+    assert_string_equal(err.msg, message);
+    bl_plan_free(plan);
+    bl_json_free(doc);
+}
+
+/* Products of plan counts that do not fit the engine's integers are
+ * refused at resolution (so `check` refuses them too), never wrapped. */
+static void test_overflowing_counts_are_refused(void **state)
+{
+    (void)state;
+    static const char null[] = "controller = \"reference_null\"";
+    char text[2048];
+    count_plan(text, sizeof text,
+               "blocks = 9223372036854775807\ntrials_per_block = 9223372036854775807", null, "1",
+               "tracking");
+    expect_resolve_fails(text, "the plan has too many trials: targets x blocks x trials_per_block "
+                               "(1 x 9223372036854775807 x 9223372036854775807) must be at most "
+                               "9223372036854775807");
+    count_plan(text, sizeof text, "blocks = 3\ntrials_per_block = 6148914691236517206", null, "1",
+               "tracking");
+    expect_resolve_fails(text, "the plan has too many trials: targets x blocks x trials_per_block "
+                               "(1 x 3 x 6148914691236517206) must be at most 9223372036854775807");
+    /* blocks x trials fits, times two targets does not. */
+    snprintf(text, sizeof text,
+             "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"two\"\n"
+             "[evaluation]\nblocks = 2\ntrials_per_block = 4611686018427387904\n"
+             "[[targets]]\nid = \"a\"\ncontroller = \"oracle\"\n"
+             "[targets.composition.task]\nkind = \"tracking\"\n"
+             "[[targets]]\nid = \"b\"\ncontroller = \"oracle\"\n"
+             "[targets.composition.task]\nkind = \"tracking\"\n");
+    expect_resolve_fails(text, "the plan has too many trials: targets x blocks x trials_per_block "
+                               "(2 x 2 x 4611686018427387904) must be at most 9223372036854775807");
+    count_plan(text, sizeof text, "horizon = 2147483648", null, "1", "tracking");
+    expect_resolve_fails(text, "horizon 2147483648 is too large: horizon x neural frames per tick "
+                               "(2147483648 x 1) must be at most 2147483647, the range of the "
+                               "engine's tick and frame counters");
+    count_plan(text, sizeof text, "horizon = 89478486", null, "1", "cartpole_plank_easy");
+    expect_resolve_fails(text, "horizon 89478486 is too large: horizon x neural frames per tick "
+                               "(89478486 x 24) must be at most 2147483647, the range of the "
+                               "engine's tick and frame counters");
+    count_plan(text, sizeof text, "horizon = 9223372036854775807", null, "1",
+               "cartpole_plank_easy");
+    expect_resolve_fails(text, "horizon 9223372036854775807 is too large: horizon x neural "
+                               "frames per tick (9223372036854775807 x 24) must be at most "
+                               "2147483647, the range of the engine's tick and frame counters");
+    /* 64 x (n^2 + 62n + 12n) first exceeds INT64_MAX at n = 379625026. */
+    count_plan(text, sizeof text, "horizon = 10", "", "379625026", "tracking");
+    expect_resolve_fails(text, "count 379625026 is too large: the reservoir's memory estimate "
+                               "64 x (count^2 + count x n_inputs + 12 x count) must fit in 64-bit "
+                               "bytes");
+    count_plan(text, sizeof text, "horizon = 10", "", "9223372036854775807", "tracking");
+    expect_resolve_fails(text, "count 9223372036854775807 is too large: the reservoir's memory "
+                               "estimate 64 x (count^2 + count x n_inputs + 12 x count) must fit "
+                               "in 64-bit bytes");
+    /* A calibrate plan whose blocks x trials overflows gets the spec's own
+     * refusal (step 11), not a wrapped product. */
+    snprintf(text, sizeof text,
+             "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"cal\"\n"
+             "operation = \"calibrate\"\n[evaluation]\nblocks = 4294967296\n"
+             "trials_per_block = 4294967296\nseed_partition = \"calibration\"\n"
+             "[[targets]]\nid = \"t\"\ncontroller = \"reference_null\"\n"
+             "[targets.composition.task]\nkind = \"tracking\"\n");
+    expect_resolve_fails(text, "empirical calibration requires 1024 full independent trajectories");
+
+    /* The largest values that fit resolve; the runner then meets them with
+     * admission, not arithmetic that wraps. */
+    count_plan(text, sizeof text, "horizon = 89478485", null, "1", "cartpole_plank_easy");
+    bl_resolved_plan_free(bl_test_resolve_text(text));
+    /* Its model term fits; with the noise tile added the estimate does
+     * not, and "at least INT64_MAX" is then the truth. */
+    count_plan(text, sizeof text, "horizon = 10", "", "379625025", "tracking");
+    bl_execution x;
+    bl_execution_default(&x);
+    expect_preflight(text, &x, BL_ENOMEM,
+                     "one trajectory needs at least 9223372036854775807 managed bytes");
+    /* A replay of a null whose count is absurd but harmless: the estimate
+     * saturates and says so. */
+    count_plan(text, sizeof text, "horizon = 10", null, "9223372036854775807", "tracking");
+    x.recording = BL_RECORDING_REPLAY;
+    expect_preflight(text, &x, BL_ENOMEM,
+                     "recording needs an estimated more than 9223372036854775807 bytes; "
+                     "recording budget is 33554432");
+}
+
+/* A budget of 2^63 - 1 bytes with no reserve is all of int64, not an
+ * out-of-range conversion. */
+static void test_allocation_budget_saturates(void **state)
+{
+    (void)state;
+    bl_execution x;
+    bl_execution_default(&x);
+    x.memory_budget_bytes = INT64_MAX;
+    x.reserve_fraction = 0.0;
+    assert_int_equal(bl_execution_allocation_budget(&x), INT64_MAX);
+    x.reserve_fraction = 0.5;
+    assert_int_equal(bl_execution_allocation_budget(&x), 4611686018427387904);
+}
+
+/* The bytes every job keeps until the record is written: the runner's row
+ * and job lists, the record writer's rows of trials.csv and one row of
+ * seeds.csv per seed stream, and the probe capture. */
+static void test_job_bytes(void **state)
+{
+    (void)state;
+    const int64_t base = (int64_t)(sizeof(bl_trial_result) + 2 * sizeof(size_t)) + 1536;
+    static const char plan_text[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"jobs\"\n"
+        "[[targets]]\nid = \"fal\"\n"
+        "interventions = [{tick = 3, verb = \"shuffle_input\"}]\n"
+        "[targets.composition]\ncount = 10\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[[targets]]\nid = \"sorn\"\n[targets.composition]\ncount = 10\n"
+        "[targets.composition.node]\nkind = \"sorn\"\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+        "[[targets]]\nid = \"oracle\"\ncontroller = \"oracle\"\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n";
+    bl_resolved_plan *r = bl_test_resolve_text(plan_text);
+    bl_execution x;
+    bl_execution_default(&x);
+    /* world, construction, drive, input_shuffle | world, construction |
+     * world, control | world */
+    assert_int_equal(bl_run_job_bytes(r, 0, &x), base + 4 * 1408);
+    assert_int_equal(bl_run_job_bytes(r, 1, &x), base + 2 * 1408);
+    assert_int_equal(bl_run_job_bytes(r, 2, &x), base + 2 * 1408);
+    assert_int_equal(bl_run_job_bytes(r, 3, &x), base + 1 * 1408);
+    x.recording = BL_RECORDING_PROBE_EVENTS;
+    assert_int_equal(bl_run_job_bytes(r, 0, &x),
+                     base + 4 * 1408 +
+                         (int64_t)(sizeof(bl_probe_capture) + 3 * 10 * sizeof(double)));
+    x.recording = BL_RECORDING_REPLAY;
+    assert_int_equal(bl_run_job_bytes(r, 3, &x), base + 1408 + (int64_t)sizeof(bl_json *));
+    bl_resolved_plan_free(r);
+}
+
+/* 200000 blocks x 1000 trials resolve (the counts fit), but their rows
+ * cannot fit 256 MiB: both preflights refuse them before anything exists,
+ * and admit them at exactly the bytes they need. */
+static void test_job_bytes_must_fit_the_budget(void **state)
+{
+    (void)state;
+    char text[2048];
+    count_plan(text, sizeof text, "blocks = 200000\ntrials_per_block = 1000",
+               "controller = \"reference_null\"", "1", "tracking");
+    bl_resolved_plan *r = bl_test_resolve_text(text);
+    bl_execution x;
+    bl_execution_default(&x);
+    const int64_t per = bl_run_job_bytes(r, 0, &x);
+    const int64_t need = per * 200000000;
+    char want[512];
+    snprintf(want, sizeof want,
+             "the 200000000 trials of this plan need an estimated %lld bytes for results until "
+             "the record is written (%lld bytes per trial); memory budget is 268435456 bytes; "
+             "raise --memory-budget-mib or run fewer trials",
+             (long long)need, (long long)per);
+    bl_error err = {0};
+    assert_int_equal(bl_evaluation_preflight(r, &x, NULL, 0, &err), BL_ENOMEM);
+    assert_string_equal(err.msg, want);
+    x.memory_budget_bytes = need - 1;
+    assert_int_equal(bl_run_preflight(r, &x, &err), BL_ENOMEM);
+    assert_non_null(strstr(err.msg, "--memory-budget-mib"));
+    x.memory_budget_bytes = need;
+    OK_E(bl_run_preflight(r, &x, &e_));
+    OK_E(bl_evaluation_preflight(r, &x, NULL, 0, &e_));
+    bl_resolved_plan_free(r);
+}
+
+/* The job bytes are checked apart from §4.6: the capacity admitted for the
+ * shipped delayed-cue plan is the spec's, to the byte. 498248 bytes per
+ * trial; a budget of 4/3 x 3 x 498248 bytes leaves exactly three slots. */
+static void test_reference_capacities_unchanged(void **state)
+{
+    (void)state;
+    BL_REQUIRE_SHARED();
+    bl_resolved_plan *r = resolve_file(bl_test_shared_path("plans/delayed-cue.toml"));
+    bl_execution x;
+    bl_execution_default(&x);
+    x.batch_size = 1000;
+    x.memory_budget_bytes = 1992992;
+    assert_int_equal(bl_execution_allocation_budget(&x), 3 * 498248);
+    bl_run_result *res = NULL;
+    OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
+    assert_int_equal(res->ncohorts, 1);
+    assert_int_equal(res->trial_bytes[0], 498248);
+    assert_int_equal(res->batch_capacities[0], 3);
+    bl_run_result_free(res);
+    /* One byte less and only two fit. */
+    x.memory_budget_bytes = 1992991;
+    OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
+    assert_int_equal(res->batch_capacities[0], 2);
+    bl_run_result_free(res);
+    /* And the defaults admit the full requested batch, as the spec says. */
+    bl_execution_default(&x);
+    OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
+    assert_int_equal(res->batch_capacities[0], 32);
+    bl_run_result_free(res);
+    bl_resolved_plan_free(r);
+}
+
 /* ---- interrupt and allocation failures -------------------------------------- */
 
 static void test_interrupt_stops_the_run(void **state)
@@ -628,6 +852,11 @@ int main(void)
         cmocka_unit_test(test_admission_unit_cases),
         cmocka_unit_test(test_trial_bytes_examples),
         cmocka_unit_test(test_memory_and_recording_reject_before_runtime),
+        cmocka_unit_test(test_overflowing_counts_are_refused),
+        cmocka_unit_test(test_allocation_budget_saturates),
+        cmocka_unit_test(test_job_bytes),
+        cmocka_unit_test(test_job_bytes_must_fit_the_budget),
+        cmocka_unit_test(test_reference_capacities_unchanged),
         cmocka_unit_test(test_interrupt_stops_the_run),
         cmocka_unit_test(test_progress_reports_every_batch),
         cmocka_unit_test(test_allocation_failures),

@@ -147,10 +147,11 @@ typedef struct bl_run_hooks {
     volatile sig_atomic_t *interrupt;
 } bl_run_hooks;
 
-/* §4.4 steps 2–6 alone (enumeration, recording admission, the noise-tile
- * check, cohorts and memory admission), creating no world, wiring or
- * thread: for commands that must reject a plan before they create anything.
- * bl_run_execute repeats it. */
+/* §4.4 steps 2–6 alone (enumeration with the bytes its jobs keep,
+ * recording admission, the noise-tile check, cohorts and memory admission),
+ * creating no world, wiring or thread, nor any per-job list: for commands
+ * that must reject a plan before they create anything. bl_run_execute
+ * repeats it. */
 bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err);
 
 /* Executes every job of the plan. hooks may be NULL. */
@@ -167,6 +168,14 @@ bl_status bl_task_outcome_json(const char *key, double raw, double normalised,
 
 /* plain(TrialResult) (§5.1 field order) as a JSON object. */
 bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error *err);
+
+/* What the run keeps for every job of target i until the record is
+ * written (result row, job lists, probe capture, the record writer's
+ * trials.csv and seeds.csv rows; docs/running.md), saturated at INT64_MAX.
+ * The preflight refuses a plan whose jobs need more than
+ * memory_budget_bytes in all (BL_ENOMEM, naming --memory-budget-mib),
+ * separately from §4.6, which it leaves unchanged. */
+int64_t bl_run_job_bytes(const bl_resolved_plan *plan, size_t target, const bl_execution *x);
 
 /* §4.6 per-trajectory managed-byte estimate of one target with horizon H
  * (the cohort's longest) and tile T. */

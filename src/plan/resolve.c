@@ -21,6 +21,7 @@
  * episode length, the tick past the horizon), it follows in parentheses. */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -431,6 +432,54 @@ static bl_status check_interventions(const bl_json *target, bool falandays, bool
     return BL_OK;
 }
 
+/* ---- count limits (ours) ------------------------------------------------ */
+
+/* The worlds count ticks and neural frames in int32 (spec/tasks.md §8), so
+ * a trial's horizon × neural_frames must fit there; and a reservoir's §4.6
+ * model estimate 64·(n² + n·p + 12·n) must fit in int64, so that admission
+ * compares real numbers rather than wrapped ones. The reference's Python
+ * integers never overflow; these plans would fail in its runtime instead. */
+static bl_status check_target_counts(const bl_json *comp, bool reservoir, int64_t horizon,
+                                     const bl_task_definition *def, bl_error *err)
+{
+    int64_t frames;
+    if (__builtin_mul_overflow(horizon, (int64_t)def->neural_frames, &frames) ||
+        frames > INT32_MAX)
+        return bl_fail(err, BL_EVALUE,
+                       "horizon %lld is too large: horizon x neural frames per tick (%lld x %d) "
+                       "must be at most 2147483647, the range of the engine's tick and frame "
+                       "counters",
+                       (long long)horizon, (long long)horizon, (int)def->neural_frames);
+    const int64_t n = bl_plan_int(comp, "count"), p = (int64_t)def->n_inputs;
+    int64_t nn, np, sum, model;
+    if (reservoir &&
+        (__builtin_mul_overflow(n, n, &nn) || __builtin_mul_overflow(n, p, &np) ||
+         __builtin_add_overflow(nn, np, &sum) || __builtin_add_overflow(sum, 12 * n, &sum) ||
+         __builtin_mul_overflow(sum, (int64_t)64, &model)))
+        return bl_fail(err, BL_EVALUE,
+                       "count %lld is too large: the reservoir's memory estimate 64 x (count^2 + "
+                       "count x n_inputs + 12 x count) must fit in 64-bit bytes",
+                       (long long)n);
+    return BL_OK;
+}
+
+/* The number of trials, targets × blocks × trials_per_block, is the job
+ * count the runner enumerates and indexes (§4.1). */
+static bl_status check_trial_count(const bl_json *request, size_t ntargets, bl_error *err)
+{
+    const bl_json *eval = bl_plan_member(request, "evaluation");
+    const int64_t blocks = bl_plan_int(eval, "blocks"),
+                  trials = bl_plan_int(eval, "trials_per_block");
+    int64_t per_target, total;
+    if (__builtin_mul_overflow(blocks, trials, &per_target) ||
+        __builtin_mul_overflow(per_target, (int64_t)ntargets, &total))
+        return bl_fail(err, BL_EVALUE,
+                       "the plan has too many trials: targets x blocks x trials_per_block (%zu x "
+                       "%lld x %lld) must be at most 9223372036854775807",
+                       ntargets, (long long)blocks, (long long)trials);
+    return BL_OK;
+}
+
 /* ---- one target -------------------------------------------------------- */
 
 static bool gain_is_zero(const bl_json *gain)
@@ -523,13 +572,21 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, size
                          "calibration requires the reference null and calibration seed bank");
             goto done;
         }
-        if (diagnostic || bl_plan_int(eval, "blocks") * bl_plan_int(eval, "trials_per_block") !=
-                              1024) {
+        int64_t trials;
+        if (diagnostic || __builtin_mul_overflow(bl_plan_int(eval, "blocks"),
+                                                 bl_plan_int(eval, "trials_per_block"), &trials) ||
+            trials != 1024) {
             st = bl_fail(err, BL_EVALUE,
                          "empirical calibration requires 1024 full independent trajectories");
             goto done;
         }
     }
+
+    /* Limits of this engine (ours, after every check of the spec): counts
+     * whose products the runner takes must fit its integers. */
+    if ((st = check_target_counts(comp, strcmp(controller, "reservoir") == 0, horizon, &def,
+                                  err)) != BL_OK)
+        goto done;
 
     /* 12. ResolvedTarget, in field order. */
     if ((st = bl_task_options_json(&opts, &opts_json, err)) != BL_OK)
@@ -595,6 +652,8 @@ bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error 
         if (st == BL_OK)
             st = bl_json_array_append(list, rt, err);
     }
+    if (st == BL_OK)
+        st = check_trial_count(request, bl_json_size(targets), err);
     if (st == BL_OK)
         st = bl_json_object_set(o, "request", bl_json_copy(request), err);
     if (st == BL_OK) {

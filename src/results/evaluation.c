@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/buf.h"
 #include "brainlesslab/evaluation.h"
 #include "brainlesslab/npstat.h"
 
@@ -138,6 +139,86 @@ static bl_status check_disjoint(const ectx *c, const bl_calibration *const *sup,
     return st;
 }
 
+/* ---- signature mismatch -------------------------------------------------- */
+
+/* A value as compact JSON, or "missing"; long ones (source hashes) are cut
+ * so that a message stays one readable line. */
+static void put_value(bl_buf *b, const bl_json *v)
+{
+    enum { MOST = 40 };
+    if (!v) {
+        bl_buf_puts(b, "missing");
+        return;
+    }
+    bl_buf text;
+    bl_buf_init(&text);
+    if (bl_json_write(v, 0, &text, NULL) != BL_OK)
+        bl_buf_puts(b, "?");
+    else if (text.len > MOST)
+        bl_buf_printf(b, "%.*s...", MOST - 3, text.data);
+    else
+        bl_buf_append(b, text.data, text.len);
+    bl_buf_free(&text);
+}
+
+static void put_difference(bl_buf *b, const char *path, size_t plen, const char *key,
+                           size_t klen, const bl_json *cal, const bl_json *plan)
+{
+    bl_buf_printf(b, "%s%.*s%.*s (calibration ", b->len ? ", " : "", (int)plen, path, (int)klen,
+                  key);
+    put_value(b, cal);
+    bl_buf_puts(b, ", plan ");
+    put_value(b, plan);
+    bl_buf_putc(b, ')');
+}
+
+/* Appends "<field> (calibration <v>, plan <v>)" for every field where two
+ * signatures differ, descending into objects (task_options.delays,
+ * numerics.dtype); fields the calibration alone has come last. */
+static void signature_differences(bl_buf *b, const char *path, size_t plen, const bl_json *cal,
+                                  const bl_json *plan)
+{
+    for (size_t i = 0; i < bl_json_size(plan); i++) {
+        size_t klen;
+        const char *key = bl_json_key_at(plan, i, &klen);
+        const bl_json *pv = bl_json_value_at(plan, i), *cv = bl_json_get(cal, key);
+        if (cv && bl_json_equal(cv, pv))
+            continue;
+        if (cv && bl_json_kindof(cv) == BL_JSON_OBJECT && bl_json_kindof(pv) == BL_JSON_OBJECT) {
+            bl_buf sub;
+            bl_buf_init(&sub);
+            bl_buf_printf(&sub, "%.*s%.*s.", (int)plen, path, (int)klen, key);
+            if (!sub.failed)
+                signature_differences(b, sub.data, sub.len, cv, pv);
+            b->failed = b->failed || sub.failed;
+            bl_buf_free(&sub);
+        } else {
+            put_difference(b, path, plen, key, klen, cv, pv);
+        }
+    }
+    for (size_t i = 0; i < bl_json_size(cal); i++) {
+        size_t klen;
+        const char *key = bl_json_key_at(cal, i, &klen);
+        if (!bl_json_get(plan, key))
+            put_difference(b, path, plen, key, klen, bl_json_value_at(cal, i), NULL);
+    }
+}
+
+/* §5.5 "calibration signature mismatch for <task>", followed (ours) by the
+ * fields in which the supplied record's signature differs from the plan's. */
+static bl_status signature_mismatch(const tinfo *t, const bl_calibration *cal, bl_error *err)
+{
+    bl_buf diff;
+    bl_buf_init(&diff);
+    signature_differences(&diff, "", 0, cal->signature, t->signature);
+    bl_status st = bl_buf_status(&diff, err);
+    if (st == BL_OK)
+        st = bl_fail(err, BL_EVALUE, "calibration signature mismatch for %s%s%s",
+                     bl_task_name(t->task), diff.len ? ": " : "", diff.len ? diff.data : "");
+    bl_buf_free(&diff);
+    return st;
+}
+
 /* Everything before the run: targets, pairs, calibrations, disjointness. */
 static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_execution *x,
                          const bl_calibration *const *sup, size_t nsup, bl_error *err)
@@ -189,10 +270,10 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
         if ((st = signature_of(c, t, &t->signature, err)) != BL_OK ||
             (st = bl_calibration_signature_id(t->signature, sid, err)) != BL_OK)
             return st;
-        bool same_task = false;
+        const bl_calibration *same_task = NULL; /* the first record for this task */
         for (size_t k = 0; k < nsup; k++) {
-            if (strcmp(sup[k]->task, bl_task_name(t->task)) == 0)
-                same_task = true;
+            if (!same_task && strcmp(sup[k]->task, bl_task_name(t->task)) == 0)
+                same_task = sup[k];
             if (strcmp(sup[k]->signature_id, sid) != 0)
                 continue;
             if (t->cal && strcmp(t->cal->id, sup[k]->id) != 0)
@@ -203,8 +284,7 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
             continue;
         /* Supplying a record for this task asserts it was meant to apply. */
         if (same_task)
-            return bl_fail(err, BL_EVALUE, "calibration signature mismatch for %s",
-                           bl_task_name(t->task));
+            return signature_mismatch(t, same_task, err);
         if (binary_task(t->task)) {
             if ((st = bl_calibration_analytic(t->signature, &t->own, err)) != BL_OK)
                 return st;
@@ -472,7 +552,10 @@ bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
     e->summaries = bl_calloc(c.ntargets, sizeof *e->summaries);
     e->contrasts = bl_calloc(c.ntargets, sizeof *e->contrasts);
     e->calibrations = bl_calloc(2 * c.ntargets, sizeof *e->calibrations);
-    scratch = bl_mallocarray((size_t)(c.blocks + c.trials), sizeof *scratch);
+    /* The preflight bounded blocks × trials, but not yet their sum. */
+    int64_t nscratch;
+    if (!__builtin_add_overflow(c.blocks, c.trials, &nscratch))
+        scratch = bl_mallocarray((size_t)nscratch, sizeof *scratch);
     if (!e->summaries || !e->contrasts || !e->calibrations || !scratch) {
         st = nomem(err);
         goto done;

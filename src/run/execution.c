@@ -62,8 +62,11 @@ bl_status bl_execution_validate(const bl_execution *x, bl_error *err)
 
 int64_t bl_execution_allocation_budget(const bl_execution *x)
 {
-    /* Double precision, truncated toward zero, as the reference computes it. */
-    return (int64_t)((double)x->memory_budget_bytes * (1.0 - x->reserve_fraction));
+    /* Double precision, truncated toward zero, as the reference computes it.
+     * A budget near INT64_MAX rounds up to 2^63, which int64 cannot hold
+     * (converting it would be undefined): that is all of int64. */
+    const double budget = (double)x->memory_budget_bytes * (1.0 - x->reserve_fraction);
+    return budget >= 0x1p63 ? INT64_MAX : (int64_t)budget;
 }
 
 bl_status bl_execution_json(const bl_execution *x, bl_json **out, bl_error *err)

@@ -196,15 +196,25 @@ static bool same_cohort(const target *a, const target *b)
 
 /* ---- sizes (§4.5, §4.6) --------------------------------------------------- */
 
-/* Saturating arithmetic: an estimate that does not fit is simply too big. */
+/* Saturating arithmetic on non-negative estimates: one that does not fit
+ * is simply too big, and INT64_MAX is then a true "at least". */
 static int64_t sat_add(int64_t a, int64_t b)
 {
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
 static int64_t sat_mul(int64_t a, int64_t b)
 {
-    return (a != 0 && b > INT64_MAX / a) ? INT64_MAX : a * b;
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* "<v>", or "more than <v>" when v saturated, for a message. */
+static const char *bytes_text(int64_t v, char buf[48])
+{
+    snprintf(buf, 48, "%s%lld", v == INT64_MAX ? "more than " : "", (long long)v);
+    return buf;
 }
 
 static int64_t target_bytes(const target *t, int64_t horizon, int64_t tile)
@@ -220,6 +230,86 @@ static int64_t target_bytes(const target *t, int64_t horizon, int64_t tile)
     if (t->reservoir && t->node == BL_MODEL_FALANDAYS)
         noise = sat_mul(sat_mul(24, tile), n);
     return sat_add(sat_add(sat_add(model, world), sat_add(noise, sat_mul(128, p))), 65536);
+}
+
+/* What the whole run keeps per job, besides the batches of §4.6: the
+ * result row, its place in the processing order and in its cohort's job
+ * list, the probe capture when recording probe events (its feature values;
+ * a replay's frames are what §4.5 charges to the recording budget), and
+ * the rows of trials.csv and seeds.csv, which the record writer builds in
+ * memory before it writes them. The last two constants are measured, not
+ * derived: peak heap (valgrind massif) of `run` over 10 000 two-tick
+ * trials, less the run's fixed heap, was 3209, 4310, 4933 and 6029 bytes
+ * per trial with 1, 2, 2 and 3 seed streams (the oracle, the reference
+ * null, SORN and Falandays; a wiring id adds its 64 hex digits to every
+ * row); the constants bound each with a little to spare. docs/running.md
+ * lists the figures. */
+enum { RECORD_TRIAL_ROW_BYTES = 1536, RECORD_SEED_ROW_BYTES = 1408 };
+
+static int64_t job_bytes(bool reservoir, bool falandays, bool null, bool shuffle, int64_t count,
+                         const bl_execution *x)
+{
+    /* The seed streams of §4.9: world, then construction and drive, or
+     * control, then input_shuffle. */
+    const int64_t seeds = 1 + (reservoir ? 1 + falandays : null) + shuffle;
+    int64_t b = (int64_t)(sizeof(bl_trial_result) + 2 * sizeof(size_t)) +
+                RECORD_TRIAL_ROW_BYTES + seeds * RECORD_SEED_ROW_BYTES;
+    if (x->recording == BL_RECORDING_PROBE_EVENTS)
+        b = sat_add(b, sat_add((int64_t)sizeof(bl_probe_capture),
+                               sat_mul(sat_mul(3, count), (int64_t)sizeof(double))));
+    else if (x->recording == BL_RECORDING_REPLAY)
+        b += (int64_t)sizeof(bl_json *);
+    return b;
+}
+
+static int64_t target_job_bytes(const target *t, const bl_execution *x)
+{
+    return job_bytes(t->reservoir, t->node == BL_MODEL_FALANDAYS,
+                     !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL, t->shuffle, t->count,
+                     x);
+}
+
+int64_t bl_run_job_bytes(const bl_resolved_plan *plan, size_t i, const bl_execution *x)
+{
+    const bl_json *rt = bl_resolved_target(plan, i);
+    const bl_json *tg = bl_plan_member(rt, "target");
+    const bl_json *comp = bl_plan_member(tg, "composition");
+    const char *controller = bl_plan_string(tg, "controller");
+    const bool reservoir = strcmp(controller, "reservoir") == 0;
+    bl_policy policy = BL_POLICY_ORACLE;
+    if (!reservoir && bl_policy_from_name(controller, &policy, NULL) != BL_OK)
+        return INT64_MAX;
+    const bl_json *ivs = bl_plan_member(tg, "interventions");
+    bool shuffle = false;
+    for (size_t k = 0; k < bl_json_size(ivs); k++)
+        shuffle = shuffle ||
+                  strcmp(bl_plan_string(bl_json_at(ivs, k), "verb"), "shuffle_input") == 0;
+    return job_bytes(reservoir,
+                     strcmp(bl_plan_string(bl_plan_member(comp, "node"), "kind"), "falandays") == 0,
+                     policy == BL_POLICY_REFERENCE_NULL, shuffle, bl_plan_int(comp, "count"), x);
+}
+
+/* The bytes every job keeps until the record is written must fit the
+ * memory budget on their own. They are not deducted from the §4.6
+ * allocation budget, so admitted batch capacities stay the reference's. */
+static bl_status admit_jobs(const run_ctx *c, int64_t per_target, bl_error *err)
+{
+    int64_t total = 0, most = 0;
+    for (size_t i = 0; i < c->ntargets; i++) {
+        const int64_t b = target_job_bytes(&c->targets[i], c->x);
+        most = b > most ? b : most;
+        total = sat_add(total, sat_mul(b, per_target));
+    }
+    if (total <= c->x->memory_budget_bytes)
+        return BL_OK;
+    char need[48];
+    return bl_fail(err, BL_ENOMEM,
+                   "the %zu trial%s of this plan need%s an estimated %s bytes for results "
+                   "until the record is written (%s%lld bytes per trial); memory budget is %lld "
+                   "bytes; raise --memory-budget-mib or run fewer trials",
+                   c->njobs, c->njobs == 1 ? "" : "s", c->njobs == 1 ? "s" : "",
+                   bytes_text(total, need), c->ntargets > 1 ? "up to " : "",
+                   (long long)most, (long long)c->x->memory_budget_bytes);
 }
 
 int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t i, int64_t horizon,
@@ -242,8 +332,12 @@ int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t i, int64_t horizon,
 
 /* ---- preflight (§4.4 steps 2–6) ------------------------------------------ */
 
+_Static_assert(SIZE_MAX >= INT64_MAX, "a job index is a size_t");
+
+/* Steps 2–6; `jobs` also builds the cohorts' job lists, which only
+ * execution needs (a refused plan may have more jobs than fit in memory). */
 static bl_status prepare_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
-                             bl_error *err)
+                             bool jobs, bl_error *err)
 {
     memset(c, 0, sizeof *c);
     c->plan = plan;
@@ -261,11 +355,13 @@ static bl_status prepare_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_
     c->dtype = strcmp(bl_plan_string(bl_plan_member(request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
                                                                                  : BL_FLOAT64;
     c->ntargets = bl_resolved_target_count(plan);
-    const int64_t per_target = c->blocks * c->trials;
-    if (per_target <= 0 || (uint64_t)per_target > SIZE_MAX / sizeof(bl_trial_result) / c->ntargets)
-        return bl_fail(err, BL_ENOMEM, "an evaluation of %zu targets x %lld trials is too large",
-                       c->ntargets, (long long)per_target);
-    c->njobs = c->ntargets * (size_t)per_target;
+    /* Resolution refuses plans whose trial count does not fit (§4.1). */
+    int64_t per_target, njobs;
+    if (__builtin_mul_overflow(c->blocks, c->trials, &per_target) ||
+        __builtin_mul_overflow(per_target, (int64_t)c->ntargets, &njobs) || per_target <= 0)
+        return bl_fail(err, BL_EVALUE, "an evaluation of %zu targets x %lld blocks x %lld trials "
+                       "is too large", c->ntargets, (long long)c->blocks, (long long)c->trials);
+    c->njobs = (size_t)njobs;
     c->targets = bl_calloc(c->ntargets, sizeof *c->targets);
     c->cohorts = bl_calloc(c->ntargets, sizeof *c->cohorts); /* at most one per target */
     if (!c->targets || !c->cohorts)
@@ -291,11 +387,12 @@ static bl_status prepare_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_
         }
         rec = sat_add(rec, sat_mul(per, per_target));
     }
+    char need[48];
     if (rec > x->recording_budget_bytes)
         return bl_fail(err, BL_ENOMEM,
-                       "recording needs an estimated %lld bytes; recording budget is %lld; reduce "
+                       "recording needs an estimated %s bytes; recording budget is %lld; reduce "
                        "trials or recording",
-                       (long long)rec, (long long)x->recording_budget_bytes);
+                       bytes_text(rec, need), (long long)x->recording_budget_bytes);
     c->recording_bytes = rec;
 
     /* Step 5: one complete neural cycle per tile. */
@@ -330,6 +427,13 @@ static bl_status prepare_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_
         if ((st = bl_admit_batch(x, h->trial_bytes, c->recording_bytes, &h->capacity, err)) !=
             BL_OK)
             return st;
+    }
+    /* Ours, after every check of the spec, and before anything per job
+     * exists. */
+    if ((st = admit_jobs(c, per_target, err)) != BL_OK || !jobs)
+        return st;
+    for (size_t k = 0; k < c->ncohorts; k++) {
+        cohort *h = &c->cohorts[k];
         h->jobs = bl_mallocarray(h->njobs, sizeof *h->jobs);
         if (!h->jobs)
             return nomem(err);
@@ -345,7 +449,7 @@ static bl_status prepare_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_
 bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err)
 {
     run_ctx c;
-    bl_status st = prepare_ctx(&c, plan, x, err);
+    bl_status st = prepare_ctx(&c, plan, x, false, err);
     free_targets(&c);
     return st;
 }
@@ -1164,7 +1268,7 @@ bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
     const double t0 = now();
     run_ctx c;
     bl_run_result *res = NULL;
-    bl_status st = prepare_ctx(&c, plan, x, err);
+    bl_status st = prepare_ctx(&c, plan, x, true, err);
     c.hooks = hooks;
     if (st != BL_OK)
         goto done;
