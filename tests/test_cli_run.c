@@ -563,7 +563,7 @@ static void test_count_overflows_create_nothing(void **state)
         "[targets.composition]\ncount = %s\n[targets.composition.task]\nkind = \"%s\"\n";
     static const char null[] = "controller = \"reference_null\"";
     static const char too_many[] =
-        "brainlesslab: ValueError: the plan has too many trials: targets x blocks x "
+        "brainlesslab: ValueError: %s: the plan has too many trials: targets x blocks x "
         "trials_per_block (%s) must be at most 9223372036854775807\n";
     const struct {
         const char *evaluation, *controller, *count, *task, *line, *arg;
@@ -574,15 +574,15 @@ static void test_count_overflows_create_nothing(void **state)
         {"blocks = 3\ntrials_per_block = 6148914691236517206", null, "1", "tracking", too_many,
          "1 x 3 x 6148914691236517206", 1},
         {"horizon = 3000000000", null, "1", "tracking",
-         "brainlesslab: ValueError: horizon 3000000000 is too large: horizon x neural frames per "
+         "brainlesslab: ValueError: %s: targets[0]: horizon 3000000000 is too large: horizon x neural frames per "
          "tick (3000000000 x 1) must be at most 2147483647, the range of the engine's tick and "
          "frame counters\n", "", 1},
         {"horizon = 100000000", null, "1", "cartpole_plank_easy",
-         "brainlesslab: ValueError: horizon 100000000 is too large: horizon x neural frames per "
+         "brainlesslab: ValueError: %s: targets[0]: horizon 100000000 is too large: horizon x neural frames per "
          "tick (100000000 x 24) must be at most 2147483647, the range of the engine's tick and "
          "frame counters\n", "", 1},
         {"horizon = 10", "", "4611686018427387904", "tracking",
-         "brainlesslab: ValueError: count 4611686018427387904 is too large: the reservoir's "
+         "brainlesslab: ValueError: %s: targets[0]: count 4611686018427387904 is too large: the reservoir's "
          "memory estimate 64 x (count^2 + count x n_inputs + 12 x count) must fit in 64-bit "
          "bytes\n", "", 1},
         {"blocks = 200000\ntrials_per_block = 1000", null, "1", "tracking",
@@ -603,7 +603,7 @@ static void test_count_overflows_create_nothing(void **state)
         if (cases[i].check_rc == 0)
             snprintf(line, sizeof line, cases[i].line, need, per_text);
         else
-            snprintf(line, sizeof line, cases[i].line, cases[i].arg);
+            snprintf(line, sizeof line, cases[i].line, plan, cases[i].arg);
         char *out, *err;
         int rc = bl_rt_cli(&out, &err, "check '%s'", plan);
         if (rc != cases[i].check_rc)

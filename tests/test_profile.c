@@ -1027,7 +1027,8 @@ static void test_refusal_kinds(void **state)
         assert_int_equal(bl_profile_parent(&a, "/bin/false", &h, &path, &err), 2);
         assert_int_equal(err.status, c == 0 ? BL_EVALUE : c == 1 ? BL_ENOMEM : BL_EUSAGE);
         if (c == 0)
-            assert_string_equal(err.msg, "tracking requires 2000 scored ticks");
+            assert_string_equal(err.msg, "targets[0]: tracking requires 2000 scored ticks "
+                                         "(found horizon 50 - warmup 0 = 50)");
         assert_null(path);
         assert_int_equal(f.telemetry_calls, 0);
     }
@@ -1048,8 +1049,9 @@ static void test_cli_refusals_are_one_line(void **state)
     static const struct {
         const char *flags, *start;
     } cases[] = {
-        {"--task tracking --horizon 50", "brainlesslab: ValueError: tracking requires 2000 "
-                                         "scored ticks\n"},
+        {"--task tracking --horizon 50", "brainlesslab: ValueError: targets[0]: tracking "
+                                         "requires 2000 scored ticks (found horizon 50 - "
+                                         "warmup 0 = 50)\n"},
         {"--count 512 --memory-budget-mib 1", "brainlesslab: MemoryError: "},
     };
     struct stat sb;

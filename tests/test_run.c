@@ -597,25 +597,25 @@ static void test_overflowing_counts_are_refused(void **state)
     expect_resolve_fails(text, "the plan has too many trials: targets x blocks x trials_per_block "
                                "(2 x 2 x 4611686018427387904) must be at most 9223372036854775807");
     count_plan(text, sizeof text, "horizon = 2147483648", null, "1", "tracking");
-    expect_resolve_fails(text, "horizon 2147483648 is too large: horizon x neural frames per tick "
+    expect_resolve_fails(text, "targets[0]: horizon 2147483648 is too large: horizon x neural frames per tick "
                                "(2147483648 x 1) must be at most 2147483647, the range of the "
                                "engine's tick and frame counters");
     count_plan(text, sizeof text, "horizon = 89478486", null, "1", "cartpole_plank_easy");
-    expect_resolve_fails(text, "horizon 89478486 is too large: horizon x neural frames per tick "
+    expect_resolve_fails(text, "targets[0]: horizon 89478486 is too large: horizon x neural frames per tick "
                                "(89478486 x 24) must be at most 2147483647, the range of the "
                                "engine's tick and frame counters");
     count_plan(text, sizeof text, "horizon = 9223372036854775807", null, "1",
                "cartpole_plank_easy");
-    expect_resolve_fails(text, "horizon 9223372036854775807 is too large: horizon x neural "
+    expect_resolve_fails(text, "targets[0]: horizon 9223372036854775807 is too large: horizon x neural "
                                "frames per tick (9223372036854775807 x 24) must be at most "
                                "2147483647, the range of the engine's tick and frame counters");
     /* 64 x (n^2 + 62n + 12n) first exceeds INT64_MAX at n = 379625026. */
     count_plan(text, sizeof text, "horizon = 10", "", "379625026", "tracking");
-    expect_resolve_fails(text, "count 379625026 is too large: the reservoir's memory estimate "
+    expect_resolve_fails(text, "targets[0]: count 379625026 is too large: the reservoir's memory estimate "
                                "64 x (count^2 + count x n_inputs + 12 x count) must fit in 64-bit "
                                "bytes");
     count_plan(text, sizeof text, "horizon = 10", "", "9223372036854775807", "tracking");
-    expect_resolve_fails(text, "count 9223372036854775807 is too large: the reservoir's memory "
+    expect_resolve_fails(text, "targets[0]: count 9223372036854775807 is too large: the reservoir's memory "
                                "estimate 64 x (count^2 + count x n_inputs + 12 x count) must fit "
                                "in 64-bit bytes");
     /* A calibrate plan whose blocks x trials overflows gets the spec's own
@@ -626,7 +626,7 @@ static void test_overflowing_counts_are_refused(void **state)
              "trials_per_block = 4294967296\nseed_partition = \"calibration\"\n"
              "[[targets]]\nid = \"t\"\ncontroller = \"reference_null\"\n"
              "[targets.composition.task]\nkind = \"tracking\"\n");
-    expect_resolve_fails(text, "empirical calibration requires 1024 full independent trajectories");
+    expect_resolve_fails(text, "targets[0]: empirical calibration requires 1024 full independent trajectories");
 
     /* The largest values that fit resolve; the runner then meets them with
      * admission, not arithmetic that wraps. */

@@ -652,8 +652,11 @@ bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error 
         if (st == BL_OK)
             st = bl_json_array_append(list, rt, err);
     }
-    if (st == BL_OK)
+    if (st == BL_OK) {
         st = check_trial_count(request, bl_json_size(targets), err);
+        if (st != BL_OK && plan->source)
+            st = bl_plan_at(st, err, "%s", plan->source);
+    }
     if (st == BL_OK)
         st = bl_json_object_set(o, "request", bl_json_copy(request), err);
     if (st == BL_OK) {
