@@ -49,6 +49,9 @@ const char *bl_test_cli_path(void);
 /* Runs the program with `args` (a shell-quoted argument string), capturing
  * stdout and stderr into heap strings (caller frees); returns the exit code. */
 int bl_test_run_cli(const char *args, char **out, char **err);
+/* bl_test_run_cli, killed after `seconds`, which then fails the test: for
+ * commands that once waited forever. */
+int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err);
 
 /* Runs `call`, a bl_status expression that may report into a local
  * `bl_error e_`, and fails the test with the call and its message. */

@@ -335,10 +335,11 @@ static void explain_missing_manifest(int dirfd, const char *path, bl_error *err)
                                   &why) == BL_OK &&
              bl_json_kindof(marker) != BL_JSON_OBJECT)
         bl_fail(&why, BL_EVALUE, "not a JSON object");
-    const char *type = string_or_null(bl_json_get(marker, "error_type"));
-    const char *message = string_or_null(bl_json_get(marker, "message"));
+    const bool object = why.status == BL_OK;
+    const char *type = object ? string_or_null(bl_json_get(marker, "error_type")) : NULL;
+    const char *message = object ? string_or_null(bl_json_get(marker, "message")) : NULL;
     bl_error said = *err;
-    if (why.status != BL_OK)
+    if (!object)
         bl_fail(err, said.status,
                 "%s; the record failed before its manifest was written (its FAILED marker "
                 "cannot be read: %s)",
