@@ -4,6 +4,7 @@
 #include "support.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,14 @@ static int run_cli(const char *prefix, const char *args, char **out, char **err)
     bl_test_rmtree(dir);
     free(dir);
     return WEXITSTATUS(rc);
+}
+
+void bl_test_make_sparse(const char *path, int64_t size)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0)
+        fail_msg("cannot make the sparse file %s: %s", path, strerror(errno));
+    close(fd);
 }
 
 int bl_test_run_cli(const char *args, char **out, char **err)

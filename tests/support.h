@@ -112,6 +112,8 @@ long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, lon
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);
 void bl_test_rmtree(const char *path);
+/* A new sparse file of `size` bytes: large to fstat, nothing on disk. */
+void bl_test_make_sparse(const char *path, int64_t size);
 
 /* Fails the test with the error's message when status is not BL_OK. */
 #define BL_CHECK(expr)                                                         \

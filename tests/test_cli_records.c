@@ -646,13 +646,8 @@ static void test_inspect_failed_before_manifest(void **state)
     bl_rt_fixture *fx = *state;
     char rec[4400], line[9000];
     bl_rt_at(rec, fx->dir, "early");
-    bl_reservation r = {0};
-    BL_CHECK(bl_record_reserve(rec, &r, NULL));
-    bl_error cause = {0};
-    bl_fail(&cause, BL_ENOMEM, "allocation budget is 786432; increase memory_budget_bytes "
-                               "explicitly");
-    BL_CHECK(bl_record_fail(&r, &cause, NULL));
-    bl_reservation_clear(&r);
+    bl_rt_fail_before_manifest(rec, BL_ENOMEM, "allocation budget is 786432; increase "
+                                               "memory_budget_bytes explicitly");
     snprintf(line, sizeof line,
              "brainlesslab: FileNotFoundError: %s/record.toml: No such file or directory; the "
              "record failed before its manifest was written: MemoryError: allocation budget is "

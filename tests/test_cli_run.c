@@ -559,10 +559,7 @@ static void test_unreadable_inputs_fail_promptly(void **state)
     snprintf(fifo, sizeof fifo, "%s/calibration.fifo", fx->dir);
     assert_int_equal(mkfifo(fifo, 0600), 0);
     snprintf(sparse, sizeof sparse, "%s/calibration.json", fx->dir);
-    int fd = open(sparse, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
-    assert_int_equal(ftruncate(fd, (off_t)1 << 40), 0);
-    close(fd);
+    bl_test_make_sparse(sparse, (int64_t)1 << 40);
     char fifo_line[4400], sparse_line[4400];
     snprintf(fifo_line, sizeof fifo_line,
              "brainlesslab: OSError: %s: is a FIFO, not a regular file\n", fifo);

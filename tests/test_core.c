@@ -259,10 +259,7 @@ static void test_file_read_refuses_by_size(void **state)
     char *dir = bl_test_mkdtemp();
     char path[4200];
     snprintf(path, sizeof path, "%s/sparse", dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
-    assert_int_equal(ftruncate(fd, (off_t)1 << 40), 0);
-    close(fd);
+    bl_test_make_sparse(path, (int64_t)1 << 40);
     alarm(10);
     expect_read_error(path, BL_FILE_PLAN_MAX, 0, BL_EVALUE, "test file is larger than 16 MiB");
     alarm(0);

@@ -1048,15 +1048,6 @@ static void test_links_are_refused(void **state)
 
 /* ---- files that are not plain files -------------------------------------------------- */
 
-/* A sparse file of `size` bytes: large on paper, nothing on disk. */
-static void make_sparse(const char *path, off_t size)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    assert_true(fd >= 0);
-    assert_int_equal(ftruncate(fd, size), 0);
-    close(fd);
-}
-
 /* A manifest, calibration or FAILED marker that is a FIFO, a device or far
  * too large is refused at once: the old readers waited forever in open()
  * on a FIFO and read /dev/zero until memory ran out. SIGALRM fails the
@@ -1075,7 +1066,7 @@ static void test_inspect_and_calibrations_refuse_non_files(void **state)
     expect_inspect_error(p, BL_EOS, "record.toml: is a FIFO, not a regular file");
     /* Over the plans' 16 MiB, refused by its size without being read. */
     assert_int_equal(unlink(q), 0);
-    make_sparse(q, (off_t)1 << 40);
+    bl_test_make_sparse(q, (int64_t)1 << 40);
     expect_inspect_error(p, BL_EVALUE, "record.toml: record manifest is larger than 16 MiB");
 
     /* A FAILED marker beside no manifest is read the same careful way. */
@@ -1096,7 +1087,7 @@ static void test_inspect_and_calibrations_refuse_non_files(void **state)
     assert_int_equal(bl_calibrations_read("/dev/zero", &cals, &n, &err), BL_EOS);
     assert_string_equal(err.msg, "/dev/zero: is a character device, not a regular file");
     bl_rt_at(p, fx->dir, "calibration-huge.json");
-    make_sparse(p, (off_t)1 << 40);
+    bl_test_make_sparse(p, (int64_t)1 << 40);
     assert_int_equal(bl_calibrations_read(p, &cals, &n, &err), BL_EVALUE);
     assert_non_null(strstr(err.msg, "calibration-huge.json: calibration file is larger than 64 MiB"));
     assert_null(cals);
@@ -1112,12 +1103,7 @@ static void test_inspect_failed_before_manifest(void **state)
     bl_rt_fixture *fx = *state;
     char p[4400], q[4400];
     bl_rt_at(p, fx->dir, "early-failure");
-    bl_reservation r = {0};
-    BL_CHECK(bl_record_reserve(p, &r, NULL));
-    bl_error cause = {0};
-    bl_fail(&cause, BL_EVALUE, "calibration content hash does not match the record");
-    BL_CHECK(bl_record_fail(&r, &cause, NULL));
-    bl_reservation_clear(&r);
+    bl_rt_fail_before_manifest(p, BL_EVALUE, "calibration content hash does not match the record");
     char want[9000];
     snprintf(want, sizeof want,
              "%s: No such file or directory; the record failed before its manifest was written: "
