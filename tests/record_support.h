@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "brainlesslab/records.h"
 #include "support.h"
 
 /* A small Delayed Cue profile (horizon 2 + 3 + 2 = 7 ticks; 5 for a trial
@@ -164,6 +165,18 @@ static inline int bl_rt_cli(char **out, char **err, const char *fmt, ...)
     va_end(ap);
     assert_true(n > 0 && (size_t)n < sizeof args);
     return bl_test_run_cli(args, out, err);
+}
+
+/* A record that failed before its manifest was written: reserved, then
+ * failed with `kind` and `message` (.RESERVED and FAILED, nothing else). */
+static inline void bl_rt_fail_before_manifest(const char *dir, bl_status kind, const char *message)
+{
+    bl_reservation r = {0};
+    BL_CHECK(bl_record_reserve(dir, &r, NULL));
+    bl_error cause = {0};
+    bl_fail(&cause, kind, "%s", message);
+    BL_CHECK(bl_record_fail(&r, &cause, NULL));
+    bl_reservation_clear(&r);
 }
 
 #endif

@@ -4,6 +4,7 @@
 #include "support.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +39,15 @@ const char *bl_test_cli_path(void) { return BL_CLI_PATH; }
 
 static unsigned char *read_all(const char *path, size_t *len);
 
-int bl_test_run_cli(const char *args, char **out, char **err)
+/* `prefix` runs before the program on the command line (a `timeout`). */
+static int run_cli(const char *prefix, const char *args, char **out, char **err)
 {
     char *dir = bl_test_mkdtemp();
     char cmd[16384], outp[4200], errp[4200];
     snprintf(outp, sizeof outp, "%s/stdout", dir);
     snprintf(errp, sizeof errp, "%s/stderr", dir);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", BL_CLI_PATH, args, outp, errp);
+    snprintf(cmd, sizeof cmd, "%s'%s' %s >'%s' 2>'%s' </dev/null", prefix, BL_CLI_PATH, args,
+             outp, errp);
     int rc = system(cmd);
     if (rc == -1 || !WIFEXITED(rc))
         fail_msg("could not run: %s", cmd);
@@ -62,6 +65,30 @@ int bl_test_run_cli(const char *args, char **out, char **err)
     bl_test_rmtree(dir);
     free(dir);
     return WEXITSTATUS(rc);
+}
+
+void bl_test_make_sparse(const char *path, int64_t size)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0)
+        fail_msg("cannot make the sparse file %s: %s", path, strerror(errno));
+    close(fd);
+}
+
+int bl_test_run_cli(const char *args, char **out, char **err)
+{
+    return run_cli("", args, out, err);
+}
+
+int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "timeout -s KILL %d ", seconds);
+    int rc = run_cli(prefix, args, out, err);
+    /* timeout's status for a command it had to kill. */
+    if (rc == 137)
+        fail_msg("`brainlesslab %s` still ran after %d s (killed)", args, seconds);
+    return rc;
 }
 
 void bl_test_missing(const char *what)

@@ -49,6 +49,9 @@ const char *bl_test_cli_path(void);
 /* Runs the program with `args` (a shell-quoted argument string), capturing
  * stdout and stderr into heap strings (caller frees); returns the exit code. */
 int bl_test_run_cli(const char *args, char **out, char **err);
+/* bl_test_run_cli, killed after `seconds`, which then fails the test: for
+ * commands that once waited forever. */
+int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err);
 
 /* Runs `call`, a bl_status expression that may report into a local
  * `bl_error e_`, and fails the test with the call and its message. */
@@ -109,6 +112,8 @@ long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, lon
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);
 void bl_test_rmtree(const char *path);
+/* A new sparse file of `size` bytes: large to fstat, nothing on disk. */
+void bl_test_make_sparse(const char *path, int64_t size);
 
 /* Fails the test with the error's message when status is not BL_OK. */
 #define BL_CHECK(expr)                                                         \

@@ -608,6 +608,54 @@ static void test_read_only_root(void **state)
     assert_false(bl_rt_exists(bl_rt_at(p, ro, "records")));
 }
 
+/* `inspect` runs with a deadline and must fail with exactly `line` on
+ * stderr, nothing on stdout, exit 1. */
+static void expect_inspect_line(const char *record, const char *line)
+{
+    char *out, *err;
+    char args[4600];
+    snprintf(args, sizeof args, "inspect '%s'", record);
+    int rc = bl_test_run_cli_within(20, args, &out, &err);
+    if (rc != 1 || strcmp(err, line) != 0)
+        fail_msg("inspect: exit %d, stderr:\n%s\nexpected:\n%s", rc, err, line);
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+}
+
+/* A record whose record.toml is a FIFO: inspect once waited forever for a
+ * writer; now it answers at once with what it found. */
+static void test_inspect_fifo_manifest(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char rec[4400], q[4400], line[9000];
+    bl_rt_at(rec, fx->dir, "fifo-record");
+    assert_int_equal(mkdir(rec, 0777), 0);
+    assert_int_equal(mkfifo(bl_rt_at(q, rec, "record.toml"), 0600), 0);
+    bl_rt_write_text(bl_rt_at(q, rec, "DONE"), "complete\n");
+    snprintf(line, sizeof line,
+             "brainlesslab: OSError: %s/record.toml: is a FIFO, not a regular file\n", rec);
+    expect_inspect_line(rec, line);
+}
+
+/* A record that failed before its manifest was written (.RESERVED and
+ * FAILED only): still exit 1 (§3.3), but the line says the record failed
+ * and quotes its FAILED marker. */
+static void test_inspect_failed_before_manifest(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char rec[4400], line[9000];
+    bl_rt_at(rec, fx->dir, "early");
+    bl_rt_fail_before_manifest(rec, BL_ENOMEM, "allocation budget is 786432; increase "
+                                               "memory_budget_bytes explicitly");
+    snprintf(line, sizeof line,
+             "brainlesslab: FileNotFoundError: %s/record.toml: No such file or directory; the "
+             "record failed before its manifest was written: MemoryError: allocation budget is "
+             "786432; increase memory_budget_bytes explicitly\n",
+             rec);
+    expect_inspect_line(rec, line);
+}
+
 int main(void)
 {
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, bl_rt_teardown)
@@ -619,6 +667,8 @@ int main(void)
         TEST(test_sigkill_never_looks_complete),
         TEST(test_disk_full_run),
         TEST(test_read_only_root),
+        TEST(test_inspect_fifo_manifest),
+        TEST(test_inspect_failed_before_manifest),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

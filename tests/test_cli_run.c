@@ -628,6 +628,98 @@ static void test_count_overflows_create_nothing(void **state)
     }
 }
 
+/* Inputs that once stalled or flooded `run`: a calibration that is a FIFO
+ * (open() waited forever for a writer), /dev/zero (read until memory ran
+ * out), a sparse file far over the cap, and a plan from /dev/zero. Each
+ * fails at once with one line and exit 1, and creates no record. */
+static void test_unreadable_inputs_fail_promptly(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char fifo[4300], sparse[4300];
+    snprintf(fifo, sizeof fifo, "%s/calibration.fifo", fx->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(sparse, sizeof sparse, "%s/calibration.json", fx->dir);
+    bl_test_make_sparse(sparse, (int64_t)1 << 40);
+    char fifo_line[4400], sparse_line[4400];
+    snprintf(fifo_line, sizeof fifo_line,
+             "brainlesslab: OSError: %s: is a FIFO, not a regular file\n", fifo);
+    snprintf(sparse_line, sizeof sparse_line,
+             "brainlesslab: ValueError: %s: calibration file is larger than 64 MiB\n", sparse);
+    const struct {
+        const char *plan, *calibration, *line;
+    } cases[] = {
+        {fx->plan, fifo, fifo_line},
+        {fx->plan, "/dev/zero",
+         "brainlesslab: OSError: /dev/zero: is a character device, not a regular file\n"},
+        {fx->plan, sparse, sparse_line},
+        {"/dev/zero", NULL, "brainlesslab: ValueError: /dev/zero: plan file is larger than 16 MiB\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cmd[12288];
+        int n = snprintf(cmd, sizeof cmd, "run '%s' --root '%s'", cases[i].plan, fx->root);
+        if (cases[i].calibration)
+            snprintf(cmd + n, sizeof cmd - (size_t)n, " --calibration '%s'", cases[i].calibration);
+        char *out, *err;
+        int rc = bl_test_run_cli_within(30, cmd, &out, &err);
+        if (rc != 1 || strcmp(err, cases[i].line) != 0)
+            fail_msg("`%s`: exit %d, stderr:\n%s\nexpected:\n%s", cmd, rc, err, cases[i].line);
+        assert_string_equal(out, "");
+        if (bl_rt_exists(fx->root))
+            fail_msg("`%s` created the records root", cmd);
+        free(out);
+        free(err);
+    }
+}
+
+/* Plans may still come from a pipe (`run <(cat plan.toml)`), and from a
+ * FIFO whose writer arrives after the program has started: a plan waits
+ * for its writer as any Unix reader does (docs/plans.md). */
+static void test_plan_from_pipe_or_fifo(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char *text = bl_rt_read(fx->plan, NULL);
+    size_t len = strlen(text);
+    /* A pipe, as a process substitution gives one: written and closed
+     * before the program reads it (a tiny plan fits the pipe's buffer). */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_true(write(fds[1], text, len) == (ssize_t)len);
+    close(fds[1]);
+    char cmd[8800];
+    snprintf(cmd, sizeof cmd, "run /dev/fd/%d --root '%s'", fds[0], fx->root);
+    char *out, *err;
+    int rc = bl_test_run_cli_within(120, cmd, &out, &err);
+    close(fds[0]);
+    if (rc != 0)
+        fail_msg("`%s`: exit %d, stderr:\n%s", cmd, rc, err);
+    free(record_of(out, fx->root, "tiny", "complete"));
+    free(out);
+    free(err);
+    /* A FIFO nobody has opened yet: the writer comes 200 ms later. */
+    char fifo[4300];
+    snprintf(fifo, sizeof fifo, "%s/plan.fifo", fx->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct timespec pause = {0, 200 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+        int w = open(fifo, O_WRONLY);
+        _exit(w >= 0 && write(w, text, len) == (ssize_t)len ? 0 : 1);
+    }
+    snprintf(cmd, sizeof cmd, "run '%s' --root '%s'", fifo, fx->root);
+    rc = bl_test_run_cli_within(120, cmd, &out, &err);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (rc != 0)
+        fail_msg("`%s`: exit %d, stderr:\n%s", cmd, rc, err);
+    free(record_of(out, fx->root, "tiny", "complete"));
+    free(out);
+    free(err);
+    free(text);
+}
+
 int main(void)
 {
     /* Each test gets its own directory, so no test sees another's root. */
@@ -640,6 +732,8 @@ int main(void)
         TEST(test_plan_id_must_be_portable),
         TEST(test_bad_root),
         TEST(test_count_overflows_create_nothing),
+        TEST(test_unreadable_inputs_fail_promptly),
+        TEST(test_plan_from_pipe_or_fifo),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

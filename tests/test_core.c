@@ -1,11 +1,20 @@
-/* Status codes, error buffers, the byte buffer and the allocation hook. */
+/* Status codes, error buffers, the byte buffer, the allocation hook and
+ * the capped file reader. */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/buf.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/status.h"
 #include "support.h"
@@ -168,6 +177,235 @@ static void test_sha256_file(void **state)
     free(dir);
 }
 
+/* ---- bl_file_read ---------------------------------------------------------- */
+
+static void write_bytes(const char *path, const char *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* bl_file_read expecting failure: the status, a message holding `says`,
+ * and nothing handed back. */
+static void expect_read_error(const char *path, size_t cap, unsigned flags, bl_status want,
+                              const char *says)
+{
+    char *data = (char *)&data;
+    size_t len = 7;
+    bl_error err = {0};
+    bl_status st = bl_file_read(path, cap, "test file", flags, &data, &len, &err);
+    if (st != want || !strstr(err.msg, says))
+        fail_msg("%s: %s \"%s\", expected %s \"%s\"", path, bl_status_kind(st), err.msg,
+                 bl_status_kind(want), says);
+    assert_int_equal(err.status, want);
+    assert_non_null(strstr(err.msg, path));
+    assert_null(data);
+    assert_int_equal(len, 0);
+}
+
+static void test_file_read_regular(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    char *data;
+    size_t len;
+    snprintf(path, sizeof path, "%s/ten", dir);
+    write_bytes(path, "0123456789", 10);
+    /* Under the cap, and exactly at it: the bytes and a NUL after them. */
+    BL_CHECK(bl_file_read(path, 100, "test file", 0, &data, &len, NULL));
+    assert_int_equal(len, 10);
+    assert_memory_equal(data, "0123456789", 11);
+    bl_free(data);
+    BL_CHECK(bl_file_read(path, 10, "test file", BL_FILE_NOFOLLOW, &data, &len, NULL));
+    assert_int_equal(len, 10);
+    assert_memory_equal(data, "0123456789", 11);
+    bl_free(data);
+    /* One byte over: refused by its size, in the cap's own words. */
+    expect_read_error(path, 9, 0, BL_EVALUE, ": test file is larger than 9 bytes");
+    expect_read_error(path, 9, BL_FILE_STREAM, BL_EVALUE, "larger than 9 bytes");
+    /* Empty: zero bytes, still a string. */
+    snprintf(path, sizeof path, "%s/empty", dir);
+    write_bytes(path, "", 0);
+    BL_CHECK(bl_file_read(path, 0, "test file", 0, &data, &len, NULL));
+    assert_int_equal(len, 0);
+    assert_int_equal(data[0], '\0');
+    bl_free(data);
+    /* Bigger than the first read of a stream (4 KiB), under the cap. */
+    snprintf(path, sizeof path, "%s/big", dir);
+    char *big = malloc(100000);
+    assert_non_null(big);
+    for (size_t i = 0; i < 100000; i++)
+        big[i] = (char)('a' + i % 26);
+    write_bytes(path, big, 100000);
+    BL_CHECK(bl_file_read(path, 100000, "test file", BL_FILE_STREAM, &data, &len, NULL));
+    assert_int_equal(len, 100000);
+    assert_memory_equal(data, big, 100000);
+    bl_free(data);
+    free(big);
+    /* The cap in the unit a person would write. */
+    expect_read_error(path, 64 * 1024, 0, BL_EVALUE, "test file is larger than 64 KiB");
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* A sparse file far over the cap is refused from its size: were it read,
+ * a 1 TiB file would take minutes and all memory. */
+static void test_file_read_refuses_by_size(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sparse", dir);
+    bl_test_make_sparse(path, (int64_t)1 << 40);
+    alarm(10);
+    expect_read_error(path, BL_FILE_PLAN_MAX, 0, BL_EVALUE, "test file is larger than 16 MiB");
+    alarm(0);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+static void test_file_read_refuses_non_files(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200], link[4200];
+    /* A regression blocks in open() on the FIFO: SIGALRM then ends the test
+     * as a failure instead of hanging it. */
+    alarm(10);
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    expect_read_error(path, 100, 0, BL_EOS, ": is a FIFO, not a regular file");
+    expect_read_error(path, 100, BL_FILE_NOFOLLOW, BL_EOS, "is a FIFO, not a regular file");
+    int fd;
+    uint64_t size;
+    bl_error err = {0};
+    assert_int_equal(bl_file_open(path, 0, &fd, &size, &err), BL_EOS);
+    assert_int_equal(fd, -1);
+    uint8_t md[BL_SHA256_BYTES];
+    assert_int_equal(bl_sha256_file(path, md, &err), BL_EOS);
+    assert_non_null(strstr(err.msg, "is a FIFO, not a regular file"));
+    expect_read_error("/dev/zero", 100, 0, BL_EOS,
+                      "/dev/zero: is a character device, not a regular file");
+    expect_read_error(dir, 100, 0, BL_EISDIR, ": Is a directory");
+    expect_read_error(dir, 100, BL_FILE_STREAM, BL_EISDIR, ": Is a directory");
+    snprintf(path, sizeof path, "%s/missing", dir);
+    expect_read_error(path, 100, 0, BL_ENOENT, ": No such file or directory");
+    snprintf(path, sizeof path, "%s/missing/below", dir);
+    expect_read_error(path, 100, BL_FILE_STREAM, BL_ENOENT, ": No such file or directory");
+    /* A socket cannot even be opened; the message still says what it is. */
+    snprintf(path, sizeof path, "%s/sock", dir);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(s >= 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) < sizeof addr.sun_path) {
+        memcpy(addr.sun_path, path, strlen(path) + 1);
+        assert_int_equal(bind(s, (struct sockaddr *)&addr, sizeof addr), 0);
+        expect_read_error(path, 100, 0, BL_EOS, ": is a socket, not a regular file");
+    }
+    close(s);
+    /* A link is followed unless refused, and then named as a link. */
+    snprintf(path, sizeof path, "%s/target", dir);
+    write_bytes(path, "x", 1);
+    snprintf(link, sizeof link, "%s/link", dir);
+    assert_int_equal(symlink(path, link), 0);
+    char *data;
+    size_t len;
+    BL_CHECK(bl_file_read(link, 10, "test file", 0, &data, &len, NULL));
+    assert_int_equal(len, 1);
+    bl_free(data);
+    expect_read_error(link, 10, BL_FILE_NOFOLLOW, BL_EOS, ": is a symbolic link, not a regular file");
+    alarm(0);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* Streams (plans only): read to end of file, and stopped at the cap. */
+static void test_file_read_streams(void **state)
+{
+    (void)state;
+    alarm(20);
+    char *data;
+    size_t len;
+    /* /dev/zero never ends: the cap ends it, with no more memory than it. */
+    expect_read_error("/dev/zero", 1000, BL_FILE_STREAM, BL_EVALUE,
+                      "/dev/zero: test file is larger than 1000 bytes");
+    expect_read_error("/dev/zero", BL_FILE_PLAN_MAX, BL_FILE_STREAM, BL_EVALUE,
+                      "/dev/zero: test file is larger than 16 MiB");
+    BL_CHECK(bl_file_read("/dev/null", 10, "test file", BL_FILE_STREAM, &data, &len, NULL));
+    assert_int_equal(len, 0);
+    bl_free(data);
+    /* A FIFO with a writer: everything it writes, to its end. */
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int w = open(path, O_WRONLY);
+        for (int i = 0; w >= 0 && i < 3000; i++)
+            if (write(w, "abcdefghij", 10) != 10)
+                _exit(1);
+        _exit(w >= 0 ? 0 : 1);
+    }
+    BL_CHECK(bl_file_read(path, 30000, "test file", BL_FILE_STREAM, &data, &len, NULL));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(len, 30000);
+    assert_memory_equal(data + 29990, "abcdefghij", 11);
+    bl_free(data);
+    alarm(0);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* Every allocation the reader makes can fail cleanly, for a regular file
+ * and for a stream that needs its buffer grown. */
+static void test_file_read_allocation_failures(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/f", dir);
+    write_bytes(path, "hello", 5);
+    const struct {
+        const char *path;
+        size_t cap;
+        unsigned flags;
+    } cases[] = {{path, 100, 0}, {"/dev/zero", 20000, BL_FILE_STREAM}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int failures = 0;
+        for (long n = 1;; n++) {
+            char *data = NULL;
+            size_t len = 0;
+            bl_error err = {0};
+            bl_alloc_fail_at(n);
+            bl_status st = bl_file_read(cases[c].path, cases[c].cap, "test file", cases[c].flags,
+                                        &data, &len, &err);
+            long used = bl_alloc_count();
+            bl_alloc_fail_at(0);
+            if (n > used) {
+                /* Past the last allocation: the plain outcome. */
+                assert_int_equal(st, c == 0 ? BL_OK : BL_EVALUE);
+                bl_free(data);
+                break;
+            }
+            assert_int_equal(st, BL_ENOMEM);
+            assert_non_null(strstr(err.msg, "out of memory reading the file"));
+            assert_null(data);
+            failures++;
+        }
+        /* The stream grew its buffer, so it failed at more than one place. */
+        assert_true(failures >= (c == 0 ? 1 : 2));
+    }
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +416,11 @@ int main(void)
         cmocka_unit_test(test_alloc_injection),
         cmocka_unit_test(test_sha256),
         cmocka_unit_test(test_sha256_file),
+        cmocka_unit_test(test_file_read_regular),
+        cmocka_unit_test(test_file_read_refuses_by_size),
+        cmocka_unit_test(test_file_read_refuses_non_files),
+        cmocka_unit_test(test_file_read_streams),
+        cmocka_unit_test(test_file_read_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/npy.h"
@@ -501,8 +502,10 @@ static void test_bad_files(void **state)
     check_error(dir, bl_npy_read(dir, &a, &err), &err, BL_EISDIR, "Is a directory");
     snprintf(path, n, "%s/magic.npy/x.npy", dir);
     check_error(path, bl_npy_read(path, &a, &err), &err, BL_EOS, "Not a directory");
-    /* Not a regular file: read until the end like any other. */
-    check_error("/dev/null", bl_npy_read("/dev/null", &a, &err), &err, BL_EVALUE, "truncated .npy file");
+    /* Not a regular file: refused, never read (a FIFO could block, a
+     * device never end). */
+    check_error("/dev/null", bl_npy_read("/dev/null", &a, &err), &err, BL_EOS,
+                "is a character device, not a regular file");
     assert_null(a);
     free(path);
     bl_test_rmtree(dir);
@@ -510,6 +513,25 @@ static void test_bad_files(void **state)
 }
 
 /* ---- allocation failures ------------------------------------------------- */
+
+/* A .npy that is a FIFO is refused at once: the old reader waited in open()
+ * for a writer that never came (SIGALRM fails the test if it still does). */
+static void test_fifo_refused(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/array.npy", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    bl_npy *a = (bl_npy *)&a;
+    bl_error err = {0};
+    alarm(10);
+    check_error(path, bl_npy_read(path, &a, &err), &err, BL_EOS, "is a FIFO, not a regular file");
+    alarm(0);
+    assert_null(a);
+    bl_test_rmtree(dir);
+    free(dir);
+}
 
 static void test_allocation_failures(void **state)
 {
@@ -557,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_files_match_numpy),
         cmocka_unit_test(test_getters),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_fifo_refused),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1046,6 +1046,84 @@ static void test_links_are_refused(void **state)
     bl_json_free(map);
 }
 
+/* ---- files that are not plain files -------------------------------------------------- */
+
+/* A manifest, calibration or FAILED marker that is a FIFO, a device or far
+ * too large is refused at once: the old readers waited forever in open()
+ * on a FIFO and read /dev/zero until memory ran out. SIGALRM fails the
+ * test if any of them still waits. */
+static void test_inspect_and_calibrations_refuse_non_files(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    const char manifest[] = "format = \"brainlesslab-record\"\nformat_version = 2\n"
+                            "[artifact_sha256]\n\"artifact.txt\" = \"" HELLO_SHA "\"\n";
+    alarm(20);
+    bl_rt_at(p, fx->dir, "fifo-manifest");
+    make_record(p, manifest);
+    assert_int_equal(unlink(bl_rt_at(q, p, "record.toml")), 0);
+    assert_int_equal(mkfifo(q, 0600), 0);
+    expect_inspect_error(p, BL_EOS, "record.toml: is a FIFO, not a regular file");
+    /* Over the plans' 16 MiB, refused by its size without being read. */
+    assert_int_equal(unlink(q), 0);
+    bl_test_make_sparse(q, (int64_t)1 << 40);
+    expect_inspect_error(p, BL_EVALUE, "record.toml: record manifest is larger than 16 MiB");
+
+    /* A FAILED marker beside no manifest is read the same careful way. */
+    bl_rt_at(p, fx->dir, "fifo-failed");
+    assert_int_equal(mkdir(p, 0777), 0);
+    assert_int_equal(mkfifo(bl_rt_at(q, p, "FAILED"), 0600), 0);
+    expect_inspect_error(p, BL_ENOENT, "its FAILED marker cannot be read: ");
+    expect_inspect_error(p, BL_ENOENT, "FAILED: is a FIFO, not a regular file");
+
+    /* Calibrations: a FIFO, a device, a sparse giant. */
+    bl_calibration **cals = NULL;
+    size_t n = 0;
+    bl_error err = {0};
+    bl_rt_at(p, fx->dir, "calibration-fifo.json");
+    assert_int_equal(mkfifo(p, 0600), 0);
+    assert_int_equal(bl_calibrations_read(p, &cals, &n, &err), BL_EOS);
+    assert_non_null(strstr(err.msg, "calibration-fifo.json: is a FIFO, not a regular file"));
+    assert_int_equal(bl_calibrations_read("/dev/zero", &cals, &n, &err), BL_EOS);
+    assert_string_equal(err.msg, "/dev/zero: is a character device, not a regular file");
+    bl_rt_at(p, fx->dir, "calibration-huge.json");
+    bl_test_make_sparse(p, (int64_t)1 << 40);
+    assert_int_equal(bl_calibrations_read(p, &cals, &n, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "calibration-huge.json: calibration file is larger than 64 MiB"));
+    assert_null(cals);
+    assert_int_equal(n, 0);
+    alarm(0);
+}
+
+/* A run that failed before writing its manifest leaves .RESERVED and
+ * FAILED (§7.1): inspection still fails (§7.6 step 2), but says that the
+ * record failed and why instead of only that record.toml is missing. */
+static void test_inspect_failed_before_manifest(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    bl_rt_at(p, fx->dir, "early-failure");
+    bl_rt_fail_before_manifest(p, BL_EVALUE, "calibration content hash does not match the record");
+    char want[9000];
+    snprintf(want, sizeof want,
+             "%s: No such file or directory; the record failed before its manifest was written: "
+             "ValueError: calibration content hash does not match the record",
+             bl_rt_at(q, p, "record.toml"));
+    bl_json *map = NULL;
+    bl_error err = {0};
+    assert_int_equal(bl_record_inspect(p, &map, &err), BL_ENOENT);
+    assert_null(map);
+    assert_string_equal(err.msg, want);
+    /* A marker that is not what fail_record writes is reported as such. */
+    bl_rt_write(bl_rt_at(q, p, "FAILED"), "[1, 2]", 6);
+    expect_inspect_error(p, BL_ENOENT, "(its FAILED marker cannot be read: not a JSON object)");
+    /* Without FAILED it is the plain missing manifest. */
+    assert_int_equal(unlink(q), 0);
+    expect_inspect_error(p, BL_ENOENT, "record.toml: No such file or directory");
+    assert_int_equal(bl_record_inspect(p, &map, &err), BL_ENOENT);
+    assert_null(strstr(err.msg, "failed"));
+}
+
 /* ---- calibrations (§7.7) ------------------------------------------------------------ */
 
 /* §8 test_calibration_content_hash_rejected_after_modification. */
@@ -1393,6 +1471,8 @@ int main(void)
         TEST(test_historical_v1_record),
         TEST(test_manifest_rules),
         TEST(test_links_are_refused),
+        TEST(test_inspect_and_calibrations_refuse_non_files),
+        TEST(test_inspect_failed_before_manifest),
         TEST(test_calibration_reading),
         TEST(test_probe_and_replay_files),
         TEST(test_disk_full_leaves_failed_record),

@@ -163,7 +163,8 @@ list(TRANSFORM BL_BUNDLE_FILES PREPEND ${CMAKE_SOURCE_DIR}/ OUTPUT_VARIABLE _bl_
 # The generator packs with the library's own bl_zip_build, compiled in from
 # the few sources it needs (it cannot link `bl`, which contains the bundle).
 add_executable(bl_bundle_gen tools/source_bundle.c src/records/zip.c
-               src/core/alloc.c src/core/buf.c src/core/status.c src/core/sha256.c)
+               src/core/alloc.c src/core/buf.c src/core/status.c src/core/sha256.c
+               src/core/file.c)
 target_include_directories(bl_bundle_gen PRIVATE include src)
 target_link_libraries(bl_bundle_gen PRIVATE PkgConfig::LIBZIP OpenSSL::Crypto)
 add_custom_command(

@@ -80,6 +80,12 @@ bool bl_json_equal(const bl_json *a, const bl_json *b);
  * "<what>:<line>:<column>: <message>". */
 bl_status bl_json_parse(const char *text, size_t len, const char *what,
                         bl_json **out, bl_error *err);
+/* A regular JSON file of at most BL_FILE_JSON_MAX bytes, read as
+ * bl_file_read does with `flags` (BL_FILE_NOFOLLOW); `what` names the kind
+ * of file if it is too large ("calibration file"). */
+bl_status bl_json_read_file_as(const char *path, const char *what, unsigned flags,
+                               bl_json **out, bl_error *err);
+/* bl_json_read_file_as(path, "JSON file", 0, ...). */
 bl_status bl_json_read_file(const char *path, bl_json **out, bl_error *err);
 
 /* Writing. */

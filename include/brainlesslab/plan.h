@@ -31,7 +31,9 @@
 bl_status bl_toml_parse(const char *text, size_t len, const char *what, bl_json **out,
                         bl_error *err);
 /* Reads a file (missing → BL_ENOENT, directory → BL_EISDIR, other I/O →
- * BL_EOS; a file over 16 MiB → BL_EVALUE) and parses it. */
+ * BL_EOS; a file over 16 MiB → BL_EVALUE) and parses it. Pipes, FIFOs and
+ * character devices are read to their end under the same cap
+ * (bl_file_read with BL_FILE_STREAM). */
 bl_status bl_toml_read_file(const char *path, bl_json **out, bl_error *err);
 /* Writes an object tree as TOML in the layout of §2.2 (root scalars, then
  * arrays of tables, then sub-tables; null-valued keys omitted). Reading the

@@ -22,8 +22,12 @@ bl_status bl_sha256_update(bl_sha256_ctx *ctx, const void *data, size_t len, bl_
 bl_status bl_sha256_end(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_error *err);
 void bl_sha256_abort(bl_sha256_ctx *ctx);  /* frees without finishing; NULL ok */
 
-/* Digest of a file's bytes. */
+/* Digest of a regular file's bytes (opened as bl_file_open does: a FIFO or
+ * a device is refused, never waited on or read without end). */
 bl_status bl_sha256_file(const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err);
+/* Digest of the rest of an open file, read to its end; `path` names it in
+ * messages. */
+bl_status bl_sha256_fd(int fd, const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err);
 
 /* Lowercase hex of `n` bytes into `hex` (2n + 1 bytes with the NUL). */
 void bl_hex(const uint8_t *bytes, size_t n, char *hex);

@@ -3,18 +3,15 @@
  * serialisers (seed payloads) share them. */
 #include "brainlesslab/json.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <threads.h>
-#include <unistd.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/sha256.h"
 
 typedef struct bl_json_member {
@@ -546,67 +543,24 @@ bl_status bl_json_parse(const char *text, size_t len, const char *what,
     return BL_OK;
 }
 
-static bl_status io_error(bl_error *err, const char *path, int errnum)
+bl_status bl_json_read_file_as(const char *path, const char *what, unsigned flags,
+                               bl_json **out, bl_error *err)
 {
-    bl_status st = errnum == ENOENT ? BL_ENOENT : errnum == EISDIR ? BL_EISDIR : BL_EOS;
-    return bl_fail(err, st, "%s: %s", path, strerror(errnum));
+    BL_ASSERT(path && what && out);
+    *out = NULL;
+    char *text;
+    size_t len;
+    bl_status st = bl_file_read(path, BL_FILE_JSON_MAX, what, flags, &text, &len, err);
+    if (st != BL_OK)
+        return st;
+    st = bl_json_parse(text, len, path, out, err);
+    bl_free(text);
+    return st;
 }
 
 bl_status bl_json_read_file(const char *path, bl_json **out, bl_error *err)
 {
-    BL_ASSERT(path && out);
-    *out = NULL;
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    bl_status st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return io_error(err, path, errno);
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        st = io_error(err, path, errno);
-        goto fail;
-    }
-    /* open() succeeds on a directory; say so rather than fail at read. */
-    if (S_ISDIR(sb.st_mode)) {
-        st = io_error(err, path, EISDIR);
-        goto fail;
-    }
-    /* The size is a hint only (pipes and /proc report 0); read to EOF. */
-    cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
-    text = bl_malloc(cap);
-    if (!text) {
-        st = out_of_memory(err);
-        goto fail;
-    }
-    for (;;) {
-        if (len == cap) {
-            void *p = text;
-            if (!grow(&p, &cap, len, 1)) {
-                st = out_of_memory(err);
-                goto fail;
-            }
-            text = p;
-        }
-        ssize_t got = read(fd, text + len, cap - len);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            st = io_error(err, path, errno);
-            goto fail;
-        }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-    }
-    close(fd);
-    fd = -1;
-    st = bl_json_parse(text, len, path, out, err);
-fail:
-    if (fd >= 0)
-        close(fd);
-    bl_free(text);
-    return st;
+    return bl_json_read_file_as(path, "JSON file", 0, out, err);
 }
 
 /* ---- writing --------------------------------------------------------- */

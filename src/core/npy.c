@@ -11,16 +11,14 @@
  *  - only the descr spellings NumPy writes are accepted ('|i1', not '<i1'). */
 #include "brainlesslab/npy.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/file.h"
 
 /* The data are copied as they are in the file: little-endian IEEE numbers
  * and two's-complement integers must be the host's own representation. */
@@ -438,27 +436,6 @@ fail:
     return st;
 }
 
-/* Reads up to n bytes (fewer only at end of file). */
-static bl_status read_upto(int fd, void *buf, size_t n, size_t *got, const char *path, bl_error *err)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = read(fd, (char *)buf + done, n - done);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EISDIR)
-                return bl_fail(err, BL_EISDIR, "%s: Is a directory", path);
-            return bl_fail(err, BL_EOS, "%s: %s", path, strerror(errno));
-        }
-        if (r == 0)
-            break;
-        done += (size_t)r;
-    }
-    *got = done;
-    return BL_OK;
-}
-
 bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err)
 {
     unsigned char pre[NPY_PREAMBLE_MAX];
@@ -467,32 +444,19 @@ bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err)
     npy_header h = {0};
     size_t got, start, hlen;
     bl_status st;
-    struct stat sb;
 
     *out = NULL;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        int e = errno;
-        if (e == ENOENT)
-            return bl_fail(err, BL_ENOENT, "%s: No such file or directory", path);
-        if (e == EISDIR)
-            return bl_fail(err, BL_EISDIR, "%s: Is a directory", path);
-        return bl_fail(err, BL_EOS, "%s: %s", path, strerror(e));
-    }
-    if (fstat(fd, &sb) != 0) {
-        st = bl_fail(err, BL_EOS, "%s: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        st = bl_fail(err, BL_EISDIR, "%s: Is a directory", path);
-        goto fail;
-    }
-    /* For regular files the size is known up front, so a lying header
-     * cannot make us allocate more than the file holds. */
-    bool sized = S_ISREG(sb.st_mode);
-    size_t fsize = sized ? (size_t)sb.st_size : 0;
+    /* Only a regular file: a FIFO could stall the reader forever. */
+    int fd;
+    uint64_t size;
+    if ((st = bl_file_open(path, 0, &fd, &size, err)) != BL_OK)
+        return st;
+    /* The size is known up front, so a lying header cannot make us
+     * allocate more than the file holds. */
+    bool sized = true;
+    size_t fsize = (size_t)size;
 
-    if ((st = read_upto(fd, pre, sizeof pre, &got, path, err)) != BL_OK)
+    if ((st = bl_file_read_upto(fd, pre, sizeof pre, &got, path, err)) != BL_OK)
         goto fail;
     if ((st = parse_preamble(pre, got, path, &start, &hlen, err)) != BL_OK)
         goto fail;
@@ -511,7 +475,7 @@ bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err)
     size_t early = got - start < hlen ? got - start : hlen;
     memcpy(header, pre + start, early);
     size_t rest;
-    if ((st = read_upto(fd, header + early, hlen - early, &rest, path, err)) != BL_OK)
+    if ((st = bl_file_read_upto(fd, header + early, hlen - early, &rest, path, err)) != BL_OK)
         goto fail;
     if (early + rest < hlen) {
         st = bl_fail(err, BL_EVALUE, "%s: truncated .npy header", path);
@@ -534,7 +498,7 @@ bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err)
         goto fail;
     }
     memcpy(a->data, pre + consumed, pre_data);
-    if ((st = read_upto(fd, (char *)a->data + pre_data, h.nbytes - pre_data, &rest, path, err)) != BL_OK)
+    if ((st = bl_file_read_upto(fd, (char *)a->data + pre_data, h.nbytes - pre_data, &rest, path, err)) != BL_OK)
         goto fail;
     if (pre_data + rest < h.nbytes) {
         st = size_mismatch(path, h.nbytes, pre_data + rest, err);
@@ -542,7 +506,7 @@ bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err)
     }
     /* The file may have changed since fstat, or not be a regular file. */
     unsigned char extra;
-    if ((st = read_upto(fd, &extra, 1, &rest, path, err)) != BL_OK)
+    if ((st = bl_file_read_upto(fd, &extra, 1, &rest, path, err)) != BL_OK)
         goto fail;
     if (rest) {
         st = bl_fail(err, BL_EVALUE, "%s: unexpected bytes after the .npy data", path);

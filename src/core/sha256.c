@@ -1,10 +1,10 @@
 #include "brainlesslab/sha256.h"
 
-#include <errno.h>
 #include <openssl/evp.h>
-#include <stdio.h>
-#include <string.h>
 #include <threads.h>
+#include <unistd.h>
+
+#include "brainlesslab/file.h"
 
 /* Fetching the algorithm is the costly part of an EVP digest; do it once per
  * process. seed_for hashes millions of short payloads. */
@@ -66,32 +66,33 @@ bl_status bl_sha256_end(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_err
 
 void bl_sha256_abort(bl_sha256_ctx *ctx) { EVP_MD_CTX_free((EVP_MD_CTX *)ctx); }
 
-bl_status bl_sha256_file(const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err)
+bl_status bl_sha256_fd(int fd, const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, errno == ENOENT ? BL_ENOENT : BL_EOS, "%s: %s", path,
-                       strerror(errno));
     bl_sha256_ctx *ctx;
     bl_status st = bl_sha256_begin(&ctx, err);
     if (st != BL_OK)
-        goto done;
+        return st;
     unsigned char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if ((st = bl_sha256_update(ctx, chunk, n, err)) != BL_OK) {
+    do {
+        if ((st = bl_file_read_upto(fd, chunk, sizeof chunk, &n, path, err)) != BL_OK ||
+            (st = bl_sha256_update(ctx, chunk, n, err)) != BL_OK) {
             bl_sha256_abort(ctx);
-            goto done;
+            return st;
         }
-    }
-    if (ferror(f)) {
-        bl_sha256_abort(ctx);
-        st = bl_fail(err, BL_EOS, "%s: read error", path);
-        goto done;
-    }
-    st = bl_sha256_end(ctx, out, err);
-done:
-    fclose(f);
+    } while (n == sizeof chunk);
+    return bl_sha256_end(ctx, out, err);
+}
+
+bl_status bl_sha256_file(const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err)
+{
+    int fd;
+    uint64_t size;
+    bl_status st = bl_file_open(path, 0, &fd, &size, err);
+    if (st != BL_OK)
+        return st;
+    st = bl_sha256_fd(fd, path, out, err);
+    close(fd);
     return st;
 }
 

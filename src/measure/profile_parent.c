@@ -21,6 +21,7 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/buf.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/records.h"
 #include "brainlesslab/version.h"
 #include "measure_internal.h"
@@ -129,30 +130,6 @@ bool bl_profile_row_complete(const bl_json *row, int returncode, const bl_profil
 
 /* ---- launching a worker ----------------------------------------------------- */
 
-/* The whole file as a NUL-terminated string (heap). */
-static bl_status slurp(const char *path, char **out, bl_error *err)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return bl_fail(err, BL_EOS, "cannot read %s: %s", path, strerror(errno));
-    bl_buf b;
-    bl_buf_init(&b);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        bl_buf_append(&b, chunk, n);
-    bool bad = ferror(f);
-    fclose(f);
-    bl_status st = bad ? bl_fail(err, BL_EOS, "cannot read %s", path) : bl_buf_status(&b, err);
-    if (st != BL_OK) {
-        bl_buf_free(&b);
-        return st;
-    }
-    *out = bl_buf_take(&b, NULL);
-    return *out ? BL_OK : bl_fail(err, BL_ENOMEM, "out of memory reading %s", path);
-}
-
 static bl_status spawn_worker(void *ctx, const char *const *argv, const char *stdout_path,
                               const char *stderr_path, int *returncode, char **stdout_text,
                               bl_error *err)
@@ -179,7 +156,11 @@ static bl_status spawn_worker(void *ctx, const char *const *argv, const char *st
     }
     /* Python's convention: the exit status, or minus the signal. */
     *returncode = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-    return slurp(stdout_path, stdout_text, err);
+    /* The worker wrote this file, but it is read as any other input: a
+     * regular file, capped, so a runaway worker cannot fill memory. */
+    size_t len;
+    return bl_file_read(stdout_path, BL_FILE_JSON_MAX, "worker output", 0, stdout_text, &len,
+                        err);
 }
 
 /* The worker's command line: this executable, the destination, the hidden

@@ -37,12 +37,9 @@ void bl_toml_note_assert_failure()
 #include <utility>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 extern "C" {
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/plan.h"
 }
 
@@ -53,9 +50,6 @@ namespace {
  * input. toml++ limits nested inline values to 256 too; dotted keys and
  * table headers ([a.b.c...]) are limited only here. */
 constexpr int bl_toml_max_depth = 256;
-
-/* A plan file larger than this is refused before it is read. */
-constexpr off_t bl_toml_max_file = 16 * 1024 * 1024;
 
 bl_status bl_toml_oom(bl_error *err)
 {
@@ -355,14 +349,6 @@ bl_status bl_parse_inner(const char *text, size_t len, const char *what, bl_json
     return st;
 }
 
-bl_status bl_io_error(bl_error *err, const char *path, int errnum)
-{
-    const bl_status st = errnum == ENOENT   ? BL_ENOENT
-                         : errnum == EISDIR ? BL_EISDIR
-                                            : BL_EOS;
-    return bl_fail(err, st, "%s: %s", path, std::strerror(errnum));
-}
-
 } // namespace
 
 extern "C" bl_status bl_toml_parse(const char *text, size_t len, const char *what,
@@ -385,61 +371,12 @@ extern "C" bl_status bl_toml_read_file(const char *path, bl_json **out, bl_error
 {
     BL_ASSERT(path && out);
     *out = nullptr;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return bl_io_error(err, path, errno);
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        const int e = errno;
-        close(fd);
-        return bl_io_error(err, path, e);
-    }
-    /* open() succeeds on a directory; say so rather than fail at read. */
-    if (S_ISDIR(sb.st_mode)) {
-        close(fd);
-        return bl_io_error(err, path, EISDIR);
-    }
-    if (S_ISREG(sb.st_mode) && sb.st_size > bl_toml_max_file) {
-        close(fd);
-        return bl_fail(err, BL_EVALUE, "%s: plan file is larger than 16 MiB", path);
-    }
-    /* Read to EOF (pipes report no size), never past the limit. */
-    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
+    /* A plan may come from a pipe (`check <(cat plan.toml)`); the cap keeps
+     * /dev/zero from filling memory. */
+    char *text = nullptr;
     size_t len = 0;
-    char *text = static_cast<char *>(bl_malloc(cap));
-    bl_status st = BL_OK;
-    if (!text) {
-        close(fd);
-        return bl_toml_oom(err);
-    }
-    for (;;) {
-        if (len == cap) {
-            if (cap > (size_t)bl_toml_max_file) {
-                st = bl_fail(err, BL_EVALUE, "%s: plan file is larger than 16 MiB", path);
-                break;
-            }
-            char *grown = static_cast<char *>(bl_realloc(text, cap * 2));
-            if (!grown) {
-                st = bl_toml_oom(err);
-                break;
-            }
-            text = grown;
-            cap *= 2;
-        }
-        const ssize_t got = read(fd, text + len, cap - len);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            st = bl_io_error(err, path, errno);
-            break;
-        }
-        if (got == 0)
-            break;
-        len += (size_t)got;
-    }
-    close(fd);
-    if (st == BL_OK && len > (size_t)bl_toml_max_file)
-        st = bl_fail(err, BL_EVALUE, "%s: plan file is larger than 16 MiB", path);
+    bl_status st =
+        bl_file_read(path, BL_FILE_PLAN_MAX, "plan file", BL_FILE_STREAM, &text, &len, err);
     if (st == BL_OK)
         st = bl_toml_parse(text, len, path, out, err);
     bl_free(text);

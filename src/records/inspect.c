@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/records.h"
 #include "brainlesslab/sha256.h"
@@ -294,16 +295,19 @@ static bl_status artifact_valid(const char *path, const bl_record_files *files, 
     char *full = bl_record_path_join(path, rel);
     if (!full)
         return nomem(err);
-    /* Only regular files are read: a FIFO could block inspection forever. */
-    struct stat sb;
-    if (lstat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
-        uint8_t digest[BL_SHA256_BYTES];
-        char hex[65];
-        /* An unreadable artifact is an invalid one, not an inspection error. */
-        if (bl_sha256_file(full, digest, NULL) == BL_OK) {
+    /* Only a regular file is read, checked on the open descriptor (a FIFO
+     * put in its place after the walk cannot block inspection). An
+     * unreadable artifact is an invalid one, not an inspection error. */
+    int fd;
+    uint64_t size;
+    uint8_t digest[BL_SHA256_BYTES];
+    if (bl_file_open(full, BL_FILE_NOFOLLOW, &fd, &size, NULL) == BL_OK) {
+        if (bl_sha256_fd(fd, full, digest, NULL) == BL_OK) {
+            char hex[65];
             bl_hex(digest, sizeof digest, hex);
             *valid = strcmp(hex, expected) == 0;
         }
+        close(fd);
     }
     bl_free(full);
     return BL_OK;
@@ -312,6 +316,57 @@ static bl_status artifact_valid(const char *path, const bl_record_files *files, 
 static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
 {
     return v ? bl_json_object_set(o, key, v, err) : nomem(err);
+}
+
+/* A record that failed before its manifest was written (§7.1: .RESERVED
+ * and FAILED only) is still no record, but its FAILED marker says why: the
+ * missing-manifest error keeps its kind and text and quotes the marker. */
+static void explain_missing_manifest(int dirfd, const char *path, bl_error *err)
+{
+    struct stat sb;
+    if (!err || fstatat(dirfd, BL_RECORD_FAILED, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+        return;
+    char *failed_path = bl_record_path_join(path, BL_RECORD_FAILED);
+    bl_json *marker = NULL;
+    bl_error why = {0};
+    if (!failed_path)
+        bl_fail(&why, BL_ENOMEM, "out of memory");
+    else if (bl_json_read_file_as(failed_path, "FAILED marker", BL_FILE_NOFOLLOW, &marker,
+                                  &why) == BL_OK &&
+             bl_json_kindof(marker) != BL_JSON_OBJECT)
+        bl_fail(&why, BL_EVALUE, "not a JSON object");
+    const bool object = why.status == BL_OK;
+    const char *type = object ? string_or_null(bl_json_get(marker, "error_type")) : NULL;
+    const char *message = object ? string_or_null(bl_json_get(marker, "message")) : NULL;
+    bl_error said = *err;
+    if (!object)
+        bl_fail(err, said.status,
+                "%s; the record failed before its manifest was written (its FAILED marker "
+                "cannot be read: %s)",
+                said.msg, why.msg);
+    else
+        bl_fail(err, said.status,
+                "%s; the record failed before its manifest was written: %s: %s", said.msg,
+                type ? type : "unknown error", message ? message : "no message recorded");
+    bl_json_free(marker);
+    bl_free(failed_path);
+}
+
+/* §7.6 step 2: the manifest, a regular file no larger than a plan. */
+static bl_status read_manifest(int dirfd, const char *path, const char *manifest_path,
+                               bl_json **out, bl_error *err)
+{
+    char *text;
+    size_t len;
+    bl_status st = bl_file_read(manifest_path, BL_FILE_PLAN_MAX, "record manifest",
+                                BL_FILE_NOFOLLOW, &text, &len, err);
+    if (st == BL_ENOENT)
+        explain_missing_manifest(dirfd, path, err);
+    if (st != BL_OK)
+        return st;
+    st = bl_toml_parse(text, len, manifest_path, out, err);
+    bl_free(text);
+    return st;
 }
 
 bl_status bl_record_inspect_at(int dirfd, const char *path, bl_json **out, bl_error *err)
@@ -336,7 +391,7 @@ bl_status bl_record_inspect_at(int dirfd, const char *path, bl_json **out, bl_er
         st = nomem(err);
         goto done;
     }
-    if ((st = bl_toml_read_file(manifest_path, &manifest, err)) != BL_OK ||
+    if ((st = read_manifest(dirfd, path, manifest_path, &manifest, err)) != BL_OK ||
         (st = check_format(manifest, err)) != BL_OK ||
         (st = inventory(manifest, &hashes, &artifacts, &sorted, err)) != BL_OK)
         goto done;

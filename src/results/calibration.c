@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/results.h"
 #include "results/results_internal.h"
@@ -617,8 +618,10 @@ bl_status bl_calibrations_read_file(const char *path, bl_calibration ***out, siz
     struct stat sb;
     if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
         return bl_fail(err, BL_EVALUE, "%s: calibration cannot be a symlink", path);
+    /* Not waited on (a FIFO) nor read without end (/dev/zero): a regular
+     * file of at most BL_FILE_JSON_MAX bytes, and no link in a race either. */
     bl_json *doc;
-    bl_status st = bl_json_read_file(path, &doc, err);
+    bl_status st = bl_json_read_file_as(path, "calibration file", BL_FILE_NOFOLLOW, &doc, err);
     if (st != BL_OK)
         return st;
     st = records_from_document(doc, out, n, err);
