@@ -395,7 +395,7 @@ static void test_file_read_allocation_failures(void **state)
                 break;
             }
             assert_int_equal(st, BL_ENOMEM);
-            assert_non_null(strstr(err.msg, "out of memory reading the file"));
+            assert_non_null(strstr(err.msg, "out of memory reading the test file"));
             assert_null(data);
             failures++;
         }

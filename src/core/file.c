@@ -145,7 +145,7 @@ bl_status bl_file_read(const char *path, size_t cap, const char *what, unsigned 
     size_t have = 0;
     char *buf = bl_malloc(want + 1);
     if (!buf) {
-        st = bl_fail(err, BL_ENOMEM, "%s: out of memory reading the file", path);
+        st = bl_fail(err, BL_ENOMEM, "out of memory reading the %s", what);
         goto done;
     }
     for (;;) {
@@ -162,7 +162,7 @@ bl_status bl_file_read(const char *path, size_t cap, const char *what, unsigned 
         size_t next = want > (cap + 1) / 2 ? cap + 1 : 2 * want;
         char *grown = bl_realloc(buf, next + 1);
         if (!grown) {
-            st = bl_fail(err, BL_ENOMEM, "%s: out of memory reading the file", path);
+            st = bl_fail(err, BL_ENOMEM, "out of memory reading the %s", what);
             goto done;
         }
         buf = grown;
