@@ -96,6 +96,42 @@ bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool asci
     return bl_buf_status(out, err);
 }
 
+bool bl_escape_controls(bl_buf *out, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        /* Printable ASCII is the common case: copy a whole run at once. */
+        size_t run = i;
+        while (run < len && u[run] >= 0x20 && u[run] < 0x7f)
+            run++;
+        if (run > i) {
+            bl_buf_append(out, s + i, run - i);
+            i = run;
+            continue;
+        }
+        unsigned long cp;
+        size_t n = utf8_decode(u + i, len - i, &cp);
+        if (n == 0) {
+            n = 1; /* a stray byte: escape it alone and resynchronise after it */
+            cp = u[i];
+        } else if (cp == '\n' || cp == '\r' || cp == '\t') {
+            bl_buf_puts(out, cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\t");
+            i += n;
+            continue;
+        } else if (cp >= 0x20 && (cp < 0x7f || cp > 0xa0)) {
+            bl_buf_append(out, s + i, n);
+            i += n;
+            continue;
+        }
+        const char esc[4] = {'\\', 'x', hex[cp >> 4], hex[cp & 0xf]};
+        bl_buf_append(out, esc, sizeof esc);
+        i += n;
+    }
+    return !out->failed;
+}
+
 /* Splits "%.*e" text into its significant digits (no dot) and exponent. */
 static int split_scientific(const char *text, char *digits, int *ndigits)
 {
