@@ -7,7 +7,7 @@
  * (the receipt is still written) or an error after DEST exists; 2 a bad
  * command line, an unresolvable plan, observed background activity without
  * --allow-background-activity, or an existing DEST, with nothing created;
- * 130 Ctrl-C. */
+ * 128 + the signal after Ctrl-C (130), SIGTERM (143) or SIGHUP (129). */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -205,7 +205,7 @@ static int worker_main(const bl_profile_args *a, const bl_profile_hooks *h)
     bl_json_free(receipt);
     int rc = st == BL_OK ? bl_cli_emit(&out) : bl_cli_report(&err);
     bl_buf_free(&out);
-    return rc ? rc : code;
+    return rc ? rc : code == 130 ? bl_cli_interrupt_exit() : code;
 }
 
 static int profile_main(const bl_cli_args *args)
@@ -237,6 +237,8 @@ static int profile_main(const bl_cli_args *args)
     if (!path) {
         if (code == 2)
             return usage_error(&err);
+        if (err.status == BL_EINTERRUPT) /* the signal's own kind and message */
+            bl_cli_signal_error(&err, bl_cli_interrupted);
         return bl_cli_report(&err);
     }
     bl_json *line = bl_json_object();
@@ -254,8 +256,10 @@ static int profile_main(const bl_cli_args *args)
     bl_buf_free(&out);
     bl_json_free(line);
     bl_free(path);
-    if (code == 130)
-        fputs("brainlesslab: KeyboardInterrupt: interrupted\n", stderr);
+    if (code == 130) { /* stopped by a signal: its own line and exit code */
+        bl_cli_signal_error(&err, bl_cli_interrupted);
+        code = bl_cli_report(&err);
+    }
     return rc ? rc : code;
 }
 
