@@ -1546,7 +1546,8 @@ static void test_no_space_or_inodes_reads_cannot_write(void **state)
     evaluated ev;
     evaluate_tiny("", &ev);
     bl_record_input in = input_of(&ev);
-    enum { MAX_INODES = 40, CASES = MAX_INODES + 1 };
+    /* The last case: bl_file_write_new (receipts) where no inode is left. */
+    enum { MAX_INODES = 40, CASES = MAX_INODES + 2 };
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     pid_t pid = fork();
@@ -1555,7 +1556,7 @@ static void test_no_space_or_inodes_reads_cannot_write(void **state)
         close(fds[0]);
         if (!private_mounts())
             _exit(77);
-        for (int k = 0; k < CASES; k++) {
+        for (int k = 0; k < CASES - 1; k++) {
             /* cases 0..MAX_INODES-1: k+1 inodes (the root takes one); the
              * last: inodes to spare, 64 KiB of bytes. */
             char mnt[4400], opts[64];
@@ -1582,7 +1583,16 @@ static void test_no_space_or_inodes_reads_cannot_write(void **state)
             if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r)
                 _exit(4);
         }
-        _exit(0);
+        full_result r = {.stage = 1};
+        snprintf(r.dest, sizeof r.dest, "%s/fs-00/records/rec", fx->dir);
+        char receipt[4400];
+        snprintf(receipt, sizeof receipt, "%s/fs-00/receipt.json", fx->dir);
+        bl_error err = {0};
+        if (bl_file_write_new(receipt, "{}\n", 3, &err) == BL_OK)
+            r.stage = 2;
+        r.status = err.status;
+        memcpy(r.msg, err.msg, sizeof r.msg);
+        _exit(write(fds[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 4);
     }
     close(fds[1]);
     full_result *got = calloc(CASES, sizeof *got);
@@ -1610,7 +1620,7 @@ static void test_no_space_or_inodes_reads_cannot_write(void **state)
         const full_result *r = &got[k];
         if (r->stage == 2) {
             complete++;
-            assert_true(k < MAX_INODES); /* 64 KiB never holds a whole record */
+            assert_true(k < MAX_INODES); /* 64 KiB never holds a whole record; a full fs no receipt */
             continue;
         }
         /* "<path inside the record's filesystem>: cannot write: ..." */
@@ -1638,6 +1648,7 @@ static void test_no_space_or_inodes_reads_cannot_write(void **state)
             fail_msg("no case ran out of room at %s; seen: %s", expected[i], seen);
     assert_true(reserve_failures >= 3 && write_failures >= 10 && complete >= 1);
     assert_int_equal(got[MAX_INODES].stage, 1); /* the bytes, not the inodes */
+    assert_non_null(strstr(seen, "/receipt.json "));
     free(got);
     evaluated_free(&ev);
 }
