@@ -3,6 +3,7 @@
  * tested in test_cli_check.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -333,6 +334,69 @@ static void test_error_line_escapes_controls(void **state)
     free(err);
 }
 
+/* The whole file as a heap string ("" when it cannot be read). */
+static char *slurp(const char *path)
+{
+    char *text = calloc(1, 1 << 16);
+    assert_non_null(text);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(text, 1, (1 << 16) - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    return text;
+}
+
+/* Whether process `pid` has a handler for `sig` yet (SigCgt in
+ * /proc/<pid>/status): the moment a signal test may send it. */
+static bool catches(pid_t pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    FILE *f = fopen(path, "r");
+    bool yes = false;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "SigCgt:", 7) == 0)
+            yes = (strtoull(line + 7, NULL, 16) >> (sig - 1)) & 1;
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+/* Starts the program with `argv` (argv[0] ignored), stdout and stderr into
+ * the files, in its own process group. */
+static pid_t start_cli(char *const argv[], const char *outp, const char *errp)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (!freopen(outp, "w", stdout) || !freopen(errp, "w", stderr))
+            _exit(99);
+        execv(bl_test_cli_path(), argv);
+        _exit(98);
+    }
+    setpgid(pid, pid); /* whichever of the two runs first */
+    return pid;
+}
+
+/* Waits (at most 60 s) until `pid` catches `sig`; fails if it ends first. */
+static void await_handler(pid_t pid, int sig)
+{
+    struct timespec tick = {0, 5 * 1000 * 1000};
+    for (int k = 0; k < 12000; k++) {
+        int status;
+        if (catches(pid, sig))
+            return;
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            fail_msg("the command ended (status %d) before it handled signal %d", status, sig);
+        nanosleep(&tick, NULL);
+    }
+    kill(pid, SIGKILL);
+    fail_msg("no handler for signal %d within 60 s", sig);
+}
+
 /* Before a command owns anything, a stop signal ends it at once: one line,
  * exit 128 + the signal, nothing on stdout, nothing created. The plan is a
  * FIFO: once the test has opened its writing end, the command is reading
@@ -386,19 +450,8 @@ static void test_stop_signals_before_any_work(void **state)
             assert_int_equal(kill(pid, sigs[i].sig), 0);
             assert_int_equal(waitpid(pid, &status, 0), pid);
             close(fd);
-            char *o, *e;
-            size_t n;
-            FILE *f = fopen(outp, "r");
-            assert_non_null(f);
-            o = calloc(1, 4096);
-            n = fread(o, 1, 4095, f);
-            fclose(f);
-            assert_int_equal(n, 0);
-            f = fopen(errp, "r");
-            assert_non_null(f);
-            e = calloc(1, 4096);
-            n = fread(e, 1, 4095, f);
-            fclose(f);
+            char *o = slurp(outp), *e = slurp(errp);
+            assert_string_equal(o, "");
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + sigs[i].sig ||
                 strcmp(e, sigs[i].line) != 0)
                 fail_msg("%s, signal %d: status %d, stderr: %s", commands[c], sigs[i].sig, status,
@@ -408,6 +461,81 @@ static void test_stop_signals_before_any_work(void **state)
             free(o);
             free(e);
         }
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* qualify holds nothing until its receipt, so a stop signal ends it at
+ * once (one line, exit 128 + the signal, no destination); profile's parent
+ * and worker stop at their next safe point, the parent writes the receipt
+ * of what ran and exits 128 + the signal with that signal's line (SIGTERM
+ * sent to the process group, as a service manager sends it). */
+static void test_qualify_and_profile_stop_signals(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char dest[4200], outp[4200], errp[4200], path[4300];
+    snprintf(dest, sizeof dest, "%s/dest", dir);
+    snprintf(outp, sizeof outp, "%s/stdout", dir);
+    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    static const struct {
+        int sig;
+        const char *line;
+    } sigs[] = {
+        {SIGTERM, "brainlesslab: SystemExit: terminated by SIGTERM\n"},
+        {SIGHUP, "brainlesslab: SystemExit: terminated by SIGHUP\n"},
+    };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char *argv[] = {"brainlesslab", "qualify", dest, "--frames", "100000000", NULL};
+        pid_t pid = start_cli(argv, outp, errp);
+        await_handler(pid, sigs[i].sig);
+        assert_int_equal(kill(pid, sigs[i].sig), 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        char *o = slurp(outp), *e = slurp(errp);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + sigs[i].sig ||
+            strcmp(e, sigs[i].line) != 0 || *o)
+            fail_msg("qualify, signal %d: status %d, stdout '%s', stderr: %s", sigs[i].sig,
+                     status, o, e);
+        struct stat sb;
+        assert_int_not_equal(lstat(dest, &sb), 0);
+        free(o);
+        free(e);
+    }
+
+    char *argv[] = {"brainlesslab", "profile", dest, "--dtype", "float64", "--task", "tracking",
+                    "--count", "128", "--trials", "8", "--blocks", "2", "--samples", "50",
+                    "--allow-background-activity", "--activity-interval", "0.05", NULL};
+    pid_t pid = start_cli(argv, outp, errp);
+    await_handler(pid, SIGTERM);
+    snprintf(path, sizeof path, "%s/cpu-cold_cache_new_process.stderr.txt", dest);
+    struct stat sb;
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (int k = 0; k < 3000 && stat(path, &sb) != 0; k++)
+        nanosleep(&tick, NULL);
+    assert_int_equal(stat(path, &sb), 0); /* the worker runs */
+    struct timespec settle = {0, 300 * 1000 * 1000};
+    nanosleep(&settle, NULL);
+    assert_int_equal(kill(-pid, SIGTERM), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    char *o = slurp(outp), *e = slurp(errp);
+    bool has_line = strncmp(e, sigs[0].line, strlen(sigs[0].line)) == 0 ||
+                    strstr(e, "\nbrainlesslab: SystemExit: terminated by SIGTERM\n");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 143 || !has_line ||
+        strstr(e, "KeyboardInterrupt"))
+        fail_msg("profile: status %d, stderr: %s", status, e);
+    /* stdout names the receipt, which holds the interrupted phase only. */
+    assert_non_null(strstr(o, "\"status\": \"failed\"}\n"));
+    snprintf(path, sizeof path, "%s/receipt.json", dest);
+    bl_json *receipt = NULL;
+    BL_CHECK(bl_json_read_file(path, &receipt, NULL));
+    const bl_json *rows = bl_json_get(receipt, "measurements");
+    assert_int_equal(bl_json_size(rows), 1);
+    assert_int_equal(bl_json_get_int(bl_json_get(bl_json_at(rows, 0), "returncode")), 143);
+    bl_json_free(receipt);
+    free(o);
+    free(e);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -423,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_escape_controls_match_python),
         cmocka_unit_test(test_error_line_escapes_controls),
         cmocka_unit_test(test_stop_signals_before_any_work),
+        cmocka_unit_test(test_qualify_and_profile_stop_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
