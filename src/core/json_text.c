@@ -39,6 +39,21 @@ static size_t utf8_decode(const unsigned char *s, size_t len, unsigned long *cp)
     return n;
 }
 
+/* Appends the run of printable ASCII that starts at s[i] in one piece (with
+ * `json`, a quote or a backslash ends it too, since JSON escapes them);
+ * returns the index after the run (i when there is none). */
+static size_t append_plain(bl_buf *out, const char *s, size_t i, size_t len, bool json)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = i;
+    while (run < len && u[run] >= 0x20 && u[run] < 0x7f &&
+           !(json && (u[run] == '"' || u[run] == '\\')))
+        run++;
+    if (run > i)
+        bl_buf_append(out, s + i, run - i);
+    return run;
+}
+
 bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool ascii,
                                bl_error *err)
 {
@@ -47,12 +62,8 @@ bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool asci
     bl_buf_putc(out, '"');
     size_t i = 0;
     while (i < len) {
-        /* Copy the longest run that needs no escaping in one append. */
-        size_t run = i;
-        while (run < len && u[run] >= 0x20 && u[run] < 0x7f && u[run] != '"' && u[run] != '\\')
-            run++;
+        size_t run = append_plain(out, s, i, len, true);
         if (run > i) {
-            bl_buf_append(out, s + i, run - i);
             i = run;
             continue;
         }
@@ -102,12 +113,8 @@ bool bl_escape_controls(bl_buf *out, const char *s, size_t len)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {
-        /* Printable ASCII is the common case: copy a whole run at once. */
-        size_t run = i;
-        while (run < len && u[run] >= 0x20 && u[run] < 0x7f)
-            run++;
+        size_t run = append_plain(out, s, i, len, false);
         if (run > i) {
-            bl_buf_append(out, s + i, run - i);
             i = run;
             continue;
         }
