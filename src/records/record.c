@@ -484,12 +484,39 @@ typedef struct rec {
 /* A record file rendered from a JSON value (record JSON or CSV). */
 typedef bl_status (*render_fn)(const bl_json *v, bl_buf *out, bl_error *err);
 
-/* Every file of the record goes through here: the caller's before_file
+/* Every file of the record is asked for first: the caller's before_file
  * hook may stop the write before the file exists. */
+static bl_status ask(rec *w, const char *rel)
+{
+    return w->in->before_file ? w->in->before_file(w->in->hook_ctx, rel, w->err) : BL_OK;
+}
+
 static bl_status rec_file(rec *w, const char *rel, const void *data, size_t len)
 {
-    bl_status st = w->in->before_file ? w->in->before_file(w->in->hook_ctx, rel, w->err) : BL_OK;
+    bl_status st = ask(w, rel);
     return st != BL_OK ? st : write_file(w->dirfd, w->path, rel, data, len, w->err);
+}
+
+/* DONE appears with its text or not at all: the text is written and synced
+ * under a temporary name, linked as DONE (link never replaces a file) and
+ * the temporary name removed. A crash in between leaves no DONE, or a stray
+ * temporary file that keeps the record from inspecting as complete; never
+ * an empty DONE (a kill during the create of DONE itself left one). */
+static bl_status write_done(rec *w)
+{
+#define DONE_PARTIAL ".DONE.partial"
+    static const char partial[] = DONE_PARTIAL;
+    bl_status st = ask(w, BL_RECORD_DONE);
+    if (st == BL_OK)
+        st = write_file(w->dirfd, w->path, partial, "complete\n", 9, w->err);
+    if (st == BL_OK && linkat(w->dirfd, partial, w->dirfd, BL_RECORD_DONE, 0) != 0) {
+        char *full = bl_record_path_join(w->path, BL_RECORD_DONE);
+        st = full ? os_fail(w->err, errno, full, NULL) : nomem(w->err);
+        bl_free(full);
+    }
+    if (st == BL_OK && unlinkat(w->dirfd, partial, 0) != 0)
+        st = os_fail(w->err, errno, w->path, "cannot remove " DONE_PARTIAL);
+    return st;
 }
 
 static bl_status rec_buf(rec *w, const char *rel, const bl_buf *b)
@@ -970,7 +997,7 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
         st = bl_fail(e, BL_EVALUE, "new record inventory failed checksum verification");
     const bool all_completed = completed == in->evaluation->run->ntrials;
     if (st == BL_OK && all_completed) {
-        st = rec_file(&w, BL_RECORD_DONE, "complete\n", 9);
+        st = write_done(&w);
     } else if (st == BL_OK) {
         failed = bl_json_object();
         st = failed ? BL_OK : nomem(e);
