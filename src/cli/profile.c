@@ -7,7 +7,7 @@
  * (the receipt is still written) or an error after DEST exists; 2 a bad
  * command line, an unresolvable plan, observed background activity without
  * --allow-background-activity, or an existing DEST, with nothing created;
- * 128 + the signal after Ctrl-C (130), SIGTERM (143) or SIGHUP (129). */
+ * 130 Ctrl-C. */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
