@@ -1,9 +1,17 @@
 /* The command-line program: argparse-compatible parsing, output discipline
  * and exit codes (spec/platform.md §3, DESIGN.md rule 5). `check` itself is
  * tested in test_cli_check.c. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zip.h>
@@ -18,7 +26,9 @@
 #endif
 #endif
 
+#include "brainlesslab/json.h"
 #include "brainlesslab/version.h"
+#include "plan/plan_internal.h"
 #include "support.h"
 
 static void test_version(void **state)
@@ -291,6 +301,380 @@ static void test_install_puts_the_program_in_bin(void **state)
     free(prefix);
 }
 
+/* ---- what users wrote, printed safely ---------------------------------------------- */
+
+/* bl_escape_controls of `len` bytes, as a heap string. */
+static char *escaped(const char *s, size_t len)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    assert_true(bl_escape_controls(&b, s, len));
+    char *text = strdup(b.data ? b.data : "");
+    bl_buf_free(&b);
+    return text;
+}
+
+/* The UTF-8 bytes of code point cp (below U+0800) into out; their count. */
+static size_t utf8_of(unsigned cp, char out[3])
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    out[0] = (char)(0xc0 | (cp >> 6));
+    out[1] = (char)(0x80 | (cp & 0x3f));
+    return 2;
+}
+
+static void test_escape_controls(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        size_t len;
+        const char *out;
+    } cases[] = {
+        {"plain text 1.0", 14, "plain text 1.0"},
+        {"a\nb\rc\td", 7, "a\\nb\\rc\\td"},
+        {"bell\x07", 5, "bell\\x07"},
+        {"\x1b[2J", 4, "\\x1b[2J"},
+        {"a\0b", 3, "a\\x00b"},
+        {"\x7f", 1, "\\x7f"},
+        {"\xc2\x80\xc2\x85\xc2\x9f", 6, "\\x80\\x85\\x9f"}, /* C1, as code points */
+        {"\xc2\xa0", 2, "\\xa0"},                     /* the no-break space, as Python */
+        {"\xc2\xa1 \xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82", 14,
+         "\xc2\xa1 \xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82"}, /* printable non-ASCII stays */
+        {"\xff", 1, "\\xff"},                         /* not UTF-8: the byte */
+        {"\xc2", 1, "\\xc2"},                         /* a sequence cut short */
+        {"\xc0\xaf", 2, "\\xc0\\xaf"},                /* overlong */
+        {"\xed\xa0\x80", 3, "\\xed\\xa0\\x80"},       /* a surrogate */
+        {"\xe2\x82x", 3, "\\xe2\\x82x"},
+        /* Already-quoted text is left alone: a repr in a message stays. */
+        {"'a\\\\x07b' \"q\"", 13, "'a\\\\x07b' \"q\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = escaped(cases[i].in, cases[i].len);
+        if (strcmp(got, cases[i].out) != 0)
+            fail_msg("case %zu: '%s', expected '%s'", i, got, cases[i].out);
+        free(got);
+    }
+    /* The same escapes as the plan's repr (src/plan/ids.c) for every code
+     * point up to U+07FF, inside its quotes (quotes and backslashes, which
+     * repr escapes and this does not, left out). */
+    for (unsigned cp = 0; cp < 0x800; cp++) {
+        if (cp == '\'' || cp == '"' || cp == '\\')
+            continue;
+        char text[3];
+        size_t n = utf8_of(cp, text);
+        bl_json *v = bl_json_stringn(text, n);
+        assert_non_null(v);
+        bl_buf b;
+        bl_buf_init(&b);
+        assert_true(bl_plan_repr(&b, v));
+        char *got = escaped(text, n);
+        if (b.len != strlen(got) + 2 || memcmp(b.data + 1, got, b.len - 2) != 0)
+            fail_msg("U+%04X: repr %s, escaped '%s'", cp, b.data, got);
+        free(got);
+        bl_buf_free(&b);
+        bl_json_free(v);
+    }
+}
+
+/* Python's own repr agrees up to U+00AC (U+00AD, a soft hyphen, is where
+ * Python's wider notion of non-printable begins, an accepted difference
+ * shared with the plan's repr). */
+static void test_escape_controls_match_python(void **state)
+{
+    (void)state;
+    const char *python = bl_test_python_plain();
+    if (!python) {
+        bl_test_missing("python3 (for repr)");
+        skip();
+    }
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "PYTHONIOENCODING=utf-8 '%s' -c \"for c in range(0xad): "
+             "print(repr(chr(c))[1:-1] if chr(c) not in '\\\\\\\\\\\\'' else '')\"",
+             python);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[64];
+    unsigned cp = 0;
+    for (; fgets(line, sizeof line, p); cp++) {
+        line[strcspn(line, "\n")] = 0;
+        if (cp == '\'' || cp == '\\')
+            continue;
+        char text[3];
+        char *got = escaped(text, utf8_of(cp, text));
+        if (strcmp(got, line) != 0)
+            fail_msg("U+%04X: Python '%s', escaped '%s'", cp, line, got);
+        free(got);
+    }
+    assert_int_equal(pclose(p), 0);
+    assert_int_equal(cp, 0xad);
+}
+
+/* The error line escapes what came from the user: a file name with a bell,
+ * a terminal command, a C1 control, a byte that is not UTF-8 and a tab
+ * stays on one line and drives nothing; printable non-ASCII stays. */
+static void test_error_line_escapes_controls(void **state)
+{
+    (void)state;
+    char *out, *err;
+    int rc = bl_test_run_cli("check 'x\a\x1b[2J\xc2\x85\xff\t\xc3\xa9.toml'", &out, &err);
+    assert_int_equal(rc, 1);
+    assert_string_equal(out, "");
+    assert_string_equal(err, "brainlesslab: FileNotFoundError: x\\x07\\x1b[2J\\x85\\xff\\t\xc3\xa9"
+                             ".toml: No such file or directory\n");
+    free(out);
+    free(err);
+}
+
+/* The whole file as a heap string ("" when it cannot be read). */
+static char *slurp(const char *path)
+{
+    char *text = calloc(1, 1 << 16);
+    assert_non_null(text);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(text, 1, (1 << 16) - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    return text;
+}
+
+/* Whether process `pid` has a handler for `sig` yet (SigCgt in
+ * /proc/<pid>/status): the moment a signal test may send it. */
+static bool catches(pid_t pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    FILE *f = fopen(path, "r");
+    bool yes = false;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "SigCgt:", 7) == 0)
+            yes = (strtoull(line + 7, NULL, 16) >> (sig - 1)) & 1;
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+/* Starts the program with `argv` (argv[0] ignored), stdout and stderr into
+ * the files, in its own process group. */
+static pid_t start_cli(char *const argv[], const char *outp, const char *errp)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (!freopen(outp, "w", stdout) || !freopen(errp, "w", stderr))
+            _exit(99);
+        execv(bl_test_cli_path(), argv);
+        _exit(98);
+    }
+    setpgid(pid, pid); /* whichever of the two runs first */
+    return pid;
+}
+
+/* Waits (at most 60 s) until `pid` catches `sig`; fails if it ends first. */
+static void await_handler(pid_t pid, int sig)
+{
+    struct timespec tick = {0, 5 * 1000 * 1000};
+    for (int k = 0; k < 12000; k++) {
+        int status;
+        if (catches(pid, sig))
+            return;
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            fail_msg("the command ended (status %d) before it handled signal %d", status, sig);
+        nanosleep(&tick, NULL);
+    }
+    kill(pid, SIGKILL);
+    fail_msg("no handler for signal %d within 60 s", sig);
+}
+
+/* Before a command owns anything, a stop signal ends it at once: one line,
+ * exit 128 + the signal, nothing on stdout, nothing created. The plan is a
+ * FIFO: once the test has opened its writing end, the command is reading
+ * it, with its handlers installed. */
+static void test_stop_signals_before_any_work(void **state)
+{
+    (void)state;
+    static const struct {
+        int sig;
+        const char *line;
+    } sigs[] = {
+        {SIGINT, "brainlesslab: KeyboardInterrupt: interrupted\n"},
+        {SIGTERM, "brainlesslab: SystemExit: terminated by SIGTERM\n"},
+        {SIGHUP, "brainlesslab: SystemExit: terminated by SIGHUP\n"},
+    };
+    static const char *const commands[] = {"check", "run"};
+    char *dir = bl_test_mkdtemp();
+    char fifo[4200], outp[4200], errp[4200], root[4200];
+    snprintf(fifo, sizeof fifo, "%s/plan.toml", dir);
+    snprintf(outp, sizeof outp, "%s/stdout", dir);
+    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    snprintf(root, sizeof root, "%s/records", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    for (size_t c = 0; c < sizeof commands / sizeof *commands; c++)
+        for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+            pid_t pid = fork();
+            assert_true(pid >= 0);
+            if (pid == 0) {
+                if (!freopen(outp, "w", stdout) || !freopen(errp, "w", stderr))
+                    _exit(99);
+                if (c == 0)
+                    execl(bl_test_cli_path(), "brainlesslab", "check", fifo, (char *)NULL);
+                else
+                    execl(bl_test_cli_path(), "brainlesslab", "run", fifo, "--root", root,
+                          (char *)NULL);
+                _exit(98);
+            }
+            int fd = -1, status = 0;
+            struct timespec tick = {0, 5 * 1000 * 1000};
+            for (int k = 0; k < 12000 && fd < 0; k++) {
+                fd = open(fifo, O_WRONLY | O_NONBLOCK);
+                if (fd < 0 && waitpid(pid, &status, WNOHANG) == pid)
+                    fail_msg("%s ended (status %d) before it read the plan", commands[c], status);
+                if (fd < 0)
+                    nanosleep(&tick, NULL);
+            }
+            if (fd < 0) {
+                kill(pid, SIGKILL);
+                fail_msg("%s never opened its plan", commands[c]);
+            }
+            assert_int_equal(kill(pid, sigs[i].sig), 0);
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            close(fd);
+            char *o = slurp(outp), *e = slurp(errp);
+            assert_string_equal(o, "");
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + sigs[i].sig ||
+                strcmp(e, sigs[i].line) != 0)
+                fail_msg("%s, signal %d: status %d, stderr: %s", commands[c], sigs[i].sig, status,
+                         e);
+            struct stat sb;
+            assert_int_not_equal(lstat(root, &sb), 0);
+            free(o);
+            free(e);
+        }
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
+/* The profile worker the parent `parent` runs (its child whose command line
+ * holds --worker-backend, so after its exec) once it handles `sig`, or 0. */
+static pid_t ready_worker(pid_t parent, int sig)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    pid_t found = 0;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+        char path[300], buf[4096];
+        long pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        const char *close_paren = strrchr(buf, ')');
+        long ppid = 0;
+        if (!close_paren || sscanf(close_paren + 1, " %*c %ld", &ppid) != 1 || ppid != parent)
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+        f = fopen(path, "r");
+        n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        bool worker = false;
+        for (size_t i = 0; i < n; i += strlen(buf + i) + 1) /* NUL-separated arguments */
+            worker = worker || strcmp(buf + i, "--worker-backend") == 0;
+        if (worker && catches((pid_t)pid, sig))
+            found = (pid_t)pid;
+    }
+    closedir(d);
+    return found;
+}
+
+/* qualify holds nothing until its receipt, so a stop signal ends it at
+ * once (one line, exit 128 + the signal, no destination); profile's parent
+ * and worker stop at their next safe point, the parent writes the receipt
+ * of what ran and exits 128 + the signal with that signal's line (SIGTERM
+ * sent to the process group, as a service manager sends it). */
+static void test_qualify_and_profile_stop_signals(void **state)
+{
+    (void)state;
+    char *dir = bl_test_mkdtemp();
+    char dest[4200], outp[4200], errp[4200], path[4300];
+    snprintf(dest, sizeof dest, "%s/dest", dir);
+    snprintf(outp, sizeof outp, "%s/stdout", dir);
+    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    static const struct {
+        int sig;
+        const char *line;
+    } sigs[] = {
+        {SIGTERM, "brainlesslab: SystemExit: terminated by SIGTERM\n"},
+        {SIGHUP, "brainlesslab: SystemExit: terminated by SIGHUP\n"},
+    };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char *argv[] = {"brainlesslab", "qualify", dest, "--frames", "100000000", NULL};
+        pid_t pid = start_cli(argv, outp, errp);
+        await_handler(pid, sigs[i].sig);
+        assert_int_equal(kill(pid, sigs[i].sig), 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        char *o = slurp(outp), *e = slurp(errp);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + sigs[i].sig ||
+            strcmp(e, sigs[i].line) != 0 || *o)
+            fail_msg("qualify, signal %d: status %d, stdout '%s', stderr: %s", sigs[i].sig,
+                     status, o, e);
+        struct stat sb;
+        assert_int_not_equal(lstat(dest, &sb), 0);
+        free(o);
+        free(e);
+    }
+
+    char *argv[] = {"brainlesslab", "profile", dest, "--dtype", "float64", "--task", "tracking",
+                    "--count", "128", "--trials", "8", "--blocks", "2", "--samples", "50",
+                    "--allow-background-activity", "--activity-interval", "0.05", NULL};
+    pid_t pid = start_cli(argv, outp, errp);
+    await_handler(pid, SIGTERM);
+    /* Both must handle it: the worker runs its workload with its handler. */
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    pid_t worker = 0;
+    for (int k = 0; k < 6000 && !(worker = ready_worker(pid, SIGTERM)); k++)
+        nanosleep(&tick, NULL);
+    if (!worker) {
+        kill(-pid, SIGKILL);
+        fail_msg("no profile worker handling SIGTERM within 60 s");
+    }
+    assert_int_equal(kill(-pid, SIGTERM), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    char *o = slurp(outp), *e = slurp(errp);
+    bool has_line = strncmp(e, sigs[0].line, strlen(sigs[0].line)) == 0 ||
+                    strstr(e, "\nbrainlesslab: SystemExit: terminated by SIGTERM\n");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 143 || !has_line ||
+        strstr(e, "KeyboardInterrupt"))
+        fail_msg("profile: status %d, stderr: %s", status, e);
+    /* stdout names the receipt, which holds the interrupted phase only. */
+    assert_non_null(strstr(o, "\"status\": \"failed\"}\n"));
+    snprintf(path, sizeof path, "%s/receipt.json", dest);
+    bl_json *receipt = NULL;
+    BL_CHECK(bl_json_read_file(path, &receipt, NULL));
+    const bl_json *rows = bl_json_get(receipt, "measurements");
+    assert_int_equal(bl_json_size(rows), 1);
+    assert_int_equal(bl_json_get_int(bl_json_get(bl_json_at(rows, 0), "returncode")), 143);
+    bl_json_free(receipt);
+    free(o);
+    free(e);
+    bl_test_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +684,11 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_parsed_commands_exit_1),
+        cmocka_unit_test(test_escape_controls),
+        cmocka_unit_test(test_escape_controls_match_python),
+        cmocka_unit_test(test_error_line_escapes_controls),
+        cmocka_unit_test(test_stop_signals_before_any_work),
+        cmocka_unit_test(test_qualify_and_profile_stop_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

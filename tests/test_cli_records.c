@@ -1,12 +1,13 @@
 /* `brainlesslab run` and `inspect` around records (spec/platform.md §3.2,
  * §7; the §8 test_cli items): inspect's output and exit codes, the
  * recording channels through the command line, calibration record
- * directories, and crash safety: Ctrl-C, SIGKILL at any moment, a full disk
- * and a read-only root must never leave a directory that inspects as
- * complete unless it is one.
+ * directories, and crash safety: Ctrl-C, SIGTERM, SIGHUP, SIGKILL at any
+ * moment, a full disk and a read-only root must never leave a directory
+ * that inspects as complete unless it is one.
  *
  * Every failure is real for root too (CI runs as root): a full disk is
  * RLIMIT_FSIZE, a read-only root is /proc or a read-only bind mount. */
+#define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -360,17 +361,18 @@ typedef struct child {
 } child;
 
 /* Starts `brainlesslab run plan --root root` with stdout and stderr in
- * files; `fsize` > 0 sets RLIMIT_FSIZE (SIGXFSZ left at its default: the
- * program must protect itself). */
-static void start_run(child *c, const char *dir, const char *plan, const char *root,
-                      rlim_t fsize)
+ * files (stdout into `out_fd` instead when it is not -1); `fsize` > 0 sets
+ * RLIMIT_FSIZE (SIGXFSZ left at its default: the program must protect
+ * itself). */
+static void start_run_to(child *c, const char *dir, const char *plan, const char *root,
+                         rlim_t fsize, int out_fd)
 {
     bl_rt_at(c->out, dir, "stdout");
     bl_rt_at(c->err, dir, "stderr");
     c->pid = fork();
     assert_true(c->pid >= 0);
     if (c->pid == 0) {
-        int o = open(c->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int o = out_fd >= 0 ? out_fd : open(c->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int e = open(c->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
             _exit(99);
@@ -381,6 +383,12 @@ static void start_run(child *c, const char *dir, const char *plan, const char *r
         execl(bl_test_cli_path(), "brainlesslab", "run", plan, "--root", root, (char *)NULL);
         _exit(98);
     }
+}
+
+static void start_run(child *c, const char *dir, const char *plan, const char *root,
+                      rlim_t fsize)
+{
+    start_run_to(c, dir, plan, root, fsize, -1);
 }
 
 /* Waits at most `seconds` for the child; returns its wait status. */
@@ -422,31 +430,34 @@ static char *await_reservation(child *c, const char *root)
     return NULL;
 }
 
-/* Ctrl-C during execution: FAILED written, .RESERVED kept, exit 130, one
- * line on stderr, nothing on stdout. */
-static void test_sigint_fails_the_reservation(void **state)
+/* A stop signal during execution: FAILED written with the signal's kind and
+ * message, .RESERVED kept, exit 128 + the signal, one line on stderr,
+ * nothing on stdout. */
+static void stop_during_execution(const bl_rt_fixture *fx, int sig, const char *kind,
+                                  const char *message)
 {
-    bl_rt_fixture *fx = *state;
-    char p[4400], q[4400];
+    char p[4400], q[4400], root[4400], line[200], expected[300];
+    snprintf(root, sizeof root, "%s/records-%d", fx->dir, sig);
     bl_rt_write_text(bl_rt_at(p, fx->dir, "long.toml"), long_plan);
     child c;
-    start_run(&c, fx->dir, p, fx->root, 0);
-    char *rec = await_reservation(&c, fx->root);
+    start_run(&c, fx->dir, p, root, 0);
+    char *rec = await_reservation(&c, root);
     struct timespec pause = {0, 200 * 1000 * 1000};
     nanosleep(&pause, NULL); /* execution under way */
-    assert_int_equal(kill(c.pid, SIGINT), 0);
+    assert_int_equal(kill(c.pid, sig), 0);
     int status = finish(&c, 60);
     assert_true(WIFEXITED(status));
     char *err = bl_rt_read(c.err, NULL), *out = bl_rt_read(c.out, NULL);
-    if (WEXITSTATUS(status) != 130 ||
-        strcmp(err, "brainlesslab: KeyboardInterrupt: interrupted\n") != 0)
-        fail_msg("exit %d, stderr: %s", WEXITSTATUS(status), err);
+    snprintf(line, sizeof line, "brainlesslab: %s: %s\n", kind, message);
+    if (WEXITSTATUS(status) != 128 + sig || strcmp(err, line) != 0)
+        fail_msg("signal %d: exit %d, stderr: %s", sig, WEXITSTATUS(status), err);
     assert_string_equal(out, "");
     free(err);
     free(out);
     char *failed = bl_rt_read(bl_rt_at(q, rec, "FAILED"), NULL);
-    assert_string_equal(failed, "{\"error_type\":\"KeyboardInterrupt\",\"message\":\"interrupted\","
-                                "\"status\":\"failed\"}\n");
+    snprintf(expected, sizeof expected,
+             "{\"error_type\":\"%s\",\"message\":\"%s\",\"status\":\"failed\"}\n", kind, message);
+    assert_string_equal(failed, expected);
     free(failed);
     assert_true(bl_rt_exists(bl_rt_at(q, rec, ".RESERVED")));
     assert_false(bl_rt_exists(bl_rt_at(q, rec, "DONE")));
@@ -457,6 +468,89 @@ static void test_sigint_fails_the_reservation(void **state)
     free(o);
     free(e);
     free(rec);
+}
+
+static void test_sigint_fails_the_reservation(void **state)
+{
+    stop_during_execution(*state, SIGINT, "KeyboardInterrupt", "interrupted");
+}
+
+/* kill's default signal and a closed terminal stop a run as Ctrl-C does,
+ * as Python's handled SIGTERM does: SystemExit, exit 143 and 129. */
+static void test_sigterm_and_sighup_fail_the_reservation(void **state)
+{
+    stop_during_execution(*state, SIGTERM, "SystemExit", "terminated by SIGTERM");
+    stop_during_execution(*state, SIGHUP, "SystemExit", "terminated by SIGHUP");
+}
+
+/* A stop signal that arrives once DONE is written changes nothing: the
+ * record is complete, so the run prints it and exits 0, as stdout and the
+ * exit code must always agree with the record. Deterministic: stdout is a
+ * pipe the test has filled, so the run cannot finish (it must print its
+ * line) until the test has seen DONE and sent the signal. */
+static void test_signal_after_done_reports_the_record(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    static const int sigs[] = {SIGTERM, SIGHUP, SIGINT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char root[4400], q[4400];
+        snprintf(root, sizeof root, "%s/after-%d", fx->dir, sigs[i]);
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        (void)fcntl(fds[1], F_SETPIPE_SZ, 4096);
+        assert_int_equal(fcntl(fds[1], F_SETFL, O_NONBLOCK), 0);
+        char fill[4096];
+        memset(fill, 'x', sizeof fill);
+        size_t filled = 0;
+        for (ssize_t n; (n = write(fds[1], fill, sizeof fill)) > 0;)
+            filled += (size_t)n;
+        assert_int_equal(errno, EAGAIN);
+        assert_int_equal(fcntl(fds[1], F_SETFL, 0), 0); /* the run's writes block */
+        child c;
+        start_run_to(&c, fx->dir, fx->plan, root, 0, fds[1]);
+        close(fds[1]);
+        char *rec = NULL;
+        struct timespec tick = {0, 5 * 1000 * 1000};
+        for (int k = 0; k < 12000 && !rec; k++) {
+            rec = only_record(root);
+            if (rec && !bl_rt_exists(bl_rt_at(q, rec, "DONE"))) {
+                free(rec);
+                rec = NULL;
+            }
+            int st;
+            if (!rec && waitpid(c.pid, &st, WNOHANG) == c.pid)
+                fail_msg("the run ended (status %d) before DONE was seen", st);
+            if (!rec)
+                nanosleep(&tick, NULL);
+        }
+        if (!rec) {
+            kill(c.pid, SIGKILL);
+            fail_msg("no DONE within 60 s");
+        }
+        assert_int_equal(kill(c.pid, sigs[i]), 0);
+        char *out = calloc(1, filled + 4096);
+        assert_non_null(out);
+        size_t got = 0;
+        for (ssize_t n; got < filled + 4095 && (n = read(fds[0], out + got, filled + 4095 - got)) > 0;)
+            got += (size_t)n;
+        close(fds[0]);
+        int status = finish(&c, 60);
+        char *err = bl_rt_read(c.err, NULL);
+        char line[4600];
+        snprintf(line, sizeof line, "{\"record\": \"%s\", \"status\": \"complete\"}\n", rec);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got < filled ||
+            strcmp(out + filled, line) != 0 || strstr(err, "brainlesslab:"))
+            fail_msg("signal %d after DONE: status %d, stdout '%s', stderr: %s", sigs[i], status,
+                     got >= filled ? out + filled : "", err);
+        assert_true(bl_rt_exists(bl_rt_at(q, rec, "DONE")));
+        assert_false(bl_rt_exists(bl_rt_at(q, rec, "FAILED")));
+        bl_json *map = inspect_map(rec);
+        assert_true(bl_json_get_bool(bl_json_get(map, "complete")));
+        bl_json_free(map);
+        free(err);
+        free(out);
+        free(rec);
+    }
 }
 
 /* SIGKILL leaves only the reservation, which never inspects as complete. */
@@ -664,6 +758,8 @@ int main(void)
         TEST(test_recording_channels),
         TEST(test_calibration_record_directory),
         TEST(test_sigint_fails_the_reservation),
+        TEST(test_sigterm_and_sighup_fail_the_reservation),
+        TEST(test_signal_after_done_reports_the_record),
         TEST(test_sigkill_never_looks_complete),
         TEST(test_disk_full_run),
         TEST(test_read_only_root),

@@ -720,6 +720,43 @@ static void test_plan_from_pipe_or_fifo(void **state)
     free(text);
 }
 
+/* Target ids are the user's text: in the summary their control characters
+ * are escaped (a bell must not ring, an escape sequence must not clear the
+ * screen), printable non-ASCII stays as it is. */
+static void test_summary_escapes_target_ids(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char text[4096], plan[4300];
+    snprintf(text, sizeof text, tiny_plan, "ctl", 8, "", 8);
+    /* The reservoir target's id, "cue" in the tiny plan, becomes
+     * "cue<BEL><NEL><ESC>[2Jé" (TOML escapes), its null "null<TAB>". */
+    static const char from[] = "id = \"cue\"\n", to[] = "id = \"cue\\u0007\\u0085\\u001b[2J\xc3\xa9\"\n";
+    static const char from2[] = "id = \"null\"\n", to2[] = "id = \"null\\t\"\n";
+    char *at = strstr(text, from), *at2 = strstr(text, from2);
+    assert_true(at && at2 && at < at2);
+    char edited[4300];
+    snprintf(edited, sizeof edited, "%.*s%s%.*s%s%s", (int)(at - text), text, to,
+             (int)(at2 - at - strlen(from)), at + strlen(from), to2, at2 + strlen(from2));
+    write_file(fx->dir, "ctl.toml", "%s", edited);
+    snprintf(plan, sizeof plan, "%s/ctl.toml", fx->dir);
+    char *out, *err;
+    int rc = bl_rt_cli(&out, &err, "run '%s' --root '%s'", plan, fx->root);
+    if (rc != 0)
+        fail_msg("exit %d: %s", rc, err);
+    free(record_of(out, fx->root, "ctl", "complete"));
+    static const char first[] = "cue\\x07\\x85\\x1b[2J\xc3\xa9: 6 trials, 6 completed, ";
+    if (strncmp(err, first, strlen(first)) != 0 ||
+        !strstr(err, "\nnull\\t: 6 trials, 6 completed, ") ||
+        !strstr(err, "\ncue\\x07\\x85\\x1b[2J\xc3\xa9 - null\\t: recall_accuracy "))
+        fail_msg("summary:\n%s", err);
+    /* Nothing raw is left: no control byte but the line ends, no C1. */
+    for (const unsigned char *p = (const unsigned char *)err; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0xa0))
+            fail_msg("raw control byte 0x%02x in the summary:\n%s", *p, err);
+    free(out);
+    free(err);
+}
+
 int main(void)
 {
     /* Each test gets its own directory, so no test sees another's root. */
@@ -734,6 +771,7 @@ int main(void)
         TEST(test_count_overflows_create_nothing),
         TEST(test_unreadable_inputs_fail_promptly),
         TEST(test_plan_from_pipe_or_fifo),
+        TEST(test_summary_escapes_target_ids),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,13 +7,16 @@
  *
  * Every failure here is real for root too (CI runs as root): nothing relies
  * on file permissions. */
+#define _GNU_SOURCE /* unshare() */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1455,6 +1458,279 @@ static void test_new_directories_and_files(void **state)
     free(dir);
 }
 
+/* ---- a stop signal while the record is written ----------------------------------- */
+
+/* The flag a stop signal raises, as the program's handler raises it. */
+static volatile sig_atomic_t stop_flag;
+
+static void raise_stop_flag(int sig)
+{
+    stop_flag = sig;
+}
+
+/* The before_file hook of these tests: it notes each file it is asked
+ * about and, before the file named `at`, a real SIGTERM arrives; from then
+ * on it refuses, as the program's hook does. */
+typedef struct stop_hook {
+    const char *at;
+    char asked[32][64];
+    size_t n;
+} stop_hook;
+
+static bl_status stop_at(void *ctx, const char *rel, bl_error *err)
+{
+    stop_hook *h = ctx;
+    assert_true(h->n < 32);
+    snprintf(h->asked[h->n++], sizeof h->asked[0], "%s", rel);
+    if (h->at && strcmp(rel, h->at) == 0)
+        raise(SIGTERM);
+    return stop_flag ? bl_fail(err, BL_ETERMINATED, "terminated by SIGTERM") : BL_OK;
+}
+
+/* Writes `in` into <fx>/<name> with the hook stopping before `at` (NULL:
+ * never); returns the write's status with its error in *err. */
+static bl_status write_stopping_at(bl_record_input *in, const char *dest, const char *at,
+                                   stop_hook *h, const char **status, bl_error *err)
+{
+    memset(h, 0, sizeof *h);
+    h->at = at;
+    in->before_file = stop_at;
+    in->hook_ctx = h;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = raise_stop_flag;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGTERM, &sa, &old), 0);
+    stop_flag = 0;
+    bl_status st = write_record(in, dest, status, err);
+    assert_int_equal(sigaction(SIGTERM, &old, NULL), 0);
+    assert_int_equal(stop_flag, at ? SIGTERM : 0);
+    stop_flag = 0;
+    return st;
+}
+
+/* Once a stop signal has arrived, the writer writes no further file, above
+ * all no completion marker: the reservation is failed with the signal's
+ * error (FAILED names it), even when the signal comes after the manifest
+ * was verified, right before DONE. Without a signal, the marker is the last
+ * file the hook is asked about, after the manifest. */
+static void test_stop_signal_before_the_marker_fails_the_record(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    stop_hook h;
+    const char *status = NULL;
+    bl_error err = {0};
+
+    bl_rt_at(p, fx->dir, "no-signal");
+    if (write_stopping_at(&in, p, NULL, &h, &status, &err) != BL_OK)
+        fail_msg("write: %s", err.msg);
+    assert_string_equal(status, "complete");
+    assert_true(h.n >= 3);
+    assert_string_equal(h.asked[0], "request.toml");
+    assert_string_equal(h.asked[h.n - 2], "record.toml");
+    assert_string_equal(h.asked[h.n - 1], "DONE");
+
+    static const char signal_failed[] =
+        "{\"error_type\":\"SystemExit\",\"message\":\"terminated by SIGTERM\","
+        "\"status\":\"failed\"}\n";
+    /* Right before DONE, and earlier (before trials.csv). */
+    static const char *const points[] = {"DONE", "trials.csv"};
+    for (size_t i = 0; i < sizeof points / sizeof *points; i++) {
+        char dest[4500];
+        snprintf(dest, sizeof dest, "%s/stopped-%zu", fx->dir, i);
+        status = "unset";
+        assert_int_equal(write_stopping_at(&in, dest, points[i], &h, &status, &err),
+                         BL_ETERMINATED);
+        assert_null(status);
+        assert_string_equal(err.msg, "terminated by SIGTERM");
+        assert_string_equal(h.asked[h.n - 1], points[i]);
+        expect_failed_partial(dest);
+        char *failed = bl_rt_read(bl_rt_at(q, dest, "FAILED"), NULL);
+        assert_string_equal(failed, signal_failed);
+        free(failed);
+        assert_false(bl_rt_exists(bl_rt_at(q, dest, points[i])));
+        assert_int_equal(bl_rt_exists(bl_rt_at(q, dest, "record.toml")), i == 0);
+    }
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    bl_json_free(map);
+    char dest[4500];
+    snprintf(dest, sizeof dest, "%s/stopped-0", fx->dir);
+    map = inspect_ok(dest); /* the manifest is there and verified: failed, never complete */
+    assert_string_equal(status_of(map), "failed");
+    bl_json_free(map);
+    evaluated_free(&ev);
+
+    /* A record of failed trials: the signal's FAILED replaces the trials'. */
+    evaluate_tiny("input_gain = 1e308\n", &ev);
+    in = input_of(&ev);
+    snprintf(dest, sizeof dest, "%s/failed-trials", fx->dir);
+    assert_int_equal(write_stopping_at(&in, dest, "FAILED", &h, &status, &err), BL_ETERMINATED);
+    assert_string_equal(h.asked[h.n - 2], "record.toml");
+    char *failed = bl_rt_read(bl_rt_at(q, dest, "FAILED"), NULL);
+    assert_string_equal(failed, signal_failed);
+    free(failed);
+    evaluated_free(&ev);
+}
+
+/* ---- no space, no inodes ----------------------------------------------------------- */
+
+/* What one write into a small tmpfs gave (sent from the child). */
+typedef struct full_result {
+    int stage;            /* 0 reserve failed, 1 write failed, 2 written */
+    bl_status status;
+    char msg[BL_ERROR_MAX];
+    char dest[BL_RT_PATH + 16];
+} full_result;
+
+/* In the child: a private mount namespace (as root, else as root of a new
+ * user namespace) whose mounts never reach the test's own. */
+static bool private_mounts(void)
+{
+    if (unshare(CLONE_NEWNS) != 0) {
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            return false;
+        char map[64];
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+        FILE *f = fopen("/proc/self/uid_map", "w");
+        if (!f || fputs(map, f) < 0 || fclose(f) != 0)
+            return false;
+        /* gid_map is writable only once setgroups is denied (if it exists). */
+        if ((f = fopen("/proc/self/setgroups", "w")) != NULL && (fputs("deny", f), fclose(f)) != 0)
+            return false;
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+        if (!(f = fopen("/proc/self/gid_map", "w")) || fputs(map, f) < 0 || fclose(f) != 0)
+            return false;
+    }
+    return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
+}
+
+/* Every way a record write can run out of room reads the same: a directory
+ * or a file that cannot be created for want of an inode, and a file whose
+ * bytes do not fit, are "<path>: cannot write: No space left on device"
+ * (OSError), whether it is the records root, the reservation, .RESERVED, a
+ * subdirectory, an artifact or the manifest. Real filesystems: a tmpfs with
+ * 1, 2, 3, ... inodes (each write meets the first creation that no longer
+ * fits) and one too small for the bytes, in a private mount namespace. */
+static void test_no_space_or_inodes_reads_cannot_write(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    evaluated ev;
+    evaluate_tiny("", &ev);
+    bl_record_input in = input_of(&ev);
+    /* The last case: bl_file_write_new (receipts) where no inode is left. */
+    enum { MAX_INODES = 40, CASES = MAX_INODES + 2 };
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (!private_mounts())
+            _exit(77);
+        for (int k = 0; k < CASES - 1; k++) {
+            /* cases 0..MAX_INODES-1: k+1 inodes (the root takes one); the
+             * last: inodes to spare, 64 KiB of bytes. */
+            char mnt[4400], opts[64];
+            full_result r = {0};
+            snprintf(mnt, sizeof mnt, "%s/fs-%02d", fx->dir, k);
+            if (k < MAX_INODES)
+                snprintf(opts, sizeof opts, "size=4m,nr_inodes=%d", k + 1);
+            else
+                snprintf(opts, sizeof opts, "size=64k,nr_inodes=1000");
+            if (mkdir(mnt, 0777) != 0 || mount("none", mnt, "tmpfs", 0, opts) != 0)
+                _exit(k == 0 ? 77 : 3);
+            snprintf(r.dest, sizeof r.dest, "%s/records/rec", mnt);
+            bl_reservation res;
+            bl_error err = {0};
+            const char *status = NULL;
+            if (bl_record_reserve(r.dest, &res, &err) != BL_OK) {
+                r.stage = 0;
+            } else {
+                r.stage = bl_record_write(&in, &res, &status, &err) == BL_OK ? 2 : 1;
+                bl_reservation_clear(&res);
+            }
+            r.status = err.status;
+            memcpy(r.msg, err.msg, sizeof r.msg);
+            if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r)
+                _exit(4);
+        }
+        full_result r = {.stage = 1};
+        snprintf(r.dest, sizeof r.dest, "%s/fs-00/records/rec", fx->dir);
+        char receipt[4400];
+        snprintf(receipt, sizeof receipt, "%s/fs-00/receipt.json", fx->dir);
+        bl_error err = {0};
+        if (bl_file_write_new(receipt, "{}\n", 3, &err) == BL_OK)
+            r.stage = 2;
+        r.status = err.status;
+        memcpy(r.msg, err.msg, sizeof r.msg);
+        _exit(write(fds[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 4);
+    }
+    close(fds[1]);
+    full_result *got = calloc(CASES, sizeof *got);
+    assert_non_null(got);
+    size_t n = 0;
+    for (ssize_t r; n < CASES * sizeof *got &&
+                    (r = read(fds[0], (char *)got + n, CASES * sizeof *got - n)) > 0;)
+        n += (size_t)r;
+    close(fds[0]);
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst));
+    if (WEXITSTATUS(wst) == 77) {
+        free(got);
+        evaluated_free(&ev);
+        bl_test_missing("a private mount namespace for a small tmpfs (unshare, mount)");
+        skip();
+    }
+    assert_int_equal(WEXITSTATUS(wst), 0);
+    assert_int_equal(n, CASES * sizeof *got);
+    static const char reason[] = ": cannot write: No space left on device";
+    size_t reserve_failures = 0, write_failures = 0, complete = 0;
+    char seen[4096] = "";
+    for (int k = 0; k < CASES; k++) {
+        const full_result *r = &got[k];
+        if (r->stage == 2) {
+            complete++;
+            assert_true(k < MAX_INODES); /* 64 KiB never holds a whole record; a full fs no receipt */
+            continue;
+        }
+        /* "<path inside the record's filesystem>: cannot write: ..." */
+        size_t mlen = strlen(r->dest) - strlen("/records/rec");
+        const char *tail = strstr(r->msg, reason);
+        if (r->status != BL_EOS || strncmp(r->msg, r->dest, mlen) != 0 || !tail ||
+            tail[strlen(reason)] != 0)
+            fail_msg("case %d (%s): %s '%s'", k, r->stage ? "write" : "reserve",
+                     bl_status_kind(r->status), r->msg);
+        reserve_failures += r->stage == 0;
+        write_failures += r->stage == 1;
+        /* The names that ran out, for the report below. */
+        char name[600];
+        snprintf(name, sizeof name, "%.*s ", (int)(tail - r->msg - mlen), r->msg + mlen);
+        if (!strstr(seen, name) && strlen(seen) + strlen(name) < sizeof seen)
+            strcat(seen, name);
+    }
+    print_message("out of room at: %s\n", seen);
+    /* Directories and files, in the reservation and in the record. */
+    static const char *const expected[] = {"/records ", "/records/rec ", "/records/rec/.RESERVED ",
+                                           "/records/rec/request.toml ", "/records/rec/summary ",
+                                           "/records/rec/record.toml "};
+    for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
+        if (!strstr(seen, expected[i]))
+            fail_msg("no case ran out of room at %s; seen: %s", expected[i], seen);
+    assert_true(reserve_failures >= 3 && write_failures >= 10 && complete >= 1);
+    assert_int_equal(got[MAX_INODES].stage, 1); /* the bytes, not the inodes */
+    assert_non_null(strstr(seen, "/receipt.json "));
+    free(got);
+    evaluated_free(&ev);
+}
+
 int main(void)
 {
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, bl_rt_teardown)
@@ -1477,6 +1753,8 @@ int main(void)
         TEST(test_probe_and_replay_files),
         TEST(test_disk_full_leaves_failed_record),
         TEST(test_allocation_failures_never_complete),
+        TEST(test_stop_signal_before_the_marker_fails_the_record),
+        TEST(test_no_space_or_inodes_reads_cannot_write),
     };
 #undef TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -85,6 +85,15 @@ typedef struct bl_record_input {
     const size_t *probe_feature_len;
     const bl_json *probe_trials;        /* array of ProbeTrial objects */
     const bl_json *replays;             /* object: trial key → replay document */
+    /* Optional: asked before each file of the record is created, with the
+     * file's path in the record; the completion marker (DONE, or FAILED for
+     * failed trials) is asked last, after the manifest was verified. A
+     * non-OK status (with its message in err) stops the write there and
+     * fails the reservation with that error, so a writer that was asked to
+     * stop (Ctrl-C, SIGTERM) never completes the record. Not asked for the
+     * FAILED marker of an error. */
+    bl_status (*before_file)(void *ctx, const char *rel, bl_error *err);
+    void *hook_ctx;
 } bl_record_input;
 
 /* The result metadata of §4.13 (runtime description, rng scheme, source
@@ -96,9 +105,12 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
  * mode, the manifest, a re-inspection ("new record inventory failed
  * checksum verification"), then DONE (every trial completed) or FAILED
  * {"reason": "one or more trials failed or remained incomplete", ...};
- * finally .RESERVED is removed. On any error the reservation is failed
- * (bl_record_fail) and the error returned; partial files stay. *status
- * gets "complete" or "failed". */
+ * finally .RESERVED is removed. On any error (a before_file refusal
+ * included) the reservation is failed (bl_record_fail) and the error
+ * returned; partial files stay. A file that cannot be created or written
+ * for lack of space or inodes (ENOSPC, EDQUOT), a directory included, is
+ * BL_EOS "<path>: cannot write: <system message>". *status gets
+ * "complete" or "failed". */
 bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
                           const char **status, bl_error *err);
 

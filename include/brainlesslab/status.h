@@ -24,6 +24,7 @@ typedef enum bl_status {
     BL_ERUNTIME,          /* RuntimeError: an internal or runtime failure */
     BL_EUSAGE,            /* a bad command line (exit code 2) */
     BL_EINTERRUPT,        /* KeyboardInterrupt: stopped by the user (exit code 130) */
+    BL_ETERMINATED,       /* SystemExit: asked to stop by SIGTERM or SIGHUP (exit 128 + signal) */
     BL_STATUS_COUNT
 } bl_status;
 

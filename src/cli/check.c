@@ -23,7 +23,7 @@ static const char help[] =
 
 static int check_main(const bl_cli_args *args)
 {
-    /* check owns no files, so Ctrl-C can end it on the spot. */
+    /* check owns no files, so a stop signal can end it on the spot. */
     bl_cli_exit_on_interrupt();
     bl_error err = {0};
     bl_plan *plan = NULL;

@@ -5,6 +5,7 @@
 #define BL_CLI_CLI_H
 
 #include <signal.h>
+#include <stdio.h>
 
 #include "args.h"
 #include "brainlesslab/buf.h"
@@ -16,24 +17,50 @@ extern const bl_cli_command bl_cli_inspect;
 extern const bl_cli_command bl_cli_profile;
 extern const bl_cli_command bl_cli_qualify;
 
-/* Prints "brainlesslab: <Kind>: <message>" on stderr; returns exit code 1.
- * A usage status (BL_EUSAGE) returns 2, an interrupt (BL_EINTERRUPT) 130. */
+/* Prints "brainlesslab: <Kind>: <message>" on stderr, the message's control
+ * characters escaped (bl_escape_controls); returns exit code 1. A usage
+ * status (BL_EUSAGE) returns 2; an interrupt (BL_EINTERRUPT, BL_ETERMINATED)
+ * bl_cli_interrupt_exit() (130 for Ctrl-C, 143 for SIGTERM, 129 for
+ * SIGHUP). */
 int bl_cli_report(const bl_error *err);
+
+/* Writes text that came from a user (a target id, a path) to `f` with its
+ * control characters escaped, so that it cannot ring, recolour or rewrite
+ * the terminal. */
+void bl_cli_print_text(FILE *f, const char *text);
 
 /* Writes the whole buffer to stdout and flushes it; a failed write is
  * reported as an OSError line (exit 1). */
 int bl_cli_emit(const bl_buf *out);
 
-/* Makes Ctrl-C end the program at once with exit 130 (spec/platform.md §3.3)
- * and one stderr line. Only for commands that own nothing that must be
+/* The stop signals (SIGINT, SIGTERM, SIGHUP) as errors: SIGINT is the
+ * reference's KeyboardInterrupt "interrupted"; SIGTERM and SIGHUP are
+ * SystemExit "terminated by SIGTERM" / "terminated by SIGHUP" (Python's
+ * name for a handled SIGTERM); 0 (no signal recorded) counts as SIGINT.
+ * Returns the status. */
+bl_status bl_cli_signal_error(bl_error *err, int sig);
+
+/* Makes a stop signal end the program at once with exit 128 + the signal
+ * (spec/platform.md §3.3: 130 for Ctrl-C) and bl_cli_report's line for
+ * bl_cli_signal_error. Only for commands that own nothing that must be
  * cleaned up (check writes no files). */
 void bl_cli_exit_on_interrupt(void);
 
-/* For commands that own files while they work: Ctrl-C only sets
- * bl_cli_interrupted, which the runner polls at tick boundaries, so the
- * command can leave its files in a clean, honest state before it exits 130.
- * SA_RESTART keeps stdio writes from failing with EINTR. */
+/* For commands that own files while they work: a stop signal only sets
+ * bl_cli_interrupted to its number (the first one that arrived), which the
+ * runner polls at tick boundaries and the record writer before its
+ * completion marker, so the command can leave its files in a clean, honest
+ * state before it exits 128 + the signal. SA_RESTART keeps stdio writes
+ * from failing with EINTR. */
 extern volatile sig_atomic_t bl_cli_interrupted;
 void bl_cli_flag_interrupts(void);
+/* 128 + the signal recorded in bl_cli_interrupted, as a shell reports a
+ * death by that signal (130 when none was recorded). */
+int bl_cli_interrupt_exit(void);
+
+/* Holds the stop signals back (the previous mask into *old, restored with
+ * pthread_sigmask(SIG_SETMASK, old, NULL)), for a write that must finish
+ * whole before the program may stop. */
+void bl_cli_block_interrupts(sigset_t *old);
 
 #endif

@@ -5,17 +5,53 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "brainlesslab/json.h"
 #include "cli.h"
+
+/* The signals that ask the program to stop: Ctrl-C, kill's default and a
+ * closed terminal (spec/platform.md §3.3 names Ctrl-C; the other two end
+ * the same way, with their own kind, message and exit code). */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+volatile sig_atomic_t bl_cli_interrupted;
+
+int bl_cli_interrupt_exit(void)
+{
+    const int sig = bl_cli_interrupted;
+    return 128 + (sig ? sig : SIGINT);
+}
 
 int bl_cli_report(const bl_error *err)
 {
-    /* A message is one line by construction; a stray newline (from a file
-     * name, say) must still not split the report. */
-    fprintf(stderr, "brainlesslab: %s: ", bl_status_kind(err->status));
-    for (const char *p = err->msg; *p; p++)
-        fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
-    fputc('\n', stderr);
-    return err->status == BL_EUSAGE ? 2 : err->status == BL_EINTERRUPT ? 130 : 1;
+    /* Room for every byte of the message escaped (4 bytes each), so the
+     * line is built without the heap and written in one piece. */
+    char storage[4 * BL_ERROR_MAX + 64];
+    bl_buf line;
+    bl_buf_init_fixed(&line, storage, sizeof storage);
+    bl_buf_printf(&line, "brainlesslab: %s: ", bl_status_kind(err->status));
+    /* Messages quote paths and ids: their control characters must neither
+     * split the line nor drive the terminal. */
+    bl_escape_controls(&line, err->msg, strnlen(err->msg, sizeof err->msg));
+    bl_buf_putc(&line, '\n');
+    fwrite(line.data, 1, line.len, stderr);
+    fflush(stderr);
+    bl_buf_free(&line);
+    if (err->status == BL_EUSAGE)
+        return 2;
+    if (err->status == BL_EINTERRUPT || err->status == BL_ETERMINATED)
+        return bl_cli_interrupt_exit();
+    return 1;
+}
+
+void bl_cli_print_text(FILE *f, const char *text)
+{
+    char storage[256];
+    bl_buf b;
+    bl_buf_init_fixed(&b, storage, sizeof storage);
+    /* Out of memory for a very long id: print what was escaped, never the raw bytes. */
+    (void)bl_escape_controls(&b, text, strlen(text));
+    fwrite(b.data, 1, b.len, f);
+    bl_buf_free(&b);
 }
 
 int bl_cli_emit(const bl_buf *out)
@@ -32,42 +68,71 @@ int bl_cli_emit(const bl_buf *out)
     return 0;
 }
 
+bl_status bl_cli_signal_error(bl_error *err, int sig)
+{
+    if (sig == SIGINT || sig == 0)
+        return bl_fail(err, BL_EINTERRUPT, "interrupted");
+    return bl_fail(err, BL_ETERMINATED, "terminated by %s",
+                   sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal");
+}
+
 static void on_interrupt(int sig)
 {
-    (void)sig;
-    /* Only async-signal-safe calls here: write and _exit. */
-    static const char line[] = "brainlesslab: KeyboardInterrupt: interrupted\n";
-    ssize_t n = write(STDERR_FILENO, line, sizeof line - 1);
+    /* Only async-signal-safe calls here: write and _exit. The lines are
+     * bl_cli_report's for bl_cli_signal_error(sig). */
+    static const char int_line[] = "brainlesslab: KeyboardInterrupt: interrupted\n";
+    static const char term_line[] = "brainlesslab: SystemExit: terminated by SIGTERM\n";
+    static const char hup_line[] = "brainlesslab: SystemExit: terminated by SIGHUP\n";
+    const char *line = sig == SIGINT ? int_line : sig == SIGTERM ? term_line : hup_line;
+    size_t len = sig == SIGINT ? sizeof int_line : sig == SIGTERM ? sizeof term_line
+                                                                   : sizeof hup_line;
+    ssize_t n = write(STDERR_FILENO, line, len - 1);
     (void)n;
-    _exit(130);
+    _exit(128 + sig);
+}
+
+/* One handler for every stop signal; while it runs the others wait, so a
+ * second signal can neither interleave a second line nor replace the
+ * recorded first one halfway. */
+static void handle_stop_signals(void (*handler)(int), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = flags;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+        sigaddset(&sa.sa_mask, stop_signals[i]);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+        sigaction(stop_signals[i], &sa, NULL);
 }
 
 void bl_cli_exit_on_interrupt(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
+    handle_stop_signals(on_interrupt, 0);
     /* A closed stdout must become a failed write and one OSError line, not
      * a silent death by SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
 }
 
-volatile sig_atomic_t bl_cli_interrupted;
-
 static void raise_flag(int sig)
 {
-    (void)sig;
-    bl_cli_interrupted = 1;
+    /* The first signal says why the program stops; a later one (a second
+     * Ctrl-C, say) changes nothing. */
+    if (!bl_cli_interrupted)
+        bl_cli_interrupted = sig;
 }
 
 void bl_cli_flag_interrupts(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = raise_flag;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
+    handle_stop_signals(raise_flag, SA_RESTART);
+}
+
+void bl_cli_block_interrupts(sigset_t *old)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++)
+        sigaddset(&block, stop_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &block, old);
 }

@@ -24,7 +24,7 @@ static const char help[] =
 
 static int inspect_main(const bl_cli_args *args)
 {
-    /* Inspection writes nothing, so Ctrl-C may end it on the spot. */
+    /* Inspection writes nothing, so a stop signal may end it on the spot. */
     bl_cli_exit_on_interrupt();
     bl_error err = {0};
     bl_json *map = NULL;

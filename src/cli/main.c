@@ -2,7 +2,8 @@
  * the command line like the reference's argparse parser and hands over to
  * one file per command; every error is one line on stderr and stdout carries
  * JSON only (DESIGN.md rule 5). Exit codes: 0 success and --help, 1 any
- * validation or execution error, 2 a bad command line, 130 Ctrl-C. */
+ * validation or execution error, 2 a bad command line, 128 + the signal
+ * after a stop signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP). */
 #include <stdio.h>
 #ifdef __GLIBC__
 #include <malloc.h>

@@ -207,7 +207,7 @@ static int worker_main(const bl_profile_args *a, const bl_profile_hooks *h)
     bl_json_free(receipt);
     int rc = st == BL_OK ? bl_cli_emit(&out) : bl_cli_report(&err);
     bl_buf_free(&out);
-    return rc ? rc : code;
+    return rc ? rc : code == 130 ? bl_cli_interrupt_exit() : code;
 }
 
 static int profile_main(const bl_cli_args *args)
@@ -242,6 +242,8 @@ static int profile_main(const bl_cli_args *args)
          * resolve or a busy machine is one line with its reason (exit 2). */
         if (code == 2 && err.status == BL_EUSAGE)
             return usage_error(&err);
+        if (err.status == BL_EINTERRUPT) /* the signal's own kind and message */
+            bl_cli_signal_error(&err, bl_cli_interrupted);
         int rc = bl_cli_report(&err);
         return code == 2 ? 2 : rc;
     }
@@ -260,8 +262,10 @@ static int profile_main(const bl_cli_args *args)
     bl_buf_free(&out);
     bl_json_free(line);
     bl_free(path);
-    if (code == 130)
-        fputs("brainlesslab: KeyboardInterrupt: interrupted\n", stderr);
+    if (code == 130) { /* stopped by a signal: its own line and exit code */
+        bl_cli_signal_error(&err, bl_cli_interrupted);
+        code = bl_cli_report(&err);
+    }
     if (rc == 0 && code == 1)
         bl_cli_report(&failure); /* which measurement failed */
     return rc ? rc : code;

@@ -143,13 +143,11 @@ static int qualify_main(const bl_cli_args *args)
         rc = bl_cli_report(&err);
         goto done;
     }
-    /* A Ctrl-C while the receipt is written waits until it is whole (the
-     * pending signal then ends the command with 130), so an interrupt never
-     * leaves half a receipt. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
+    /* A stop signal while the receipt is written waits until it is whole
+     * (the pending signal then ends the command with 128 + the signal), so
+     * an interrupt never leaves half a receipt. */
+    sigset_t old;
+    bl_cli_block_interrupts(&old);
     const bl_status st = write_receipt(dest, &out, &err);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (st != BL_OK) {

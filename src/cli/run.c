@@ -6,10 +6,13 @@
  * stderr.
  *
  * Every check that can refuse a run comes before the reservation, so a
- * refused run leaves no trace. After it, every error and Ctrl-C turns the
- * reservation into a FAILED record before it is reported, so no run ever
- * leaves a directory that could pass for a complete record. Exit 0 iff the
- * record is complete (§3.3), 130 after Ctrl-C. */
+ * refused run leaves no trace. After it, every error and every stop signal
+ * (Ctrl-C, SIGTERM, SIGHUP) turns the reservation into a FAILED record
+ * before it is reported, so no run ever leaves a directory that could pass
+ * for a complete record. What the run prints always agrees with its
+ * record: a record completed before the signal arrived is reported as
+ * usual. Exit 0 iff the record is complete (§3.3), 128 + the signal after
+ * a stop signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -186,6 +189,16 @@ typedef struct progress_state {
     bool shown; /* a line was drawn, so the summary needs a newline first */
 } progress_state;
 
+/* The record writer asks before each file: once a stop signal has arrived,
+ * nothing more is written, above all not DONE. */
+static bl_status stop_requested(void *ctx, const char *rel, bl_error *err)
+{
+    (void)ctx;
+    (void)rel;
+    const int sig = bl_cli_interrupted;
+    return sig ? bl_cli_signal_error(err, sig) : BL_OK;
+}
+
 static void on_progress(void *ctx, size_t done, size_t total)
 {
     progress_state *p = ctx;
@@ -228,8 +241,9 @@ static void print_summary(const bl_evaluation *e)
     }
     for (size_t t = 0; t < e->ntargets; t++) {
         const bl_target_summary *s = &e->summaries[t];
-        fprintf(stderr, "%s: %zu trials, %zu completed", s->target_id,
-                s->completed_trials + s->failed_trials, s->completed_trials);
+        bl_cli_print_text(stderr, s->target_id);
+        fprintf(stderr, ": %zu trials, %zu completed", s->completed_trials + s->failed_trials,
+                s->completed_trials);
         if (isnan(s->raw))
             fprintf(stderr, ", no %s estimate", s->outcome_key);
         else
@@ -243,11 +257,13 @@ static void print_summary(const bl_evaluation *e)
     }
     for (size_t k = 0; k < e->ncontrasts; k++) {
         const bl_contrast *c = &e->contrasts[k];
+        bl_cli_print_text(stderr, c->target_id);
+        fputs(" - ", stderr);
+        bl_cli_print_text(stderr, c->reference_id);
         if (c->status == BL_CONTRAST_PAIRED_RAW)
-            fprintf(stderr, "%s - %s: %s %+.6g\n", c->target_id, c->reference_id, c->key,
-                    c->estimate);
+            fprintf(stderr, ": %s %+.6g\n", c->key, c->estimate);
         else
-            fprintf(stderr, "%s - %s: failed pair\n", c->target_id, c->reference_id);
+            fputs(": failed pair\n", stderr);
     }
     fprintf(stderr,
             "total: %zu trials, %zu completed, %zu failed, %zu incomplete; "
@@ -265,8 +281,8 @@ static void print_summary(const bl_evaluation *e)
 
 /* ---- the command -------------------------------------------------------- */
 
-/* After the reservation: an error or Ctrl-C becomes a FAILED record first,
- * then one line on stderr (exit 1, or 130 for Ctrl-C). */
+/* After the reservation: an error or a stop signal becomes a FAILED record
+ * first, then one line on stderr (exit 1, or 128 + the signal). */
 static int fail_reserved(const bl_reservation *r, const bl_error *err)
 {
     bl_error ferr;
@@ -277,8 +293,8 @@ static int fail_reserved(const bl_reservation *r, const bl_error *err)
 
 static int run_main(const bl_cli_args *args)
 {
-    /* Until the reservation exists the command owns nothing on disk, so
-     * Ctrl-C may end it on the spot (exit 130, one line). */
+    /* Until the reservation exists the command owns nothing on disk, so a
+     * stop signal may end it on the spot (exit 128 + signal, one line). */
     bl_cli_exit_on_interrupt();
     bl_error err = {0};
     bl_plan *plan = NULL;
@@ -311,9 +327,10 @@ static int run_main(const bl_cli_args *args)
         goto report;
     bl_buf_reset(&out);
 
-    /* From here Ctrl-C only raises a flag: the runner stops at the next tick
-     * boundary and the reservation is failed before the program exits. A
-     * write over RLIMIT_FSIZE must fail (EFBIG, then FAILED), not kill. */
+    /* From here a stop signal only raises a flag: the runner stops at the
+     * next tick boundary, the writer before its next file, and the
+     * reservation is failed before the program exits. A write over
+     * RLIMIT_FSIZE must fail (EFBIG, then FAILED), not kill. */
     bl_cli_flag_interrupts();
     signal(SIGXFSZ, SIG_IGN);
     if (bl_record_reserve(dest, &res, &err) != BL_OK)
@@ -327,9 +344,11 @@ static int run_main(const bl_cli_args *args)
                      &result, &err);
     if (progress.shown)
         fputc('\n', stderr); /* end the progress line before any report */
-    /* A Ctrl-C after the last tick still means the user asked to stop. */
-    if (st == BL_OK && bl_cli_interrupted)
-        st = bl_fail(&err, BL_EINTERRUPT, "interrupted");
+    /* A signal after the last tick still means the user asked to stop; the
+     * runner's own "interrupted" becomes the signal's kind and message. */
+    const int sig = bl_cli_interrupted;
+    if (sig && (st == BL_OK || st == BL_EINTERRUPT))
+        st = bl_cli_signal_error(&err, sig);
     if (st != BL_OK) {
         rc = fail_reserved(&res, &err);
         goto done;
@@ -339,22 +358,20 @@ static int run_main(const bl_cli_args *args)
         .resolved = resolved,
         .execution = &x,
         .evaluation = result,
+        .before_file = stop_requested,
     };
     if (bl_record_channels(&input, &recs, &replays, &err) != BL_OK) {
         rc = fail_reserved(&res, &err);
         goto done;
     }
-    /* bl_record_write fails the reservation itself on any error. */
+    /* bl_record_write fails the reservation itself on any error, a stop
+     * signal before its completion marker included (then exit 128 + the
+     * signal, nothing on stdout). Once the marker is written the record is
+     * what it is, and a later signal does not change what is reported. */
     if (bl_record_write(&input, &res, &written, &err) != BL_OK ||
         bl_record_inspect(res.path, &inspection, &err) != BL_OK)
         goto report;
     const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
-    /* A Ctrl-C during the (short) write is honoured once the record is
-     * whole: it stays as written, and the command stops without output. */
-    if (bl_cli_interrupted) {
-        bl_fail(&err, BL_EINTERRUPT, "interrupted (the record %s is %s)", res.path, status);
-        goto report;
-    }
     if (record_line(res.path, status, &out, &err) != BL_OK)
         goto report;
     rc = bl_cli_emit(&out);

@@ -39,6 +39,21 @@ static size_t utf8_decode(const unsigned char *s, size_t len, unsigned long *cp)
     return n;
 }
 
+/* Appends the run of printable ASCII that starts at s[i] in one piece (with
+ * `json`, a quote or a backslash ends it too, since JSON escapes them);
+ * returns the index after the run (i when there is none). */
+static size_t append_plain(bl_buf *out, const char *s, size_t i, size_t len, bool json)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = i;
+    while (run < len && u[run] >= 0x20 && u[run] < 0x7f &&
+           !(json && (u[run] == '"' || u[run] == '\\')))
+        run++;
+    if (run > i)
+        bl_buf_append(out, s + i, run - i);
+    return run;
+}
+
 bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool ascii,
                                bl_error *err)
 {
@@ -47,12 +62,8 @@ bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool asci
     bl_buf_putc(out, '"');
     size_t i = 0;
     while (i < len) {
-        /* Copy the longest run that needs no escaping in one append. */
-        size_t run = i;
-        while (run < len && u[run] >= 0x20 && u[run] < 0x7f && u[run] != '"' && u[run] != '\\')
-            run++;
+        size_t run = append_plain(out, s, i, len, true);
         if (run > i) {
-            bl_buf_append(out, s + i, run - i);
             i = run;
             continue;
         }
@@ -94,6 +105,38 @@ bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool asci
     }
     bl_buf_putc(out, '"');
     return bl_buf_status(out, err);
+}
+
+bool bl_escape_controls(bl_buf *out, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        size_t run = append_plain(out, s, i, len, false);
+        if (run > i) {
+            i = run;
+            continue;
+        }
+        unsigned long cp;
+        size_t n = utf8_decode(u + i, len - i, &cp);
+        if (n == 0) {
+            n = 1; /* a stray byte: escape it alone and resynchronise after it */
+            cp = u[i];
+        } else if (cp == '\n' || cp == '\r' || cp == '\t') {
+            bl_buf_puts(out, cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\t");
+            i += n;
+            continue;
+        } else if (cp >= 0x20 && (cp < 0x7f || cp > 0xa0)) {
+            bl_buf_append(out, s + i, n);
+            i += n;
+            continue;
+        }
+        const char esc[4] = {'\\', 'x', hex[cp >> 4], hex[cp & 0xf]};
+        bl_buf_append(out, esc, sizeof esc);
+        i += n;
+    }
+    return !out->failed;
 }
 
 /* Splits "%.*e" text into its significant digits (no dot) and exponent. */

@@ -17,6 +17,8 @@ static const char *const kinds[BL_STATUS_COUNT] = {
     [BL_ERUNTIME] = "RuntimeError",
     [BL_EUSAGE] = "UsageError",
     [BL_EINTERRUPT] = "KeyboardInterrupt",
+    /* Python's own name for a handled SIGTERM ends the same way. */
+    [BL_ETERMINATED] = "SystemExit",
 };
 
 const char *bl_status_kind(bl_status status)

@@ -54,9 +54,14 @@ static bl_status random_bytes(void *buf, size_t n, bl_error *err)
     return BL_OK;
 }
 
-/* An OSError-like status for errno, with the reference's exception kinds. */
+/* An OSError-like status for errno, with the reference's exception kinds.
+ * Running out of space or inodes reads the same wherever it happens
+ * (creating a directory or a file, writing, syncing): "<path>: cannot
+ * write: <reason>", the form docs/plans.md documents for a full disk. */
 static bl_status os_fail(bl_error *err, int e, const char *path, const char *what)
 {
+    if (e == ENOSPC || e == EDQUOT)
+        what = "cannot write";
     bl_status st = e == ENOENT ? BL_ENOENT : e == EEXIST ? BL_EEXIST : e == EISDIR ? BL_EISDIR
                                                                                  : BL_EOS;
     return bl_fail(err, st, "%s: %s%s%s", path, what ? what : "", what ? ": " : "", strerror(e));
@@ -194,9 +199,9 @@ bl_status bl_file_write_new(const char *path, const void *data, size_t len, bl_e
                                : os_fail(err, errno, path, NULL);
     bl_status st = BL_OK;
     if (write_all(fd, data, len) != 0 || fsync(fd) != 0)
-        st = os_fail(err, errno, path, NULL);
+        st = os_fail(err, errno, path, "cannot write");
     if (close(fd) != 0 && st == BL_OK)
-        st = os_fail(err, errno, path, NULL);
+        st = os_fail(err, errno, path, "cannot write");
     if (st != BL_OK) {
         (void)unlink(path); /* nothing half-written may stay */
         return st;
@@ -253,28 +258,6 @@ static bl_status write_file(int dirfd, const char *path, const char *rel, const 
     if (parent != dirfd)
         close(parent);
     bl_free(full);
-    return st;
-}
-
-static bl_status write_buf(int dirfd, const char *path, const char *rel, const bl_buf *b,
-                           bl_error *err)
-{
-    bl_status st = bl_buf_status(b, err);
-    return st != BL_OK ? st : write_file(dirfd, path, rel, b->data, b->len, err);
-}
-
-/* A record file rendered from a JSON value (record JSON or CSV). */
-typedef bl_status (*render_fn)(const bl_json *v, bl_buf *out, bl_error *err);
-
-static bl_status write_rendered(int dirfd, const char *path, const char *rel, const bl_json *v,
-                                render_fn render, bl_error *err)
-{
-    bl_buf b;
-    bl_buf_init(&b);
-    bl_status st = render(v, &b, err);
-    if (st == BL_OK)
-        st = write_buf(dirfd, path, rel, &b, err);
-    bl_buf_free(&b);
     return st;
 }
 
@@ -387,6 +370,8 @@ bl_status bl_record_fail(const bl_reservation *r, const bl_error *cause, bl_erro
     if (fstatat(fd, BL_RECORD_FAILED, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
         char *message = redact(cause ? cause->msg : "", r->path);
         bl_json *doc = bl_json_object();
+        bl_buf text;
+        bl_buf_init(&text);
         st = message && doc ? BL_OK : nomem(err);
         if (st == BL_OK)
             st = put(doc, "error_type",
@@ -396,9 +381,12 @@ bl_status bl_record_fail(const bl_reservation *r, const bl_error *cause, bl_erro
         if (st == BL_OK)
             st = put(doc, "status", bl_json_string("failed"), err);
         if (st == BL_OK)
-            st = write_rendered(fd, r->path, BL_RECORD_FAILED, doc, bl_record_json_text, err);
+            st = bl_record_json_text(doc, &text, err);
+        if (st == BL_OK)
+            st = write_file(fd, r->path, BL_RECORD_FAILED, text.data, text.len, err);
         if (st == BL_OK)
             st = sync_dir(fd, r->path, err);
+        bl_buf_free(&text);
         bl_json_free(doc);
         bl_free(message);
     }
@@ -493,14 +481,69 @@ typedef struct rec {
     bl_error *err;
 } rec;
 
+/* A record file rendered from a JSON value (record JSON or CSV). */
+typedef bl_status (*render_fn)(const bl_json *v, bl_buf *out, bl_error *err);
+
+/* Every file of the record is asked for first: the caller's before_file
+ * hook may stop the write before the file exists. */
+static bl_status ask(rec *w, const char *rel)
+{
+    return w->in->before_file ? w->in->before_file(w->in->hook_ctx, rel, w->err) : BL_OK;
+}
+
+static bl_status rec_file(rec *w, const char *rel, const void *data, size_t len)
+{
+    bl_status st = ask(w, rel);
+    return st != BL_OK ? st : write_file(w->dirfd, w->path, rel, data, len, w->err);
+}
+
+/* DONE appears with its text or not at all: the text is written and synced
+ * under a temporary name, linked as DONE (link never replaces a file) and
+ * the temporary name removed. A crash in between leaves no DONE, or a stray
+ * temporary file that keeps the record from inspecting as complete; never
+ * an empty DONE (a kill during the create of DONE itself left one). */
+static bl_status write_done(rec *w)
+{
+#define DONE_PARTIAL ".DONE.partial"
+    static const char partial[] = DONE_PARTIAL;
+    bl_status st = ask(w, BL_RECORD_DONE);
+    if (st == BL_OK)
+        st = write_file(w->dirfd, w->path, partial, "complete\n", 9, w->err);
+    if (st == BL_OK && linkat(w->dirfd, partial, w->dirfd, BL_RECORD_DONE, 0) != 0) {
+        char *full = bl_record_path_join(w->path, BL_RECORD_DONE);
+        st = full ? os_fail(w->err, errno, full, NULL) : nomem(w->err);
+        bl_free(full);
+    }
+    if (st == BL_OK && unlinkat(w->dirfd, partial, 0) != 0)
+        st = os_fail(w->err, errno, w->path, "cannot remove " DONE_PARTIAL);
+    return st;
+}
+
+static bl_status rec_buf(rec *w, const char *rel, const bl_buf *b)
+{
+    bl_status st = bl_buf_status(b, w->err);
+    return st != BL_OK ? st : rec_file(w, rel, b->data, b->len);
+}
+
+static bl_status rec_rendered(rec *w, const char *rel, const bl_json *v, render_fn render)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_status st = render(v, &b, w->err);
+    if (st == BL_OK)
+        st = rec_buf(w, rel, &b);
+    bl_buf_free(&b);
+    return st;
+}
+
 static bl_status file_json(rec *w, const char *rel, const bl_json *v)
 {
-    return write_rendered(w->dirfd, w->path, rel, v, bl_record_json_text, w->err);
+    return rec_rendered(w, rel, v, bl_record_json_text);
 }
 
 static bl_status file_csv(rec *w, const char *rel, const bl_json *rows)
 {
-    return write_rendered(w->dirfd, w->path, rel, rows, bl_csv_text, w->err);
+    return rec_rendered(w, rel, rows, bl_csv_text);
 }
 
 static bl_status make_dir(rec *w, const char *rel)
@@ -523,7 +566,7 @@ static bl_status plan_files(rec *w)
     bl_buf_init(&b);
     bl_status st = bl_plan_write(w->in->plan, &b, w->err);
     if (st == BL_OK)
-        st = write_buf(w->dirfd, w->path, "request.toml", &b, w->err);
+        st = rec_buf(w, "request.toml", &b);
     bl_buf_reset(&b);
     const bl_json *resolved = bl_resolved_plain(w->in->resolved);
     if (st == BL_OK)
@@ -531,7 +574,7 @@ static bl_status plan_files(rec *w)
     if (st == BL_OK)
         st = bl_toml_write(resolved, &b, w->err);
     if (st == BL_OK)
-        st = write_buf(w->dirfd, w->path, "resolved.toml", &b, w->err);
+        st = rec_buf(w, "resolved.toml", &b);
     bl_buf_free(&b);
     return st;
 }
@@ -669,10 +712,10 @@ static bl_status environment_files(rec *w)
     if (st == BL_OK) {
         size_t len = 0;
         const void *zip = bl_source_bundle(&len);
-        st = write_file(w->dirfd, w->path, "environment/package-source.zip", zip, len, w->err);
+        st = rec_file(w, "environment/package-source.zip", zip, len);
     }
     if (st == BL_OK && (st = bl_build_lock(&lock, w->err)) == BL_OK)
-        st = write_buf(w->dirfd, w->path, "environment/build.lock", &lock, w->err);
+        st = rec_buf(w, "environment/build.lock", &lock);
     bl_buf_free(&lock);
     bl_json_free(receipt);
     bl_json_free(env);
@@ -718,7 +761,7 @@ static bl_status probe_event_files(rec *w, size_t nevents)
         st = bl_npz_build(name_ptrs, in->probe_features, in->probe_feature_len, nevents, &npz,
                           w->err);
     if (st == BL_OK)
-        st = write_buf(w->dirfd, w->path, "data/probe_features.npz", &npz, w->err);
+        st = rec_buf(w, "data/probe_features.npz", &npz);
     bl_buf_free(&npz);
     bl_free(name_ptrs);
     bl_free(names);
@@ -887,7 +930,7 @@ static bl_status write_manifest(rec *w, const bl_json *counts)
     if (st == BL_OK)
         st = sync_tree(w->dirfd, w->path, w->err);
     if (st == BL_OK)
-        st = write_buf(w->dirfd, w->path, BL_RECORD_MANIFEST, &text, w->err);
+        st = rec_buf(w, BL_RECORD_MANIFEST, &text);
     bl_buf_free(&text);
     bl_json_free(hashes);
     bl_json_free(artifacts);
@@ -954,7 +997,7 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
         st = bl_fail(e, BL_EVALUE, "new record inventory failed checksum verification");
     const bool all_completed = completed == in->evaluation->run->ntrials;
     if (st == BL_OK && all_completed) {
-        st = write_file(w.dirfd, w.path, BL_RECORD_DONE, "complete\n", 9, e);
+        st = write_done(&w);
     } else if (st == BL_OK) {
         failed = bl_json_object();
         st = failed ? BL_OK : nomem(e);
