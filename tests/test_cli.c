@@ -430,6 +430,41 @@ static void test_error_line_escapes_controls(void **state)
     free(err);
 }
 
+/* Usage errors quote what the user typed: an unknown command, an invalid
+ * choice or int, unrecognised arguments. argparse prints them raw; ours are
+ * escaped like every other line (exit 2 and argparse's text otherwise). */
+static void test_usage_errors_escape_controls(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args, *last;
+    } cases[] = {
+        {"'ch\x1b[2J'", "brainlesslab: error: argument command: invalid choice: 'ch\\x1b[2J' "
+                        "(choose from 'check', 'run', 'inspect', 'profile', 'qualify')\n"},
+        {"run p.toml --recording 'x\a'", "brainlesslab run: error: argument --recording: "
+                                          "invalid choice: 'x\\x07' (choose from 'summary', "
+                                          "'probe_events', 'replay')\n"},
+        {"run p.toml --batch-size '1\a'",
+         "brainlesslab run: error: argument --batch-size: invalid int value: '1\\x07'\n"},
+        {"run '--fo\ao' p.toml", "brainlesslab: error: unrecognized arguments: --fo\\x07o\n"},
+        {"profile d --dtype float32 --count 'x\a'",
+         "brainlesslab profile: error: argument --count: invalid int value: 'x\\x07'\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *out, *err;
+        int rc = bl_test_run_cli(cases[i].args, &out, &err);
+        const size_t n = strlen(err), m = strlen(cases[i].last);
+        if (rc != 2 || n < m || strcmp(err + n - m, cases[i].last) != 0)
+            fail_msg("`%s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
+        for (const char *p = err; *p; p++)
+            if ((unsigned char)*p < 0x20 && *p != '\n')
+                fail_msg("`%s`: raw control byte 0x%02x on stderr", cases[i].args, *p);
+        assert_string_equal(out, "");
+        free(out);
+        free(err);
+    }
+}
+
 /* The whole file as a heap string ("" when it cannot be read). */
 static char *slurp(const char *path)
 {
@@ -668,6 +703,14 @@ static void test_qualify_and_profile_stop_signals(void **state)
     const bl_json *rows = bl_json_get(receipt, "measurements");
     assert_int_equal(bl_json_size(rows), 1);
     assert_int_equal(bl_json_get_int(bl_json_get(bl_json_at(rows, 0), "returncode")), 143);
+    /* The worker's own account of why it stopped names the signal too. */
+    bl_buf text;
+    bl_buf_init(&text);
+    BL_CHECK(bl_json_write(bl_json_at(rows, 0), 0, &text, NULL));
+    if (!strstr(text.data, "SystemExit: terminated by SIGTERM") ||
+        strstr(text.data, "KeyboardInterrupt"))
+        fail_msg("the interrupted row does not name SIGTERM: %s", text.data);
+    bl_buf_free(&text);
     bl_json_free(receipt);
     free(o);
     free(e);
@@ -687,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_escape_controls),
         cmocka_unit_test(test_escape_controls_match_python),
         cmocka_unit_test(test_error_line_escapes_controls),
+        cmocka_unit_test(test_usage_errors_escape_controls),
         cmocka_unit_test(test_stop_signals_before_any_work),
         cmocka_unit_test(test_qualify_and_profile_stop_signals),
     };

@@ -12,6 +12,8 @@
 #include <strings.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/buf.h"
+#include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
 
 /* Everything one parse needs, so helpers take one pointer. */
@@ -23,6 +25,21 @@ typedef struct parse_state {
     size_t capacity;     /* argc: no list can hold more */
 } parse_state;
 
+/* Writes what the user typed (an argument, an option's value) to stderr
+ * with its control characters escaped as Python's repr would, so that a
+ * mistyped argument cannot ring, recolour or rewrite the terminal. argparse
+ * prints them raw; ours is the one difference. */
+static void put_user(const char *text)
+{
+    char storage[256];
+    bl_buf b;
+    bl_buf_init_fixed(&b, storage, sizeof storage);
+    /* Out of memory for a huge argument: print what was escaped, never raw bytes. */
+    (void)bl_escape_controls(&b, text, strlen(text));
+    fwrite(b.data, 1, b.len, stderr);
+    bl_buf_free(&b);
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -32,8 +49,18 @@ static bl_cli_parsed usage_error(const char *usage, const char *prog, const char
     fprintf(stderr, "%s: error: ", prog);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    char *text = NULL;
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    if (n >= 0 && (text = bl_malloc((size_t)n + 1))) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        put_user(text);
+        bl_free(text);
+    } else {
+        fputs("(the message could not be formatted)", stderr);
+    }
     fputc('\n', stderr);
     return BL_CLI_USAGE_ERROR;
 }
@@ -164,7 +191,12 @@ static int lookup(const char *arg, const char *const *names, size_t n, const cha
         }
     if (matches > 1) {
         fputs(usage, stderr);
-        fprintf(stderr, "%s: error: ambiguous option: %.*s could match ", prog, (int)len, arg);
+        fprintf(stderr, "%s: error: ambiguous option: ", prog);
+        /* The option part of "--opt=value" only, as argparse prints it. */
+        char *name = bl_strndup(arg, len);
+        put_user(name ? name : "?");
+        bl_free(name);
+        fputs(" could match ", stderr);
         const char *sep = "";
         for (size_t i = 0; i < n; i++)
             if (strncmp(names[i], arg, len) == 0) {
@@ -222,8 +254,9 @@ static bl_cli_parsed store(parse_state *st, const bl_cli_command *cmd, size_t k,
             ok = strcmp(*c, value) == 0;
         if (!ok) {
             fputs(cmd->usage, stderr);
-            fprintf(stderr, "%s: error: argument %s: invalid choice: '%s' (choose from ", prog,
-                    o->name, value);
+            fprintf(stderr, "%s: error: argument %s: invalid choice: '", prog, o->name);
+            put_user(value);
+            fputs("' (choose from ", stderr);
             for (const char *const *c = o->choices; *c; c++)
                 fprintf(stderr, "%s'%s'", c == o->choices ? "" : ", ", *c);
             fputs(")\n", stderr);
@@ -365,8 +398,9 @@ bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
             if (args->command)
                 break;
             fputs(prog->usage, stderr);
-            fprintf(stderr, "brainlesslab: error: argument command: invalid choice: '%s' "
-                            "(choose from ", arg);
+            fputs("brainlesslab: error: argument command: invalid choice: '", stderr);
+            put_user(arg);
+            fputs("' (choose from ", stderr);
             for (size_t c = 0; c < prog->n_commands; c++)
                 fprintf(stderr, "%s'%s'", c ? ", " : "", prog->commands[c]->name);
             fputs(")\n", stderr);
@@ -404,8 +438,10 @@ bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
     if (r == BL_CLI_PROCEED && st.n_extras) {
         fputs(prog->usage, stderr);
         fputs("brainlesslab: error: unrecognized arguments:", stderr);
-        for (size_t k = 0; k < st.n_extras; k++)
-            fprintf(stderr, " %s", st.extras[k]);
+        for (size_t k = 0; k < st.n_extras; k++) {
+            fputc(' ', stderr);
+            put_user(st.extras[k]);
+        }
         fputc('\n', stderr);
         r = BL_CLI_USAGE_ERROR;
     }

@@ -188,7 +188,9 @@ static void args_from_cli(const bl_cli_args *c, bl_profile_args *a)
 static int usage_error(const bl_error *err)
 {
     fputs(usage, stderr);
-    fprintf(stderr, "brainlesslab profile: error: %s\n", err->msg);
+    fputs("brainlesslab profile: error: ", stderr);
+    bl_cli_print_text(stderr, err->msg); /* it may quote what the user typed */
+    fputc('\n', stderr);
     return 2;
 }
 

@@ -7,6 +7,7 @@
  * engine has no device to synchronise: every OpenMP region has joined when
  * bl_evaluate returns, which is the synchronisation point of §8. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -236,6 +237,17 @@ static bl_status evaluation_runtime(const bl_json *prepared, const bl_profile_wo
     return bl_measure_hand_over(st, meta, out);
 }
 
+/* The row's error for a stop signal, as the command line reports it: the
+ * hook holds the number of the signal that arrived (0 or SIGINT: Ctrl-C). */
+static const char *stop_reason(int sig)
+{
+    if (sig == SIGTERM)
+        return "SystemExit: terminated by SIGTERM";
+    if (sig == SIGHUP)
+        return "SystemExit: terminated by SIGHUP";
+    return "KeyboardInterrupt: interrupted";
+}
+
 /* One evaluation: resolve, evaluate (timed as one span), then the optional
  * record (timed apart). The row goes to *row. */
 static bl_status one_evaluation(const bl_profile_args *a, const bl_profile_hooks *h,
@@ -287,7 +299,11 @@ static bl_status one_evaluation(const bl_profile_args *a, const bl_profile_hooks
             return rst;
         }
     } else {
-        snprintf(message, sizeof message, "%s: %s", bl_status_kind(eerr.status), eerr.msg);
+        if (eerr.status == BL_EINTERRUPT) /* which signal, as the command reports it */
+            snprintf(message, sizeof message, "%s",
+                     stop_reason(h && h->interrupt ? *h->interrupt : 0));
+        else
+            snprintf(message, sizeof message, "%s: %s", bl_status_kind(eerr.status), eerr.msg);
         s.error = message;
         s.timings[0] = s.timings[1] = s.timings[2] = NAN;
     }
@@ -426,7 +442,7 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
         if (!bl_measure_equal(bl_measure_string(row, "status"), "complete"))
             failure = bl_measure_string(row, "error");
         if (interrupted && !failure)
-            failure = "KeyboardInterrupt: interrupted";
+            failure = stop_reason(h && h->interrupt ? *h->interrupt : 0);
     }
     if (st != BL_OK)
         goto out_of_memory;
