@@ -54,6 +54,9 @@ BL_SHARED_DIR ?= ../shared
 FUZZ_SECONDS ?= 60
 FUZZ_HARNESSES ?= plan inspect calibration npy args
 FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=2048
+# The harnesses that write files (inspect, calibration, npy) run far faster
+# on a memory file system.
+FUZZ_TMPDIR ?= $(or $(wildcard /dev/shm),/tmp)
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang \
 	       -DCMAKE_CXX_COMPILER=clang++ -DBL_FUZZ=ON >/dev/null
@@ -63,7 +66,7 @@ fuzz: deps
 	    mkdir -p build-fuzz/corpus/$$h; \
 	    extra=; [ $$h = plan ] && extra="tests/plans/bad $(wildcard $(BL_SHARED_DIR)/plans)"; \
 	    echo "fuzz_$$h: $(FUZZ_SECONDS) s"; \
-	    build-fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) \
+	    TMPDIR=$(FUZZ_TMPDIR) build-fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) \
 	        -artifact_prefix=build-fuzz/artifacts/$$h- \
 	        build-fuzz/corpus/$$h tests/fuzz/corpus/fuzz_$$h $$extra || exit 1; \
 	done

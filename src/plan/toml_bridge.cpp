@@ -36,7 +36,10 @@ void bl_toml_note_assert_failure()
  * with it, so no scan of the text can keep every such character away. In
  * that one header every function answers a bool and every unreachable point
  * is "none of the listed whitespace", so it becomes `return false`, the
- * answer upstream adopted for that default. */
+ * answer upstream adopted for that default. (toml++ still takes U+00A0,
+ * U+3000 and the other Unicode spaces it lists for whitespace, where TOML
+ * has only space and tab: as that first character it is dropped, where
+ * Python's reader keeps it. Not mended here.) */
 #include <cstdint> /* the header needs it; toml.h would bring it first */
 #include <toml++/impl/preprocessor.h>
 #pragma push_macro("TOML_UNREACHABLE")

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * a harness without its directory would test nothing. */
 const char *bl_fuzz_tmpdir(void);
 
-/* Writes `len` bytes to `path` (created or truncated); aborts on failure. */
+/* Writes `len` bytes to `path` (replaced if it exists); aborts on failure. */
 void bl_fuzz_write(const char *path, const void *data, size_t len);
 
 #endif

@@ -1,5 +1,6 @@
 /* The helpers of fuzz.h: one temporary directory per process and whole-file
  * writes, shared by the harnesses that need files (inspect, calibration). */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,14 @@ const char *bl_fuzz_tmpdir(void)
 
 void bl_fuzz_write(const char *path, const void *data, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* A new file rather than a truncated one: ext4 flushes a file that was
+     * truncated and rewritten when it is closed, which made every input wait
+     * for the disk (250 inputs/s instead of thousands). */
+    if (unlink(path) != 0 && errno != ENOENT) {
+        perror(path);
+        abort();
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         perror(path);
         abort();
