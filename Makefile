@@ -46,17 +46,32 @@ bench: deps configure
 	@for s in bench/bench_*.c; do "$(BUILD)/$$(basename "$$s" .c)" || exit 1; done
 	@if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then /usr/bin/python3 bench/reference_rates.py; fi
 
-# 60 s of libFuzzer on the plan boundary (tests/fuzz/fuzz_plan.c), seeded
-# with the bad-plan corpus and the shared plans; new inputs it finds stay in
-# build-fuzz/corpus, crashes are written as crash-* files in the project root.
+# libFuzzer (clang, ASan + UBSan) on every parser of outside input, one
+# harness after the other (tests/fuzz/fuzz_*.c), FUZZ_SECONDS each. Each
+# starts from its committed corpus tests/fuzz/corpus/fuzz_<name> (the plan
+# harness also from the bad-plan corpus and the shared plans); new inputs stay
+# in build-fuzz/corpus/<name>, and a finding stops the run and is written as
+# build-fuzz/artifacts/<name>-crash-* (or leak-, timeout-, oom-).
 BL_SHARED_DIR ?= ../shared
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES ?= plan inspect calibration npy args
+FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=2048
+# The harnesses that write files (inspect, calibration, npy) run far faster
+# on a memory file system.
+FUZZ_TMPDIR ?= $(or $(wildcard /dev/shm),/tmp)
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang \
 	       -DCMAKE_CXX_COMPILER=clang++ -DBL_FUZZ=ON >/dev/null
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_plan
-	@mkdir -p build-fuzz/corpus
-	build-fuzz/fuzz_plan -max_total_time=60 -timeout=10 build-fuzz/corpus tests/plans/bad \
-	    $(wildcard $(BL_SHARED_DIR)/plans)
+	cmake --build build-fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_HARNESSES))
+	@mkdir -p build-fuzz/artifacts
+	@for h in $(FUZZ_HARNESSES); do \
+	    mkdir -p build-fuzz/corpus/$$h; \
+	    extra=; [ $$h = plan ] && extra="tests/plans/bad $(wildcard $(BL_SHARED_DIR)/plans)"; \
+	    echo "fuzz_$$h: $(FUZZ_SECONDS) s"; \
+	    TMPDIR=$(FUZZ_TMPDIR) build-fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) \
+	        -artifact_prefix=build-fuzz/artifacts/$$h- \
+	        build-fuzz/corpus/$$h tests/fuzz/corpus/fuzz_$$h $$extra || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)

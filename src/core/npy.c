@@ -497,8 +497,12 @@ bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err)
         st = size_mismatch(path, h.nbytes, pre_data, err);
         goto fail;
     }
-    memcpy(a->data, pre + consumed, pre_data);
-    if ((st = bl_file_read_upto(fd, (char *)a->data + pre_data, h.nbytes - pre_data, &rest, path, err)) != BL_OK)
+    /* Only then is pre + consumed inside pre[] (the header usually ends
+     * far past it, and pointing there is undefined behaviour). */
+    if (pre_data > 0)
+        memcpy(a->data, pre + consumed, pre_data);
+    if ((st = bl_file_read_upto(fd, (char *)a->data + pre_data, h.nbytes - pre_data, &rest,
+                                path, err)) != BL_OK)
         goto fail;
     if (pre_data + rest < h.nbytes) {
         st = size_mismatch(path, h.nbytes, pre_data + rest, err);

@@ -9,8 +9,7 @@
 #include "brainlesslab/buf.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
