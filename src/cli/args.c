@@ -12,9 +12,8 @@
 #include <strings.h>
 
 #include "brainlesslab/alloc.h"
-#include "brainlesslab/buf.h"
-#include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
+#include "cli.h"
 
 /* Everything one parse needs, so helpers take one pointer. */
 typedef struct parse_state {
@@ -25,21 +24,10 @@ typedef struct parse_state {
     size_t capacity;     /* argc: no list can hold more */
 } parse_state;
 
-/* Writes what the user typed (an argument, an option's value) to stderr
- * with its control characters escaped as Python's repr would, so that a
- * mistyped argument cannot ring, recolour or rewrite the terminal. argparse
- * prints them raw; ours is the one difference. */
-static void put_user(const char *text)
-{
-    char storage[256];
-    bl_buf b;
-    bl_buf_init_fixed(&b, storage, sizeof storage);
-    /* Out of memory for a huge argument: print what was escaped, never raw bytes. */
-    (void)bl_escape_controls(&b, text, strlen(text));
-    fwrite(b.data, 1, b.len, stderr);
-    bl_buf_free(&b);
-}
-
+/* argparse's usage and error line. Errors quote what the user typed (an
+ * argument, an option's value), which goes out through bl_cli_print_text:
+ * argparse prints it raw, but a mistyped argument must not ring, recolour
+ * or rewrite the terminal. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -56,7 +44,7 @@ static bl_cli_parsed usage_error(const char *usage, const char *prog, const char
         va_start(ap, fmt);
         vsnprintf(text, (size_t)n + 1, fmt, ap);
         va_end(ap);
-        put_user(text);
+        bl_cli_print_text(stderr, text);
         bl_free(text);
     } else {
         fputs("(the message could not be formatted)", stderr);
@@ -194,7 +182,7 @@ static int lookup(const char *arg, const char *const *names, size_t n, const cha
         fprintf(stderr, "%s: error: ambiguous option: ", prog);
         /* The option part of "--opt=value" only, as argparse prints it. */
         char *name = bl_strndup(arg, len);
-        put_user(name ? name : "?");
+        bl_cli_print_text(stderr, name ? name : "?");
         bl_free(name);
         fputs(" could match ", stderr);
         const char *sep = "";
@@ -255,7 +243,7 @@ static bl_cli_parsed store(parse_state *st, const bl_cli_command *cmd, size_t k,
         if (!ok) {
             fputs(cmd->usage, stderr);
             fprintf(stderr, "%s: error: argument %s: invalid choice: '", prog, o->name);
-            put_user(value);
+            bl_cli_print_text(stderr, value);
             fputs("' (choose from ", stderr);
             for (const char *const *c = o->choices; *c; c++)
                 fprintf(stderr, "%s'%s'", c == o->choices ? "" : ", ", *c);
@@ -399,7 +387,7 @@ bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
                 break;
             fputs(prog->usage, stderr);
             fputs("brainlesslab: error: argument command: invalid choice: '", stderr);
-            put_user(arg);
+            bl_cli_print_text(stderr, arg);
             fputs("' (choose from ", stderr);
             for (size_t c = 0; c < prog->n_commands; c++)
                 fprintf(stderr, "%s'%s'", c ? ", " : "", prog->commands[c]->name);
@@ -440,7 +428,7 @@ bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
         fputs("brainlesslab: error: unrecognized arguments:", stderr);
         for (size_t k = 0; k < st.n_extras; k++) {
             fputc(' ', stderr);
-            put_user(st.extras[k]);
+            bl_cli_print_text(stderr, st.extras[k]);
         }
         fputc('\n', stderr);
         r = BL_CLI_USAGE_ERROR;
