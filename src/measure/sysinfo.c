@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "measure/measure_internal.h"
-#include "records/zip_internal.h"
+#include "brainlesslab/text.h"
 
 void bl_sysinfo_text(char *dst, size_t size, const char *s, size_t n)
 {
@@ -17,7 +17,7 @@ void bl_sysinfo_text(char *dst, size_t size, const char *s, size_t n)
         n = size - 1;
     memcpy(dst, s, n);
     dst[n] = '\0';
-    if (!bl_zip_utf8_valid(dst, n))
+    if (!bl_utf8_valid(dst, n))
         for (size_t i = 0; i < n; i++)
             if ((unsigned char)dst[i] >= 0x80)
                 dst[i] = '?';
