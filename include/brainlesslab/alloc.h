@@ -7,6 +7,7 @@
 #ifndef BRAINLESSLAB_ALLOC_H
 #define BRAINLESSLAB_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *bl_malloc(size_t size);
@@ -16,6 +17,10 @@ void *bl_mallocarray(size_t count, size_t size); /* overflow-checked, uninitiali
 char *bl_strdup(const char *s);
 char *bl_strndup(const char *s, size_t n);
 void bl_free(void *ptr);
+
+/* a * b, or false when the product does not fit a size_t (the size of an
+ * array before it is allocated). */
+bool bl_size_mul(size_t a, size_t b, size_t *out);
 
 /* Failure injection for tests. bl_alloc_fail_at(n) makes the n-th allocation
  * counted from this call (1-based) fail, and every later one succeed again;

@@ -28,6 +28,13 @@
 
 typedef enum bl_dtype { BL_FLOAT64, BL_FLOAT32 } bl_dtype;
 
+/* Bytes of one value of the dtype. */
+size_t bl_dtype_size(bl_dtype dtype);
+/* "float64" / "float32". */
+const char *bl_dtype_name(bl_dtype dtype);
+/* x rounded to the dtype and back (float32: through float; float64: x). */
+double bl_dtype_cast(bl_dtype dtype, double x);
+
 /* A dense row-major matrix of the given dtype, as passed to bl_model_step. */
 typedef struct bl_matrix {
     bl_dtype dtype;
@@ -230,5 +237,16 @@ bl_status bl_model_snapshot(const bl_model *m, size_t slot, bl_snapshot **out, b
 /* The named array, or NULL. */
 const bl_snapshot_array *bl_snapshot_get(const bl_snapshot *s, const char *name);
 void bl_snapshot_free(bl_snapshot *s);
+
+/* Building a snapshot, for the model families and for world cohorts (whose
+ * snapshots, bl_worlds_snapshot, are of this same form). */
+/* A snapshot with `count` empty entries (names NULL, data NULL): the builder
+ * fills each with bl_snapshot_entry; bl_snapshot_free releases a partially
+ * filled one. */
+bl_status bl_snapshot_new(size_t count, bl_snapshot **out, bl_error *err);
+/* Names entry k and gives it zeroed storage for d0 * d1 values (ndim 0: one
+ * value, ndim 1: d0 values); *data points at it. */
+bl_status bl_snapshot_entry(bl_snapshot *s, size_t k, const char *name, int ndim, size_t d0,
+                            size_t d1, bool integer, double **data, bl_error *err);
 
 #endif

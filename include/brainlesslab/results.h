@@ -22,12 +22,6 @@
 
 enum { BL_NULL_TRAJECTORIES = 1024, BL_BOOTSTRAP_REPETITIONS = 2000 };
 
-/* seed_for with a 256-bit root (the reference passes a summary seed as the
- * root seed of further streams; its JSON payload holds the integer in
- * decimal). Same contract as bl_seed_for. */
-bl_status bl_seed_for_seed(const bl_seed *root, const char *partition, const char *stream,
-                           const bl_key *keys, size_t nkeys, bl_seed *out, bl_error *err);
-
 /* §5.3: bootstrap interval of the mean of v[0..m): with Generator(Philox(
  * seed)) draw one repetitions x m matrix of integers in [0, m) (row-major,
  * one call), take each row's mean of v[index] and return the linear

@@ -39,6 +39,12 @@ typedef struct bl_key {
  * in a string (BL_EVALUE) or a libcrypto failure. */
 bl_status bl_seed_for(int64_t root_seed, const char *partition, const char *stream,
                       const bl_key *keys, size_t nkeys, bl_seed *out, bl_error *err);
+/* seed_for with a 256-bit root (the reference passes a summary seed as the
+ * root seed of further streams; its JSON payload holds the integer in
+ * decimal). Same contract as bl_seed_for. */
+bl_status bl_seed_for_seed(const bl_seed *root, const char *partition, const char *stream,
+                           const bl_key *keys, size_t nkeys, bl_seed *out, bl_error *err);
+
 /* The JSON payload hashed by bl_seed_for (for records and tests), as a
  * NUL-terminated heap string the caller releases with bl_free. */
 bl_status bl_seed_payload(int64_t root_seed, const char *partition, const char *stream,

@@ -301,4 +301,23 @@ bl_status bl_calibration_signature(const bl_task_options *o, int64_t horizon, in
                                    bl_dtype dtype, const char *backend, bl_json **out,
                                    bl_error *err);
 
+/* A signature's task options: a JSON object without reservoir keys (the
+ * one check shared by building a signature and reading one back). */
+bl_status bl_calibration_check_task_options(const bl_json *opts, bl_error *err);
+
+/* This build's parts of a signature, which a record's metadata and a profile
+ * receipt carry too, so a calibration can be matched to the build that
+ * made it. */
+/* SHA-256 hex of "brainlesslab <version> <compiler id> <compiler version>":
+ * this build's stand-in for the reference's hash of its installed runtime. */
+bl_status bl_runtime_fingerprint(char hex[65], bl_error *err);
+/* {"<path>": "<sha256>", ...} for this build's sources that decide what a
+ * null trajectory is: every file of src/tasks and src/rng and the .c files
+ * of src/run, keyed by their path from the project root (CMakeLists.txt
+ * hashes them into the build). */
+bl_status bl_world_source_hashes(bl_json **out, bl_error *err);
+/* The machine name uname(2) reports ("x86_64", "aarch64"), or "unspecified"
+ * (the reference's default) when uname fails. */
+void bl_architecture(char out[65]);
+
 #endif

@@ -67,3 +67,11 @@ char *bl_strndup(const char *s, size_t n)
 char *bl_strdup(const char *s) { return bl_strndup(s, strlen(s)); }
 
 void bl_free(void *ptr) { free(ptr); }
+
+bool bl_size_mul(size_t a, size_t b, size_t *out)
+{
+    if (b && a > SIZE_MAX / b)
+        return false;
+    *out = a * b;
+    return true;
+}

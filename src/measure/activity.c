@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/sysinfo.h"
 #include "measure/measure_internal.h"
-#include "measure/sysinfo.h"
 
 /* ---- reading /proc/<pid>/stat ------------------------------------------------ */
 
@@ -335,9 +335,9 @@ bl_status bl_activity_snapshot(const bl_activity_options *o, bl_json **out, bl_e
     }
     bool available = got == BL_OK;
 
-    bl_status st = bl_sysinfo_load_average(proc, &load, err);
+    bl_status st = bl_measure_load_average(proc, &load, err);
     if (st == BL_OK)
-        st = bl_sysinfo_pressure(proc, &pressure, err);
+        st = bl_measure_pressure(proc, &pressure, err);
     bl_json *doc = bl_json_object();
     bl_measure_put(&st, doc, "status", bl_json_string(available ? "available" : "unavailable"),
                    err);

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/sysinfo.h"
 #include "measure/measure_internal.h"
-#include "measure/sysinfo.h"
 #include "provenance_info.h"
 
 static bl_status nomem(bl_error *err)
@@ -439,10 +439,10 @@ bl_status bl_host_describe(const bl_host_paths *paths, bl_json **out, bl_error *
     bl_measure_put(&st, host, "cpu", cpu_json(proc, sys, &st, err), err);
     bl_measure_put(&st, host, "memory", memory_json(proc, &st, err), err);
     if (st == BL_OK)
-        st = bl_sysinfo_load_average(proc, &load, err);
+        st = bl_measure_load_average(proc, &load, err);
     bl_measure_put(&st, host, "load_average", load, err);
     if (st == BL_OK)
-        st = bl_sysinfo_pressure(proc, &pressure, err);
+        st = bl_measure_pressure(proc, &pressure, err);
     bl_measure_put(&st, host, "pressure", pressure, err);
     bl_measure_put(&st, host, "thermal", thermal_json(sys, &st, err), err);
     bl_measure_put(&st, host, "power_supply", power_json(sys, &st, err), err);

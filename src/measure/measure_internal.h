@@ -2,7 +2,8 @@
  * large receipts member by member: each call is a no-op once *st holds an
  * error, and always takes ownership of `value` (NULL meaning an allocation
  * failed), so a receipt is built as a flat list of calls with one check at
- * the end. */
+ * the end. Also what several measurement files read: receipt members, the
+ * host's load (host_load.c) and the monotonic clock. */
 #ifndef BL_MEASURE_INTERNAL_H
 #define BL_MEASURE_INTERNAL_H
 
@@ -25,6 +26,22 @@ bl_json *bl_measure_real_or_null(double v);
 const char *bl_measure_string(const bl_json *o, const char *key);
 /* Both strings present and equal. */
 bool bl_measure_equal(const char *a, const char *b);
+
+/* ---- how busy the host is (host_load.c) ---------------------------------- */
+/* Each reads under proc_root (NULL: "/proc"); a missing or unreadable source
+ * is a JSON null, never an error; only running out of memory is. */
+
+/* <proc_root>/loadavg as [1, 5, 15] minute averages (reals), or null. */
+bl_status bl_measure_load_average(const char *proc_root, bl_json **out, bl_error *err);
+
+/* <proc_root>/pressure/{cpu,memory,io} (pressure stall information) as
+ * {"cpu", "memory", "io"}, each null when its file is missing, else
+ * {"some_avg10", "some_avg60", "some_avg300" (percent, reals),
+ * "some_total_us" (microseconds stalled, integer), "full_avg10",
+ * "full_avg60", "full_avg300", "full_total_us"}, a member null when its
+ * line or value is missing or malformed (older kernels have no "full" line
+ * for the CPU). */
+bl_status bl_measure_pressure(const char *proc_root, bl_json **out, bl_error *err);
 
 /* CLOCK_MONOTONIC in seconds. */
 double bl_measure_monotonic(void);

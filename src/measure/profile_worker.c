@@ -23,10 +23,10 @@
 #include "brainlesslab/provenance.h"
 #include "brainlesslab/records.h"
 #include "brainlesslab/sha256.h"
+#include "brainlesslab/task.h"
 #include "brainlesslab/version.h"
 #include "measure_internal.h"
 #include "profile_internal.h"
-#include "tasks/adjust_internal.h"
 
 double bl_measure_monotonic(void)
 {

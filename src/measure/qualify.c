@@ -82,45 +82,6 @@ static bl_status validate(const bl_qualify_options *o, bl_error *err)
     return BL_OK;
 }
 
-/* ---- the plan of a case ------------------------------------------------------ */
-
-/* A profile plan of one configuration on one task: `trials` blocks of one
- * trial (so every trial has its own wiring), in `dtype`. */
-bl_status bl_qualify_case_plan(const bl_qualify_config *cfg, bl_task_kind task,
-                               const bl_qualify_options *o, int64_t trials, const char *dtype,
-                               bl_resolved_plan **out, bl_error *err)
-{
-    *out = NULL;
-    char text[512];
-    snprintf(text, sizeof text,
-             "{\"count\": %" PRId64 ", \"node\": {\"kind\": \"%s\", \"parameters\": %s}, "
-             "\"task\": {\"kind\": \"%s\"}}",
-             o->count, cfg->node, cfg->parameters, bl_task_name(task));
-    bl_json *composition = NULL, *evaluation = NULL, *numerics = NULL;
-    bl_plan *plan = NULL;
-    bl_status st = bl_json_parse(text, strlen(text), "composition", &composition, err);
-    if (st == BL_OK) {
-        snprintf(text, sizeof text,
-                 "{\"blocks\": %" PRId64 ", \"trials_per_block\": 1, \"root_seed\": %" PRId64
-                 ", \"seed_partition\": \"" BL_QUALIFY_PARTITION "\"}",
-                 trials, o->seed);
-        st = bl_json_parse(text, strlen(text), "evaluation", &evaluation, err);
-    }
-    if (st == BL_OK) {
-        snprintf(text, sizeof text, "{\"dtype\": \"%s\"}", dtype);
-        st = bl_json_parse(text, strlen(text), "numerics", &numerics, err);
-    }
-    if (st == BL_OK)
-        st = bl_plan_profile(composition, evaluation, numerics, "qualify", false, &plan, err);
-    if (st == BL_OK)
-        st = bl_plan_resolve(plan, out, err);
-    bl_plan_free(plan);
-    bl_json_free(composition);
-    bl_json_free(evaluation);
-    bl_json_free(numerics);
-    return st;
-}
-
 /* ---- whole-trial outcomes (reported, not gated) ------------------------------- */
 
 static bl_json *mean_or_null(double sum, size_t n)

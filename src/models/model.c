@@ -18,14 +18,6 @@ double bl_dtype_cast(bl_dtype dtype, double x)
     return dtype == BL_FLOAT32 ? (double)(float)x : x;
 }
 
-bool bl_size_mul(size_t a, size_t b, size_t *out)
-{
-    if (b && a > SIZE_MAX / b)
-        return false;
-    *out = a * b;
-    return true;
-}
-
 void bl_model_destroy(bl_model *m)
 {
     if (m)

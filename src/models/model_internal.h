@@ -1,6 +1,7 @@
-/* What every model family shares inside the library: the batch header that
+/* What every model family shares inside src/models: the batch header that
  * model.c reads for dispatch, argument checks and live views, and the
- * snapshot builder. A family embeds `bl_model` as the first member of its
+ * validation helpers. (The dtype helpers and the snapshot builder, which
+ * world cohorts use too, are public in model.h.) A family embeds `bl_model` as the first member of its
  * own batch struct and supplies an operations table; model.c validates
  * every argument before a family sees it, so the family functions cannot
  * fail (except snapshot, which allocates). */
@@ -40,13 +41,6 @@ struct bl_model {
     const int32_t *finite_view;
 };
 
-/* Bytes of one value of the dtype. */
-size_t bl_dtype_size(bl_dtype dtype);
-/* "float64" / "float32". */
-const char *bl_dtype_name(bl_dtype dtype);
-/* x rounded to the dtype and back (float32: through float; float64: x). */
-double bl_dtype_cast(bl_dtype dtype, double x);
-
 /* A named run of doubles of an initial state or config (a scalar field has
  * count 1), so validation and the cast check share one list per family. */
 typedef struct bl_named_values {
@@ -68,22 +62,10 @@ void bl_sorn_config_fields(const bl_sorn_config *c, bl_named_values out[BL_SORN_
 bl_status bl_check_cast(const bl_named_values *v, size_t n, const char *prefix, size_t slot,
                         bl_dtype dtype, bl_error *err);
 
-/* a * b (* c), or false when the product does not fit a size_t. */
-bool bl_size_mul(size_t a, size_t b, size_t *out);
-
 /* Construction's port checks: N, R, E >= 1 with the reference's wording. */
 bl_status bl_model_check_ports(size_t n, size_t r, size_t e, bl_error *err);
 /* Whether an n x m array of doubles is addressable, so no later product of
  * those sizes wraps. */
 bool bl_doubles_fit(size_t n, size_t m);
-
-/* A snapshot with `count` empty entries (names NULL, data NULL): families
- * fill each with bl_snapshot_entry; bl_snapshot_free releases a partially
- * filled one. */
-bl_status bl_snapshot_new(size_t count, bl_snapshot **out, bl_error *err);
-/* Names entry k and gives it zeroed storage for d0 * d1 values (ndim 0: one
- * value, ndim 1: d0 values); *data points at it. */
-bl_status bl_snapshot_entry(bl_snapshot *s, size_t k, const char *name, int ndim, size_t d0,
-                            size_t d1, bool integer, double **data, bl_error *err);
 
 #endif

@@ -22,8 +22,8 @@
 #include <zlib.h>
 
 #include "brainlesslab/sha256.h"
+#include "brainlesslab/sysinfo.h"
 #include "brainlesslab/version.h"
-#include "measure/sysinfo.h"
 #include "provenance_info.h"
 #include "records/provenance_bundle.h"
 #include "records/zip_internal.h"

@@ -24,9 +24,9 @@
 #include "brainlesslab/provenance.h"
 #include "brainlesslab/records.h"
 #include "brainlesslab/sha256.h"
+#include "brainlesslab/task.h"
 #include "brainlesslab/version.h"
 #include "records/records_internal.h"
-#include "tasks/adjust_internal.h"
 
 static bl_status nomem(bl_error *err)
 {

@@ -28,7 +28,4 @@ bl_status bl_zip_visit(const void *zip, size_t len, bl_zip_visitor visit, void *
  * character, or bytes that are not UTF-8. */
 const char *bl_zip_name_problem(const char *name);
 
-/* Whether n bytes are strict UTF-8 (no overlong forms, no surrogates). */
-bool bl_zip_utf8_valid(const char *s, size_t n);
-
 #endif

@@ -14,6 +14,7 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/results.h"
+#include "brainlesslab/rng.h"
 #include "results/results_internal.h"
 
 void bl_bootstrap_means(bl_gen *g, const double *v, size_t m, size_t reps, double *row,

@@ -16,7 +16,6 @@
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/results.h"
 #include "results/results_internal.h"
-#include "tasks/adjust_internal.h"
 
 static const char calibration_format[] = "brainlesslab-calibrations";
 

@@ -4,7 +4,6 @@
 
 #include "brainlesslab/buf.h"
 #include "brainlesslab/json.h"
-#include "brainlesslab/results.h" /* bl_seed_for_seed */
 #include "brainlesslab/rng.h"
 #include "brainlesslab/sha256.h"
 

@@ -16,7 +16,6 @@
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/task.h"
 #include "build_info.h"
-#include "models/model_internal.h"
 #include "task_sources.h"
 #include "tasks/adjust_internal.h"
 

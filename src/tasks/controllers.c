@@ -12,7 +12,6 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/task.h"
-#include "models/model_internal.h"
 #include "tasks/controllers_internal.h"
 #include "tasks/worlds_internal.h"
 

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
-#include "models/model_internal.h"
 #include "tasks/worlds_internal.h"
 
 #define BL_WORLDS_PI 3.14159265358979323846

@@ -1,21 +1,18 @@
 /* Reading the kernel's and the distribution's text files (/proc, /sys,
  * /etc) into host descriptions. Shared by the environment of a record
- * (records/provenance.c) and the host conditions of a measurement
- * (measure/host.c, measure/activity.c), so the two never disagree on what
- * a field of /proc/cpuinfo or /etc/os-release means.
+ * (src/records/provenance.c) and the host conditions of a measurement
+ * (src/measure/host.c, activity.c, host_load.c), so the two never disagree
+ * on what a field of /proc/cpuinfo or /etc/os-release means.
  *
  * Every reader takes the root it reads under (NULL: the real one), so tests
  * point it at a fake tree. A missing or unreadable source is "unknown"
- * (false, or a JSON null), never an error: containers and small machines
- * lack many of them. Only running out of memory is an error. */
-#ifndef BL_MEASURE_SYSINFO_H
-#define BL_MEASURE_SYSINFO_H
+ * (false), never an error: containers and small machines lack many of
+ * them. */
+#ifndef BRAINLESSLAB_SYSINFO_H
+#define BRAINLESSLAB_SYSINFO_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "brainlesslab/json.h"
-#include "brainlesslab/status.h"
 
 /* Copies the n bytes at s into dst (size >= 1), truncated and
  * NUL-terminated. Text that is not UTF-8 would make a JSON document
@@ -47,17 +44,5 @@ bool bl_sysinfo_cpuinfo_field(const char *proc_root, const char *key, char *dst,
  * os-release(5) rule); a given root is read alone, so a fake tree never
  * mixes with the host's files. */
 bool bl_sysinfo_os_name(const char *etc_root, char *dst, size_t size);
-
-/* <proc_root>/loadavg as [1, 5, 15] minute averages (reals), or null. */
-bl_status bl_sysinfo_load_average(const char *proc_root, bl_json **out, bl_error *err);
-
-/* <proc_root>/pressure/{cpu,memory,io} (pressure stall information) as
- * {"cpu", "memory", "io"}, each null when its file is missing, else
- * {"some_avg10", "some_avg60", "some_avg300" (percent, reals),
- * "some_total_us" (microseconds stalled, integer), "full_avg10",
- * "full_avg60", "full_avg300", "full_total_us"}, a member null when its
- * line or value is missing or malformed (older kernels have no "full" line
- * for the CPU). */
-bl_status bl_sysinfo_pressure(const char *proc_root, bl_json **out, bl_error *err);
 
 #endif
