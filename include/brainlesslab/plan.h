@@ -60,7 +60,10 @@ const char *bl_plan_id(const bl_plan *plan);
 
 /* ---- operation constructors (§1.6) ------------------------------------- */
 
-/* Plans built as the reference's library functions build them. Objects are
+/* Plans built as the reference's library functions build them, for the
+ * operation commands and for C programs that build plans in code (today
+ * `profile` and `qualify` use bl_plan_profile; sweep, ablate, benchmark and
+ * calibrate have no command yet and are public API). Objects are
  * plan-document JSON (a composition table, an evaluation table, ...); NULL
  * means defaults; an id of NULL the operation's default id. Every result is
  * validated like a plan read from a file.
