@@ -1,9 +1,13 @@
 /* The one allocation function family of the project.
  *
- * Every heap allocation (ours and jansson's) goes through these, so that a
- * test can make the n-th allocation of a workload fail and check that every
- * failure path returns a clean BL_ENOMEM without leaking (SQLite's approach).
- * Release builds keep the hook: it costs one atomic load per allocation. */
+ * Every heap allocation of the project's C code and of jansson goes through
+ * these (toml++ in the C++ TOML bridge, libcrypto, libzip and zlib allocate
+ * on their own), so that a test can make the n-th allocation of a workload
+ * fail and check that every failure path returns a clean BL_ENOMEM without
+ * leaking (SQLite's approach).
+ * Release builds keep the hook: it costs one relaxed atomic load and one
+ * atomic increment of a shared attempt counter per allocation (bl_free
+ * costs nothing extra). */
 #ifndef BRAINLESSLAB_ALLOC_H
 #define BRAINLESSLAB_ALLOC_H
 
@@ -22,7 +26,9 @@ void bl_free(void *ptr);
  * array before it is allocated). */
 bool bl_size_mul(size_t a, size_t b, size_t *out);
 
-/* Failure injection for tests. bl_alloc_fail_at(n) makes the n-th allocation
+/* Failure injection for tests: the project's, and those of a program built
+ * on the library that wants to see its own paths through an engine call
+ * that runs out of memory. bl_alloc_fail_at(n) makes the n-th allocation
  * counted from this call (1-based) fail, and every later one succeed again;
  * n = 0 disables injection. bl_alloc_count() reports allocations attempted
  * since the last bl_alloc_fail_at call. */

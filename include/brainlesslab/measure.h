@@ -11,9 +11,11 @@
  * - `qualify`: float32 against the float64 reference, frame by frame on
  *   identical inputs and noise, format "brainlesslab-backend-conformance" v1.
  *
- * Every function that measures time takes its clock from a hooks struct so
- * tests can drive it with synthetic clocks and fakes; tests never assert
- * wall-clock time. */
+ * profile takes its clock, its telemetry and its worker launcher from a
+ * hooks struct, so tests drive it with synthetic clocks and fakes; the
+ * activity telemetry itself sleeps and reads CLOCK_MONOTONIC, and its
+ * judgement (bl_activity_judge) is tested on fake samples. Tests never
+ * assert wall-clock time. */
 #ifndef BRAINLESSLAB_MEASURE_H
 #define BRAINLESSLAB_MEASURE_H
 

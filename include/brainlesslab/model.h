@@ -63,8 +63,11 @@ typedef struct bl_falandays_config {
     double weight_init_std;      /* 1.0, >= 0 */
     bool learn_on;               /* true */
     double link_p;               /* 0.1, in [0, 1] */
-    /* Per-receptor link probabilities, or NULL (none). Not owned by the
-     * config: construction reads it, batches never keep it. */
+    /* Per-receptor link probabilities, or NULL (none). A config never owns
+     * this array: whoever points it somewhere owns the array, keeps it alive
+     * while the config is used and frees it through its own pointer (for
+     * bl_resolved_model_config, the one it hands back). Construction reads
+     * it; batches and initial states never keep it. */
     const double *input_link_p;
     size_t input_link_p_len;
     bl_weight_init weight_init_mode;  /* excitatory */

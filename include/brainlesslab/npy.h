@@ -1,5 +1,6 @@
-/* Reader of NumPy .npy files (format versions 1 and 2), used by fixture tests
- * and by anything that loads arrays written by the reference. Only what the
+/* Reader of NumPy .npy files (format versions 1 and 2), for the fixture tests
+ * and for programs that load arrays written by the reference (the engine
+ * itself reads none: records write .npz, see provenance.h). Only what the
  * fixtures hold is accepted: little-endian (or byte-sized) f8, f4, i8, i4,
  * i1 and b1 in C order; anything else is a clear BL_EVALUE. */
 #ifndef BRAINLESSLAB_NPY_H

@@ -60,7 +60,10 @@ const char *bl_plan_id(const bl_plan *plan);
 
 /* ---- operation constructors (§1.6) ------------------------------------- */
 
-/* Plans built as the reference's library functions build them. Objects are
+/* Plans built as the reference's library functions build them, for the
+ * operation commands and for C programs that build plans in code (today
+ * `profile` and `qualify` use bl_plan_profile; sweep, ablate, benchmark and
+ * calibrate have no command yet and are public API). Objects are
  * plan-document JSON (a composition table, an evaluation table, ...); NULL
  * means defaults; an id of NULL the operation's default id. Every result is
  * validated like a plan read from a file.
@@ -121,10 +124,13 @@ size_t bl_resolved_target_count(const bl_resolved_plan *r);
 const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i);
 
 /* Target i's resolved model configuration as the C config of its family
- * (*kind says which of fc / sc was filled). A Falandays input_link_p is
- * heap-owned by the caller: bl_free((void *)fc->input_link_p). */
+ * (*kind says which of fc / sc was filled). A Falandays input_link_p is a
+ * heap array the caller owns as *input_link_p (fc->input_link_p points to
+ * it; NULL when there is none, and on failure): bl_free(*input_link_p) once
+ * fc is no longer used. */
 bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model_kind *kind,
-                                   bl_falandays_config *fc, bl_sorn_config *sc, bl_error *err);
+                                   bl_falandays_config *fc, bl_sorn_config *sc,
+                                   double **input_link_p, bl_error *err);
 
 /* ---- identities (§1.6, §4.2) ------------------------------------------- */
 

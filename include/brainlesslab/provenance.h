@@ -31,9 +31,11 @@ typedef struct bl_zip_entry {
  * or unsafe names (absolute, "..", backslash, empty) are BL_EVALUE. */
 bl_status bl_zip_build(const bl_zip_entry *entries, size_t n, bl_buf *out, bl_error *err);
 
-/* Reads every member of an archive held in memory (for tests and
- * verification); *entries is a heap array whose names and data are heap
- * copies, released with bl_zip_entries_free. */
+/* Reads every member of an archive held in memory, for programs that
+ * verify what a record carries (environment/package-source.zip, .npz
+ * features) and for the tests; the engine itself never reads archives.
+ * *entries is a heap array whose names and data are heap copies, released
+ * with bl_zip_entries_free. */
 bl_status bl_zip_read(const void *zip, size_t len, bl_zip_entry **entries, size_t *n,
                       bl_error *err);
 void bl_zip_entries_free(bl_zip_entry *entries, size_t n);
@@ -46,8 +48,10 @@ bl_status bl_npz_build(const char *const *names, const double *const *arrays,
 /* ---- the embedded source bundle ------------------------------------------- */
 
 /* The deterministic archive of the sources this binary was built from
- * (every file git tracks, as of the build), and the SHA-256 hex of its
- * bytes, both fixed at build time. */
+ * (in a git checkout every file git tracks plus every new file it does not
+ * ignore, as of the build; without git, the project's own folders:
+ * tools/provenance.cmake), and the SHA-256 hex of its bytes, both fixed at
+ * build time. */
 const void *bl_source_bundle(size_t *len);
 const char *bl_source_bundle_sha256(void);
 

@@ -133,7 +133,8 @@ bl_status bl_record_channels(bl_record_input *in, bl_recordings *recs, bl_json *
 bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
                              const bl_json *frames, bl_json **out, bl_error *err);
 
-/* export_replay(result, path, trial_key): `replay_frames` is the object
+/* export_replay(result, path, trial_key), the library's export (the
+ * `export-replay` command is not written yet): `replay_frames` is the object
  * trial key → frames (bl_recordings.replay_frames). With trial_key NULL
  * there must be exactly one replay ("select one trial_key when exporting
  * multiple replays"); an unknown key is BL_EKEY "unknown replay trial_key";

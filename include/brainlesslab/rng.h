@@ -45,8 +45,9 @@ bl_status bl_seed_for(int64_t root_seed, const char *partition, const char *stre
 bl_status bl_seed_for_seed(const bl_seed *root, const char *partition, const char *stream,
                            const bl_key *keys, size_t nkeys, bl_seed *out, bl_error *err);
 
-/* The JSON payload hashed by bl_seed_for (for records and tests), as a
- * NUL-terminated heap string the caller releases with bl_free. */
+/* The JSON payload hashed by bl_seed_for (for programs and tests that show
+ * or check what a seed was derived from; records carry only the seeds), as
+ * a NUL-terminated heap string the caller releases with bl_free. */
 bl_status bl_seed_payload(int64_t root_seed, const char *partition, const char *stream,
                           const bl_key *keys, size_t nkeys, char **out, bl_error *err);
 /* Display form: 64 lowercase hex digits of the integer, zero padded. */

@@ -169,7 +169,11 @@ bl_status bl_task_outcome_json(const char *key, double raw, double normalised,
 /* plain(TrialResult) (§5.1 field order) as a JSON object. */
 bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error *err);
 
-/* What the run keeps for every job of target i until the record is
+/* The preflight's two memory estimates, public so that a program can size
+ * memory_budget_bytes for a plan before it runs it (the runner computes the
+ * same numbers from its own copy of the targets).
+ *
+ * What the run keeps for every job of target i until the record is
  * written (result row, job lists, probe capture, the record writer's
  * trials.csv and seeds.csv rows; docs/running.md), saturated at INT64_MAX.
  * The preflight refuses a plan whose jobs need more than

@@ -17,7 +17,6 @@
 
 /* Everything one parse needs, so helpers take one pointer. */
 typedef struct parse_state {
-    const bl_cli_program *prog;
     bl_cli_args *args;
     const char **extras; /* unrecognised arguments, reported by the root */
     size_t n_extras;
@@ -363,7 +362,7 @@ bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
                            bl_cli_args *args)
 {
     memset(args, 0, sizeof *args);
-    parse_state st = {.prog = prog, .args = args, .capacity = argc > 0 ? (size_t)argc : 1};
+    parse_state st = {.args = args, .capacity = argc > 0 ? (size_t)argc : 1};
     st.extras = bl_mallocarray(st.capacity, sizeof(char *));
     if (!st.extras) {
         fputs("brainlesslab: MemoryError: cannot parse the command line\n", stderr);

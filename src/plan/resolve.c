@@ -187,13 +187,16 @@ static const field *find_field(const field *fields, size_t n, const char *key, s
 }
 
 /* §1.4 step 1: plain(config) into *out; the C config into cfg (which must
- * hold the defaults; input_link_p points into *out). `kind` is the node
- * kind as the plan names it. */
+ * hold the defaults). An input_link_p array is allocated for the caller,
+ * who owns it as *link_p (NULL when none; also set, for freeing, on
+ * failure); cfg's input_link_p points to it. `kind` is the node kind as the
+ * plan names it. */
 static bl_status build_config(const char *cls, const char *kind, const field *fields,
                               size_t nfields, void *cfg, const bl_json *params, bl_json **out,
-                              bl_error *err)
+                              double **link_p, bl_error *err)
 {
     *out = NULL;
+    *link_p = NULL;
     /* The constructor rejects unknown names before it looks at any value;
      * the known ones are listed, so that a misspelling shows at once. */
     for (size_t i = 0; i < bl_json_size(params); i++) {
@@ -289,6 +292,7 @@ static bl_status build_config(const char *cls, const char *kind, const field *fi
                 }
                 for (size_t k = 0; k < n; k++)
                     probs[k] = bl_json_get_real(bl_json_at(v, k));
+                *link_p = probs;
                 fc->input_link_p = probs;
                 fc->input_link_p_len = n;
             }
@@ -315,12 +319,13 @@ static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on
     if (strcmp(kind, "falandays") == 0) {
         bl_falandays_config c;
         bl_falandays_config_default(&c);
+        double *link_p = NULL;
         bl_status st = build_config("FalandaysConfig", kind, falandays_fields,
                                     sizeof falandays_fields / sizeof *falandays_fields, &c,
-                                    params, out, err);
+                                    params, out, &link_p, err);
         if (st == BL_OK)
             st = bl_falandays_config_validate(&c, err);
-        bl_free((void *)c.input_link_p);
+        bl_free(link_p);
         if (st != BL_OK) {
             bl_json_free(*out);
             *out = NULL;
@@ -333,8 +338,10 @@ static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on
     }
     bl_sorn_config c;
     bl_sorn_config_default(&c);
+    double *no_link_p = NULL; /* SORN has no input_link_p */
     bl_status st = build_config("SORNConfig", kind, sorn_fields,
-                                sizeof sorn_fields / sizeof *sorn_fields, &c, params, out, err);
+                                sizeof sorn_fields / sizeof *sorn_fields, &c, params, out,
+                                &no_link_p, err);
     if (st == BL_OK)
         st = bl_sorn_config_validate(&c, err);
     if (st != BL_OK) {
@@ -717,8 +724,10 @@ const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i)
 }
 
 bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model_kind *kind,
-                                   bl_falandays_config *fc, bl_sorn_config *sc, bl_error *err)
+                                   bl_falandays_config *fc, bl_sorn_config *sc,
+                                   double **input_link_p, bl_error *err)
 {
+    *input_link_p = NULL;
     const bl_json *rt = bl_resolved_target(r, i);
     const bl_json *node =
         bl_plan_member(bl_plan_member(bl_plan_member(rt, "target"), "composition"), "node");
@@ -731,12 +740,20 @@ bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model
         *kind = BL_MODEL_FALANDAYS;
         bl_falandays_config_default(fc);
         st = build_config("FalandaysConfig", "falandays", falandays_fields,
-                          sizeof falandays_fields / sizeof *falandays_fields, fc, cfg, &echo, err);
+                          sizeof falandays_fields / sizeof *falandays_fields, fc, cfg, &echo,
+                          input_link_p, err);
+        if (st != BL_OK) {
+            bl_free(*input_link_p);
+            *input_link_p = NULL;
+            fc->input_link_p = NULL;
+        }
     } else {
         *kind = BL_MODEL_SORN;
         bl_sorn_config_default(sc);
+        double *no_link_p = NULL; /* SORN has no input_link_p */
         st = build_config("SORNConfig", "sorn", sorn_fields,
-                          sizeof sorn_fields / sizeof *sorn_fields, sc, cfg, &echo, err);
+                          sizeof sorn_fields / sizeof *sorn_fields, sc, cfg, &echo, &no_link_p,
+                          err);
     }
     bl_json_free(echo);
     return st;

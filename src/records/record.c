@@ -474,7 +474,6 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
 
 typedef struct rec {
     const bl_record_input *in;
-    const bl_reservation *r;
     int dirfd;
     const char *path;
     bl_json *metadata;
@@ -969,7 +968,7 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
     *status = NULL;
     bl_error local;
     bl_error *e = err ? err : &local;
-    rec w = {.in = in, .r = r, .dirfd = -1, .path = r->path, .err = e};
+    rec w = {.in = in, .dirfd = -1, .path = r->path, .err = e};
     bl_json *counts = NULL, *inspection = NULL, *failed = NULL;
     size_t completed = 0;
     bl_status st = check_reservation(r, &w.dirfd, e);

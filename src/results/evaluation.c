@@ -29,7 +29,6 @@ typedef struct tinfo {
 } tinfo;
 
 typedef struct ectx {
-    const bl_resolved_plan *plan;
     const bl_json *request, *eval;
     int64_t root_seed, blocks, trials, warmup;
     const char *partition, *operation, *scope;
@@ -224,7 +223,6 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
                          const bl_calibration *const *sup, size_t nsup, bl_error *err)
 {
     memset(c, 0, sizeof *c);
-    c->plan = plan;
     bl_status st = bl_run_preflight(plan, x, err);
     if (st != BL_OK)
         return st;

@@ -36,7 +36,7 @@ typedef struct intervention {
 
 typedef struct target {
     const char *id;
-    const char *pairing_key, *construction_key, *mechanism_key;
+    const char *pairing_key, *mechanism_key;
     bool reservoir;
     bl_policy policy;            /* direct controllers */
     bl_model_kind node;
@@ -45,7 +45,8 @@ typedef struct target {
     double input_gain;
     const char *outcome_key;
     bl_task_options options;
-    bl_falandays_config fcfg;    /* input_link_p owned */
+    bl_falandays_config fcfg;    /* input_link_p points to input_link_p below */
+    double *input_link_p;        /* owned (bl_resolved_model_config), or NULL */
     bl_sorn_config scfg;
     intervention *ivs;
     size_t nivs;
@@ -119,7 +120,6 @@ static bl_status load_target(const bl_resolved_plan *plan, size_t i, target *t, 
     const bl_json *task = bl_plan_member(comp, "task");
     t->id = bl_plan_string(tg, "id");
     t->pairing_key = bl_plan_string(tg, "pairing_key");
-    t->construction_key = bl_plan_string(tg, "construction_key");
     t->mechanism_key = bl_plan_string(tg, "mechanism_key");
     const char *controller = bl_plan_string(tg, "controller");
     t->reservoir = strcmp(controller, "reservoir") == 0;
@@ -141,7 +141,8 @@ static bl_status load_target(const bl_resolved_plan *plan, size_t i, target *t, 
     bl_task_definition def;
     bl_task_define(&t->options, &def);
     t->outcome_key = def.outcome_key;
-    if ((st = bl_resolved_model_config(plan, i, &t->node, &t->fcfg, &t->scfg, err)) != BL_OK)
+    if ((st = bl_resolved_model_config(plan, i, &t->node, &t->fcfg, &t->scfg,
+                                       &t->input_link_p, err)) != BL_OK)
         return st;
     t->excitatory = t->node == BL_MODEL_SORN
                         ? (int64_t)bl_sorn_excitatory_count(t->scfg.inhibitory_fraction,
@@ -175,7 +176,7 @@ static void free_targets(run_ctx *c)
 {
     for (size_t i = 0; c->targets && i < c->ntargets; i++) {
         bl_task_options_clear(&c->targets[i].options);
-        bl_free((void *)c->targets[i].fcfg.input_link_p);
+        bl_free(c->targets[i].input_link_p);
         bl_free(c->targets[i].ivs);
     }
     bl_free(c->targets);

@@ -1,5 +1,6 @@
 /* An independent scalar oracle of the Falandays equations (spec/models.md
- * §2.4-§2.6), used only by tests and by `qualify`.
+ * §2.4-§2.6), used only by tests (tests/test_falandays_oracle.c); `qualify` does not
+ * use it, it compares the engine's float32 batches with its float64 ones.
  *
  * It is written from the spec alone, never from the production kernels, so
  * that a differential test between the two can catch a mistake in either.
