@@ -27,6 +27,7 @@
 #endif
 
 #include "brainlesslab/json.h"
+#include "brainlesslab/text.h"
 #include "brainlesslab/version.h"
 #include "plan/plan_internal.h"
 #include "support.h"

@@ -164,7 +164,7 @@ list(TRANSFORM BL_BUNDLE_FILES PREPEND ${CMAKE_SOURCE_DIR}/ OUTPUT_VARIABLE _bl_
 # the few sources it needs (it cannot link `bl`, which contains the bundle).
 add_executable(bl_bundle_gen tools/source_bundle.c src/records/zip.c
                src/core/alloc.c src/core/buf.c src/core/status.c src/core/sha256.c
-               src/core/file.c)
+               src/core/file.c src/core/text.c)
 target_include_directories(bl_bundle_gen PRIVATE include src)
 target_link_libraries(bl_bundle_gen PRIVATE PkgConfig::LIBZIP OpenSSL::Crypto)
 add_custom_command(

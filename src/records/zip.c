@@ -25,6 +25,7 @@
 #include <zip.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/text.h"
 #include "records/zip_internal.h"
 
 /* DOS date: (year - 1980) << 9 | month << 5 | day; DOS time 00:00:00 is 0.
@@ -45,39 +46,11 @@ static const unsigned char empty_archive[22] = {'P', 'K', 5, 6};
 
 /* ---- names ------------------------------------------------------------------ */
 
-/* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
+/* Strict UTF-8: bl_utf8_valid under the name src/measure/sysinfo.c still
+ * calls (it can call bl_utf8_valid directly, and this go). */
 bool bl_zip_utf8_valid(const char *text, size_t n)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        size_t len;
-        unsigned cp, min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if ((c & 0xe0) == 0xc0) {
-            len = 2, cp = c & 0x1f, min = 0x80;
-        } else if ((c & 0xf0) == 0xe0) {
-            len = 3, cp = c & 0x0f, min = 0x800;
-        } else if ((c & 0xf8) == 0xf0) {
-            len = 4, cp = c & 0x07, min = 0x10000;
-        } else {
-            return false;
-        }
-        if (n - i < len)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3fu);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        i += len;
-    }
-    return true;
+    return bl_utf8_valid(text, n);
 }
 
 const char *bl_zip_name_problem(const char *name)
@@ -113,7 +86,7 @@ const char *bl_zip_name_problem(const char *name)
             break;
         c = slash + 1;
     }
-    if (!bl_zip_utf8_valid(name, n))
+    if (!bl_utf8_valid(name, n))
         return "not UTF-8";
     return NULL;
 }
