@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "brainlesslab/json.h"
+#include "brainlesslab/task.h"
 #include "brainlesslab/text.h"
 #include "support.h"
 
@@ -201,6 +202,27 @@ static void test_repr_reads_as_python(void **state)
     }
 }
 
+/* A task option's message quotes what the plan said with the same repr: a
+ * C1 control reads as \x85, as the plan's labels write it. */
+static void test_task_option_messages_escape_c1(void **state)
+{
+    (void)state;
+    bl_json *given = NULL;
+    bl_error err = {0};
+    static const char gain[] = "{\"sensory_gain\": \"1\\u0085x\"}";
+    BL_CHECK(bl_json_parse(gain, strlen(gain), "JSON text", &given, NULL));
+    bl_task_options o;
+    assert_int_equal(bl_task_options_resolve(BL_TASK_PONG, given, &o, &err), BL_EVALUE);
+    assert_string_equal(err.msg, "could not convert string to float: '1\\x85x'");
+    bl_json_free(given);
+
+    static const char key[] = "{\"gain\\u009b\": 1}";
+    BL_CHECK(bl_json_parse(key, strlen(key), "JSON text", &given, NULL));
+    assert_int_equal(bl_task_options_resolve(BL_TASK_PONG, given, &o, &err), BL_EVALUE);
+    assert_string_equal(err.msg, "unknown options for pong: ['gain\\x9b']");
+    bl_json_free(given);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_utf8_refuses_malformed_bytes),
         cmocka_unit_test(test_repr_matches_the_plan_repr),
         cmocka_unit_test(test_repr_reads_as_python),
+        cmocka_unit_test(test_task_option_messages_escape_c1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,40 +5,8 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/rng.h"
+#include "brainlesslab/text.h"
 #include "plan_internal.h"
-
-/* Python's str repr: single quotes unless the text holds a single quote and
- * no double quote. ASCII controls and U+0080..U+00A0 (not printable in
- * Python) are escaped as \xNN; other non-ASCII characters are written as
- * they are (Python keeps printable ones; the rare non-printable code points
- * above U+00A0 are an accepted, documented difference). */
-static void repr_string(bl_buf *b, const char *s, size_t n)
-{
-    bool has_single = memchr(s, '\'', n) != NULL, has_double = memchr(s, '"', n) != NULL;
-    char q = has_single && !has_double ? '"' : '\'';
-    bl_buf_putc(b, q);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '\\' || c == (unsigned char)q) {
-            bl_buf_putc(b, '\\');
-            bl_buf_putc(b, (char)c);
-        } else if (c == '\n') {
-            bl_buf_puts(b, "\\n");
-        } else if (c == '\r') {
-            bl_buf_puts(b, "\\r");
-        } else if (c == '\t') {
-            bl_buf_puts(b, "\\t");
-        } else if (c < 0x20 || c == 0x7f) {
-            bl_buf_printf(b, "\\x%02x", c);
-        } else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] <= 0xa0) {
-            bl_buf_printf(b, "\\x%02x", (unsigned char)s[i + 1]);
-            i++;
-        } else {
-            bl_buf_putc(b, (char)c);
-        }
-    }
-    bl_buf_putc(b, q);
-}
 
 bool bl_plan_repr(bl_buf *b, const bl_json *v)
 {
@@ -60,7 +28,7 @@ bool bl_plan_repr(bl_buf *b, const bl_json *v)
     case BL_JSON_STRING: {
         size_t n;
         const char *s = bl_json_get_string(v, &n);
-        repr_string(b, s, n);
+        bl_repr_string(b, s, n);
         break;
     }
     case BL_JSON_ARRAY: {
@@ -83,7 +51,7 @@ bool bl_plan_repr(bl_buf *b, const bl_json *v)
             const char *key = bl_json_key_at(v, i, &len);
             if (i)
                 bl_buf_puts(b, ", ");
-            repr_string(b, key, len);
+            bl_repr_string(b, key, len);
             bl_buf_puts(b, ": ");
             bl_plan_repr(b, bl_json_value_at(v, i));
         }

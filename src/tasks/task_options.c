@@ -20,6 +20,7 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/buf.h"
 #include "brainlesslab/task.h"
+#include "brainlesslab/text.h"
 
 static const char *const kind_names[BL_TASK_COUNT] = {
     "tracking",
@@ -46,34 +47,6 @@ bool bl_task_is_probe(bl_task_kind kind)
 
 /* ---- Python-style text ------------------------------------------------- */
 
-/* repr() of a str, as Python writes it in messages: single quotes unless
- * the text holds a single quote and no double quote. Non-ASCII bytes pass
- * through (Python prints printable code points as they are). */
-static void py_repr(bl_buf *b, const char *s, size_t len)
-{
-    bool single = memchr(s, '\'', len) != NULL, dbl = memchr(s, '"', len) != NULL;
-    char q = single && !dbl ? '"' : '\'';
-    bl_buf_putc(b, q);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch == (unsigned char)q || ch == '\\') {
-            bl_buf_putc(b, '\\');
-            bl_buf_putc(b, (char)ch);
-        } else if (ch == '\n') {
-            bl_buf_puts(b, "\\n");
-        } else if (ch == '\r') {
-            bl_buf_puts(b, "\\r");
-        } else if (ch == '\t') {
-            bl_buf_puts(b, "\\t");
-        } else if (ch < 0x20 || ch == 0x7f) {
-            bl_buf_printf(b, "\\x%02x", ch);
-        } else {
-            bl_buf_putc(b, (char)ch);
-        }
-    }
-    bl_buf_putc(b, q);
-}
-
 /* Ends a message built in `b`: the message as an error of `status`, or
  * BL_ENOMEM if building it ran out of memory. Frees `b`. */
 static bl_status fail_buf(bl_error *err, bl_status status, bl_buf *b)
@@ -97,7 +70,7 @@ bl_status bl_task_from_name(const char *name, bl_task_kind *out, bl_error *err)
     bl_buf_init(&b);
     bl_buf_puts(&b, "unsupported task ");
     if (name)
-        py_repr(&b, name, strlen(name));
+        bl_repr_string(&b, name, strlen(name));
     else
         bl_buf_puts(&b, "None");
     bl_buf_puts(&b, "; historical tasks require Julia");
@@ -224,7 +197,7 @@ static bl_status py_float_text(const char *s, size_t len, double *out, bl_error 
     bl_buf b;
     bl_buf_init(&b);
     bl_buf_puts(&b, "could not convert string to float: ");
-    py_repr(&b, orig, orig_len);
+    bl_repr_string(&b, orig, orig_len);
     return fail_buf(err, BL_EVALUE, &b);
 }
 
@@ -381,7 +354,7 @@ static bl_status py_mode(const bl_json *v, const char *name, const char *const *
     for (size_t i = 0; i < n; i++) {
         if (i)
             bl_buf_puts(&b, ", ");
-        py_repr(&b, allowed[i], strlen(allowed[i]));
+        bl_repr_string(&b, allowed[i], strlen(allowed[i]));
     }
     bl_buf_puts(&b, ")");
     return fail_buf(err, BL_EVALUE, &b);
@@ -759,7 +732,7 @@ static bl_status check_unknown(bl_task_kind kind, const bl_json *given, bl_error
     for (size_t i = 0; i < m; i++) {
         if (i)
             bl_buf_puts(&b, ", ");
-        py_repr(&b, keys[i].s, keys[i].len);
+        bl_repr_string(&b, keys[i].s, keys[i].len);
     }
     bl_buf_puts(&b, "]");
     bl_free(keys);
