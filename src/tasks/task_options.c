@@ -40,11 +40,6 @@ const char *bl_task_name(bl_task_kind kind)
     return (unsigned)kind < BL_TASK_COUNT ? kind_names[kind] : "unknown";
 }
 
-bool bl_task_is_probe(bl_task_kind kind)
-{
-    return kind >= BL_TASK_DELAYED_CUE && kind < BL_TASK_COUNT;
-}
-
 /* ---- Python-style text ------------------------------------------------- */
 
 /* Ends a message built in `b`: the message as an error of `status`, or
