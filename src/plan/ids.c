@@ -1,66 +1,13 @@
-/* Identities derived from plans: Python repr of configuration values, sweep
- * target ids and labels (spec/platform.md §1.6) and wiring ids (§4.2). */
+/* Identities derived from plans: sweep target ids and labels
+ * (spec/platform.md §1.6) and wiring ids (§4.2). Labels are the Python repr
+ * of configuration values that plan.c writes (bl_plan_repr); nothing in
+ * plan.c calls back here. */
 #include <stdio.h>
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/rng.h"
-#include "brainlesslab/text.h"
 #include "plan_internal.h"
-
-bool bl_plan_repr(bl_buf *b, const bl_json *v)
-{
-    switch (bl_json_kindof(v)) {
-    case BL_JSON_NULL:
-        bl_buf_puts(b, "None");
-        break;
-    case BL_JSON_BOOL:
-        bl_buf_puts(b, bl_json_get_bool(v) ? "True" : "False");
-        break;
-    case BL_JSON_INT:
-    case BL_JSON_BIGINT:
-        bl_json_write(v, 0, b, NULL); /* plain decimal, as Python prints ints */
-        break;
-    case BL_JSON_REAL:
-        if (!bl_json_write_double(b, bl_json_get_real(v)))
-            bl_buf_puts(b, "nan"); /* unreachable for a validated plan */
-        break;
-    case BL_JSON_STRING: {
-        size_t n;
-        const char *s = bl_json_get_string(v, &n);
-        bl_repr_string(b, s, n);
-        break;
-    }
-    case BL_JSON_ARRAY: {
-        /* Frozen configuration sequences are tuples. */
-        size_t n = bl_json_size(v);
-        bl_buf_putc(b, '(');
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                bl_buf_puts(b, ", ");
-            bl_plan_repr(b, bl_json_at(v, i));
-        }
-        bl_buf_puts(b, n == 1 ? ",)" : ")");
-        break;
-    }
-    case BL_JSON_OBJECT: {
-        size_t n = bl_json_size(v);
-        bl_buf_putc(b, '{');
-        for (size_t i = 0; i < n; i++) {
-            size_t len;
-            const char *key = bl_json_key_at(v, i, &len);
-            if (i)
-                bl_buf_puts(b, ", ");
-            bl_repr_string(b, key, len);
-            bl_buf_puts(b, ": ");
-            bl_plan_repr(b, bl_json_value_at(v, i));
-        }
-        bl_buf_putc(b, '}');
-        break;
-    }
-    }
-    return !b->failed;
-}
 
 bl_status bl_sweep_target_id(const bl_json *parameters, char id[17], bl_error *err)
 {
