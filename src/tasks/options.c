@@ -361,6 +361,7 @@ const char *const bl_opt_visibilities[2] = {"visible", "hidden"};
 const char *const bl_opt_distractor_modes[4] = {"random", "matched", "opposite", "absent"};
 const char *const bl_opt_congruencies[3] = {"mixed", "congruent", "conflicting"};
 
+/* Whether `key` is one of the family's option names. */
 static bool family_has(bl_task_kind kind, const char *key, size_t len)
 {
     for (size_t i = 0; i < families[kind]->nkeys; i++) {
