@@ -27,6 +27,7 @@
 #endif
 
 #include "brainlesslab/json.h"
+#include "brainlesslab/text.h"
 #include "brainlesslab/version.h"
 #include "plan/plan_internal.h"
 #include "support.h"
@@ -358,7 +359,7 @@ static void test_escape_controls(void **state)
             fail_msg("case %zu: '%s', expected '%s'", i, got, cases[i].out);
         free(got);
     }
-    /* The same escapes as the plan's repr (src/plan/ids.c) for every code
+    /* The same escapes as the plan's repr (bl_repr_string) for every code
      * point up to U+07FF, inside its quotes (quotes and backslashes, which
      * repr escapes and this does not, left out). */
     for (unsigned cp = 0; cp < 0x800; cp++) {

@@ -115,15 +115,4 @@ bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool asci
  * Returns false (writes nothing) for NaN or infinity. */
 bool bl_json_write_double(bl_buf *out, double v);
 
-/* Text that came from a user (an id, a label, a path) made safe to print on
- * a terminal, as Python's repr writes such characters inside a string: C0
- * controls and DEL as \n, \r, \t or \xNN (\x07, \x1b, \x7f), U+0080..U+00A0
- * (the C1 controls, and the no-break space Python's repr escapes too; the
- * same range as the plan's repr in src/plan/ids.c) as \xNN of the code point
- * (\x85), and every byte that is not valid UTF-8 as \xNN of the byte.
- * Everything else, other non-ASCII text, backslashes and quotes included, is
- * copied as it is, so a message that already quotes a value with repr stays
- * the reference's text. Appends to `out`; false when it ran out of memory. */
-bool bl_escape_controls(bl_buf *out, const char *s, size_t len);
-
 #endif

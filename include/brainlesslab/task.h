@@ -47,7 +47,13 @@ typedef enum bl_task_kind {
 const char *bl_task_name(bl_task_kind kind);
 /* Any other name: BL_EVALUE "unsupported task '<name>'; historical tasks require Julia". */
 bl_status bl_task_from_name(const char *name, bl_task_kind *out, bl_error *err);
-bool bl_task_is_probe(bl_task_kind kind);
+/* The seven cue and memory probes (Delayed Cue onwards): episodic worlds
+ * scored by binary answers, unlike Tracking, Pong and CartPole. False for a
+ * kind out of range. */
+static inline bool bl_task_is_probe(bl_task_kind kind)
+{
+    return kind >= BL_TASK_DELAYED_CUE && kind < BL_TASK_COUNT;
+}
 
 /* ---- options (§8.1) --------------------------------------------------- */
 

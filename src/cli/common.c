@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "brainlesslab/json.h"
+#include "brainlesslab/text.h"
 #include "cli.h"
 
 /* The signals that ask the program to stop: Ctrl-C, kill's default and a

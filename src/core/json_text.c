@@ -6,53 +6,8 @@
 #include <string.h>
 
 #include "brainlesslab/json.h"
-
-/* Decodes one UTF-8 sequence (strict: no overlongs, no surrogates, at most
- * U+10FFFF). Returns its length, or 0 if invalid. */
-static size_t utf8_decode(const unsigned char *s, size_t len, unsigned long *cp)
-{
-    unsigned char c = s[0];
-    size_t n;
-    unsigned long v, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xe0) == 0xc0) {
-        n = 2, v = c & 0x1f, min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-        n = 3, v = c & 0x0f, min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-        n = 4, v = c & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n > len)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return n;
-}
-
-/* Appends the run of printable ASCII that starts at s[i] in one piece (with
- * `json`, a quote or a backslash ends it too, since JSON escapes them);
- * returns the index after the run (i when there is none). */
-static size_t append_plain(bl_buf *out, const char *s, size_t i, size_t len, bool json)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t run = i;
-    while (run < len && u[run] >= 0x20 && u[run] < 0x7f &&
-           !(json && (u[run] == '"' || u[run] == '\\')))
-        run++;
-    if (run > i)
-        bl_buf_append(out, s + i, run - i);
-    return run;
-}
+#include "brainlesslab/text.h"
+#include "text_internal.h"
 
 bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool ascii,
                                bl_error *err)
@@ -62,13 +17,13 @@ bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool asci
     bl_buf_putc(out, '"');
     size_t i = 0;
     while (i < len) {
-        size_t run = append_plain(out, s, i, len, true);
+        size_t run = bl_text_append_plain(out, s, i, len, true);
         if (run > i) {
             i = run;
             continue;
         }
-        unsigned long cp;
-        size_t n = utf8_decode(u + i, len - i, &cp);
+        uint32_t cp;
+        size_t n = bl_utf8_decode(u + i, len - i, &cp);
         if (n == 0)
             return bl_fail(err, BL_EVALUE, "string is not valid UTF-8 (byte %zu)", i);
         char esc[16];
@@ -105,38 +60,6 @@ bl_status bl_json_write_string(bl_buf *out, const char *s, size_t len, bool asci
     }
     bl_buf_putc(out, '"');
     return bl_buf_status(out, err);
-}
-
-bool bl_escape_controls(bl_buf *out, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        size_t run = append_plain(out, s, i, len, false);
-        if (run > i) {
-            i = run;
-            continue;
-        }
-        unsigned long cp;
-        size_t n = utf8_decode(u + i, len - i, &cp);
-        if (n == 0) {
-            n = 1; /* a stray byte: escape it alone and resynchronise after it */
-            cp = u[i];
-        } else if (cp == '\n' || cp == '\r' || cp == '\t') {
-            bl_buf_puts(out, cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : "\\t");
-            i += n;
-            continue;
-        } else if (cp >= 0x20 && (cp < 0x7f || cp > 0xa0)) {
-            bl_buf_append(out, s + i, n);
-            i += n;
-            continue;
-        }
-        const char esc[4] = {'\\', 'x', hex[cp >> 4], hex[cp & 0xf]};
-        bl_buf_append(out, esc, sizeof esc);
-        i += n;
-    }
-    return !out->failed;
 }
 
 /* Splits "%.*e" text into its significant digits (no dot) and exponent. */

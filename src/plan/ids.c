@@ -1,98 +1,13 @@
-/* Identities derived from plans: Python repr of configuration values, sweep
- * target ids and labels (spec/platform.md §1.6) and wiring ids (§4.2). */
+/* Identities derived from plans: sweep target ids and labels
+ * (spec/platform.md §1.6) and wiring ids (§4.2). Labels are the Python repr
+ * of configuration values that plan.c writes (bl_plan_repr); nothing in
+ * plan.c calls back here. */
 #include <stdio.h>
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/rng.h"
 #include "plan_internal.h"
-
-/* Python's str repr: single quotes unless the text holds a single quote and
- * no double quote. ASCII controls and U+0080..U+00A0 (not printable in
- * Python) are escaped as \xNN; other non-ASCII characters are written as
- * they are (Python keeps printable ones; the rare non-printable code points
- * above U+00A0 are an accepted, documented difference). */
-static void repr_string(bl_buf *b, const char *s, size_t n)
-{
-    bool has_single = memchr(s, '\'', n) != NULL, has_double = memchr(s, '"', n) != NULL;
-    char q = has_single && !has_double ? '"' : '\'';
-    bl_buf_putc(b, q);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '\\' || c == (unsigned char)q) {
-            bl_buf_putc(b, '\\');
-            bl_buf_putc(b, (char)c);
-        } else if (c == '\n') {
-            bl_buf_puts(b, "\\n");
-        } else if (c == '\r') {
-            bl_buf_puts(b, "\\r");
-        } else if (c == '\t') {
-            bl_buf_puts(b, "\\t");
-        } else if (c < 0x20 || c == 0x7f) {
-            bl_buf_printf(b, "\\x%02x", c);
-        } else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] <= 0xa0) {
-            bl_buf_printf(b, "\\x%02x", (unsigned char)s[i + 1]);
-            i++;
-        } else {
-            bl_buf_putc(b, (char)c);
-        }
-    }
-    bl_buf_putc(b, q);
-}
-
-bool bl_plan_repr(bl_buf *b, const bl_json *v)
-{
-    switch (bl_json_kindof(v)) {
-    case BL_JSON_NULL:
-        bl_buf_puts(b, "None");
-        break;
-    case BL_JSON_BOOL:
-        bl_buf_puts(b, bl_json_get_bool(v) ? "True" : "False");
-        break;
-    case BL_JSON_INT:
-    case BL_JSON_BIGINT:
-        bl_json_write(v, 0, b, NULL); /* plain decimal, as Python prints ints */
-        break;
-    case BL_JSON_REAL:
-        if (!bl_json_write_double(b, bl_json_get_real(v)))
-            bl_buf_puts(b, "nan"); /* unreachable for a validated plan */
-        break;
-    case BL_JSON_STRING: {
-        size_t n;
-        const char *s = bl_json_get_string(v, &n);
-        repr_string(b, s, n);
-        break;
-    }
-    case BL_JSON_ARRAY: {
-        /* Frozen configuration sequences are tuples. */
-        size_t n = bl_json_size(v);
-        bl_buf_putc(b, '(');
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                bl_buf_puts(b, ", ");
-            bl_plan_repr(b, bl_json_at(v, i));
-        }
-        bl_buf_puts(b, n == 1 ? ",)" : ")");
-        break;
-    }
-    case BL_JSON_OBJECT: {
-        size_t n = bl_json_size(v);
-        bl_buf_putc(b, '{');
-        for (size_t i = 0; i < n; i++) {
-            size_t len;
-            const char *key = bl_json_key_at(v, i, &len);
-            if (i)
-                bl_buf_puts(b, ", ");
-            repr_string(b, key, len);
-            bl_buf_puts(b, ": ");
-            bl_plan_repr(b, bl_json_value_at(v, i));
-        }
-        bl_buf_putc(b, '}');
-        break;
-    }
-    }
-    return !b->failed;
-}
 
 bl_status bl_sweep_target_id(const bl_json *parameters, char id[17], bl_error *err)
 {

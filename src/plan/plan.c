@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/text.h"
 #include "plan_internal.h"
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -1023,6 +1024,62 @@ const bl_json *bl_plan_plain(const bl_plan *plan)
 const char *bl_plan_id(const bl_plan *plan)
 {
     return bl_plan_string(plan->plain, "id");
+}
+
+/* ---- Python repr of configuration values ----------------------------- */
+
+bool bl_plan_repr(bl_buf *b, const bl_json *v)
+{
+    switch (bl_json_kindof(v)) {
+    case BL_JSON_NULL:
+        bl_buf_puts(b, "None");
+        break;
+    case BL_JSON_BOOL:
+        bl_buf_puts(b, bl_json_get_bool(v) ? "True" : "False");
+        break;
+    case BL_JSON_INT:
+    case BL_JSON_BIGINT:
+        bl_json_write(v, 0, b, NULL); /* plain decimal, as Python prints ints */
+        break;
+    case BL_JSON_REAL:
+        if (!bl_json_write_double(b, bl_json_get_real(v)))
+            bl_buf_puts(b, "nan"); /* unreachable for a validated plan */
+        break;
+    case BL_JSON_STRING: {
+        size_t n;
+        const char *s = bl_json_get_string(v, &n);
+        bl_repr_string(b, s, n);
+        break;
+    }
+    case BL_JSON_ARRAY: {
+        /* Frozen configuration sequences are tuples. */
+        size_t n = bl_json_size(v);
+        bl_buf_putc(b, '(');
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                bl_buf_puts(b, ", ");
+            bl_plan_repr(b, bl_json_at(v, i));
+        }
+        bl_buf_puts(b, n == 1 ? ",)" : ")");
+        break;
+    }
+    case BL_JSON_OBJECT: {
+        size_t n = bl_json_size(v);
+        bl_buf_putc(b, '{');
+        for (size_t i = 0; i < n; i++) {
+            size_t len;
+            const char *key = bl_json_key_at(v, i, &len);
+            if (i)
+                bl_buf_puts(b, ", ");
+            bl_repr_string(b, key, len);
+            bl_buf_puts(b, ": ");
+            bl_plan_repr(b, bl_json_value_at(v, i));
+        }
+        bl_buf_putc(b, '}');
+        break;
+    }
+    }
+    return !b->failed;
 }
 
 /* ---- internal accessors ----------------------------------------------- */

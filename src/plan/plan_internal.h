@@ -20,7 +20,8 @@ struct bl_resolved_plan {
 };
 
 /* Python's repr() of a configuration value (str, int, float, bool, tuple)
- * appended to `b`; objects are written as dicts. */
+ * appended to `b`; objects are written as dicts (plan.c, for messages and,
+ * through ids.c, sweep labels). */
 bool bl_plan_repr(bl_buf *b, const bl_json *v);
 
 /* A key as TOML spells it (bare where it can be, else a quoted basic

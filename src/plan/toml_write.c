@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "brainlesslab/plan.h"
+#include "brainlesslab/text.h"
 
 /* Trees nest no deeper than the reader accepts (toml_bridge.cpp). */
 #define BL_TOML_WRITE_MAX_DEPTH 256
@@ -19,39 +20,6 @@ typedef struct bl_tw {
     bl_error *err;
 } bl_tw;
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if invalid:
- * overlong forms, surrogates and code points past U+10FFFF are refused,
- * as the reader would refuse them. */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    size_t len;
-    uint32_t c, min;
-    if ((s[0] & 0xE0) == 0xC0) {
-        len = 2, c = s[0] & 0x1F, min = 0x80;
-    } else if ((s[0] & 0xF0) == 0xE0) {
-        len = 3, c = s[0] & 0x0F, min = 0x800;
-    } else if ((s[0] & 0xF8) == 0xF0) {
-        len = 4, c = s[0] & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    return len;
-}
-
 /* A TOML basic string. Control characters (TOML forbids them raw, DEL
  * included) are escaped; everything else is copied as UTF-8. */
 static bl_status put_string(bl_tw *w, const char *s, size_t len)
@@ -60,7 +28,7 @@ static bl_status put_string(bl_tw *w, const char *s, size_t len)
     bl_buf_putc(w->out, '"');
     for (size_t i = 0; i < len;) {
         uint32_t cp;
-        size_t n = utf8_seq(p + i, len - i, &cp);
+        size_t n = bl_utf8_decode(p + i, len - i, &cp);
         if (n == 0)
             return bl_fail(w->err, BL_EVALUE, "TOML strings must be valid UTF-8");
         switch (cp) {

@@ -47,11 +47,6 @@ static void ectx_free(ectx *c)
     c->t = NULL;
 }
 
-static bool binary_task(bl_task_kind k)
-{
-    return k != BL_TASK_TRACKING && k != BL_TASK_PONG && k != BL_TASK_CARTPOLE_PLANK_EASY;
-}
-
 static bl_status signature_of(const ectx *c, const tinfo *t, bl_json **out, bl_error *err)
 {
     bl_task_options o;
@@ -283,7 +278,7 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
         /* Supplying a record for this task asserts it was meant to apply. */
         if (same_task)
             return signature_mismatch(t, same_task, err);
-        if (binary_task(t->task)) {
+        if (bl_task_is_probe(t->task)) {
             if ((st = bl_calibration_analytic(t->signature, &t->own, err)) != BL_OK)
                 return st;
             t->cal = t->own;
@@ -472,7 +467,7 @@ static bl_status freeze(const ectx *c, size_t i, const bl_run_result *run, bl_ca
         if (isnan(rows[k].raw))
             return bl_fail(err, BL_ERUNTIME,
                            "cannot freeze a calibration containing missing outcomes");
-    if (binary_task(t->task))
+    if (bl_task_is_probe(t->task))
         return bl_calibration_analytic(t->signature, out, err);
     double *scores = bl_mallocarray(per, sizeof *scores);
     bl_json *ids = bl_json_array();

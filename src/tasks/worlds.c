@@ -81,11 +81,6 @@ void bl_worlds_advance_world(bl_worlds *w, size_t b, const void *effectors, bool
 
 /* ---- creation ----------------------------------------------------------- */
 
-static bool is_probe(bl_task_kind kind)
-{
-    return kind >= BL_TASK_DELAYED_CUE && kind < BL_TASK_COUNT;
-}
-
 /* Receptor widths that do not depend on options (§1.1); 0 for Tracking,
  * whose width is twice the number of sensor offsets. */
 static size_t fixed_width(bl_task_kind kind)
@@ -149,7 +144,7 @@ static bl_status check_world(const bl_world_init *wi, size_t b, bl_dtype dtype, 
         if ((st = check_finite(wi->draws, wi->n_draws * 2, dtype, b, "draws", err)) != BL_OK)
             return st;
     }
-    if (!is_probe(wi->kind)) {
+    if (!bl_task_is_probe(wi->kind)) {
         if (wi->rounds != 0)
             return bl_fail(err, BL_EVALUE, "world %zu: %s worlds have no probe rounds", b,
                            bl_task_name(wi->kind));
@@ -204,7 +199,7 @@ static bl_status check_cohort(const bl_world_init *const *inits, size_t n, const
                        nr);
     if (warmup < 0 || warmup > INT32_MAX)
         return bl_fail(err, BL_EVALUE, "warmup must be an integer >= 0");
-    if (warmup != 0 && (is_probe(kind) || kind == BL_TASK_CARTPOLE_PLANK_EASY))
+    if (warmup != 0 && (bl_task_is_probe(kind) || kind == BL_TASK_CARTPOLE_PLANK_EASY))
         return bl_fail(err, BL_EVALUE, "probes and Plank CartPole require warmup=0");
     if (!horizons)
         return bl_fail(err, BL_EVALUE, "horizons must hold one value per world");
@@ -274,7 +269,7 @@ static void load_world(bl_worlds *w, size_t b, const bl_world_init *wi, int64_t 
         w->draw_lengths[b] = (int32_t)wi->n_draws;
     }
     w->lengths[b] = 1;
-    if (is_probe(w->kind)) {
+    if (bl_task_is_probe(w->kind)) {
         for (size_t i = 0; i < wi->length * nr; i++)
             store_real(w, w->stimuli, b * w->max_length * nr + i, wi->stimuli[i]);
         w->lengths[b] = (int32_t)wi->length;
@@ -317,7 +312,7 @@ bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const in
     w->max_rounds = w->max_length = w->max_draws = 1;
     for (size_t b = 0; b < n; b++) {
         const bl_world_init *wi = inits[b];
-        if (is_probe(w->kind)) {
+        if (bl_task_is_probe(w->kind)) {
             if (wi->rounds > w->max_rounds)
                 w->max_rounds = wi->rounds;
             if (wi->length > w->max_length)
