@@ -64,15 +64,77 @@ static int64_t count_active(const void *activity, bl_dtype dtype, size_t n)
         }                                                                      \
     } while (0)
 
+/* The slot's world cohort and model batch, and its noise tape when the
+ * model draws noise. */
+static bl_status open_reservoir(const run_ctx *c, const batch *b, const slot *s,
+                                size_t tile_frames, bl_worlds **w, bl_model **m, bl_tape **tape,
+                                bl_error *err)
+{
+    const target *t = s->t;
+    const wiring *wr = &b->wirings[s->wiring];
+    const size_t n = (size_t)t->count;
+    const bool noisy = t->node == BL_MODEL_FALANDAYS && t->fcfg.drive == BL_DRIVE_OOSAWA;
+    bl_status st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon,
+                                    c->warmup, c->dtype, w, err);
+    if (st == BL_OK)
+        st = t->node == BL_MODEL_FALANDAYS
+                 ? bl_model_create_falandays((const bl_falandays_init *const *)&wr->fal, 1,
+                                             c->dtype, m, err)
+                 : bl_model_create_sorn((const bl_sorn_init *const *)&wr->sorn, 1, c->dtype, m,
+                                        err);
+    /* Without the Oosawa drive the model never reads its noise (models.md
+     * §2.5 step 5), so the tape need not be drawn: the rows are the same
+     * whether or not anyone computes them. */
+    if (st == BL_OK && noisy)
+        st = bl_tape_create(tape, &s->drive_seed, n, tile_frames, BL_TAPE_NORMAL, err);
+    return st;
+}
+
+/* Interventions take effect before the frames of tick number tick + 1
+ * (one-based): input ones switch *blind or *shuffled on, the others freeze
+ * the model. */
+static bl_status apply_interventions(const target *t, int32_t tick, bl_model *m, int32_t *act,
+                                     size_t *next_iv, bool *blind, bool *shuffled, bl_error *err)
+{
+    bl_status st = BL_OK;
+    while (*next_iv < t->nivs && t->ivs[*next_iv].tick <= tick + 1) {
+        const intervention *iv = &t->ivs[(*next_iv)++];
+        if (iv->tick != tick + 1)
+            continue;
+        if (iv->verb == V_BLIND)
+            *blind = true;
+        else if (iv->verb == V_SHUFFLE)
+            *shuffled = true;
+        else if (iv->verb == V_FREEZE_WEIGHTS)
+            st = bl_model_freeze_weights(m, act, 1, err);
+        else
+            st = bl_model_freeze_plasticity(m, act, 1, err);
+        if (st != BL_OK)
+            return st;
+    }
+    return BL_OK;
+}
+
+/* One frame's row of the float64 tape as the model's noise: float32
+ * models get a rounded copy, float64 ones read the row in place. */
+static void take_noise_row(const double *row, size_t n, void *noise, bl_matrix *nz)
+{
+    if (nz->dtype == BL_FLOAT32) {
+        float *nf = noise;
+        for (size_t i = 0; i < n; i++)
+            nf[i] = (float)row[i];
+    } else {
+        nz->data = row;
+    }
+}
+
 bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capture *rec,
                            slot_end *e, bl_error *err)
 {
     const target *t = s->t;
-    const wiring *wr = &b->wirings[s->wiring];
     const size_t nr = (size_t)t->n_inputs, n = (size_t)t->count;
     const int32_t frames = (int32_t)t->frames;
     const size_t vsize = c->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
-    const bool noisy = t->node == BL_MODEL_FALANDAYS && t->fcfg.drive == BL_DRIVE_OOSAWA;
     /* T / F ticks per tile, so a tile holds whole ticks of noise frames. */
     const int64_t tile_ticks = c->x->noise_tile_frames / t->frames;
     const size_t tile_frames = (size_t)(tile_ticks * t->frames);
@@ -83,19 +145,7 @@ bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capt
     void *xbuf = bl_calloc(nr, vsize), *noise = bl_calloc(n, vsize);
     bl_status st = !xbuf || !noise ? nomem(err) : BL_OK;
     if (st == BL_OK)
-        st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon, c->warmup,
-                              c->dtype, &w, err);
-    if (st == BL_OK)
-        st = t->node == BL_MODEL_FALANDAYS
-                 ? bl_model_create_falandays((const bl_falandays_init *const *)&wr->fal, 1,
-                                             c->dtype, &m, err)
-                 : bl_model_create_sorn((const bl_sorn_init *const *)&wr->sorn, 1, c->dtype, &m,
-                                        err);
-    /* Without the Oosawa drive the model never reads its noise (models.md
-     * §2.5 step 5), so the tape need not be drawn: the rows are the same
-     * whether or not anyone computes them. */
-    if (st == BL_OK && noisy)
-        st = bl_tape_create(&tape, &s->drive_seed, n, tile_frames, BL_TAPE_NORMAL, err);
+        st = open_reservoir(c, b, s, tile_frames, &w, &m, &tape, err);
     if (st == BL_OK && rec->probe)
         st = bl_run_probe_begin(s, n, rec->probe, err);
     if (st != BL_OK)
@@ -123,23 +173,9 @@ bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capt
             act = !done[0] && mfin[0] && tfin[0] && ticks[0] < t->horizon;
             if (!act)
                 break;
-            /* Interventions take effect before the frames of tick number
-             * ticks + 1 (one-based). */
-            while (next_iv < t->nivs && t->ivs[next_iv].tick <= ticks[0] + 1) {
-                const intervention *iv = &t->ivs[next_iv++];
-                if (iv->tick != ticks[0] + 1)
-                    continue;
-                if (iv->verb == V_BLIND)
-                    blind = true;
-                else if (iv->verb == V_SHUFFLE)
-                    shuffled = true;
-                else if (iv->verb == V_FREEZE_WEIGHTS)
-                    st = bl_model_freeze_weights(m, &act, 1, err);
-                else
-                    st = bl_model_freeze_plasticity(m, &act, 1, err);
-                if (st != BL_OK)
-                    goto done;
-            }
+            if ((st = apply_interventions(t, ticks[0], m, &act, &next_iv, &blind, &shuffled,
+                                          err)) != BL_OK)
+                goto done;
             for (int32_t f = 1; f <= frames && act; f++) {
                 if ((st = bl_worlds_encode(w, f, &act, 1, err)) != BL_OK)
                     goto done;
@@ -152,16 +188,8 @@ bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capt
                     TRANSFORM(float);
                 else
                     TRANSFORM(double);
-                if (rows) {
-                    const double *row = rows + (size_t)(cursor - tile_start) * n;
-                    if (c->dtype == BL_FLOAT32) {
-                        float *nf = noise;
-                        for (size_t i = 0; i < n; i++)
-                            nf[i] = (float)row[i];
-                    } else {
-                        nz.data = row;
-                    }
-                }
+                if (rows)
+                    take_noise_row(rows + (size_t)(cursor - tile_start) * n, n, noise, &nz);
                 cursor++;
                 if ((st = bl_model_step(m, &xin, &nz, &act, 1, err)) != BL_OK)
                     goto done;
