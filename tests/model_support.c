@@ -146,6 +146,39 @@ bool bl_test_same(double a, double b, bool nan_equiv)
     return bl_test_bits(a) == bl_test_bits(b);
 }
 
+/* ---- differential tests against an oracle ------------------------------- */
+
+const char *bl_test_op_name(bl_test_op which)
+{
+    return which == BL_TEST_RESET ? "reset"
+           : which == BL_TEST_FREEZE_WEIGHTS ? "freeze_weights"
+                                             : "freeze_plasticity";
+}
+
+void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
+                       const char *what)
+{
+    for (size_t b = 0; b < nslots; b++)
+        active[b] = bl_test_uni(g) < 0.5 ? 1 : 0;
+    bl_error err = {0};
+    bl_status rc = which == BL_TEST_RESET ? bl_model_reset(m, active, nslots, &err)
+                   : which == BL_TEST_FREEZE_WEIGHTS
+                       ? bl_model_freeze_weights(m, active, nslots, &err)
+                       : bl_model_freeze_plasticity(m, active, nslots, &err);
+    if (rc != BL_OK)
+        fail_msg("%s: operation %d: %s", what, (int)which, err.msg);
+}
+
+void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
+                        const double *want, bool nan_equiv, const char *view_name,
+                        const char *what, size_t frame)
+{
+    for (size_t i = 0; i < cnt; i++)
+        if (!bl_test_same(bl_test_get(view, dtype, b * cnt + i), want[i], nan_equiv))
+            fail_msg("%s: frame %zu: slot %zu live %s %zu differs", what, frame, b, view_name,
+                     i);
+}
+
 /* ---- construction comparisons ------------------------------------------- */
 
 void bl_test_expect_bits(const char *what, size_t i, double c, double ref)

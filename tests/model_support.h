@@ -1,7 +1,7 @@
 /* Shared helpers of the model test executables (test_falandays*.c,
  * test_sorn*.c): checked allocation, dtype buffers, model calls that fail
- * the test on error, snapshot access, bit-exact comparisons, and generator
- * draws. Every helper fails the running cmocka test rather than return an
+ * the test on error, snapshot access, bit-exact comparisons, generator
+ * draws, and the model side of the differential tests against the oracles. Every helper fails the running cmocka test rather than return an
  * error. */
 #ifndef BL_TEST_MODEL_SUPPORT_H
 #define BL_TEST_MODEL_SUPPORT_H
@@ -47,6 +47,28 @@ double bl_test_get(const void *buf, bl_dtype dt, size_t k);
 /* Same bits, or (when nan_equiv) both NaN: NaN payloads depend on operand
  * order inside commutative operations and are no contract of the spec. */
 bool bl_test_same(double a, double b, bool nan_equiv);
+
+/* ---- differential tests against an oracle ------------------------------- */
+
+/* The operations a differential test applies to random slots. */
+typedef enum bl_test_op {
+    BL_TEST_RESET,
+    BL_TEST_FREEZE_WEIGHTS,
+    BL_TEST_FREEZE_PLASTICITY,
+} bl_test_op;
+
+/* "reset", "freeze_weights" or "freeze_plasticity". */
+const char *bl_test_op_name(bl_test_op which);
+/* Draws each of the nslots slots into active with probability 1/2, then
+ * applies `which` to those slots of m; the caller applies it to its
+ * oracles. */
+void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
+                       const char *what);
+/* Slot b's cnt values of a live view (cnt per slot, in dtype) must be
+ * want's; a difference fails the test naming the view ("effector"). */
+void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
+                        const double *want, bool nan_equiv, const char *view_name,
+                        const char *what, size_t frame);
 
 /* ---- construction comparisons ------------------------------------------- */
 
