@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "support.h"
 
@@ -200,4 +201,29 @@ double bl_test_le_double(const unsigned char *b)
     for (int i = 7; i >= 0; i--)
         v = v << 8 | b[i];
     return bl_test_double(v);
+}
+
+bl_gen bl_test_gen_state(const bl_gen *g)
+{
+    bl_gen before;
+    memset(&before, 0, sizeof before);
+    if (g)
+        before = *g;
+    return before;
+}
+
+void bl_test_expect_rejected(bl_status st, const bl_error *err, const void *out,
+                             const bl_gen *before, const bl_gen *g, bl_status want,
+                             const char *needle)
+{
+    if (st != want)
+        fail_msg("expected %s containing \"%s\", got %s: %s", bl_status_kind(want), needle,
+                 bl_status_kind(st), err->msg);
+    assert_null(out);
+    assert_int_equal(err->status, want);
+    if (!strstr(err->msg, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", err->msg, needle);
+    /* A rejected construction draws nothing. */
+    if (g)
+        assert_memory_equal(before, g, sizeof *before);
 }

@@ -75,6 +75,15 @@ void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
 /* Element i of what: c must have the bits of ref. */
 void bl_test_expect_bits(const char *what, size_t i, double c, double ref);
 void bl_test_expect_table(const char *what, const double *a, const double *want, size_t count);
+/* g's state before a call (all zeros when g is NULL), for
+ * bl_test_expect_rejected. */
+bl_gen bl_test_gen_state(const bl_gen *g);
+/* What a rejected construction must leave: status want, with needle in
+ * its message, no initial state (out NULL), and the generator g (if any)
+ * in its state `before`, since a rejected construction draws nothing. */
+void bl_test_expect_rejected(bl_status st, const bl_error *err, const void *out,
+                             const bl_gen *before, const bl_gen *g, bl_status want,
+                             const char *needle);
 /* A little-endian double from 8 bytes. */
 double bl_test_le_double(const unsigned char *b);
 
