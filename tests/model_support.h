@@ -13,6 +13,20 @@
 #include "brainlesslab/model.h"
 #include "brainlesslab/rng.h"
 
+/* Sanitizer builds (CI) run a third of the frames of the long differential
+ * runs: the point there is memory safety, and the full differential run is
+ * the Release one. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BL_TEST_FRAME_DIV 3
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BL_TEST_FRAME_DIV 3
+#endif
+#endif
+#ifndef BL_TEST_FRAME_DIV
+#define BL_TEST_FRAME_DIV 1
+#endif
+
 /* calloc that fails the test on exhaustion (count 0 allocates one). */
 void *bl_test_xcalloc(size_t count, size_t size);
 
