@@ -180,6 +180,99 @@ void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
                      i);
 }
 
+/* ---- hand-made initial states --------------------------------------------- */
+
+/* Zero arrays, signs +1, targets at targ_min: the adapter's defaults. */
+bl_falandays_init *bl_test_falandays_init_new(size_t n, size_t r, size_t e,
+                                              const bl_falandays_config *c)
+{
+    bl_falandays_init *in = bl_test_xcalloc(1, sizeof *in);
+    if (c)
+        in->config = *c;
+    else
+        bl_falandays_config_default(&in->config);
+    in->n = n;
+    in->r = r;
+    in->e = e;
+    in->weights = bl_test_xcalloc(n * n, sizeof(double));
+    in->recurrent_mask = bl_test_xcalloc(n * n, sizeof(double));
+    in->input_weights = bl_test_xcalloc(n * r, sizeof(double));
+    in->output_mask = bl_test_xcalloc(n * e, sizeof(double));
+    in->signs = bl_test_xcalloc(n, sizeof(int32_t));
+    in->acts = bl_test_xcalloc(n, sizeof(double));
+    in->targets = bl_test_xcalloc(n, sizeof(double));
+    in->spikes = bl_test_xcalloc(n, sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        in->signs[i] = 1;
+        in->targets[i] = in->config.targ_min;
+    }
+    return in;
+}
+
+void bl_test_falandays_init_free(bl_falandays_init *in)
+{
+    if (!in)
+        return;
+    free(in->weights);
+    free(in->recurrent_mask);
+    free(in->input_weights);
+    free(in->output_mask);
+    free(in->signs);
+    free(in->acts);
+    free(in->targets);
+    free(in->spikes);
+    free(in);
+}
+
+/* Every array zero; the arrays of an empty inhibitory population are NULL,
+ * as model.h allows. */
+bl_sorn_init *bl_test_sorn_init_new(size_t n, size_t r, size_t e, size_t n_e,
+                                    const bl_sorn_config *c)
+{
+    bl_sorn_init *in = bl_test_xcalloc(1, sizeof *in);
+    if (c)
+        in->config = *c;
+    else
+        bl_sorn_config_default(&in->config);
+    const size_t ni = n - n_e;
+    in->n = n;
+    in->r = r;
+    in->e = e;
+    in->n_e = n_e;
+    in->w_ee = bl_test_xcalloc(n_e * n_e, sizeof(double));
+    in->ee_mask = bl_test_xcalloc(n_e * n_e, sizeof(double));
+    in->c_e = bl_test_xcalloc(n_e, sizeof(double));
+    in->w_eu = bl_test_xcalloc(n_e * r, sizeof(double));
+    in->output_mask = bl_test_xcalloc(e * n_e, sizeof(double));
+    in->t_e = bl_test_xcalloc(n_e, sizeof(double));
+    in->x = bl_test_xcalloc(n_e, sizeof(double));
+    if (ni) {
+        in->w_ei = bl_test_xcalloc(n_e * ni, sizeof(double));
+        in->w_ie = bl_test_xcalloc(ni * n_e, sizeof(double));
+        in->t_i = bl_test_xcalloc(ni, sizeof(double));
+        in->y = bl_test_xcalloc(ni, sizeof(double));
+    }
+    return in;
+}
+
+void bl_test_sorn_init_free(bl_sorn_init *in)
+{
+    if (!in)
+        return;
+    free(in->w_ee);
+    free(in->ee_mask);
+    free(in->c_e);
+    free(in->w_ei);
+    free(in->w_ie);
+    free(in->w_eu);
+    free(in->output_mask);
+    free(in->t_e);
+    free(in->t_i);
+    free(in->x);
+    free(in->y);
+    free(in);
+}
+
 /* ---- construction comparisons ------------------------------------------- */
 
 void bl_test_expect_bits(const char *what, size_t i, double c, double ref)

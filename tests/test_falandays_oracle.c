@@ -41,44 +41,10 @@ static const char *const KEYS[] = {
  * oracle-only checks do not depend on construction code. */
 static bl_falandays_init *hand_alloc(const bl_falandays_config *c, size_t n, size_t r, size_t e)
 {
-    bl_falandays_init *h = calloc(1, sizeof *h);
-    assert_non_null(h);
-    h->config = *c;
+    bl_falandays_init *h = bl_test_falandays_init_new(n, r, e, c);
     h->config.input_link_p = NULL;
     h->config.input_link_p_len = 0;
-    h->n = n;
-    h->r = r;
-    h->e = e;
-    h->weights = calloc(n * n, sizeof(double));
-    h->recurrent_mask = calloc(n * n, sizeof(double));
-    h->input_weights = calloc(n * r, sizeof(double));
-    h->output_mask = calloc(n * e, sizeof(double));
-    h->signs = calloc(n, sizeof(int32_t));
-    h->acts = calloc(n, sizeof(double));
-    h->targets = calloc(n, sizeof(double));
-    h->spikes = calloc(n, sizeof(double));
-    assert_true(h->weights && h->recurrent_mask && h->input_weights && h->output_mask &&
-                h->signs && h->acts && h->targets && h->spikes);
-    for (size_t i = 0; i < n; i++) {
-        h->signs[i] = 1;
-        h->targets[i] = c->targ_min;
-    }
     return h;
-}
-
-static void hand_free(bl_falandays_init *h)
-{
-    if (!h)
-        return;
-    free(h->weights);
-    free(h->recurrent_mask);
-    free(h->input_weights);
-    free(h->output_mask);
-    free(h->signs);
-    free(h->acts);
-    free(h->targets);
-    free(h->spikes);
-    free(h);
 }
 
 /* A random valid configuration. The four switches of the frame equations
@@ -248,7 +214,7 @@ static void batch_free(batch *bt)
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_oracle_falandays_destroy(bt->slots[b].orc);
         if (bt->slots[b].hand)
-            hand_free(bt->slots[b].init);
+            bl_test_falandays_init_free(bt->slots[b].init);
         else
             bl_falandays_init_free(bt->slots[b].init);
     }
@@ -619,7 +585,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(o, "effectors", (double[]){1, 0}, 2, 0);
     assert_int_equal(bl_oracle_falandays_finite(o), 1);
     bl_oracle_falandays_destroy(o);
-    hand_free(h);
+    bl_test_falandays_init_free(h);
 
     /* Learning uses the previous spikes and the destination's mask. */
     h = tiny_init(&c);
@@ -636,7 +602,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(o, "previous", (double[]){1, 0}, 2, 0);
     expect_state(o, "targets", (double[]){1, 1.05}, 2, 1.05e-7);
     bl_oracle_falandays_destroy(o);
-    hand_free(h);
+    bl_test_falandays_init_free(h);
 
     /* Dale: signed learning, clamp at 0, unmasked clearing. */
     c.axis = BL_AXIS_DALE;
@@ -659,7 +625,7 @@ static void worked_examples(bl_dtype dt)
     bl_oracle_falandays_get(o, "weights", wt);
     assert_true(wt[0] == 0.0 && wt[1] == 0.0);
     bl_oracle_falandays_destroy(o);
-    hand_free(h);
+    bl_test_falandays_init_free(h);
 }
 
 static void test_oracle_worked_examples(void **state)

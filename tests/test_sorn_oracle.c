@@ -47,48 +47,7 @@ static size_t excitatory_count(double ratio, size_t n)
 static bl_sorn_init *hand_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t e,
                                 size_t n_e)
 {
-    size_t n_i = n - n_e;
-    bl_sorn_init *h = calloc(1, sizeof *h);
-    assert_non_null(h);
-    h->config = *c;
-    h->n = n;
-    h->r = r;
-    h->e = e;
-    h->n_e = n_e;
-    h->w_ee = calloc(n_e * n_e, sizeof(double));
-    h->ee_mask = calloc(n_e * n_e, sizeof(double));
-    h->c_e = calloc(n_e, sizeof(double));
-    h->w_eu = calloc(n_e * r, sizeof(double));
-    h->output_mask = calloc(e * n_e, sizeof(double));
-    h->t_e = calloc(n_e, sizeof(double));
-    h->x = calloc(n_e, sizeof(double));
-    assert_true(h->w_ee && h->ee_mask && h->c_e && h->w_eu && h->output_mask && h->t_e && h->x);
-    if (n_i > 0) {
-        h->w_ei = calloc(n_e * n_i, sizeof(double));
-        h->w_ie = calloc(n_i * n_e, sizeof(double));
-        h->t_i = calloc(n_i, sizeof(double));
-        h->y = calloc(n_i, sizeof(double));
-        assert_true(h->w_ei && h->w_ie && h->t_i && h->y);
-    }
-    return h;
-}
-
-static void hand_free(bl_sorn_init *h)
-{
-    if (!h)
-        return;
-    free(h->w_ee);
-    free(h->ee_mask);
-    free(h->c_e);
-    free(h->w_ei);
-    free(h->w_ie);
-    free(h->w_eu);
-    free(h->output_mask);
-    free(h->t_e);
-    free(h->t_i);
-    free(h->x);
-    free(h->y);
-    free(h);
+    return bl_test_sorn_init_new(n, r, e, n_e, c);
 }
 
 /* A random valid configuration with the given I/E ratio and learn_on. The
@@ -243,7 +202,7 @@ static void batch_free(batch *bt)
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_oracle_sorn_destroy(bt->slots[b].orc);
         if (bt->slots[b].hand)
-            hand_free(bt->slots[b].init);
+            bl_test_sorn_init_free(bt->slots[b].init);
         else
             bl_sorn_init_free(bt->slots[b].init);
     }
