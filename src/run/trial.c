@@ -231,6 +231,17 @@ done:
     return st;
 }
 
+/* The slot's world cohort and its direct controller. */
+static bl_status open_direct(const run_ctx *c, const slot *s, bl_worlds **w, bl_controllers **ctl,
+                             bl_error *err)
+{
+    bl_status st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &s->t->horizon,
+                                    c->warmup, c->dtype, w, err);
+    if (st == BL_OK)
+        st = bl_controllers_create(s->t->policy, *w, ctl, err);
+    return st;
+}
+
 /* A direct controller frame by frame (the unfused loop of spec/tasks.md
  * §1.4), for recordings that need every tick; bit-identical to the fused
  * path, which the tests check. */
@@ -248,10 +259,7 @@ bl_status bl_run_direct_frames(const run_ctx *c, const batch *b, slot *s,
     void *eff = bl_calloc((size_t)t->n_effectors, vsize), *u = bl_calloc(1, vsize);
     bl_status st = !eff || !u || (probe && null && !table) ? nomem(err) : BL_OK;
     if (st == BL_OK)
-        st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon, c->warmup,
-                              c->dtype, &w, err);
-    if (st == BL_OK)
-        st = bl_controllers_create(t->policy, w, &ctl, err);
+        st = open_direct(c, s, &w, &ctl, err);
     if (st != BL_OK)
         goto done;
     bl_gen g;
@@ -333,10 +341,7 @@ bl_status bl_run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e,
     double *draws = null ? bl_mallocarray(rows, sizeof *draws) : NULL;
     bl_status st = !tile || (null && !draws) ? nomem(err) : BL_OK;
     if (st == BL_OK)
-        st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon, c->warmup,
-                              c->dtype, &w, err);
-    if (st == BL_OK)
-        st = bl_controllers_create(t->policy, w, &ctl, err);
+        st = open_direct(c, s, &w, &ctl, err);
     if (st != BL_OK)
         goto done;
     bl_gen g;
