@@ -101,6 +101,23 @@ void bl_test_assert_bits(double got, double want, const char *what)
         fail_msg("%s: got %.17g, want %.17g", what, got, want);
 }
 
+bl_model *bl_test_created(bl_status st, bl_model *m, const bl_error *err)
+{
+    if (st != BL_OK)
+        fail_msg("create: %s", err->msg);
+    assert_non_null(m);
+    return m;
+}
+
+void bl_test_expect_create_failed(bl_status st, const bl_model *m, const bl_error *err,
+                                  const char *needle)
+{
+    assert_int_equal(st, BL_EVALUE);
+    assert_null(m);
+    if (!strstr(err->msg, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", err->msg, needle);
+}
+
 /* ---- generator draws and dtype buffers ---------------------------------- */
 
 double bl_test_uni(bl_gen *g) { return bl_gen_random(g); }

@@ -1,8 +1,9 @@
 /* Shared helpers of the model test executables (test_falandays*.c,
- * test_sorn*.c): checked allocation, dtype buffers, model calls that fail
- * the test on error, snapshot access, bit-exact comparisons, generator
- * draws, and the model side of the differential tests against the oracles. Every helper fails the running cmocka test rather than return an
- * error. */
+ * test_sorn*.c): checked allocation, hand-made initial states, dtype
+ * buffers, model calls that fail the test on error, snapshot access,
+ * bit-exact comparisons, generator draws, and the model side of the
+ * differential tests against the oracles. Every helper fails the running
+ * cmocka test rather than return an error. */
 #ifndef BL_TEST_MODEL_SUPPORT_H
 #define BL_TEST_MODEL_SUPPORT_H
 
@@ -46,6 +47,14 @@ size_t bl_test_values_of(const bl_snapshot_array *a);
 /* Bit-for-bit equality of every key (signed zeros and NaN payloads too). */
 void bl_test_assert_snap_identical(const bl_snapshot *a, const bl_snapshot *b, const char *what);
 void bl_test_assert_bits(double got, double want, const char *what);
+
+/* The model of a create call that must succeed (else the test fails with
+ * its message). */
+bl_model *bl_test_created(bl_status st, bl_model *m, const bl_error *err);
+/* A create call that must fail with ValueError naming needle, leaving
+ * *out NULL (m). */
+void bl_test_expect_create_failed(bl_status st, const bl_model *m, const bl_error *err,
+                                  const char *needle);
 
 /* ---- generator draws and dtype buffers ---------------------------------- */
 

@@ -32,10 +32,8 @@ static bl_model *create(bl_sorn_init **ins, size_t nslots, bl_dtype dtype)
 {
     bl_model *m = NULL;
     bl_error err = {0};
-    if (bl_model_create_sorn((const bl_sorn_init *const *)ins, nslots, dtype, &m, &err) != BL_OK)
-        fail_msg("create: %s", err.msg);
-    assert_non_null(m);
-    return m;
+    bl_status st = bl_model_create_sorn((const bl_sorn_init *const *)ins, nslots, dtype, &m, &err);
+    return bl_test_created(st, m, &err);
 }
 
 static void expect_create_error(bl_sorn_init **ins, size_t nslots, bl_dtype dtype,
@@ -44,10 +42,7 @@ static void expect_create_error(bl_sorn_init **ins, size_t nslots, bl_dtype dtyp
     bl_model *m = (bl_model *)&m; /* must be cleared on failure */
     bl_error err = {0};
     bl_status st = bl_model_create_sorn((const bl_sorn_init *const *)ins, nslots, dtype, &m, &err);
-    assert_int_equal(st, BL_EVALUE);
-    assert_null(m);
-    if (!strstr(err.msg, needle))
-        fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
+    bl_test_expect_create_failed(st, m, &err, needle);
 }
 
 /* One frame; u [B][R] may be NULL (zeros), active NULL (all). The noise is
