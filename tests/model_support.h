@@ -1,8 +1,9 @@
 /* Shared helpers of the model test executables (test_falandays*.c,
- * test_sorn*.c): checked allocation, dtype buffers, model calls that fail
- * the test on error, snapshot access, bit-exact comparisons, and generator
- * draws. Every helper fails the running cmocka test rather than return an
- * error. */
+ * test_sorn*.c): checked allocation, hand-made initial states, dtype
+ * buffers, model calls that fail the test on error, snapshot access,
+ * bit-exact comparisons, generator draws, and the model side of the
+ * differential tests against the oracles. Every helper fails the running
+ * cmocka test rather than return an error. */
 #ifndef BL_TEST_MODEL_SUPPORT_H
 #define BL_TEST_MODEL_SUPPORT_H
 
@@ -12,6 +13,20 @@
 
 #include "brainlesslab/model.h"
 #include "brainlesslab/rng.h"
+
+/* Sanitizer builds (CI) run a third of the frames of the long differential
+ * runs: the point there is memory safety, and the full differential run is
+ * the Release one. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BL_TEST_FRAME_DIV 3
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BL_TEST_FRAME_DIV 3
+#endif
+#endif
+#ifndef BL_TEST_FRAME_DIV
+#define BL_TEST_FRAME_DIV 1
+#endif
 
 /* calloc that fails the test on exhaustion (count 0 allocates one). */
 void *bl_test_xcalloc(size_t count, size_t size);
@@ -33,6 +48,14 @@ size_t bl_test_values_of(const bl_snapshot_array *a);
 void bl_test_assert_snap_identical(const bl_snapshot *a, const bl_snapshot *b, const char *what);
 void bl_test_assert_bits(double got, double want, const char *what);
 
+/* The model of a create call that must succeed (else the test fails with
+ * its message). */
+bl_model *bl_test_created(bl_status st, bl_model *m, const bl_error *err);
+/* A create call that must fail with ValueError naming needle, leaving
+ * *out NULL (m). */
+void bl_test_expect_create_failed(bl_status st, const bl_model *m, const bl_error *err,
+                                  const char *needle);
+
 /* ---- generator draws and dtype buffers ---------------------------------- */
 
 double bl_test_uni(bl_gen *g);
@@ -48,11 +71,56 @@ double bl_test_get(const void *buf, bl_dtype dt, size_t k);
  * order inside commutative operations and are no contract of the spec. */
 bool bl_test_same(double a, double b, bool nan_equiv);
 
+/* ---- differential tests against an oracle ------------------------------- */
+
+/* The operations a differential test applies to random slots. */
+typedef enum bl_test_op {
+    BL_TEST_RESET,
+    BL_TEST_FREEZE_WEIGHTS,
+    BL_TEST_FREEZE_PLASTICITY,
+} bl_test_op;
+
+/* "reset", "freeze_weights" or "freeze_plasticity". */
+const char *bl_test_op_name(bl_test_op which);
+/* Draws each of the nslots slots into active with probability 1/2, then
+ * applies `which` to those slots of m; the caller applies it to its
+ * oracles. */
+void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
+                       const char *what);
+/* Slot b's cnt values of a live view (cnt per slot, in dtype) must be
+ * want's; a difference fails the test naming the view ("effector"). */
+void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
+                        const double *want, bool nan_equiv, const char *view_name,
+                        const char *what, size_t frame);
+
+/* ---- hand-made initial states --------------------------------------------- */
+
+/* Initial states allocated by the tests (each array with calloc), not by
+ * construction: every array zero, c's config (the default when NULL).
+ * Falandays signs are +1 and targets at targ_min, the adapter's defaults;
+ * SORN's arrays of an empty inhibitory population are NULL, as model.h
+ * allows. The _free functions release them (NULL is a no-op). */
+bl_falandays_init *bl_test_falandays_init_new(size_t n, size_t r, size_t e,
+                                              const bl_falandays_config *c);
+void bl_test_falandays_init_free(bl_falandays_init *in);
+bl_sorn_init *bl_test_sorn_init_new(size_t n, size_t r, size_t e, size_t n_e,
+                                    const bl_sorn_config *c);
+void bl_test_sorn_init_free(bl_sorn_init *in);
+
 /* ---- construction comparisons ------------------------------------------- */
 
 /* Element i of what: c must have the bits of ref. */
 void bl_test_expect_bits(const char *what, size_t i, double c, double ref);
 void bl_test_expect_table(const char *what, const double *a, const double *want, size_t count);
+/* g's state before a call (all zeros when g is NULL), for
+ * bl_test_expect_rejected. */
+bl_gen bl_test_gen_state(const bl_gen *g);
+/* What a rejected construction must leave: status want, with needle in
+ * its message, no initial state (out NULL), and the generator g (if any)
+ * in its state `before`, since a rejected construction draws nothing. */
+void bl_test_expect_rejected(bl_status st, const bl_error *err, const void *out,
+                             const bl_gen *before, const bl_gen *g, bl_status want,
+                             const char *needle);
 /* A little-endian double from 8 bytes. */
 double bl_test_le_double(const unsigned char *b);
 

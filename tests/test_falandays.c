@@ -21,47 +21,6 @@
 
 /* ---- initial states ------------------------------------------------------- */
 
-/* Zero arrays, signs +1, targets at targ_min: the adapter's defaults. */
-static bl_falandays_init *tinit_new(size_t n, size_t r, size_t e, const bl_falandays_config *c)
-{
-    bl_falandays_init *in = bl_test_xcalloc(1, sizeof *in);
-    if (c)
-        in->config = *c;
-    else
-        bl_falandays_config_default(&in->config);
-    in->n = n;
-    in->r = r;
-    in->e = e;
-    in->weights = bl_test_xcalloc(n * n, sizeof(double));
-    in->recurrent_mask = bl_test_xcalloc(n * n, sizeof(double));
-    in->input_weights = bl_test_xcalloc(n * r, sizeof(double));
-    in->output_mask = bl_test_xcalloc(n * e, sizeof(double));
-    in->signs = bl_test_xcalloc(n, sizeof(int32_t));
-    in->acts = bl_test_xcalloc(n, sizeof(double));
-    in->targets = bl_test_xcalloc(n, sizeof(double));
-    in->spikes = bl_test_xcalloc(n, sizeof(double));
-    for (size_t i = 0; i < n; i++) {
-        in->signs[i] = 1;
-        in->targets[i] = in->config.targ_min;
-    }
-    return in;
-}
-
-static void tinit_free(bl_falandays_init *in)
-{
-    if (!in)
-        return;
-    free(in->weights);
-    free(in->recurrent_mask);
-    free(in->input_weights);
-    free(in->output_mask);
-    free(in->signs);
-    free(in->acts);
-    free(in->targets);
-    free(in->spikes);
-    free(in);
-}
-
 /* The tiny configuration of §2.7. */
 static bl_falandays_config tiny_config(void)
 {
@@ -77,7 +36,7 @@ static bl_falandays_config tiny_config(void)
 /* N = R = E = 2, input weights and readout the identity. */
 static bl_falandays_init *tiny_init(const bl_falandays_config *c)
 {
-    bl_falandays_init *in = tinit_new(2, 2, 2, c);
+    bl_falandays_init *in = bl_test_falandays_init_new(2, 2, 2, c);
     in->input_weights[0] = in->input_weights[3] = 1.0;
     in->output_mask[0] = in->output_mask[3] = 1.0;
     return in;
@@ -97,11 +56,9 @@ static bl_model *create(bl_falandays_init **ins, size_t nslots, bl_dtype dtype)
 {
     bl_model *m = NULL;
     bl_error err = {0};
-    if (bl_model_create_falandays((const bl_falandays_init *const *)ins, nslots, dtype, &m,
-                                  &err) != BL_OK)
-        fail_msg("create: %s", err.msg);
-    assert_non_null(m);
-    return m;
+    bl_status st =
+        bl_model_create_falandays((const bl_falandays_init *const *)ins, nslots, dtype, &m, &err);
+    return bl_test_created(st, m, &err);
 }
 
 static void expect_create_error(bl_falandays_init **ins, size_t nslots, bl_dtype dtype,
@@ -111,10 +68,7 @@ static void expect_create_error(bl_falandays_init **ins, size_t nslots, bl_dtype
     bl_error err = {0};
     bl_status st =
         bl_model_create_falandays((const bl_falandays_init *const *)ins, nslots, dtype, &m, &err);
-    assert_int_equal(st, BL_EVALUE);
-    assert_null(m);
-    if (!strstr(err.msg, needle))
-        fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
+    bl_test_expect_create_failed(st, m, &err, needle);
 }
 
 static const int32_t ALL3[3] = {1, 1, 1};
@@ -145,7 +99,7 @@ static double nrand(trng *g)
 static bl_falandays_init *random_init(trng *g, size_t n, size_t r, size_t e,
                                       const bl_falandays_config *c)
 {
-    bl_falandays_init *in = tinit_new(n, r, e, c);
+    bl_falandays_init *in = bl_test_falandays_init_new(n, r, e, c);
     bool dale = c->axis == BL_AXIS_DALE;
     for (size_t i = 0; i < n; i++) {
         if (dale && urand(g) < 0.3)
@@ -243,7 +197,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
     assert_int_equal(inputs->shape[0], 40);
 
     /* The archival adapter: [source][destination] files transposed. */
-    bl_falandays_init *in = tinit_new(n, nr, ne, &c);
+    bl_falandays_init *in = bl_test_falandays_init_new(n, nr, ne, &c);
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++) {
             in->weights[i * n + j] = bl_npy_get_f64(wmat0, j * n + i);
@@ -328,7 +282,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
     free(prev_spikes);
     free(prev_targets);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
     bl_npy *all[] = {wmat0, rmask, inw, omask, sign, inputs, noise, acts_t, targets_t, spikes_t,
                      margin_t};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
@@ -386,7 +340,7 @@ static void test_threshold_equality_residual_error_and_floor(void **state)
     assert_true(eff[0] == 1 && eff[1] == 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 static void test_learning_uses_previous_spikes_and_destination_mask(void **state)
@@ -411,7 +365,7 @@ static void test_learning_uses_previous_spikes_and_destination_mask(void **state
     assert_true(fabs(targets[1] - 1.05) < 1e-12);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
@@ -447,7 +401,7 @@ static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* Oosawa σ from the pre-noise activation and the old threshold; noise
@@ -473,7 +427,7 @@ static void test_oosawa_drive_and_rectify_order(void **state)
     assert_true(bl_test_sget(s, "acts")[0] == 0.5 && bl_test_sget(s, "acts")[1] == 0.5);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 
     /* An infinite input would poison both nodes (inf * 0); overflow in
      * node 1's own sum reaches -inf without touching node 0. */
@@ -491,7 +445,7 @@ static void test_oosawa_drive_and_rectify_order(void **state)
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* In float32 the kernel forms 1 - leak in float, which for many leaks is
@@ -519,7 +473,7 @@ static void test_float32_leak_complement_in_dtype(void **state)
     bl_test_assert_bits(bl_test_sget(s, "acts")[0], (double)want, "acts");
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* ---- §7.1 #5 freezes and resets ------------------------------------------------------- */
@@ -586,7 +540,7 @@ static void test_freeze_modes_are_distinct_and_reset_restores_flags(void **state
     for (int b = 0; b < 3; b++) {
         bl_snapshot_free(initial[b]);
         bl_snapshot_free(after[b]);
-        tinit_free(ins[b]);
+        bl_test_falandays_init_free(ins[b]);
     }
     bl_model_destroy(m);
 }
@@ -657,7 +611,7 @@ static void batch_matches_single(bl_dtype dtype)
     bl_model_destroy(m);
     for (int b = 0; b < BSLOTS; b++) {
         bl_model_destroy(single[b]);
-        tinit_free(ins[b]);
+        bl_test_falandays_init_free(ins[b]);
     }
 }
 
@@ -708,7 +662,7 @@ static void test_inactive_slots_hold_state(void **state)
         bl_snapshot_free(after);
         bl_model_destroy(m);
         for (int b = 0; b < 3; b++)
-            tinit_free(ins[b]);
+            bl_test_falandays_init_free(ins[b]);
     }
 }
 
@@ -734,7 +688,7 @@ static void test_zero_effector_degree_float32_and_nonfinite(void **state)
     bl_test_reset(m, ALL3);
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* The model never latches: a frame that is finite again reports 1. */
@@ -752,7 +706,7 @@ static void test_finite_is_recomputed_every_frame(void **state)
     bl_test_step(m, NULL, NULL, NULL);
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* ---- §7.1 #10 shapes, dtypes and the active mask --------------------------------------- */
@@ -765,14 +719,14 @@ static void test_shape_and_dtype_contracts(void **state)
     expect_create_error(ins, 0, BL_FLOAT64, "at least one");
     expect_create_error(NULL, 1, BL_FLOAT64, "at least one");
     expect_create_error(ins, 2, (bl_dtype)7, "float64 or float32");
-    bl_falandays_init *wide = tinit_new(3, 2, 2, &c);
+    bl_falandays_init *wide = bl_test_falandays_init_new(3, 2, 2, &c);
     bl_falandays_init *mixed[2] = {ins[0], wide};
     expect_create_error(mixed, 2, BL_FLOAT64, "dimensions");
-    tinit_free(wide);
-    wide = tinit_new(2, 3, 2, &c);
+    bl_test_falandays_init_free(wide);
+    wide = bl_test_falandays_init_new(2, 3, 2, &c);
     mixed[1] = wide;
     expect_create_error(mixed, 2, BL_FLOAT64, "dimensions");
-    tinit_free(wide);
+    bl_test_falandays_init_free(wide);
 
     for (int d = 0; d < 2; d++) {
         bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64, other = d ? BL_FLOAT64 : BL_FLOAT32;
@@ -840,8 +794,8 @@ static void test_shape_and_dtype_contracts(void **state)
         bl_model_destroy(m);
     }
     bl_model_destroy(NULL);
-    tinit_free(ins[0]);
-    tinit_free(ins[1]);
+    bl_test_falandays_init_free(ins[0]);
+    bl_test_falandays_init_free(ins[1]);
 }
 
 /* ---- §2.2 initial-state validation ------------------------------------------------------- */
@@ -913,8 +867,8 @@ static void test_initial_state_validation(void **state)
 
     m = create(&in, 1, BL_FLOAT32);
     bl_model_destroy(m);
-    tinit_free(in);
-    tinit_free(ok);
+    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_free(ok);
 }
 
 /* The batch owns deep copies: changing the caller's arrays or a snapshot
@@ -940,7 +894,7 @@ static void test_owned_storage(void **state)
     bl_snapshot_free(b);
     bl_snapshot_free(r);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* The snapshot's keys, shapes and integer marks. */
@@ -948,7 +902,7 @@ static void test_snapshot_layout(void **state)
 {
     (void)state;
     bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tinit_new(3, 2, 4, &c);
+    bl_falandays_init *in = bl_test_falandays_init_new(3, 2, 4, &c);
     in->spikes[1] = 1;
     in->output_mask[1 * 4 + 2] = 2;
     in->output_mask[0 * 4 + 2] = 2;
@@ -989,7 +943,7 @@ static void test_snapshot_layout(void **state)
     bl_snapshot_free(s);
     bl_snapshot_free(NULL);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* ---- §7.3 float32 numerical failures ------------------------------------------------------ */
@@ -1016,7 +970,7 @@ static void test_precision_overflow_rejected_before_upload(void **state)
     /* The largest float survives. */
     in->acts[0] = 3.4028234663852886e38;
     bl_model_destroy(create(&in, 1, BL_FLOAT32));
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
@@ -1040,7 +994,7 @@ static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 static void test_full_reset_matches_creation_snapshot(void **state)
@@ -1070,7 +1024,7 @@ static void test_full_reset_matches_creation_snapshot(void **state)
     bl_snapshot_free(mid);
     bl_snapshot_free(s1);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 static void test_target_floor_cannot_hide_overflow(void **state)
@@ -1089,7 +1043,7 @@ static void test_target_floor_cannot_hide_overflow(void **state)
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 static void test_required_positive_values_cannot_underflow(void **state)
@@ -1104,7 +1058,7 @@ static void test_required_positive_values_cannot_underflow(void **state)
     in->config.targ_min = 1;
     in->config.threshold_mult = 1e-46;
     expect_create_error(&in, 1, BL_FLOAT32, "threshold_mult must remain positive after casting");
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 static void test_lossy_mask_casts_are_rejected(void **state)
@@ -1115,7 +1069,7 @@ static void test_lossy_mask_casts_are_rejected(void **state)
     in->recurrent_mask[2] = 0.1;
     expect_create_error(&in, 1, BL_FLOAT32, "binary before");
     expect_create_error(&in, 1, BL_FLOAT64, "binary before");
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 /* ---- allocation failures ----------------------------------------------------------------- */
@@ -1160,8 +1114,8 @@ static void test_allocation_failures(void **state)
         bl_snapshot_free(ref);
         bl_model_destroy(m);
     }
-    tinit_free(ins[0]);
-    tinit_free(ins[1]);
+    bl_test_falandays_init_free(ins[0]);
+    bl_test_falandays_init_free(ins[1]);
 }
 
 /* A rejected initial state is rejected whether or not the caller wants the
@@ -1180,7 +1134,7 @@ static void test_invalid_config_rejected_without_error_buffer(void **state)
     bl_error err = {0};
     assert_int_equal(bl_model_create_falandays(slots, 1, BL_FLOAT64, &m, &err), BL_EVALUE);
     assert_non_null(strstr(err.msg, "initials[0]: FalandaysConfig.leak"));
-    tinit_free(in);
+    bl_test_falandays_init_free(in);
 }
 
 int main(void)

@@ -441,21 +441,9 @@ static void expect_reject(const bl_falandays_config *c, size_t n, size_t r, size
     static bl_falandays_init sentinel;
     bl_falandays_init *s = &sentinel;  /* must come back NULL */
     bl_error err = {0};
-    bl_gen before;
-    memset(&before, 0, sizeof before);
-    if (g)
-        before = *g;
+    const bl_gen before = bl_test_gen_state(g);
     bl_status st = bl_falandays_construct(c, n, r, e, g, &s, &err);
-    if (st != want)
-        fail_msg("expected %s containing \"%s\", got %s: %s", bl_status_kind(want), needle,
-                 bl_status_kind(st), err.msg);
-    assert_null(s);
-    assert_int_equal(err.status, want);
-    if (!strstr(err.msg, needle))
-        fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
-    /* A rejected construction draws nothing. */
-    if (g)
-        assert_memory_equal(&before, g, sizeof before);
+    bl_test_expect_rejected(st, &err, s, &before, g, want, needle);
 }
 
 static void test_invalid_configs(void **state)

@@ -40,18 +40,6 @@
 
 enum { MAXSLOTS = 5, NMODELS = 3 };
 
-/* Sanitizer builds (CI) run a third of the frames: the point there is
- * memory safety, and the full differential run is the Release one. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FRAME_DIV 3
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FRAME_DIV 3
-#endif
-#endif
-#ifndef FRAME_DIV
-#define FRAME_DIV 1
-#endif
 static const bl_fal_kernel KERNELS[NMODELS] = {BL_FAL_KERNEL_REFERENCE, BL_FAL_KERNEL_FAST,
                                                BL_FAL_KERNEL_DENSE};
 static const char *const KERNEL_NAMES[NMODELS] = {"reference", "fast", "dense"};
@@ -494,7 +482,7 @@ static void run_random(bl_dtype dt, uint64_t seed, size_t nsmall, size_t nbig, s
         const bool big = id >= nsmall;
         scen_setup(&sc, &g, dt, id, big, st);
         const size_t frames = big ? 60 + bl_test_pick(&g, 30) : 120 + bl_test_pick(&g, 120);
-        scen_run(&sc, &g, frames / FRAME_DIV, 0.004 * FRAME_DIV, false, st);
+        scen_run(&sc, &g, frames / BL_TEST_FRAME_DIV, 0.004 * BL_TEST_FRAME_DIV, false, st);
         scen_end(&sc, st);
     }
 }
@@ -582,7 +570,7 @@ static void test_after_failure(void **state)
         scen_setup(&sc, &g, dt, 3 + id, id % 12 == 11, &st);
         sc.what = "stepping after failures";
         sc.nan_equiv = true;
-        scen_run(&sc, &g, 60 / FRAME_DIV, 0.05, true, &st);
+        scen_run(&sc, &g, 60 / BL_TEST_FRAME_DIV, 0.05, true, &st);
         scen_end(&sc, &st);
     }
     print_stats("after failure", &st);

@@ -41,44 +41,10 @@ static const char *const KEYS[] = {
  * oracle-only checks do not depend on construction code. */
 static bl_falandays_init *hand_alloc(const bl_falandays_config *c, size_t n, size_t r, size_t e)
 {
-    bl_falandays_init *h = calloc(1, sizeof *h);
-    assert_non_null(h);
-    h->config = *c;
+    bl_falandays_init *h = bl_test_falandays_init_new(n, r, e, c);
     h->config.input_link_p = NULL;
     h->config.input_link_p_len = 0;
-    h->n = n;
-    h->r = r;
-    h->e = e;
-    h->weights = calloc(n * n, sizeof(double));
-    h->recurrent_mask = calloc(n * n, sizeof(double));
-    h->input_weights = calloc(n * r, sizeof(double));
-    h->output_mask = calloc(n * e, sizeof(double));
-    h->signs = calloc(n, sizeof(int32_t));
-    h->acts = calloc(n, sizeof(double));
-    h->targets = calloc(n, sizeof(double));
-    h->spikes = calloc(n, sizeof(double));
-    assert_true(h->weights && h->recurrent_mask && h->input_weights && h->output_mask &&
-                h->signs && h->acts && h->targets && h->spikes);
-    for (size_t i = 0; i < n; i++) {
-        h->signs[i] = 1;
-        h->targets[i] = c->targ_min;
-    }
     return h;
-}
-
-static void hand_free(bl_falandays_init *h)
-{
-    if (!h)
-        return;
-    free(h->weights);
-    free(h->recurrent_mask);
-    free(h->input_weights);
-    free(h->output_mask);
-    free(h->signs);
-    free(h->acts);
-    free(h->targets);
-    free(h->spikes);
-    free(h);
 }
 
 /* A random valid configuration. The four switches of the frame equations
@@ -248,7 +214,7 @@ static void batch_free(batch *bt)
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_oracle_falandays_destroy(bt->slots[b].orc);
         if (bt->slots[b].hand)
-            hand_free(bt->slots[b].init);
+            bl_test_falandays_init_free(bt->slots[b].init);
         else
             bl_falandays_init_free(bt->slots[b].init);
     }
@@ -339,19 +305,13 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
     bl_snapshot_free(s);
 
     /* The live views must agree with the snapshot's view of the same state. */
-    const void *eff = bl_model_effector_data(bt->model);
-    const void *act = bl_model_activity_data(bt->model);
     const int32_t *fin = bl_model_finite(bt->model);
     size_t cnt = bl_oracle_falandays_get(o, "effectors", bt->scratch);
-    for (size_t i = 0; i < cnt; i++)
-        if (!bl_test_same(bl_test_get(eff, bt->dtype, b * bt->e + i), bt->scratch[i], nan_equiv))
-            fail_msg("%s: frame %zu: slot %zu live effector %zu differs", bt->what, bt->frame,
-                     b, i);
+    bl_test_check_view(bl_model_effector_data(bt->model), bt->dtype, b, cnt, bt->scratch,
+                       nan_equiv, "effector", bt->what, bt->frame);
     cnt = bl_oracle_falandays_get(o, "spikes", bt->scratch);
-    for (size_t i = 0; i < cnt; i++)
-        if (!bl_test_same(bl_test_get(act, bt->dtype, b * bt->n + i), bt->scratch[i], nan_equiv))
-            fail_msg("%s: frame %zu: slot %zu live activity %zu differs", bt->what, bt->frame,
-                     b, i);
+    bl_test_check_view(bl_model_activity_data(bt->model), bt->dtype, b, cnt, bt->scratch,
+                       nan_equiv, "activity", bt->what, bt->frame);
     if (fin[b] != bl_oracle_falandays_finite(o))
         fail_msg("%s: frame %zu: slot %zu live finite %d, oracle %d", bt->what, bt->frame, b,
                  (int)fin[b], (int)bl_oracle_falandays_finite(o));
@@ -364,27 +324,17 @@ static void compare_all(batch *bt, bool nan_equiv, const char *after)
 }
 
 /* An operation on a random subset of slots, applied to both sides. */
-typedef enum op { OP_RESET, OP_FREEZE_WEIGHTS, OP_FREEZE_PLASTICITY } op;
-
-static void apply_op(batch *bt, bl_gen *g, op which, stats *st)
+static void apply_op(batch *bt, bl_gen *g, bl_test_op which, stats *st)
 {
-    for (size_t b = 0; b < bt->nslots; b++)
-        bt->active[b] = bl_test_uni(g) < 0.5 ? 1 : 0;
-    bl_error err = {0};
-    bl_status rc = which == OP_RESET ? bl_model_reset(bt->model, bt->active, bt->nslots, &err)
-                   : which == OP_FREEZE_WEIGHTS
-                       ? bl_model_freeze_weights(bt->model, bt->active, bt->nslots, &err)
-                       : bl_model_freeze_plasticity(bt->model, bt->active, bt->nslots, &err);
-    if (rc != BL_OK)
-        fail_msg("%s: operation %d: %s", bt->what, (int)which, err.msg);
+    bl_test_random_op(bt->model, g, bt->active, bt->nslots, which, bt->what);
     for (size_t b = 0; b < bt->nslots; b++) {
         if (!bt->active[b])
             continue;
-        if (which == OP_RESET) {
+        if (which == BL_TEST_RESET) {
             bl_oracle_falandays_reset(bt->slots[b].orc);
             bt->slots[b].failed = false;
             st->resets++;
-        } else if (which == OP_FREEZE_WEIGHTS) {
+        } else if (which == BL_TEST_FREEZE_WEIGHTS) {
             bl_oracle_falandays_freeze_weights(bt->slots[b].orc);
             st->freezes_w++;
         } else {
@@ -392,9 +342,7 @@ static void apply_op(batch *bt, bl_gen *g, op which, stats *st)
             st->freezes_p++;
         }
     }
-    compare_all(bt, false,
-                which == OP_RESET ? "reset" : which == OP_FREEZE_WEIGHTS ? "freeze_weights"
-                                                                         : "freeze_plasticity");
+    compare_all(bt, false, bl_test_op_name(which));
 }
 
 /* Steps the model and the oracles of the active slots with the batch's
@@ -637,7 +585,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(o, "effectors", (double[]){1, 0}, 2, 0);
     assert_int_equal(bl_oracle_falandays_finite(o), 1);
     bl_oracle_falandays_destroy(o);
-    hand_free(h);
+    bl_test_falandays_init_free(h);
 
     /* Learning uses the previous spikes and the destination's mask. */
     h = tiny_init(&c);
@@ -654,7 +602,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(o, "previous", (double[]){1, 0}, 2, 0);
     expect_state(o, "targets", (double[]){1, 1.05}, 2, 1.05e-7);
     bl_oracle_falandays_destroy(o);
-    hand_free(h);
+    bl_test_falandays_init_free(h);
 
     /* Dale: signed learning, clamp at 0, unmasked clearing. */
     c.axis = BL_AXIS_DALE;
@@ -677,7 +625,7 @@ static void worked_examples(bl_dtype dt)
     bl_oracle_falandays_get(o, "weights", wt);
     assert_true(wt[0] == 0.0 && wt[1] == 0.0);
     bl_oracle_falandays_destroy(o);
-    hand_free(h);
+    bl_test_falandays_init_free(h);
 }
 
 static void test_oracle_worked_examples(void **state)
@@ -841,11 +789,11 @@ static void random_runs(bl_dtype dtype)
         for (size_t t = 0; t < RANDOM_FRAMES; t++) {
             bt.frame = t;
             if (bl_test_pick(&g, 50) == 0)
-                apply_op(&bt, &g, OP_FREEZE_WEIGHTS, &st);
+                apply_op(&bt, &g, BL_TEST_FREEZE_WEIGHTS, &st);
             if (bl_test_pick(&g, 70) == 0)
-                apply_op(&bt, &g, OP_FREEZE_PLASTICITY, &st);
+                apply_op(&bt, &g, BL_TEST_FREEZE_PLASTICITY, &st);
             if (bl_test_pick(&g, 60) == 0)
-                apply_op(&bt, &g, OP_RESET, &st);
+                apply_op(&bt, &g, BL_TEST_RESET, &st);
             /* Every fifth frame everything runs; otherwise random slots
              * rest. A slot that reported non-finite is never stepped
              * again, as the runtime latches it. */

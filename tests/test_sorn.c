@@ -21,55 +21,6 @@
 
 /* ---- initial states ------------------------------------------------------- */
 
-/* Every array zero; the arrays of an empty inhibitory population are NULL,
- * as model.h allows. */
-static bl_sorn_init *sinit_new(size_t n, size_t r, size_t e, size_t n_e,
-                               const bl_sorn_config *c)
-{
-    bl_sorn_init *in = bl_test_xcalloc(1, sizeof *in);
-    if (c)
-        in->config = *c;
-    else
-        bl_sorn_config_default(&in->config);
-    const size_t ni = n - n_e;
-    in->n = n;
-    in->r = r;
-    in->e = e;
-    in->n_e = n_e;
-    in->w_ee = bl_test_xcalloc(n_e * n_e, sizeof(double));
-    in->ee_mask = bl_test_xcalloc(n_e * n_e, sizeof(double));
-    in->c_e = bl_test_xcalloc(n_e, sizeof(double));
-    in->w_eu = bl_test_xcalloc(n_e * r, sizeof(double));
-    in->output_mask = bl_test_xcalloc(e * n_e, sizeof(double));
-    in->t_e = bl_test_xcalloc(n_e, sizeof(double));
-    in->x = bl_test_xcalloc(n_e, sizeof(double));
-    if (ni) {
-        in->w_ei = bl_test_xcalloc(n_e * ni, sizeof(double));
-        in->w_ie = bl_test_xcalloc(ni * n_e, sizeof(double));
-        in->t_i = bl_test_xcalloc(ni, sizeof(double));
-        in->y = bl_test_xcalloc(ni, sizeof(double));
-    }
-    return in;
-}
-
-static void sinit_free(bl_sorn_init *in)
-{
-    if (!in)
-        return;
-    free(in->w_ee);
-    free(in->ee_mask);
-    free(in->c_e);
-    free(in->w_ei);
-    free(in->w_ie);
-    free(in->w_eu);
-    free(in->output_mask);
-    free(in->t_e);
-    free(in->t_i);
-    free(in->x);
-    free(in->y);
-    free(in);
-}
-
 static void setv(double *dst, size_t count, const double *src)
 {
     memcpy(dst, src, count * sizeof *dst);
@@ -81,10 +32,8 @@ static bl_model *create(bl_sorn_init **ins, size_t nslots, bl_dtype dtype)
 {
     bl_model *m = NULL;
     bl_error err = {0};
-    if (bl_model_create_sorn((const bl_sorn_init *const *)ins, nslots, dtype, &m, &err) != BL_OK)
-        fail_msg("create: %s", err.msg);
-    assert_non_null(m);
-    return m;
+    bl_status st = bl_model_create_sorn((const bl_sorn_init *const *)ins, nslots, dtype, &m, &err);
+    return bl_test_created(st, m, &err);
 }
 
 static void expect_create_error(bl_sorn_init **ins, size_t nslots, bl_dtype dtype,
@@ -93,10 +42,7 @@ static void expect_create_error(bl_sorn_init **ins, size_t nslots, bl_dtype dtyp
     bl_model *m = (bl_model *)&m; /* must be cleared on failure */
     bl_error err = {0};
     bl_status st = bl_model_create_sorn((const bl_sorn_init *const *)ins, nslots, dtype, &m, &err);
-    assert_int_equal(st, BL_EVALUE);
-    assert_null(m);
-    if (!strstr(err.msg, needle))
-        fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
+    bl_test_expect_create_failed(st, m, &err, needle);
 }
 
 /* One frame; u [B][R] may be NULL (zeros), active NULL (all). The noise is
@@ -177,7 +123,7 @@ static bl_sorn_init *random_init(trng *g, size_t n, size_t r, size_t e,
                                  const bl_sorn_config *c)
 {
     const size_t ne = bl_sorn_excitatory_count(c->inhibitory_fraction, n), ni = n - ne;
-    bl_sorn_init *in = sinit_new(n, r, e, ne, c);
+    bl_sorn_init *in = bl_test_sorn_init_new(n, r, e, ne, c);
     for (size_t i = 0; i < ne; i++) {
         for (size_t j = 0; j < ne; j++) {
             if (i != j && urand(g) < 0.5) {
@@ -222,7 +168,7 @@ static bl_sorn_init *synchronous_init(void)
 {
     bl_sorn_config c = config_with(0.2, 0.001, 0.001, false);
     assert_int_equal(bl_sorn_excitatory_count(0.2, 3), 2);
-    bl_sorn_init *in = sinit_new(3, 1, 1, 2, &c);
+    bl_sorn_init *in = bl_test_sorn_init_new(3, 1, 1, 2, &c);
     setv(in->w_ei, 2, (double[]){1, 1});
     setv(in->w_ie, 2, (double[]){1, 0});
     setv(in->w_eu, 2, (double[]){1, 1});
@@ -262,7 +208,7 @@ static void test_threshold_equality_and_synchronous_old_populations(void **state
         assert_values(bl_test_sget(s, "effectors"), (double[]){0}, 1, "effectors, frame 2");
         bl_snapshot_free(s);
         bl_model_destroy(m);
-        sinit_free(in);
+        bl_test_sorn_init_free(in);
     }
 }
 
@@ -272,7 +218,7 @@ static void test_zero_drive_fires(void **state)
     (void)state;
     for (int d = 0; d < 2; d++) {
         bl_sorn_config c = config_with(0, 0, 0, false);
-        bl_sorn_init *in = sinit_new(2, 1, 1, 2, &c);
+        bl_sorn_init *in = bl_test_sorn_init_new(2, 1, 1, 2, &c);
         in->t_e[0] = 0.0;
         in->t_e[1] = -0.0;
         in->output_mask[0] = 1;
@@ -283,7 +229,7 @@ static void test_zero_drive_fires(void **state)
         assert_true(bl_test_sget(s, "drive")[0] == 0 && bl_test_sget(s, "drive")[1] == 0);
         bl_snapshot_free(s);
         bl_model_destroy(m);
-        sinit_free(in);
+        bl_test_sorn_init_free(in);
     }
 }
 
@@ -294,7 +240,7 @@ static bl_sorn_init *pair_init(double eta_stdp, double eta_ip, const double w[4]
 {
     bl_sorn_config c = config_with(0, eta_stdp, eta_ip, true);
     assert_int_equal(bl_sorn_excitatory_count(0, 2), 2);
-    bl_sorn_init *in = sinit_new(2, 1, 1, 2, &c);
+    bl_sorn_init *in = bl_test_sorn_init_new(2, 1, 1, 2, &c);
     setv(in->w_ee, 4, w);
     setv(in->ee_mask, 4, (double[]){0, 1, 1, 0});
     setv(in->c_e, 2, c_e);
@@ -326,7 +272,7 @@ static void test_zero_original_normalisation_target_skips_scaling(void **state)
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mask(void **state)
@@ -370,7 +316,7 @@ static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mas
     bl_snapshot_free(s);
     bl_snapshot_free(s0);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* STDP rewrites unmasked entries to +0 on every plastic frame; with the
@@ -401,7 +347,7 @@ static void test_unmasked_entries_and_frozen_weights(void **state)
     bl_snapshot_free(a);
     bl_snapshot_free(b);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* float32 batches compute in float: the expected values are formed here in
@@ -436,13 +382,13 @@ static void test_float32_arithmetic_stays_in_float(void **state)
                   "parameters");
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 
     /* A drive that tells float from double temporaries: ((1 - 0) + 2^-30) - 1
      * is +0 in float (1 + 2^-30 rounds to 1) and 2^-30 in double. The
      * self-weight lies outside the mask and still drives. */
     bl_sorn_config c = config_with(0, 0, 0, false);
-    bl_sorn_init *one = sinit_new(1, 1, 1, 1, &c);
+    bl_sorn_init *one = bl_test_sorn_init_new(1, 1, 1, 1, &c);
     one->w_ee[0] = 1;
     one->x[0] = 1;
     one->w_eu[0] = 0x1p-30;
@@ -457,7 +403,7 @@ static void test_float32_arithmetic_stays_in_float(void **state)
         bl_snapshot_free(s);
         bl_model_destroy(m);
     }
-    sinit_free(one);
+    bl_test_sorn_init_free(one);
 }
 
 /* ---- §7.2 test 5: freezes, resets and owned storage ------------------------------------ */
@@ -525,7 +471,7 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
         bl_snapshot_free(after[b]);
     }
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* ---- §7.2 test 6 and batching ------------------------------------------------------------ */
@@ -619,7 +565,7 @@ static void batch_matches_single(bl_dtype dtype)
     bl_model_destroy(m);
     for (int b = 0; b < BSLOTS; b++) {
         bl_model_destroy(single[b]);
-        sinit_free(ins[b]);
+        bl_test_sorn_init_free(ins[b]);
     }
 }
 
@@ -674,8 +620,8 @@ static void test_inactive_batch_members_are_unchanged_and_batching_matches_singl
         bl_snapshot_free(after);
         bl_model_destroy(m);
         bl_model_destroy(one);
-        sinit_free(a);
-        sinit_free(b);
+        bl_test_sorn_init_free(a);
+        bl_test_sorn_init_free(b);
     }
 }
 
@@ -687,7 +633,7 @@ static void test_one_node_no_inhibitory_population_and_initial_learning_disabled
     for (int d = 0; d < 2; d++) {
         bl_sorn_config c = config_with(0.2, 0.001, 0.001, false);
         assert_int_equal(bl_sorn_excitatory_count(0.2, 1), 1);
-        bl_sorn_init *in = sinit_new(1, 1, 1, 1, &c);
+        bl_sorn_init *in = bl_test_sorn_init_new(1, 1, 1, 1, &c);
         in->w_eu[0] = 1;
         in->output_mask[0] = 1;
         in->t_e[0] = 0.3;
@@ -728,7 +674,7 @@ static void test_one_node_no_inhibitory_population_and_initial_learning_disabled
         bl_snapshot_free(s);
         bl_snapshot_free(s0);
         bl_model_destroy(m);
-        sinit_free(in);
+        bl_test_sorn_init_free(in);
     }
 }
 
@@ -739,7 +685,7 @@ static void test_nonfinite_drive_is_reported_even_when_threshold_output_is_binar
     (void)state;
     for (int d = 0; d < 2; d++) {
         bl_sorn_config c = config_with(0.2, 0.001, 0.001, true);
-        bl_sorn_init *in = sinit_new(1, 1, 1, 1, &c);
+        bl_sorn_init *in = bl_test_sorn_init_new(1, 1, 1, 1, &c);
         in->w_eu[0] = 1;
         in->output_mask[0] = 1;
         in->t_e[0] = 0.3;
@@ -770,7 +716,7 @@ static void test_nonfinite_drive_is_reported_even_when_threshold_output_is_binar
         assert_int_equal(bl_model_finite(m)[0], 0);
         bl_snapshot_free(s);
         bl_model_destroy(m);
-        sinit_free(in);
+        bl_test_sorn_init_free(in);
     }
 }
 
@@ -790,7 +736,7 @@ static void test_nonfinite_inhibitory_drive(void **state)
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* §7.3 #3: a row total that overflows float32 cannot be hidden by the
@@ -800,7 +746,7 @@ static void test_sorn_row_sum_overflow_cannot_be_normalised_away(void **state)
     (void)state;
     bl_sorn_config c = config_with(0, 0, 0, true);
     assert_int_equal(bl_sorn_excitatory_count(0, 3), 3);
-    bl_sorn_init *in = sinit_new(3, 1, 1, 3, &c);
+    bl_sorn_init *in = bl_test_sorn_init_new(3, 1, 1, 3, &c);
     for (size_t k = 0; k < 9; k++) {
         in->w_ee[k] = 2e38;
         in->ee_mask[k] = 1;
@@ -830,7 +776,7 @@ static void test_sorn_row_sum_overflow_cannot_be_normalised_away(void **state)
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[4], w * (1.0 / tot), "renormalised");
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* An STDP result that overflows is flagged before pruning could hide it;
@@ -883,8 +829,8 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    sinit_free(tiny);
-    sinit_free(in);
+    bl_test_sorn_init_free(tiny);
+    bl_test_sorn_init_free(in);
 }
 
 /* IP driving a threshold past the float32 range is reported; the drive
@@ -906,7 +852,7 @@ static void test_threshold_overflow_is_reported(void **state)
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* ---- contracts -------------------------------------------------------------------------- */
@@ -922,10 +868,10 @@ static void test_incompatible_batch_and_ports_rejected(void **state)
     bl_sorn_init *mixed[2] = {five, six};
     expect_create_error(mixed, 2, BL_FLOAT64, "dimensions");
     /* Same N, different N_E. */
-    bl_sorn_init *other = sinit_new(5, 2, 2, 3, &c);
+    bl_sorn_init *other = bl_test_sorn_init_new(5, 2, 2, 3, &c);
     bl_sorn_init *mixed_e[2] = {five, other};
     expect_create_error(mixed_e, 2, BL_FLOAT64, "dimensions");
-    sinit_free(other);
+    bl_test_sorn_init_free(other);
     /* In C a w_ee of the wrong shape is a missing array or an n_e that does
      * not fit the count. */
     double *keep = five->w_ee;
@@ -991,8 +937,8 @@ static void test_incompatible_batch_and_ports_rejected(void **state)
         bl_snapshot_free(after);
         bl_model_destroy(m);
     }
-    sinit_free(five);
-    sinit_free(six);
+    bl_test_sorn_init_free(five);
+    bl_test_sorn_init_free(six);
 }
 
 static void test_initial_state_validation(void **state)
@@ -1069,12 +1015,12 @@ static void test_initial_state_validation(void **state)
 
     /* N_I = 0: the inhibitory arrays may be absent. */
     bl_sorn_config c0 = config_with(0, 0.001, 0.001, true);
-    bl_sorn_init *exc = sinit_new(3, 1, 1, 3, &c0);
+    bl_sorn_init *exc = bl_test_sorn_init_new(3, 1, 1, 3, &c0);
     assert_null(exc->w_ei);
     bl_model_destroy(create(&exc, 1, BL_FLOAT32));
-    sinit_free(exc);
-    sinit_free(in);
-    sinit_free(ok);
+    bl_test_sorn_init_free(exc);
+    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_free(ok);
 }
 
 /* ---- §7.3: precision casts and lossy masks ------------------------------------------------ */
@@ -1113,8 +1059,8 @@ static void test_precision_overflow_rejected_before_upload(void **state)
     bad->config.eta_ip = 1e40;
     bl_sorn_init *pair[2] = {in, bad};
     expect_create_error(pair, 2, BL_FLOAT32, "initials[1]: config.eta_ip");
-    sinit_free(bad);
-    sinit_free(in);
+    bl_test_sorn_init_free(bad);
+    bl_test_sorn_init_free(in);
 }
 
 static void test_lossy_mask_casts_are_rejected(void **state)
@@ -1127,7 +1073,7 @@ static void test_lossy_mask_casts_are_rejected(void **state)
     in->ee_mask[1] = 0;
     in->x[0] = 0.5;
     expect_create_error(&in, 1, BL_FLOAT64, "x must be binary before conversion");
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* ---- snapshots ------------------------------------------------------------------------- */
@@ -1183,7 +1129,7 @@ static void test_snapshot_layout(void **state)
     assert_true(bl_model_finite(m)[0] == 1);
     bl_snapshot_free(s);
     bl_model_destroy(m);
-    sinit_free(in);
+    bl_test_sorn_init_free(in);
 }
 
 /* §7.3 #4 for SORN: step, freeze, step, reset gives the creation snapshot. */
@@ -1209,7 +1155,7 @@ static void test_full_reset_matches_creation_snapshot(void **state)
         bl_snapshot_free(mid);
         bl_snapshot_free(s1);
         bl_model_destroy(m);
-        sinit_free(in);
+        bl_test_sorn_init_free(in);
     }
 }
 
@@ -1260,8 +1206,8 @@ static void test_allocation_failures(void **state)
         bl_model_destroy(m);
     }
     for (int b = 0; b < 2; b++) {
-        sinit_free(ins[b]);
-        sinit_free(exc[b]);
+        bl_test_sorn_init_free(ins[b]);
+        bl_test_sorn_init_free(exc[b]);
     }
 }
 

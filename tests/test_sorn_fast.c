@@ -30,16 +30,6 @@
 
 enum { MAXSLOTS = 4 };
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FRAME_DIV 3
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FRAME_DIV 3
-#endif
-#endif
-#ifndef FRAME_DIV
-#define FRAME_DIV 1
-#endif
 
 typedef struct stats {
     size_t scenarios, slot_frames, failures, resets, freezes, switches, hand_slots,
@@ -194,7 +184,7 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
     assert_non_null(noise);
     bool failed[MAXSLOTS] = {0};
     int32_t act[MAXSLOTS];
-    const size_t frames = (big ? 40 : 80) / FRAME_DIV;
+    const size_t frames = (big ? 40 : 80) / BL_TEST_FRAME_DIV;
     for (size_t f = 0; f < frames; f++) {
         const double op = bl_test_uni(&g);
         if (op < 0.04) {
@@ -289,7 +279,7 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
 static void run_random(bl_dtype dt, uint64_t seed0)
 {
     stats st = {0};
-    const size_t count = 60 / FRAME_DIV;
+    const size_t count = 60 / BL_TEST_FRAME_DIV;
     for (size_t s = 0; s < count; s++)
         run_scenario(seed0 + s, dt, &st);
     printf("sorn fast %s: %zu scenarios, %zu slot-frames, %zu failures, %zu resets, %zu "

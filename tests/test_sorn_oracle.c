@@ -47,48 +47,7 @@ static size_t excitatory_count(double ratio, size_t n)
 static bl_sorn_init *hand_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t e,
                                 size_t n_e)
 {
-    size_t n_i = n - n_e;
-    bl_sorn_init *h = calloc(1, sizeof *h);
-    assert_non_null(h);
-    h->config = *c;
-    h->n = n;
-    h->r = r;
-    h->e = e;
-    h->n_e = n_e;
-    h->w_ee = calloc(n_e * n_e, sizeof(double));
-    h->ee_mask = calloc(n_e * n_e, sizeof(double));
-    h->c_e = calloc(n_e, sizeof(double));
-    h->w_eu = calloc(n_e * r, sizeof(double));
-    h->output_mask = calloc(e * n_e, sizeof(double));
-    h->t_e = calloc(n_e, sizeof(double));
-    h->x = calloc(n_e, sizeof(double));
-    assert_true(h->w_ee && h->ee_mask && h->c_e && h->w_eu && h->output_mask && h->t_e && h->x);
-    if (n_i > 0) {
-        h->w_ei = calloc(n_e * n_i, sizeof(double));
-        h->w_ie = calloc(n_i * n_e, sizeof(double));
-        h->t_i = calloc(n_i, sizeof(double));
-        h->y = calloc(n_i, sizeof(double));
-        assert_true(h->w_ei && h->w_ie && h->t_i && h->y);
-    }
-    return h;
-}
-
-static void hand_free(bl_sorn_init *h)
-{
-    if (!h)
-        return;
-    free(h->w_ee);
-    free(h->ee_mask);
-    free(h->c_e);
-    free(h->w_ei);
-    free(h->w_ie);
-    free(h->w_eu);
-    free(h->output_mask);
-    free(h->t_e);
-    free(h->t_i);
-    free(h->x);
-    free(h->y);
-    free(h);
+    return bl_test_sorn_init_new(n, r, e, n_e, c);
 }
 
 /* A random valid configuration with the given I/E ratio and learn_on. The
@@ -243,7 +202,7 @@ static void batch_free(batch *bt)
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_oracle_sorn_destroy(bt->slots[b].orc);
         if (bt->slots[b].hand)
-            hand_free(bt->slots[b].init);
+            bl_test_sorn_init_free(bt->slots[b].init);
         else
             bl_sorn_init_free(bt->slots[b].init);
     }
@@ -342,19 +301,13 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
     bl_snapshot_free(s);
 
     /* The live views must agree with the snapshot's view of the same state. */
-    const void *eff = bl_model_effector_data(bt->model);
-    const void *act = bl_model_activity_data(bt->model);
     const int32_t *fin = bl_model_finite(bt->model);
     bl_oracle_sorn_get(o, "effectors", bt->scratch, NULL);
-    for (size_t i = 0; i < bt->e; i++)
-        if (!bl_test_same(bl_test_get(eff, bt->dtype, b * bt->e + i), bt->scratch[i], nan_equiv))
-            fail_msg("%s: frame %zu: slot %zu live effector %zu differs", bt->what, bt->frame,
-                     b, i);
+    bl_test_check_view(bl_model_effector_data(bt->model), bt->dtype, b, bt->e, bt->scratch,
+                       nan_equiv, "effector", bt->what, bt->frame);
     bl_oracle_sorn_get(o, "activity", bt->scratch, NULL);
-    for (size_t i = 0; i < bt->n; i++)
-        if (!bl_test_same(bl_test_get(act, bt->dtype, b * bt->n + i), bt->scratch[i], nan_equiv))
-            fail_msg("%s: frame %zu: slot %zu live activity %zu differs", bt->what, bt->frame,
-                     b, i);
+    bl_test_check_view(bl_model_activity_data(bt->model), bt->dtype, b, bt->n, bt->scratch,
+                       nan_equiv, "activity", bt->what, bt->frame);
     if (fin[b] != bl_oracle_sorn_finite(o))
         fail_msg("%s: frame %zu: slot %zu live finite %d, oracle %d", bt->what, bt->frame, b,
                  (int)fin[b], (int)bl_oracle_sorn_finite(o));
@@ -367,27 +320,17 @@ static void compare_all(batch *bt, bool nan_equiv, const char *after)
 }
 
 /* An operation on a random subset of slots, applied to both sides. */
-typedef enum op { OP_RESET, OP_FREEZE_WEIGHTS, OP_FREEZE_PLASTICITY } op;
-
-static void apply_op(batch *bt, bl_gen *g, op which, stats *st)
+static void apply_op(batch *bt, bl_gen *g, bl_test_op which, stats *st)
 {
-    for (size_t b = 0; b < bt->nslots; b++)
-        bt->active[b] = bl_test_uni(g) < 0.5 ? 1 : 0;
-    bl_error err = {0};
-    bl_status rc = which == OP_RESET ? bl_model_reset(bt->model, bt->active, bt->nslots, &err)
-                   : which == OP_FREEZE_WEIGHTS
-                       ? bl_model_freeze_weights(bt->model, bt->active, bt->nslots, &err)
-                       : bl_model_freeze_plasticity(bt->model, bt->active, bt->nslots, &err);
-    if (rc != BL_OK)
-        fail_msg("%s: operation %d: %s", bt->what, (int)which, err.msg);
+    bl_test_random_op(bt->model, g, bt->active, bt->nslots, which, bt->what);
     for (size_t b = 0; b < bt->nslots; b++) {
         if (!bt->active[b])
             continue;
-        if (which == OP_RESET) {
+        if (which == BL_TEST_RESET) {
             bl_oracle_sorn_reset(bt->slots[b].orc);
             bt->slots[b].failed = false;
             st->resets++;
-        } else if (which == OP_FREEZE_WEIGHTS) {
+        } else if (which == BL_TEST_FREEZE_WEIGHTS) {
             bl_oracle_sorn_freeze_weights(bt->slots[b].orc);
             st->freezes_w++;
         } else {
@@ -395,9 +338,7 @@ static void apply_op(batch *bt, bl_gen *g, op which, stats *st)
             st->freezes_p++;
         }
     }
-    compare_all(bt, false,
-                which == OP_RESET ? "reset" : which == OP_FREEZE_WEIGHTS ? "freeze_weights"
-                                                                         : "freeze_plasticity");
+    compare_all(bt, false, bl_test_op_name(which));
 }
 
 /* Steps the model and the oracles of the active slots with the batch's
@@ -909,11 +850,11 @@ static void random_runs(bl_dtype dtype)
         for (size_t t = 0; t < RANDOM_FRAMES; t++) {
             bt.frame = t;
             if (bl_test_pick(&g, 60) == 0)
-                apply_op(&bt, &g, OP_FREEZE_WEIGHTS, &st);
+                apply_op(&bt, &g, BL_TEST_FREEZE_WEIGHTS, &st);
             if (bl_test_pick(&g, 80) == 0)
-                apply_op(&bt, &g, OP_FREEZE_PLASTICITY, &st);
+                apply_op(&bt, &g, BL_TEST_FREEZE_PLASTICITY, &st);
             if (bl_test_pick(&g, 50) == 0)
-                apply_op(&bt, &g, OP_RESET, &st);
+                apply_op(&bt, &g, BL_TEST_RESET, &st);
             /* Every fifth frame everything runs; otherwise random slots
              * rest. */
             for (size_t b = 0; b < bt.nslots; b++)

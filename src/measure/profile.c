@@ -310,6 +310,48 @@ static const char *nonfinite_repr(double v)
     return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
 }
 
+/* One trial's entry of a row's trial_work list. */
+static void append_trial_work(bl_status *st, bl_json *work, const bl_trial_result *t,
+                              const char *name, bl_error *err)
+{
+    bl_json *w = bl_json_object();
+    bl_measure_put(st, w, "target_id", bl_json_string(t->target_id), err);
+    bl_measure_put(st, w, "block_id", bl_json_int(t->block), err);
+    bl_measure_put(st, w, "trial_id", bl_json_int(t->trial), err);
+    bl_measure_put(st, w, "world_seed", bl_json_string(t->world_seed), err);
+    bl_measure_put(st, w, "wiring_id", bl_json_string(t->wiring_id), err);
+    bl_measure_put(st, w, "status", bl_json_string(name), err);
+    bl_measure_put(st, w, "completed_world_ticks", bl_json_int(t->completed_ticks), err);
+    bl_measure_put(st, w, "completed_neural_frames", bl_json_int(t->neural_frames), err);
+    bl_measure_append(st, work, w, err);
+}
+
+/* A row's wall times, each with its boundary, and the record's path. */
+static void put_timings(bl_status *st, bl_json *r, const bl_profile_sample *s, bl_error *err)
+{
+    bl_measure_put(st, r, "wall_seconds", bl_measure_real_or_null(s->execute_seconds), err);
+    bl_measure_put(st, r, "execute_wall_seconds", bl_measure_real_or_null(s->execute_seconds),
+                   err);
+    bl_measure_put(st, r, "timing_boundary", bl_json_string(bl_profile_execute_boundary), err);
+    bl_measure_put(st, r, "isolated_kernel_time", bl_json_bool(false), err);
+    bl_json *timings = bl_json_object();
+    bl_measure_put(st, timings, "resolve_and_runtime_seconds",
+                   bl_measure_real_or_null(s->timings[0]), err);
+    bl_measure_put(st, timings, "construction_compile_run_seconds",
+                   bl_measure_real_or_null(s->timings[1]), err);
+    bl_measure_put(st, timings, "total_seconds", bl_measure_real_or_null(s->timings[2]), err);
+    bl_measure_put(st, r, "timings", timings, err);
+    bl_measure_put(st, r, "record_wall_seconds",
+                   s->recorded ? bl_measure_real_or_null(s->record_seconds) : bl_json_null(), err);
+    if (s->record_path)
+        bl_measure_put(st, r, "record_path", bl_json_string(s->record_path), err);
+    if (s->recorded)
+        bl_measure_put(st, r, "record_timing_boundary",
+                       bl_json_string(bl_profile_record_boundary), err);
+    double combined = s->execute_seconds + (s->recorded ? s->record_seconds : 0.0);
+    bl_measure_put(st, r, "combined_wall_seconds", bl_measure_real_or_null(combined), err);
+}
+
 bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_error *err)
 {
     *row = NULL;
@@ -351,16 +393,7 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
             early += t->completed_ticks < s->resolved_horizon;
         }
         valid = valid && done && isfinite(t->raw) && t->completed_ticks > 0 && t->neural_frames > 0;
-        bl_json *w = bl_json_object();
-        bl_measure_put(&st, w, "target_id", bl_json_string(t->target_id), err);
-        bl_measure_put(&st, w, "block_id", bl_json_int(t->block), err);
-        bl_measure_put(&st, w, "trial_id", bl_json_int(t->trial), err);
-        bl_measure_put(&st, w, "world_seed", bl_json_string(t->world_seed), err);
-        bl_measure_put(&st, w, "wiring_id", bl_json_string(t->wiring_id), err);
-        bl_measure_put(&st, w, "status", bl_json_string(name), err);
-        bl_measure_put(&st, w, "completed_world_ticks", bl_json_int(t->completed_ticks), err);
-        bl_measure_put(&st, w, "completed_neural_frames", bl_json_int(t->neural_frames), err);
-        bl_measure_append(&st, work, w, err);
+        append_trial_work(&st, work, t, name, err);
     }
     for (size_t i = 0; i < s->ncapacities; i++)
         bl_measure_append(&st, caps, bl_json_int(s->capacities[i]), err);
@@ -412,27 +445,7 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
                    outcome_sig[0] ? bl_json_string(outcome_sig) : bl_json_null(), err);
     bl_measure_put(&st, r, "admitted_batch_capacities", caps, err);
     caps = NULL;
-    bl_measure_put(&st, r, "wall_seconds", bl_measure_real_or_null(s->execute_seconds), err);
-    bl_measure_put(&st, r, "execute_wall_seconds", bl_measure_real_or_null(s->execute_seconds),
-                   err);
-    bl_measure_put(&st, r, "timing_boundary", bl_json_string(bl_profile_execute_boundary), err);
-    bl_measure_put(&st, r, "isolated_kernel_time", bl_json_bool(false), err);
-    bl_json *timings = bl_json_object();
-    bl_measure_put(&st, timings, "resolve_and_runtime_seconds",
-                   bl_measure_real_or_null(s->timings[0]), err);
-    bl_measure_put(&st, timings, "construction_compile_run_seconds",
-                   bl_measure_real_or_null(s->timings[1]), err);
-    bl_measure_put(&st, timings, "total_seconds", bl_measure_real_or_null(s->timings[2]), err);
-    bl_measure_put(&st, r, "timings", timings, err);
-    bl_measure_put(&st, r, "record_wall_seconds",
-                   s->recorded ? bl_measure_real_or_null(s->record_seconds) : bl_json_null(), err);
-    if (s->record_path)
-        bl_measure_put(&st, r, "record_path", bl_json_string(s->record_path), err);
-    if (s->recorded)
-        bl_measure_put(&st, r, "record_timing_boundary",
-                       bl_json_string(bl_profile_record_boundary), err);
-    double combined = s->execute_seconds + (s->recorded ? s->record_seconds : 0.0);
-    bl_measure_put(&st, r, "combined_wall_seconds", bl_measure_real_or_null(combined), err);
+    put_timings(&st, r, s, err);
     /* Rates count the work that was done, and only for a complete row: a
      * failed or short evaluation must never look fast. */
     bl_measure_put(&st, r, "world_ticks_per_second",

@@ -349,6 +349,76 @@ static bl_status fail_row(bl_json *row, const char *error, bl_error *err)
     return st;
 }
 
+/* The request's fields that open every receipt, and a "failed" status
+ * until the evaluations say otherwise. */
+static void receipt_request(bl_status *st, bl_json *r, const bl_profile_args *a, bl_error *err)
+{
+    bl_measure_put(st, r, "backend", bl_json_string(a->worker_backend), err);
+    bl_measure_put(st, r, "dtype", bl_json_string(a->dtype), err);
+    bl_measure_put(st, r, "fast_math", bl_json_bool(false), err);
+    bl_measure_put(st, r, "node", bl_json_string(a->node), err);
+    bl_measure_put(st, r, "count", bl_json_int(a->count), err);
+    bl_measure_put(st, r, "batch_size", bl_json_int(a->batch_size), err);
+    bl_measure_put(st, r, "cpu_threads", bl_json_int(a->cpu_threads), err);
+    bl_measure_put(st, r, "requested_trials", bl_json_int(a->trials), err);
+    bl_measure_put(st, r, "recording", bl_json_string(a->recording), err);
+    bl_measure_put(st, r, "qualification",
+                   bl_json_string("synchronised evaluation latency only; ahead-of-time compiled "
+                                  "kernels, so no specialisation diagnostic applies"),
+                   err);
+    bl_measure_put(st, r, "status", bl_json_string("failed"), err);
+}
+
+/* The first run, the warm-ups and the samples, each row appended to its
+ * phase's list, until one fails or a stop signal arrives: *failure names
+ * why (already set: nothing runs), *interrupted tells a stop signal. */
+static bl_status run_evaluations(const bl_profile_args *a, const bl_profile_hooks *h,
+                                 const bl_profile_workload *w, const bl_json *prepared,
+                                 bl_json **runtime, bl_json *samples, bl_json *warmups,
+                                 double *first_end, const char **failure, bool *interrupted,
+                                 bl_error *err)
+{
+    const int64_t runs = 1 + a->warmups + a->samples;
+    const bl_json *first = NULL;
+    bl_status st = BL_OK;
+    for (int64_t i = 0; i < runs && !*failure && st == BL_OK; i++) {
+        const char *phase = i == 0 ? "first_run" : i <= a->warmups ? "warmup" : "warm_process";
+        int64_t index = i == 0 ? 0 : i <= a->warmups ? i - 1 : i - 1 - a->warmups;
+        bl_json *row = NULL;
+        double end = NAN;
+        bl_status est = one_evaluation(a, h, w, prepared, phase, index, &end, runtime, &row, err);
+        if (est == BL_EINTERRUPT) {
+            *interrupted = true;
+            est = BL_OK;
+        }
+        if (est != BL_OK) {
+            st = est;
+            break;
+        }
+        if (i == 0)
+            *first_end = end;
+        /* Every evaluation repeats the same worlds: its work and outcomes
+         * must equal the first's, or the timings describe different work. */
+        if (first && bl_measure_equal(bl_measure_string(row, "status"), "complete") &&
+            (!bl_measure_equal(bl_measure_string(row, "work_signature"), bl_measure_string(first, "work_signature")) ||
+             !bl_measure_equal(bl_measure_string(row, "outcome_signature"),
+                          bl_measure_string(first, "outcome_signature"))))
+            st = fail_row(row, "repeated scientific work or raw outcomes changed", err);
+        bl_json *list = strcmp(phase, "warmup") == 0 ? warmups : samples;
+        bl_measure_append(&st, list, row, err);
+        if (st != BL_OK)
+            break;
+        row = bl_json_at(list, bl_json_size(list) - 1);
+        if (i == 0)
+            first = row;
+        if (!bl_measure_equal(bl_measure_string(row, "status"), "complete"))
+            *failure = bl_measure_string(row, "error");
+        if (*interrupted && !*failure)
+            *failure = stop_reason(h && h->interrupt ? *h->interrupt : 0);
+    }
+    return st;
+}
+
 int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_json **receipt,
                       bl_error *err)
 {
@@ -363,20 +433,7 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
     char failure_text[BL_ERROR_MAX + 64];
     bool interrupted = false;
 
-    bl_measure_put(&st, r, "backend", bl_json_string(a->worker_backend), err);
-    bl_measure_put(&st, r, "dtype", bl_json_string(a->dtype), err);
-    bl_measure_put(&st, r, "fast_math", bl_json_bool(false), err);
-    bl_measure_put(&st, r, "node", bl_json_string(a->node), err);
-    bl_measure_put(&st, r, "count", bl_json_int(a->count), err);
-    bl_measure_put(&st, r, "batch_size", bl_json_int(a->batch_size), err);
-    bl_measure_put(&st, r, "cpu_threads", bl_json_int(a->cpu_threads), err);
-    bl_measure_put(&st, r, "requested_trials", bl_json_int(a->trials), err);
-    bl_measure_put(&st, r, "recording", bl_json_string(a->recording), err);
-    bl_measure_put(&st, r, "qualification",
-                   bl_json_string("synchronised evaluation latency only; ahead-of-time compiled "
-                                  "kernels, so no specialisation diagnostic applies"),
-                   err);
-    bl_measure_put(&st, r, "status", bl_json_string("failed"), err);
+    receipt_request(&st, r, a, err);
     if (st == BL_OK && (!samples || !warmups))
         st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
     if (st != BL_OK)
@@ -406,44 +463,10 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
     if (prepared && !(runtime = bl_json_copy(prepared)))
         st = bl_fail(err, BL_ENOMEM, "out of memory for the runtime block");
 
-    const int64_t runs = 1 + a->warmups + a->samples;
-    const bl_json *first = NULL;
     double first_end = NAN;
-    for (int64_t i = 0; i < runs && !failure && st == BL_OK; i++) {
-        const char *phase = i == 0 ? "first_run" : i <= a->warmups ? "warmup" : "warm_process";
-        int64_t index = i == 0 ? 0 : i <= a->warmups ? i - 1 : i - 1 - a->warmups;
-        bl_json *row = NULL;
-        double end = NAN;
-        bl_status est = one_evaluation(a, h, &w, prepared, phase, index, &end, &runtime, &row, err);
-        if (est == BL_EINTERRUPT) {
-            interrupted = true;
-            est = BL_OK;
-        }
-        if (est != BL_OK) {
-            st = est;
-            break;
-        }
-        if (i == 0)
-            first_end = end;
-        /* Every evaluation repeats the same worlds: its work and outcomes
-         * must equal the first's, or the timings describe different work. */
-        if (first && bl_measure_equal(bl_measure_string(row, "status"), "complete") &&
-            (!bl_measure_equal(bl_measure_string(row, "work_signature"), bl_measure_string(first, "work_signature")) ||
-             !bl_measure_equal(bl_measure_string(row, "outcome_signature"),
-                          bl_measure_string(first, "outcome_signature"))))
-            st = fail_row(row, "repeated scientific work or raw outcomes changed", err);
-        bl_json *list = strcmp(phase, "warmup") == 0 ? warmups : samples;
-        bl_measure_append(&st, list, row, err);
-        if (st != BL_OK)
-            break;
-        row = bl_json_at(list, bl_json_size(list) - 1);
-        if (i == 0)
-            first = row;
-        if (!bl_measure_equal(bl_measure_string(row, "status"), "complete"))
-            failure = bl_measure_string(row, "error");
-        if (interrupted && !failure)
-            failure = stop_reason(h && h->interrupt ? *h->interrupt : 0);
-    }
+    if (st == BL_OK)
+        st = run_evaluations(a, h, &w, prepared, &runtime, samples, warmups, &first_end, &failure,
+                             &interrupted, err);
     if (st != BL_OK)
         goto out_of_memory;
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "models/batch_common.h"
 #include "models/falandays_internal.h"
 #include "models/model_internal.h"
 
@@ -123,22 +124,16 @@ typedef struct fal_batch {
 
 /* ---- storage ---------------------------------------------------------------- */
 
-typedef struct fal_array {
-    void **real;     /* an array of dtype values, or NULL */
-    int32_t **ints;  /* an int32 array, or NULL */
-    size_t per_slot; /* values per slot */
-} fal_array;
-
 enum { FAL_NARRAYS = 25 };
 
 /* Every owned array, so that allocation and release walk one list. */
-static void fal_arrays(fal_batch *fb, fal_array out[FAL_NARRAYS])
+static void fal_arrays(fal_batch *fb, bl_batch_array out[FAL_NARRAYS])
 {
     const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
     const size_t nn = n * n; /* overflow checked by the caller */
     size_t k = 0;
-#define REAL_ARRAY(field, count) out[k++] = (fal_array){&fb->field, NULL, (count)}
-#define INT_ARRAY(field, count) out[k++] = (fal_array){NULL, &fb->field, (count)}
+#define REAL_ARRAY(field, count) out[k++] = (bl_batch_array){&fb->field, NULL, NULL, (count)}
+#define INT_ARRAY(field, count) out[k++] = (bl_batch_array){NULL, NULL, &fb->field, (count)}
     REAL_ARRAY(acts, n);
     REAL_ARRAY(targets, n);
     REAL_ARRAY(spikes, n);
@@ -172,14 +167,9 @@ static void fal_arrays(fal_batch *fb, fal_array out[FAL_NARRAYS])
 static void fal_destroy(bl_model *m)
 {
     fal_batch *fb = (fal_batch *)m;
-    fal_array arrays[FAL_NARRAYS];
+    bl_batch_array arrays[FAL_NARRAYS];
     fal_arrays(fb, arrays);
-    for (size_t k = 0; k < FAL_NARRAYS; k++) {
-        if (arrays[k].real)
-            bl_free(*arrays[k].real);
-        else
-            bl_free(*arrays[k].ints);
-    }
+    bl_batch_arrays_free(arrays, FAL_NARRAYS);
     bl_free(fb->row_ptr);
     bl_free(fb->row_dst);
     bl_free(fb->pad_ptr);
@@ -250,78 +240,42 @@ static void fal_freeze(bl_model *m, const int32_t *active, bool all)
     }
 }
 
-static void fal_export(const fal_batch *fb, const void *src, size_t off, size_t count,
-                       double *dst)
+/* The weights in canonical order, from whatever layout holds them. */
+static void fal_export_layout(const bl_model *m, size_t b, double *dst)
 {
-    if (fb->base.dtype == BL_FLOAT32)
-        fal_export_f32(src, off, count, dst);
+    const fal_batch *fb = (const fal_batch *)m;
+    if (m->dtype == BL_FLOAT32)
+        fal_export_weights_f32(fb, b, dst);
     else
-        fal_export_f64(src, off, count, dst);
-}
-
-static void int_export(const int32_t *src, size_t count, double *dst)
-{
-    for (size_t k = 0; k < count; k++)
-        dst[k] = (double)src[k];
+        fal_export_weights_f64(fb, b, dst);
 }
 
 static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl_error *err)
 {
     const fal_batch *fb = (const fal_batch *)m;
-    const size_t n = m->nodes, nr = m->receptors, ne = m->effectors, nn = n * n;
-    /* Storage is already canonical, so a snapshot is a typed copy. */
-    const struct {
-        const char *name;
-        int ndim;
-        size_t d0, d1;
-        const void *real; /* dtype source, or NULL */
-        const int32_t *ints;
-        size_t per_slot;
-        bool integer;
-    } spec[] = {
-        {"acts", 1, n, 1, fb->acts, NULL, n, false},
-        {"targets", 1, n, 1, fb->targets, NULL, n, false},
-        {"spikes", 1, n, 1, fb->spikes, NULL, n, false},
-        {"previous", 1, n, 1, fb->previous, NULL, n, false},
-        {"errors", 1, n, 1, fb->errors, NULL, n, false},
-        {"counts", 1, n, 1, fb->counts, NULL, n, true},
-        {"weights", 2, n, n, NULL, NULL, nn, false}, /* by layout, below */
-        {"effectors", 1, ne, 1, fb->effectors, NULL, ne, false},
-        {"finite", 0, 1, 1, NULL, fb->finite, 1, true},
-        {"learning", 0, 1, 1, NULL, fb->learning, 1, true},
-        {"weight_learning", 0, 1, 1, NULL, fb->weight_learning, 1, true},
-        {"raw_finite", 1, n, 1, NULL, fb->raw_finite, n, true},
-        {"recurrent_mask", 2, n, n, NULL, fb->mask, nn, true},
-        {"input_weights", 2, n, nr, fb->input_w, NULL, n * nr, false},
-        {"output_mask", 2, n, ne, fb->out_mask, NULL, n * ne, false},
-        {"signs", 1, n, 1, NULL, fb->signs, n, true},
+    const size_t n = m->nodes, nr = m->receptors, ne = m->effectors;
+    /* Storage is already canonical but for the weights, so a snapshot is a
+     * typed copy. */
+    const bl_batch_field spec[] = {
+        {"acts", 1, n, 1, BL_BATCH_REAL, fb->acts, false},
+        {"targets", 1, n, 1, BL_BATCH_REAL, fb->targets, false},
+        {"spikes", 1, n, 1, BL_BATCH_REAL, fb->spikes, false},
+        {"previous", 1, n, 1, BL_BATCH_REAL, fb->previous, false},
+        {"errors", 1, n, 1, BL_BATCH_REAL, fb->errors, false},
+        {"counts", 1, n, 1, BL_BATCH_REAL, fb->counts, true},
+        {"weights", 2, n, n, BL_BATCH_LAYOUT, NULL, false},
+        {"effectors", 1, ne, 1, BL_BATCH_REAL, fb->effectors, false},
+        {"finite", 0, 1, 1, BL_BATCH_INT, fb->finite, true},
+        {"learning", 0, 1, 1, BL_BATCH_INT, fb->learning, true},
+        {"weight_learning", 0, 1, 1, BL_BATCH_INT, fb->weight_learning, true},
+        {"raw_finite", 1, n, 1, BL_BATCH_INT, fb->raw_finite, true},
+        {"recurrent_mask", 2, n, n, BL_BATCH_INT, fb->mask, true},
+        {"input_weights", 2, n, nr, BL_BATCH_REAL, fb->input_w, false},
+        {"output_mask", 2, n, ne, BL_BATCH_REAL, fb->out_mask, false},
+        {"signs", 1, n, 1, BL_BATCH_INT, fb->signs, true},
     };
-    const size_t count = sizeof spec / sizeof *spec;
-    bl_snapshot *s = NULL;
-    bl_status st = bl_snapshot_new(count, &s, err);
-    if (st != BL_OK)
-        return st;
-    for (size_t k = 0; k < count; k++) {
-        double *dst;
-        st = bl_snapshot_entry(s, k, spec[k].name, spec[k].ndim, spec[k].d0, spec[k].d1,
-                               spec[k].integer, &dst, err);
-        if (st != BL_OK)
-            goto fail;
-        if (strcmp(spec[k].name, "weights") == 0) {
-            if (m->dtype == BL_FLOAT32)
-                fal_export_weights_f32(fb, b, dst);
-            else
-                fal_export_weights_f64(fb, b, dst);
-        } else if (spec[k].real)
-            fal_export(fb, spec[k].real, b * spec[k].per_slot, spec[k].per_slot, dst);
-        else
-            int_export(spec[k].ints + b * spec[k].per_slot, spec[k].per_slot, dst);
-    }
-    *out = s;
-    return BL_OK;
-fail:
-    bl_snapshot_free(s);
-    return st;
+    return bl_batch_snapshot(m, b, spec, sizeof spec / sizeof *spec, fal_export_layout, out,
+                             err);
 }
 
 static const bl_model_ops fal_ops = {
@@ -647,22 +601,10 @@ bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, si
         .receptors = nr,
         .effectors = ne,
     };
-    fal_array arrays[FAL_NARRAYS];
+    bl_batch_array arrays[FAL_NARRAYS];
     fal_arrays(fb, arrays);
-    for (size_t k = 0; k < FAL_NARRAYS; k++) {
-        size_t count;
-        if (!bl_size_mul(arrays[k].per_slot, nslots, &count))
-            goto fail;
-        if (arrays[k].real) {
-            *arrays[k].real = bl_calloc(count, bl_dtype_size(dtype));
-            if (!*arrays[k].real)
-                goto fail;
-        } else {
-            *arrays[k].ints = bl_calloc(count, sizeof(int32_t));
-            if (!*arrays[k].ints)
-                goto fail;
-        }
-    }
+    if (!bl_batch_arrays_alloc(arrays, FAL_NARRAYS, nslots, dtype))
+        goto fail;
     for (size_t b = 0; b < nslots; b++) {
         if (dtype == BL_FLOAT32)
             fal_fill_slot_f32(fb, b, initials[b]);

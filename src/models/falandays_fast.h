@@ -604,14 +604,13 @@ FAL_INLINE FAL_VEC FAL_FN(fal_node_block)(const FAL_NODES *f, size_t i, size_t c
     return (((bad + raw) + (a - a)) + (tnew - tnew)) + (e - e);
 }
 
-/* One frame of slot b with the fast layouts; u = its inputs [R], xi = its
- * noise row [N]. The phases and statements mirror fal_step_slot. */
-static void FAL_FN(fal_fast_step_slot)(fal_batch *fb, size_t b, const real_t *u,
-                                       const real_t *xi)
+/* Phase 2 step 2 of slot b's frame: recurrent sums and learning counts
+ * into fb->acc, from the ns sources listed in fb->spk (or every source
+ * when `all`), in the slot's layout. */
+FAL_INLINE void FAL_FN(fal_recurrent)(fal_batch *fb, size_t b, size_t ns, bool sparse, bool all)
 {
-    const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
+    const size_t n = fb->base.nodes;
     const size_t nn = n * n;
-    real_t *restrict spikes = (real_t *)fb->spikes + b * n;
     real_t *restrict prev = (real_t *)fb->previous + b * n;
     real_t *restrict counts = (real_t *)fb->counts + b * n;
     real_t *restrict wt = (real_t *)fb->weights + b * nn; /* [source][destination] when dense */
@@ -620,12 +619,225 @@ static void FAL_FN(fal_fast_step_slot)(fal_batch *fb, size_t b, const real_t *u,
     const uint32_t *restrict pdst = fb->pad_dst;
     const size_t *restrict ptr = fb->row_ptr + b * (n + 1);
     const uint32_t *restrict dst = fb->row_dst;
-    const real_t *par = (const real_t *)fb->params + b * FAL_NPARAM;
-    const int32_t *restrict signs = fb->signs + b * n;
     const real_t *restrict sgn = (const real_t *)fb->sgn + b * n;
+    real_t *restrict rec = (real_t *)fb->rec;
+    FAL_PAIR *restrict acc = (FAL_PAIR *)fb->acc;
+    uint32_t *restrict spk = fb->spk;
+    if (sparse) {
+        for (size_t i = 0; i <= n; i++)
+            acc[i] = (FAL_PAIR){0};
+        if (!all) {
+            fb->paths.sparse++;
+            for (size_t q = 0; q < ns; q++) {
+                const size_t j = spk[q];
+                FAL_FN(fal_scatter_row)(acc, pw + pptr[j], pdst + pptr[j], pptr[j + 1] - pptr[j],
+                                        prev[j] * sgn[j], (real_t)1);
+            }
+        } else {
+            /* A silent source counts 0 (c + 0 is c: c is +0 or positive). */
+            fb->paths.sparse_all++;
+            for (size_t j = 0; j < n; j++)
+                FAL_FN(fal_scatter_row)(acc, pw + pptr[j], pdst + pptr[j], pptr[j + 1] - pptr[j],
+                                        prev[j] * sgn[j],
+                                        prev[j] != 0 ? (real_t)1 : (real_t)0);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            rec[i] = 0;
+            counts[i] = 0;
+        }
+        if (all) {
+            fb->paths.dense_all++;
+            for (size_t j = 0; j < n; j++)
+                FAL_FN(fal_axpy)(rec, wt + j * n, prev[j] * sgn[j], n);
+        } else {
+            fb->paths.dense++;
+            for (size_t q = 0; q < ns; q++) {
+                const size_t j = spk[q];
+                FAL_FN(fal_axpy)(rec, wt + j * n, prev[j] * sgn[j], n);
+            }
+        }
+        for (size_t q = 0; q < ns; q++) {
+            const size_t j = spk[q];
+            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
+                counts[dst[k]] = counts[dst[k]] + 1;
+        }
+        for (size_t i = 0; i < n; i++)
+            acc[i] = (FAL_PAIR){rec[i], counts[i]};
+    }
+}
+
+/* Phase 2 step 1 of slot b's frame: the input sums of inputs u into
+ * fb->inp. */
+FAL_INLINE void FAL_FN(fal_input_sums)(fal_batch *fb, size_t b, const real_t *u)
+{
+    const size_t n = fb->base.nodes, nr = fb->base.receptors;
+    real_t *restrict inp = (real_t *)fb->inp;
+    bool finite_in = true;
+    for (size_t r = 0; r < nr; r++)
+        finite_in = finite_in && isfinite(u[r]);
+    if (finite_in) {
+        const size_t *iptr = fb->in_ptr + b * (nr + 1);
+        for (size_t i = 0; i <= n; i++)
+            inp[i] = 0;
+        for (size_t r = 0; r < nr; r++)
+            if (u[r] != 0)
+                FAL_FN(fal_input_row)(inp, (const real_t *)fb->in_w + iptr[r],
+                                      fb->in_node + iptr[r], iptr[r + 1] - iptr[r], u[r]);
+    } else {
+        fb->paths.dense_inputs++;
+        const real_t *wint = (const real_t *)fb->win_t + b * nr * n;
+        size_t i = 0;
+        for (; i + FAL_VL <= n; i += FAL_VL)
+            FAL_FN(fal_input_block)(inp, wint, u, n, nr, i, FAL_VL);
+        if (i < n)
+            FAL_FN(fal_input_block)(inp, wint, u, n, nr, i, n - i);
+    }
+}
+
+/* Phase 3's weight update of a sparse slot b, over the rows of the ns
+ * sources in fb->spk; true when some updated weight is not finite (its
+ * destination's raw_finite is then cleared). */
+FAL_INLINE bool FAL_FN(fal_learn_sparse)(fal_batch *fb, size_t b, size_t ns, bool dale)
+{
+    const size_t n = fb->base.nodes;
+    real_t *restrict pw = (real_t *)fb->pad_w;
+    const size_t *restrict pptr = fb->pad_ptr + b * (n + 1);
+    const uint32_t *restrict pdst = fb->pad_dst;
+    const int32_t *restrict signs = fb->signs + b * n;
+    int32_t *restrict raw_finite = fb->raw_finite + b * n;
+    real_t *restrict delta = (real_t *)fb->delta;
+    uint32_t *restrict spk = fb->spk;
+    bool bad = false;
+    FAL_VEC z = {0};
+    for (size_t q = 0; q < ns; q++) {
+        const size_t j = spk[q], k0 = pptr[j], len = pptr[j + 1] - k0;
+        /* Dale weights are magnitudes: an inhibitory source's
+         * update runs the other way. */
+        if (!dale)
+            z = FAL_FN(fal_learn_padded)(pw + k0, pdst + k0, len, delta, z, false,
+                                         false);
+        else if (signs[j] == -1)
+            z = FAL_FN(fal_learn_padded)(pw + k0, pdst + k0, len, delta, z, true,
+                                         true);
+        else
+            z = FAL_FN(fal_learn_padded)(pw + k0, pdst + k0, len, delta, z, false,
+                                         true);
+    }
+    /* Rare (the frame fails): find the destinations, on the
+     * values before the clamp, as the reference checks them;
+     * only -inf was left unclamped. Rows of spiking sources
+     * held finite weights before this update. */
+    if (FAL_FN(fal_any_nan)(z)) {
+        bad = true;
+        for (size_t q = 0; q < ns; q++) {
+            const size_t j = spk[q];
+            for (size_t k = pptr[j]; k < pptr[j + 1]; k++) {
+                if (pdst[k] < n && !isfinite(pw[k])) {
+                    raw_finite[pdst[k]] = 0;
+                    if (dale && pw[k] < 0)
+                        pw[k] = 0;
+                }
+            }
+        }
+    }
+    return bad;
+}
+
+/* Phase 3's weight update of a dense slot b, as fal_learn_sparse. */
+FAL_INLINE bool FAL_FN(fal_learn_rows)(fal_batch *fb, size_t b, size_t ns, bool dale)
+{
+    const size_t n = fb->base.nodes;
+    const size_t nn = n * n;
+    real_t *restrict wt = (real_t *)fb->weights + b * nn;
+    const size_t *restrict ptr = fb->row_ptr + b * (n + 1);
+    const uint32_t *restrict dst = fb->row_dst;
+    const int32_t *restrict signs = fb->signs + b * n;
+    int32_t *restrict raw_finite = fb->raw_finite + b * n;
+    real_t *restrict delta = (real_t *)fb->delta;
+    uint32_t *restrict spk = fb->spk;
+    bool bad = false;
+    for (size_t q = 0; q < ns; q++) {
+        const size_t j = spk[q];
+        const size_t k0 = ptr[j], len = ptr[j + 1] - k0;
+        const uint32_t *d = dst + k0;
+        real_t *vals = wt + j * n;
+        const bool row_bad =
+            dale && signs[j] == -1
+                ? FAL_FN(fal_learn_dense)(vals, d, len, delta, true)
+                : FAL_FN(fal_learn_dense)(vals, d, len, delta, false);
+        /* Rare (the frame fails): find the destinations, on the
+         * values before the clamp, as the reference checks them. */
+        if (row_bad) {
+            bad = true;
+            for (size_t k = 0; k < len; k++)
+                if (!isfinite(vals[d[k]]))
+                    raw_finite[d[k]] = 0;
+        }
+        if (dale) {
+            for (size_t k = 0; k < len; k++)
+                if (vals[d[k]] < 0)
+                    vals[d[k]] = 0;
+        }
+    }
+    return bad;
+}
+
+/* The Dale rule's first clearing of a dense slot b: every weight outside
+ * the mask to +0, and the slot onto compressed rows under the fast kernel. */
+FAL_INLINE void FAL_FN(fal_clear_unmasked)(fal_batch *fb, size_t b)
+{
+    const size_t n = fb->base.nodes;
+    const size_t nn = n * n;
+    real_t *restrict wt = (real_t *)fb->weights + b * nn;
+    const int32_t *mask = fb->mask + b * nn;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            if (mask[i * n + j] == 0)
+                wt[j * n + i] = 0;
+    /* Nothing outside the mask is left to carry: compressed
+     * rows are exact from here on. */
+    if (fb->kernel == BL_FAL_KERNEL_FAST) {
+        FAL_FN(fal_dense_to_rows)(fb, b);
+        fb->layout[b] = FAL_LAYOUT_SPARSE;
+        fb->paths.to_sparse++;
+    }
+}
+
+/* Phase 4 of slot b's frame over the readout lists (see the top), and
+ * phase 5's effector part: fin, cleared when an effector is not finite. */
+FAL_INLINE bool FAL_FN(fal_fast_readout)(fal_batch *fb, size_t b, bool fin)
+{
+    const size_t n = fb->base.nodes, ne = fb->base.effectors;
+    real_t *restrict spikes = (real_t *)fb->spikes + b * n;
+    real_t *eff = (real_t *)fb->effectors + b * ne;
+    const size_t *ro_ptr = fb->ro_ptr + b * (ne + 1);
+    const real_t *ro_w = (const real_t *)fb->ro_w;
+    const real_t *ro_cnt = (const real_t *)fb->ro_cnt + b * ne;
+    for (size_t e = 0; e < ne; e++) {
+        real_t tot = 0;
+        for (size_t k = ro_ptr[e]; k < ro_ptr[e + 1]; k++)
+            tot = tot + spikes[fb->ro_node[k]] * ro_w[k];
+        eff[e] = ro_cnt[e] > 0 ? tot / ro_cnt[e] : (real_t)0;
+    }
+    for (size_t e = 0; e < ne; e++)
+        fin = fin && isfinite(eff[e]);
+    return fin;
+}
+
+/* One frame of slot b with the fast layouts; u = its inputs [R], xi = its
+ * noise row [N]. The phases and statements mirror fal_step_slot. */
+static void FAL_FN(fal_fast_step_slot)(fal_batch *fb, size_t b, const real_t *u,
+                                       const real_t *xi)
+{
+    const size_t n = fb->base.nodes, nr = fb->base.receptors;
+    real_t *restrict spikes = (real_t *)fb->spikes + b * n;
+    real_t *restrict prev = (real_t *)fb->previous + b * n;
+    real_t *restrict counts = (real_t *)fb->counts + b * n;
+    const size_t *restrict ptr = fb->row_ptr + b * (n + 1);
+    const real_t *par = (const real_t *)fb->params + b * FAL_NPARAM;
     const int32_t *flags = fb->flags + b * FAL_NFLAG;
     int32_t *restrict raw_finite = fb->raw_finite + b * n;
-    real_t *restrict rec = (real_t *)fb->rec;
     real_t *restrict inp = (real_t *)fb->inp;
     real_t *restrict delta = (real_t *)fb->delta;
     FAL_PAIR *restrict acc = (FAL_PAIR *)fb->acc;
@@ -674,71 +886,11 @@ static void FAL_FN(fal_fast_step_slot)(fal_batch *fb, size_t b, const real_t *u,
         any = ptr[spk[q]] < ptr[spk[q] + 1];
 
     /* Phase 2 step 2: recurrent sums and learning counts, source by source. */
-    if (sparse) {
-        for (size_t i = 0; i <= n; i++)
-            acc[i] = (FAL_PAIR){0};
-        if (!all) {
-            fb->paths.sparse++;
-            for (size_t q = 0; q < ns; q++) {
-                const size_t j = spk[q];
-                FAL_FN(fal_scatter_row)(acc, pw + pptr[j], pdst + pptr[j], pptr[j + 1] - pptr[j],
-                                        prev[j] * sgn[j], (real_t)1);
-            }
-        } else {
-            /* A silent source counts 0 (c + 0 is c: c is +0 or positive). */
-            fb->paths.sparse_all++;
-            for (size_t j = 0; j < n; j++)
-                FAL_FN(fal_scatter_row)(acc, pw + pptr[j], pdst + pptr[j], pptr[j + 1] - pptr[j],
-                                        prev[j] * sgn[j],
-                                        prev[j] != 0 ? (real_t)1 : (real_t)0);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            rec[i] = 0;
-            counts[i] = 0;
-        }
-        if (all) {
-            fb->paths.dense_all++;
-            for (size_t j = 0; j < n; j++)
-                FAL_FN(fal_axpy)(rec, wt + j * n, prev[j] * sgn[j], n);
-        } else {
-            fb->paths.dense++;
-            for (size_t q = 0; q < ns; q++) {
-                const size_t j = spk[q];
-                FAL_FN(fal_axpy)(rec, wt + j * n, prev[j] * sgn[j], n);
-            }
-        }
-        for (size_t q = 0; q < ns; q++) {
-            const size_t j = spk[q];
-            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-                counts[dst[k]] = counts[dst[k]] + 1;
-        }
-        for (size_t i = 0; i < n; i++)
-            acc[i] = (FAL_PAIR){rec[i], counts[i]};
-    }
+    FAL_FN(fal_recurrent)(fb, b, ns, sparse, all);
 
     /* Phase 2 step 1: the input sums, over the non-zero terms while every
      * input is finite (see the top), else over all of them. */
-    bool finite_in = true;
-    for (size_t r = 0; r < nr; r++)
-        finite_in = finite_in && isfinite(u[r]);
-    if (finite_in) {
-        const size_t *iptr = fb->in_ptr + b * (nr + 1);
-        for (size_t i = 0; i <= n; i++)
-            inp[i] = 0;
-        for (size_t r = 0; r < nr; r++)
-            if (u[r] != 0)
-                FAL_FN(fal_input_row)(inp, (const real_t *)fb->in_w + iptr[r],
-                                      fb->in_node + iptr[r], iptr[r + 1] - iptr[r], u[r]);
-    } else {
-        fb->paths.dense_inputs++;
-        const real_t *wint = (const real_t *)fb->win_t + b * nr * n;
-        size_t i = 0;
-        for (; i + FAL_VL <= n; i += FAL_VL)
-            FAL_FN(fal_input_block)(inp, wint, u, n, nr, i, FAL_VL);
-        if (i < n)
-            FAL_FN(fal_input_block)(inp, wint, u, n, nr, i, n - i);
-    }
+    FAL_FN(fal_input_sums)(fb, b, u);
 
     /* Every per-node statement of phases 2, 3 and 5. */
     FAL_VEC nodes_bad = {0};
@@ -751,65 +903,8 @@ static void FAL_FN(fal_fast_step_slot)(fal_batch *fb, size_t b, const real_t *u,
 
     /* Phase 3's weight update. */
     if (f.learn && f.wlearn && any) {
-        bool bad = false;
-        if (sparse) {
-            FAL_VEC z = {0};
-            for (size_t q = 0; q < ns; q++) {
-                const size_t j = spk[q], k0 = pptr[j], len = pptr[j + 1] - k0;
-                /* Dale weights are magnitudes: an inhibitory source's
-                 * update runs the other way. */
-                if (!dale)
-                    z = FAL_FN(fal_learn_padded)(pw + k0, pdst + k0, len, delta, z, false,
-                                                 false);
-                else if (signs[j] == -1)
-                    z = FAL_FN(fal_learn_padded)(pw + k0, pdst + k0, len, delta, z, true,
-                                                 true);
-                else
-                    z = FAL_FN(fal_learn_padded)(pw + k0, pdst + k0, len, delta, z, false,
-                                                 true);
-            }
-            /* Rare (the frame fails): find the destinations, on the
-             * values before the clamp, as the reference checks them;
-             * only -inf was left unclamped. Rows of spiking sources
-             * held finite weights before this update. */
-            if (FAL_FN(fal_any_nan)(z)) {
-                bad = true;
-                for (size_t q = 0; q < ns; q++) {
-                    const size_t j = spk[q];
-                    for (size_t k = pptr[j]; k < pptr[j + 1]; k++) {
-                        if (pdst[k] < n && !isfinite(pw[k])) {
-                            raw_finite[pdst[k]] = 0;
-                            if (dale && pw[k] < 0)
-                                pw[k] = 0;
-                        }
-                    }
-                }
-            }
-        } else {
-            for (size_t q = 0; q < ns; q++) {
-                const size_t j = spk[q];
-                const size_t k0 = ptr[j], len = ptr[j + 1] - k0;
-                const uint32_t *d = dst + k0;
-                real_t *vals = wt + j * n;
-                const bool row_bad =
-                    dale && signs[j] == -1
-                        ? FAL_FN(fal_learn_dense)(vals, d, len, delta, true)
-                        : FAL_FN(fal_learn_dense)(vals, d, len, delta, false);
-                /* Rare (the frame fails): find the destinations, on the
-                 * values before the clamp, as the reference checks them. */
-                if (row_bad) {
-                    bad = true;
-                    for (size_t k = 0; k < len; k++)
-                        if (!isfinite(vals[d[k]]))
-                            raw_finite[d[k]] = 0;
-                }
-                if (dale) {
-                    for (size_t k = 0; k < len; k++)
-                        if (vals[d[k]] < 0)
-                            vals[d[k]] = 0;
-                }
-            }
-        }
+        const bool bad = sparse ? FAL_FN(fal_learn_sparse)(fb, b, ns, dale)
+                                : FAL_FN(fal_learn_rows)(fb, b, ns, dale);
         if (bad) {
             fb->wild[b] = 1;
             fin = false;
@@ -817,39 +912,14 @@ static void FAL_FN(fal_fast_step_slot)(fal_batch *fb, size_t b, const real_t *u,
         if (dale && !fb->cleared[b]) {
             /* The first clearing since the weights were loaded; later
              * ones would only write +0 over +0. */
-            if (!sparse) {
-                const int32_t *mask = fb->mask + b * nn;
-                for (size_t i = 0; i < n; i++)
-                    for (size_t j = 0; j < n; j++)
-                        if (mask[i * n + j] == 0)
-                            wt[j * n + i] = 0;
-                /* Nothing outside the mask is left to carry: compressed
-                 * rows are exact from here on. */
-                if (fb->kernel == BL_FAL_KERNEL_FAST) {
-                    FAL_FN(fal_dense_to_rows)(fb, b);
-                    fb->layout[b] = FAL_LAYOUT_SPARSE;
-                    fb->paths.to_sparse++;
-                }
-            }
+            if (!sparse)
+                FAL_FN(fal_clear_unmasked)(fb, b);
             fb->cleared[b] = 1;
         }
     }
 
-    /* Phase 4, over the readout lists (see the top). */
-    real_t *eff = (real_t *)fb->effectors + b * ne;
-    const size_t *ro_ptr = fb->ro_ptr + b * (ne + 1);
-    const real_t *ro_w = (const real_t *)fb->ro_w;
-    const real_t *ro_cnt = (const real_t *)fb->ro_cnt + b * ne;
-    for (size_t e = 0; e < ne; e++) {
-        real_t tot = 0;
-        for (size_t k = ro_ptr[e]; k < ro_ptr[e + 1]; k++)
-            tot = tot + spikes[fb->ro_node[k]] * ro_w[k];
-        eff[e] = ro_cnt[e] > 0 ? tot / ro_cnt[e] : (real_t)0;
-    }
-
-    /* Phase 5's effector part. */
-    for (size_t e = 0; e < ne; e++)
-        fin = fin && isfinite(eff[e]);
+    /* Phases 4 and 5's effector part. */
+    fin = FAL_FN(fal_fast_readout)(fb, b, fin);
     fb->finite[b] = fin;
 }
 

@@ -258,15 +258,6 @@ static void FAL_FN(fal_step_slot)(fal_batch *fb, size_t b, const real_t *u, cons
     fb->finite[b] = ok;
 }
 
-/* count values of a dtype array, starting at element off, as doubles
- * (exact for float). */
-static void FAL_FN(fal_export)(const void *src, size_t off, size_t count, double *dst)
-{
-    const real_t *s = (const real_t *)src + off;
-    for (size_t k = 0; k < count; k++)
-        dst[k] = (double)s[k];
-}
-
 #undef real_t
 #undef FAL_FN
 #undef FAL_CAT

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "models/batch_common.h"
 #include "models/model_internal.h"
 #include "models/sorn_internal.h"
 
@@ -110,27 +111,18 @@ typedef struct sorn_batch {
 
 /* ---- storage ---------------------------------------------------------------- */
 
-typedef struct sorn_array {
-    /* Exactly one of the three is set: the field's own pointer type, so
-     * that allocation never writes through a differently typed lvalue. */
-    void **real;
-    uint8_t **bytes;
-    int32_t **ints;
-    size_t per_slot; /* values per slot */
-} sorn_array;
-
 enum { SORN_NARRAYS = 26 };
 
 /* Every owned array, so that allocation and release walk one list. The
  * products are overflow-checked by the caller. */
-static void sorn_arrays(sorn_batch *sb, sorn_array out[SORN_NARRAYS])
+static void sorn_arrays(sorn_batch *sb, bl_batch_array out[SORN_NARRAYS])
 {
     const size_t ne = sb->n_e, ni = sb->n_i, n = sb->base.nodes;
     const size_t nr = sb->base.receptors, nout = sb->base.effectors;
     size_t k = 0;
-#define REAL_ARRAY(field, count) out[k++] = (sorn_array){&sb->field, NULL, NULL, (count)}
-#define BYTE_ARRAY(field, count) out[k++] = (sorn_array){NULL, &sb->field, NULL, (count)}
-#define INT_ARRAY(field, count) out[k++] = (sorn_array){NULL, NULL, &sb->field, (count)}
+#define REAL_ARRAY(field, count) out[k++] = (bl_batch_array){&sb->field, NULL, NULL, (count)}
+#define BYTE_ARRAY(field, count) out[k++] = (bl_batch_array){NULL, &sb->field, NULL, (count)}
+#define INT_ARRAY(field, count) out[k++] = (bl_batch_array){NULL, NULL, &sb->field, (count)}
     REAL_ARRAY(w_ee, ne * ne);
     REAL_ARRAY(c_e, ne);
     REAL_ARRAY(w_ei, ne * ni);
@@ -166,16 +158,9 @@ static void sorn_arrays(sorn_batch *sb, sorn_array out[SORN_NARRAYS])
 static void sorn_destroy(bl_model *m)
 {
     sorn_batch *sb = (sorn_batch *)m;
-    sorn_array arrays[SORN_NARRAYS];
+    bl_batch_array arrays[SORN_NARRAYS];
     sorn_arrays(sb, arrays);
-    for (size_t k = 0; k < SORN_NARRAYS; k++) {
-        if (arrays[k].real)
-            bl_free(*arrays[k].real);
-        else if (arrays[k].bytes)
-            bl_free(*arrays[k].bytes);
-        else
-            bl_free(*arrays[k].ints);
-    }
+    bl_batch_arrays_free(arrays, SORN_NARRAYS);
     void *fast[] = {sb->layout,  sb->cleared, sb->wild,     sb->nz_off,  sb->col_ptr,
                     sb->nz_dst,  sb->cw,      sb->cm,       sb->wei_t,   sb->wie_t,
                     sb->weu_t,   sb->in_ptr,  sb->in_unit,  sb->in_w,    sb->ro_ptr,
@@ -235,81 +220,47 @@ static void sorn_freeze(bl_model *m, const int32_t *active, bool all)
     }
 }
 
+/* w_ee in canonical order: the fast kernel may hold it in compressed rows. */
+static void sorn_export_layout(const bl_model *m, size_t b, double *dst)
+{
+    const sorn_batch *sb = (const sorn_batch *)m;
+    if (m->dtype == BL_FLOAT32)
+        sorn_export_w_ee_f32(sb, b, dst);
+    else
+        sorn_export_w_ee_f64(sb, b, dst);
+}
+
 static bl_status sorn_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl_error *err)
 {
     const sorn_batch *sb = (const sorn_batch *)m;
     const size_t ne = sb->n_e, ni = sb->n_i, n = m->nodes;
     const size_t nr = m->receptors, nout = m->effectors;
-    enum { REAL, BYTE, INT };
-    /* Storage is already canonical, so a snapshot is a typed copy. */
-    const struct {
-        const char *name;
-        int ndim;
-        size_t d0, d1;
-        int kind;
-        const void *src;
-        bool integer;
-    } spec[] = {
-        {"w_ee", 2, ne, ne, REAL, sb->w_ee, false},
-        {"ee_mask", 2, ne, ne, BYTE, sb->ee_mask, true},
-        {"c_e", 1, ne, 1, REAL, sb->c_e, false},
-        {"w_ei", 2, ne, ni, REAL, sb->w_ei, false},
-        {"w_ie", 2, ni, ne, REAL, sb->w_ie, false},
-        {"w_eu", 2, ne, nr, REAL, sb->w_eu, false},
-        {"output_mask", 2, nout, ne, BYTE, sb->out_mask, true},
-        {"t_e", 1, ne, 1, REAL, sb->t_e, false},
-        {"t_i", 1, ni, 1, REAL, sb->t_i, false},
-        {"x", 1, ne, 1, REAL, sb->x, false},
-        {"y", 1, ni, 1, REAL, sb->y, false},
-        {"prev_x", 1, ne, 1, REAL, sb->prev_x, false},
-        {"prev_y", 1, ni, 1, REAL, sb->prev_y, false},
-        {"activity", 1, n, 1, REAL, sb->activity, false},
-        {"drive", 1, n, 1, REAL, sb->drive, false},
-        {"effectors", 1, nout, 1, REAL, sb->effectors, false},
-        {"finite", 0, 1, 1, INT, sb->finite, true},
-        {"adaptation_finite", 1, ne, 1, INT, sb->adapt_finite, true},
-        {"plasticity", 1, 2, 1, INT, sb->plasticity, true},
-        {"parameters", 1, SORN_NPARAM, 1, REAL, sb->params, false},
+    /* Storage is already canonical but for w_ee, so a snapshot is a typed
+     * copy. */
+    const bl_batch_field spec[] = {
+        {"w_ee", 2, ne, ne, BL_BATCH_LAYOUT, NULL, false},
+        {"ee_mask", 2, ne, ne, BL_BATCH_BYTE, sb->ee_mask, true},
+        {"c_e", 1, ne, 1, BL_BATCH_REAL, sb->c_e, false},
+        {"w_ei", 2, ne, ni, BL_BATCH_REAL, sb->w_ei, false},
+        {"w_ie", 2, ni, ne, BL_BATCH_REAL, sb->w_ie, false},
+        {"w_eu", 2, ne, nr, BL_BATCH_REAL, sb->w_eu, false},
+        {"output_mask", 2, nout, ne, BL_BATCH_BYTE, sb->out_mask, true},
+        {"t_e", 1, ne, 1, BL_BATCH_REAL, sb->t_e, false},
+        {"t_i", 1, ni, 1, BL_BATCH_REAL, sb->t_i, false},
+        {"x", 1, ne, 1, BL_BATCH_REAL, sb->x, false},
+        {"y", 1, ni, 1, BL_BATCH_REAL, sb->y, false},
+        {"prev_x", 1, ne, 1, BL_BATCH_REAL, sb->prev_x, false},
+        {"prev_y", 1, ni, 1, BL_BATCH_REAL, sb->prev_y, false},
+        {"activity", 1, n, 1, BL_BATCH_REAL, sb->activity, false},
+        {"drive", 1, n, 1, BL_BATCH_REAL, sb->drive, false},
+        {"effectors", 1, nout, 1, BL_BATCH_REAL, sb->effectors, false},
+        {"finite", 0, 1, 1, BL_BATCH_INT, sb->finite, true},
+        {"adaptation_finite", 1, ne, 1, BL_BATCH_INT, sb->adapt_finite, true},
+        {"plasticity", 1, 2, 1, BL_BATCH_INT, sb->plasticity, true},
+        {"parameters", 1, SORN_NPARAM, 1, BL_BATCH_REAL, sb->params, false},
     };
-    const size_t count = sizeof spec / sizeof *spec;
-    bl_snapshot *s = NULL;
-    bl_status st = bl_snapshot_new(count, &s, err);
-    if (st != BL_OK)
-        return st;
-    for (size_t k = 0; k < count; k++) {
-        double *dst;
-        st = bl_snapshot_entry(s, k, spec[k].name, spec[k].ndim, spec[k].d0, spec[k].d1,
-                               spec[k].integer, &dst, err);
-        if (st != BL_OK)
-            goto fail;
-        /* Values per slot; the slot's block starts at b times that. */
-        const size_t per = s->arrays[k].shape[0] * s->arrays[k].shape[1];
-        if (spec[k].src == sb->w_ee) {
-            /* The fast kernel may hold it in compressed rows. */
-            if (m->dtype == BL_FLOAT32)
-                sorn_export_w_ee_f32(sb, b, dst);
-            else
-                sorn_export_w_ee_f64(sb, b, dst);
-        } else if (spec[k].kind == REAL) {
-            if (m->dtype == BL_FLOAT32)
-                sorn_export_f32(spec[k].src, b * per, per, dst);
-            else
-                sorn_export_f64(spec[k].src, b * per, per, dst);
-        } else if (spec[k].kind == BYTE) {
-            const uint8_t *src = (const uint8_t *)spec[k].src + b * per;
-            for (size_t v = 0; v < per; v++)
-                dst[v] = src[v];
-        } else {
-            const int32_t *src = (const int32_t *)spec[k].src + b * per;
-            for (size_t v = 0; v < per; v++)
-                dst[v] = src[v];
-        }
-    }
-    *out = s;
-    return BL_OK;
-fail:
-    bl_snapshot_free(s);
-    return st;
+    return bl_batch_snapshot(m, b, spec, sizeof spec / sizeof *spec, sorn_export_layout, out,
+                             err);
 }
 
 static const bl_model_ops sorn_ops = {
@@ -645,23 +596,10 @@ bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslot
     };
     sb->n_e = ne;
     sb->n_i = n - ne;
-    sorn_array arrays[SORN_NARRAYS];
+    bl_batch_array arrays[SORN_NARRAYS];
     sorn_arrays(sb, arrays);
-    for (size_t k = 0; k < SORN_NARRAYS; k++) {
-        size_t count;
-        if (!bl_size_mul(arrays[k].per_slot, nslots, &count))
-            goto fail;
-        /* bl_calloc pads a zero-width request (N_I = 0) to one value. */
-        bool ok;
-        if (arrays[k].real)
-            ok = (*arrays[k].real = bl_calloc(count, bl_dtype_size(dtype))) != NULL;
-        else if (arrays[k].bytes)
-            ok = (*arrays[k].bytes = bl_calloc(count, 1)) != NULL;
-        else
-            ok = (*arrays[k].ints = bl_calloc(count, sizeof(int32_t))) != NULL;
-        if (!ok)
-            goto fail;
-    }
+    if (!bl_batch_arrays_alloc(arrays, SORN_NARRAYS, nslots, dtype))
+        goto fail;
     for (size_t b = 0; b < nslots; b++) {
         if (dtype == BL_FLOAT32)
             sorn_fill_slot_f32(sb, b, initials[b]);

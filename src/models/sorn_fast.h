@@ -509,13 +509,201 @@ SORN_INLINE SORN_IVEC SORN_FN(sorn_stdp_chunk)(real_t *w, SORN_IREAL *m, const u
     return pruned | (mv & ~keep);
 }
 
+/* Phase 2's sums of a sparse slot b: the E units' excitatory and
+ * inhibitory inputs, as per-destination accumulators fed in ascending source
+ * order from the nax and nay sources that fired (sb->sc_actx, sc_acty), and
+ * the input terms of inputs u, over the non-zero ones while every input is
+ * finite (see the top), else over all of them; the I units' accumulator
+ * starts at zero. */
+SORN_INLINE void SORN_FN(sorn_fast_sums)(sorn_batch *sb, size_t b, const real_t *u, size_t nax,
+                                         size_t nay)
+{
+    const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
+    const real_t *restrict wei_t = (const real_t *)sb->wei_t + b * ne * ni;
+    const real_t *px = (real_t *)sb->prev_x + b * ne;
+    const real_t *py = (real_t *)sb->prev_y + b * ni;
+    const size_t *ptr = sb->col_ptr + b * (ne + 1);
+    const size_t off = sb->nz_off[b];
+    const uint32_t *restrict dst = sb->nz_dst + off;
+    const real_t *restrict cw = (real_t *)sb->cw + off;
+    real_t *restrict exc = sb->sc_exc;
+    real_t *restrict inh = sb->sc_inh;
+    real_t *restrict idr = sb->sc_idr;
+    real_t *restrict inp = sb->sc_inp;
+    const size_t *actx = sb->sc_actx, *acty = sb->sc_acty;
+    for (size_t i = 0; i <= ne; i++)
+        exc[i] = 0;
+    for (size_t i = 0; i < ne; i++)
+        inh[i] = 0;
+    for (size_t k = 0; k < ni; k++)
+        idr[k] = 0;
+    if (sb->wild[b]) {
+        sb->paths.sparse_all++;
+        for (size_t j = 0; j < ne; j++)
+            SORN_FN(sorn_scatter_row)(exc, cw + ptr[j], dst + ptr[j], ptr[j + 1] - ptr[j], px[j]);
+    } else {
+        sb->paths.sparse++;
+        for (size_t a = 0; a < nax; a++) {
+            const size_t j = actx[a];
+            SORN_FN(sorn_scatter_row)(exc, cw + ptr[j], dst + ptr[j], ptr[j + 1] - ptr[j], px[j]);
+        }
+    }
+    for (size_t a = 0; a < nay; a++)
+        SORN_FN(sorn_axpy)(inh, wei_t + acty[a] * ne, py[acty[a]], ne);
+    bool finite_in = true;
+    for (size_t q = 0; q < nr; q++)
+        finite_in = finite_in && isfinite(u[q]);
+    if (finite_in) {
+        const size_t *iptr = sb->in_ptr + b * (nr + 1);
+        for (size_t i = 0; i <= ne; i++)
+            inp[i] = 0;
+        for (size_t q = 0; q < nr; q++)
+            if (u[q] != 0)
+                SORN_FN(sorn_input_row)(inp, (const real_t *)sb->in_w + iptr[q],
+                                        sb->in_unit + iptr[q], iptr[q + 1] - iptr[q], u[q]);
+    } else {
+        sb->paths.dense_inputs++;
+        const real_t *weu_t = (const real_t *)sb->weu_t + b * nr * ne;
+        size_t i = 0;
+        for (; i + SORN_VL <= ne; i += SORN_VL)
+            SORN_FN(sorn_input_block)(inp, weu_t, u, ne, nr, i, SORN_VL);
+        if (i < ne)
+            SORN_FN(sorn_input_block)(inp, weu_t, u, ne, nr, i, ne - i);
+    }
+}
+
+/* Phase 3 step 1 of a sparse slot b for every entry of the rows: the
+ * update of masked entries, its finite flag (a NaN added to the row's flag
+ * member), pruning, and the row totals in ascending source order. */
+SORN_INLINE void SORN_FN(sorn_fast_stdp_rows)(sorn_batch *sb, size_t b, SORN_VEC eta)
+{
+    const size_t ne = sb->n_e, nee = ne * ne;
+    uint8_t *mask = sb->ee_mask + b * nee;
+    const real_t *x = (real_t *)sb->x + b * ne, *px = (real_t *)sb->prev_x + b * ne;
+    const size_t *ptr = sb->col_ptr + b * (ne + 1);
+    const size_t off = sb->nz_off[b];
+    const uint32_t *restrict dst = sb->nz_dst + off;
+    real_t *restrict cw = (real_t *)sb->cw + off;
+    SORN_IREAL *restrict cm = (SORN_IREAL *)sb->cm + off;
+    SORN_PAIR *restrict tot = sb->sc_tot;
+    const SORN_PAIR *restrict xp = sb->sc_xp;
+    for (size_t i = 0; i <= ne; i++)
+        tot[i] = (SORN_PAIR){0};
+    for (size_t j = 0; j < ne; j++) {
+        const SORN_VEC pxj = SORN_FN(sorn_splat)(px[j]), xj = SORN_FN(sorn_splat)(x[j]);
+        SORN_IVEC pruned = {0};
+        const size_t end = ptr[j + 1];
+        for (size_t k = ptr[j]; k < end; k += SORN_VL)
+            pruned = SORN_FN(sorn_stdp_chunk)(cw + k, cm + k, dst + k, xp, tot, pxj, xj, eta,
+                                              pruned);
+        /* Permanent pruning, kept in the canonical mask too: rare, so
+         * the row is walked again only when it happened. */
+        bool any_pruned = false;
+        for (size_t l = 0; l < SORN_VL; l++)
+            any_pruned = any_pruned || pruned[l] != 0;
+        if (any_pruned)
+            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
+                if (dst[k] < ne && !cm[k])
+                    mask[(size_t)dst[k] * ne + j] = 0;
+    }
+}
+
+/* Phase 3 of a sparse slot b whose STDP is on, at rate eta_stdp: step 1,
+ * then steps 2–3 per row through the units' view f. */
+SORN_INLINE void SORN_FN(sorn_fast_stdp)(sorn_batch *sb, size_t b, const SORN_UNITS *f,
+                                         real_t eta_stdp)
+{
+    const size_t ne = sb->n_e;
+    const size_t *ptr = sb->col_ptr + b * (ne + 1);
+    const size_t off = sb->nz_off[b];
+    const uint32_t *restrict dst = sb->nz_dst + off;
+    real_t *restrict cw = (real_t *)sb->cw + off;
+    SORN_IREAL *restrict cm = (SORN_IREAL *)sb->cm + off;
+    real_t *restrict scale = sb->sc_scale;
+    const SORN_VEC zero = SORN_FN(sorn_splat)(0), eta = SORN_FN(sorn_splat)(eta_stdp);
+    SORN_FN(sorn_fast_stdp_rows)(sb, b, eta);
+    /* Steps 2–3 per row: flags and factors. */
+    SORN_VEC bad = zero;
+    SORN_IVEC norm = {0};
+    size_t i0 = 0;
+    for (; i0 + SORN_VL <= ne; i0 += SORN_VL)
+        norm = SORN_FN(sorn_row_block)(f, i0, SORN_VL, norm, &bad);
+    if (i0 < ne)
+        norm = SORN_FN(sorn_row_block)(f, i0, ne - i0, norm, &bad);
+    bool any_norm = false;
+    for (size_t l = 0; l < SORN_VL; l++)
+        any_norm = any_norm || norm[l] != 0;
+    /* Step 3's products for every still-masked entry (a factor of 1
+     * leaves a weight as it is, bit for bit); a non-finite product
+     * only marks the slot wild. */
+    if (any_norm) {
+        const size_t nz = ptr[ne];
+        for (size_t k = 0; k < nz; k += SORN_VL) {
+            SORN_VEC w;
+            memcpy(&w, cw + k, sizeof w);
+#if SORN_LANES == 4
+            const SORN_VEC sv = {scale[dst[k]], scale[dst[k + 1]], scale[dst[k + 2]],
+                                 scale[dst[k + 3]]};
+#else
+            const SORN_VEC sv = {scale[dst[k]], scale[dst[k + 1]]};
+#endif
+            SORN_IVEC m;
+            memcpy(&m, cm + k, sizeof m);
+            const SORN_VEC wn = w * sv;
+            bad = bad + SORN_FN(sorn_keep)(wn - wn, m);
+            w = SORN_FN(sorn_keep)(wn, m) + SORN_FN(sorn_keep)(w, ~m);
+            memcpy(cw + k, &w, sizeof w);
+        }
+    }
+    /* Every weight outside the initial mask is +0 now. */
+    sb->cleared[b] = 1;
+    if (SORN_FN(sorn_any_nan)(bad))
+        sb->wild[b] = 1;
+}
+
+/* Phase 4 of a sparse slot b (sorn_emit's statements): the drives checked
+ * with vectors, the effectors over their readout lists; whether the slot
+ * stayed finite. */
+SORN_INLINE bool SORN_FN(sorn_fast_emit)(sorn_batch *sb, size_t b)
+{
+    const size_t ne = sb->n_e, ni = sb->n_i;
+    const size_t n = sb->base.nodes, nout = sb->base.effectors;
+    const real_t *te = (real_t *)sb->t_e + b * ne;
+    const real_t *x = (real_t *)sb->x + b * ne;
+    const real_t *y = (real_t *)sb->y + b * ni;
+    const real_t *drive = (real_t *)sb->drive + b * n;
+    const int32_t *af = sb->adapt_finite + b * ne;
+    SORN_VEC z = {0};
+    size_t v = 0;
+    for (; v + SORN_VL <= n; v += SORN_VL) {
+        const SORN_VEC d = SORN_FN(sorn_ld)(drive + v, SORN_VL);
+        z = z + (d - d);
+    }
+    for (; v < n; v++)
+        z[0] = z[0] + (drive[v] - drive[v]);
+    bool valid = !SORN_FN(sorn_any_nan)(z);
+    for (size_t i = 0; i < ne; i++)
+        valid = valid && af[i] && isfinite(te[i]);
+    real_t *act = (real_t *)sb->activity + b * n;
+    memcpy(act, x, ne * sizeof *x);
+    memcpy(act + ne, y, ni * sizeof *y);
+    real_t *eff = (real_t *)sb->effectors + b * nout;
+    const size_t *ro = sb->ro_ptr + b * (nout + 1);
+    for (size_t k = 0; k < nout; k++) {
+        real_t s = 0;
+        for (size_t c = ro[k]; c < ro[k + 1]; c++)
+            s = s + x[sb->ro_unit[c]];
+        const size_t cnt = ro[k + 1] - ro[k];
+        eff[k] = cnt > 0 ? s / (real_t)cnt : (real_t)0;
+    }
+    return valid;
+}
+
 /* One fast frame of a sparse slot b; u = its inputs [R]. */
 static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
-    const size_t n = sb->base.nodes, nee = ne * ne, nout = sb->base.effectors;
-    uint8_t *mask = sb->ee_mask + b * nee;
-    const real_t *restrict wei_t = (const real_t *)sb->wei_t + b * ne * ni;
+    const size_t n = sb->base.nodes;
     const real_t *restrict wie_t = (const real_t *)sb->wie_t + b * ne * ni;
     real_t *te = (real_t *)sb->t_e + b * ne;
     const real_t *ti = (const real_t *)sb->t_i + b * ni;
@@ -529,11 +717,6 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
     const real_t h_ip = par[SORN_P_H_IP];
     const bool stdp = sb->plasticity[2 * b] != 0;
     const bool ip = sb->plasticity[2 * b + 1] != 0;
-    const size_t *ptr = sb->col_ptr + b * (ne + 1);
-    const size_t off = sb->nz_off[b];
-    const uint32_t *restrict dst = sb->nz_dst + off;
-    real_t *restrict cw = (real_t *)sb->cw + off;
-    SORN_IREAL *restrict cm = (SORN_IREAL *)sb->cm + off;
     real_t *restrict exc = sb->sc_exc;
     real_t *restrict inh = sb->sc_inh;
     real_t *restrict idr = sb->sc_idr;
@@ -574,47 +757,7 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
 
     /* Phase 2: the three E sums as per-destination accumulators fed in
      * ascending source order. */
-    for (size_t i = 0; i <= ne; i++)
-        exc[i] = 0;
-    for (size_t i = 0; i < ne; i++)
-        inh[i] = 0;
-    for (size_t k = 0; k < ni; k++)
-        idr[k] = 0;
-    if (sb->wild[b]) {
-        sb->paths.sparse_all++;
-        for (size_t j = 0; j < ne; j++)
-            SORN_FN(sorn_scatter_row)(exc, cw + ptr[j], dst + ptr[j], ptr[j + 1] - ptr[j], px[j]);
-    } else {
-        sb->paths.sparse++;
-        for (size_t a = 0; a < nax; a++) {
-            const size_t j = actx[a];
-            SORN_FN(sorn_scatter_row)(exc, cw + ptr[j], dst + ptr[j], ptr[j + 1] - ptr[j], px[j]);
-        }
-    }
-    for (size_t a = 0; a < nay; a++)
-        SORN_FN(sorn_axpy)(inh, wei_t + acty[a] * ne, py[acty[a]], ne);
-    /* The input terms, over the non-zero ones while every input is finite
-     * (see the top), else over all of them. */
-    bool finite_in = true;
-    for (size_t q = 0; q < nr; q++)
-        finite_in = finite_in && isfinite(u[q]);
-    if (finite_in) {
-        const size_t *iptr = sb->in_ptr + b * (nr + 1);
-        for (size_t i = 0; i <= ne; i++)
-            inp[i] = 0;
-        for (size_t q = 0; q < nr; q++)
-            if (u[q] != 0)
-                SORN_FN(sorn_input_row)(inp, (const real_t *)sb->in_w + iptr[q],
-                                        sb->in_unit + iptr[q], iptr[q + 1] - iptr[q], u[q]);
-    } else {
-        sb->paths.dense_inputs++;
-        const real_t *weu_t = (const real_t *)sb->weu_t + b * nr * ne;
-        size_t i = 0;
-        for (; i + SORN_VL <= ne; i += SORN_VL)
-            SORN_FN(sorn_input_block)(inp, weu_t, u, ne, nr, i, SORN_VL);
-        if (i < ne)
-            SORN_FN(sorn_input_block)(inp, weu_t, u, ne, nr, i, ne - i);
-    }
+    SORN_FN(sorn_fast_sums)(sb, b, u, nax, nay);
     size_t i0 = 0;
     for (; i0 + SORN_VL <= ne; i0 += SORN_VL)
         SORN_FN(sorn_drive_block)(&f, i0, SORN_VL);
@@ -630,66 +773,7 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
 
     /* Phase 3. */
     if (stdp) {
-        const SORN_VEC zero = SORN_FN(sorn_splat)(0), eta = SORN_FN(sorn_splat)(eta_stdp);
-        for (size_t i = 0; i <= ne; i++)
-            tot[i] = (SORN_PAIR){0};
-        /* Step 1 for every entry of the rows: the update of masked entries,
-         * its finite flag (a NaN added to the row's flag member), pruning,
-         * and the row totals in ascending source order. */
-        for (size_t j = 0; j < ne; j++) {
-            const SORN_VEC pxj = SORN_FN(sorn_splat)(px[j]), xj = SORN_FN(sorn_splat)(x[j]);
-            SORN_IVEC pruned = {0};
-            const size_t end = ptr[j + 1];
-            for (size_t k = ptr[j]; k < end; k += SORN_VL)
-                pruned = SORN_FN(sorn_stdp_chunk)(cw + k, cm + k, dst + k, xp, tot, pxj, xj, eta,
-                                                  pruned);
-            /* Permanent pruning, kept in the canonical mask too: rare, so
-             * the row is walked again only when it happened. */
-            bool any_pruned = false;
-            for (size_t l = 0; l < SORN_VL; l++)
-                any_pruned = any_pruned || pruned[l] != 0;
-            if (any_pruned)
-                for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-                    if (dst[k] < ne && !cm[k])
-                        mask[(size_t)dst[k] * ne + j] = 0;
-        }
-        /* Steps 2–3 per row: flags and factors. */
-        SORN_VEC bad = zero;
-        SORN_IVEC norm = {0};
-        i0 = 0;
-        for (; i0 + SORN_VL <= ne; i0 += SORN_VL)
-            norm = SORN_FN(sorn_row_block)(&f, i0, SORN_VL, norm, &bad);
-        if (i0 < ne)
-            norm = SORN_FN(sorn_row_block)(&f, i0, ne - i0, norm, &bad);
-        bool any_norm = false;
-        for (size_t l = 0; l < SORN_VL; l++)
-            any_norm = any_norm || norm[l] != 0;
-        /* Step 3's products for every still-masked entry (a factor of 1
-         * leaves a weight as it is, bit for bit); a non-finite product
-         * only marks the slot wild. */
-        if (any_norm) {
-            const size_t nz = ptr[ne];
-            for (size_t k = 0; k < nz; k += SORN_VL) {
-                SORN_VEC w;
-                memcpy(&w, cw + k, sizeof w);
-#if SORN_LANES == 4
-                const SORN_VEC sv = {scale[dst[k]], scale[dst[k + 1]], scale[dst[k + 2]],
-                                     scale[dst[k + 3]]};
-#else
-                const SORN_VEC sv = {scale[dst[k]], scale[dst[k + 1]]};
-#endif
-                SORN_IVEC m;
-                memcpy(&m, cm + k, sizeof m);
-                const SORN_VEC wn = w * sv;
-                bad = bad + SORN_FN(sorn_keep)(wn - wn, m);
-                w = SORN_FN(sorn_keep)(wn, m) + SORN_FN(sorn_keep)(w, ~m);
-                memcpy(cw + k, &w, sizeof w);
-            }
-        }
-        /* Every weight outside the initial mask is +0 now. */
-        sb->cleared[b] = 1;
-        if (SORN_FN(sorn_any_nan)(bad))
-            sb->wild[b] = 1;
+        SORN_FN(sorn_fast_stdp)(sb, b, &f, eta_stdp);
     } else {
         for (size_t i = 0; i < ne; i++)
             af[i] = 1;
@@ -700,30 +784,7 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
 
     /* Phase 4 (sorn_emit's statements): the drives checked with vectors,
      * the effectors over their readout lists. */
-    SORN_VEC z = {0};
-    size_t v = 0;
-    for (; v + SORN_VL <= n; v += SORN_VL) {
-        const SORN_VEC d = SORN_FN(sorn_ld)(drive + v, SORN_VL);
-        z = z + (d - d);
-    }
-    for (; v < n; v++)
-        z[0] = z[0] + (drive[v] - drive[v]);
-    bool valid = !SORN_FN(sorn_any_nan)(z);
-    for (size_t i = 0; i < ne; i++)
-        valid = valid && af[i] && isfinite(te[i]);
-    real_t *act = (real_t *)sb->activity + b * n;
-    memcpy(act, x, ne * sizeof *x);
-    memcpy(act + ne, y, ni * sizeof *y);
-    real_t *eff = (real_t *)sb->effectors + b * nout;
-    const size_t *ro = sb->ro_ptr + b * (nout + 1);
-    for (size_t k = 0; k < nout; k++) {
-        real_t s = 0;
-        for (size_t c = ro[k]; c < ro[k + 1]; c++)
-            s = s + x[sb->ro_unit[c]];
-        const size_t cnt = ro[k + 1] - ro[k];
-        eff[k] = cnt > 0 ? s / (real_t)cnt : (real_t)0;
-    }
-    sb->finite[b] = valid;
+    sb->finite[b] = SORN_FN(sorn_fast_emit)(sb, b);
 }
 
 static void SORN_FN(sorn_step_fast)(sorn_batch *sb, const void *inputs, const int32_t *active)

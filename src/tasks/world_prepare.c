@@ -144,6 +144,188 @@ static void cue_pattern(bl_world_init *w, bl_cue_mode mode, int64_t c, size_t co
         fill(w, 0, (int64_t)w->length, col, 1.0);
 }
 
+/* The delayed cue: one of two cues, a delay drawn from `delays`, then the response. */
+static bl_status prepare_delayed_cue(const bl_task_options *o, int64_t c, int64_t r, bl_gen *rng,
+                                     bl_world_init *w, bl_error *err)
+{
+    bl_status st;
+    int32_t cue = (int32_t)bl_gen_integers(rng, 1, 3);
+    int64_t delay = o->delays[bl_gen_choice_index(rng, o->n_delays)];
+    const int64_t length = c + delay + r;
+    if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
+        return st;
+    cue_pattern(w, o->cue_mode, c, (size_t)(cue - 1));
+    single_round(w, c + delay, c, cue);
+    w->meta_cue = cue;
+    w->meta_delay = (int32_t)delay;
+    return BL_OK;
+}
+
+/* Recall under interference: a cue, then k distractors spread over the delay. */
+static bl_status prepare_recall_interference(const bl_task_options *o, int64_t c, int64_t length,
+                                             bl_gen *rng, bl_world_init *w, bl_error *err)
+{
+    bl_status st;
+    int32_t cue = (int32_t)bl_gen_integers(rng, 1, 3);
+    int64_t k = o->distractors, wt = o->distractor_ticks, delay = o->delay;
+    if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
+        return st;
+    if (k > 0) {
+        w->meta_distractor_labels = bl_mallocarray((size_t)k, sizeof(int32_t));
+        w->meta_distractor_starts = bl_mallocarray((size_t)k, sizeof(int32_t));
+        if (!w->meta_distractor_labels || !w->meta_distractor_starts)
+            return nomem(err);
+    }
+    w->meta_n_distractors = (size_t)k;
+    for (int64_t i = 0; i < k; i++)
+        w->meta_distractor_labels[i] = (int32_t)bl_gen_integers(rng, 1, 3);
+    cue_pattern(w, o->cue_mode, c, (size_t)(cue - 1));
+    for (int64_t i = 1; i <= k; i++) {
+        /* delay - w > 0 whenever k > 0 (validation), so C's division is
+         * Python's floor division here. */
+        int64_t start = c + i * (delay - wt) / (k + 1);
+        w->meta_distractor_starts[i - 1] = (int32_t)start;
+        int32_t label = o->distractor_mode == BL_DISTRACTOR_MATCHED    ? cue
+                        : o->distractor_mode == BL_DISTRACTOR_OPPOSITE ? 3 - cue
+                                                                       : w->meta_distractor_labels[i - 1];
+        if (o->distractor_mode != BL_DISTRACTOR_ABSENT) {
+            fill(w, start, start + wt, 0, 0.0);
+            fill(w, start, start + wt, 1, 0.0);
+            fill(w, start, start + wt, (size_t)(label - 1), 1.0);
+        }
+    }
+    single_round(w, c + delay, c, cue);
+    w->meta_cue = cue;
+    return BL_OK;
+}
+
+/* Delayed XOR: two cues a gap apart; the label says whether they match. */
+static bl_status prepare_delayed_xor(const bl_task_options *o, int64_t c, int64_t length,
+                                     bl_gen *rng, bl_world_init *w, bl_error *err)
+{
+    bl_status st;
+    int32_t a = (int32_t)bl_gen_integers(rng, 1, 3);
+    int32_t b = (int32_t)bl_gen_integers(rng, 1, 3);
+    if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
+        return st;
+    int64_t second = c + o->gap;
+    if (o->cue_mode != BL_CUE_HIDDEN) {
+        fill(w, 0, c, (size_t)(a - 1), 1.0);
+        fill(w, second, second + c, (size_t)(b + 1), 1.0);
+    }
+    if (o->cue_mode == BL_CUE_PERSISTENT) {
+        fill(w, 0, length, (size_t)(a - 1), 1.0);
+        fill(w, second, length, (size_t)(b + 1), 1.0);
+    }
+    single_round(w, 2 * c + o->gap, c, a == b ? 1 : 2);
+    /* The first cue; the second is a when the label is 1, else 3 - a. */
+    w->meta_cue = a;
+    return BL_OK;
+}
+
+/* Evidence accumulation (one stream of pulses) and context integration (two
+ * streams, the context cue saying which one holds the label). */
+static bl_status prepare_pulse_streams(const bl_task_options *o, int64_t c, int64_t length,
+                                       bl_gen *rng, bl_world_init *w, bl_error *err)
+{
+    bl_status st;
+    int64_t n = o->pulse_count, p = o->pulse_ticks;
+    int32_t label, streams[2];
+    size_t nstreams;
+    if (o->kind == BL_TASK_EVIDENCE_ACCUMULATION) {
+        label = (int32_t)bl_gen_integers(rng, 1, 3);
+        streams[0] = label;
+        nstreams = 1;
+    } else {
+        int32_t context = (int32_t)bl_gen_integers(rng, 1, 3);
+        label = (int32_t)bl_gen_integers(rng, 1, 3);
+        int32_t other_draw = (int32_t)bl_gen_integers(rng, 1, 3);
+        int32_t other = o->congruency == BL_CONGRUENCY_CONGRUENT      ? label
+                        : o->congruency == BL_CONGRUENCY_CONFLICTING ? 3 - label
+                                                                      : other_draw;
+        streams[0] = context == 1 ? label : other;
+        streams[1] = context == 1 ? other : label;
+        nstreams = 2;
+        w->meta_context = context;
+        w->meta_congruent = label == other;
+    }
+    if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
+        return st;
+    int32_t *seq = bl_mallocarray((size_t)n, sizeof *seq);
+    if (!seq)
+        return nomem(err);
+    for (size_t s = 0; s < nstreams; s++) {
+        if ((st = pulses(rng, n, o->evidence_fraction, streams[s], seq, err)) != BL_OK) {
+            bl_free(seq);
+            return st;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            if (o->kind == BL_TASK_EVIDENCE_ACCUMULATION) {
+                if (o->input_mode == BL_VISIBLE)
+                    fill(w, i * p, (i + 1) * p, (size_t)(seq[i] - 1), 1.0);
+            } else {
+                fill(w, c + i * p, c + (i + 1) * p, (size_t)(2 + 2 * (int64_t)s + seq[i] - 1),
+                     1.0);
+            }
+        }
+    }
+    bl_free(seq);
+    if (o->kind == BL_TASK_CONTEXT_INTEGRATION)
+        cue_pattern(w, o->context_mode, c, (size_t)(w->meta_context - 1));
+    single_round(w, c + n * p, o->kind == BL_TASK_EVIDENCE_ACCUMULATION ? p : c, label);
+    return BL_OK;
+}
+
+/* Temporal order: two cues in an order the label names. */
+static bl_status prepare_temporal_order(const bl_task_options *o, int64_t c, int64_t r,
+                                        int64_t length, bl_gen *rng, bl_world_init *w,
+                                        bl_error *err)
+{
+    bl_status st;
+    int32_t label = (int32_t)bl_gen_integers(rng, 1, 3);
+    if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
+        return st;
+    int64_t gap = o->gap;
+    if (o->input_mode == BL_VISIBLE) {
+        fill(w, 0, c, (size_t)(label - 1), 1.0);
+        fill(w, c + gap, 2 * c + gap, (size_t)(2 - label), 1.0);
+    }
+    fill(w, 2 * c + gap, length - r, 2, 1.0);
+    single_round(w, length - r, c, label);
+    return BL_OK;
+}
+
+/* Reversal adaptation: rounds of cue, response and feedback, the mapping
+ * swapped from a drawn round on. */
+static bl_status prepare_reversal_adaptation(const bl_task_options *o, int64_t c, int64_t r,
+                                             int64_t length, bl_gen *rng, bl_world_init *w,
+                                             bl_error *err)
+{
+    bl_status st;
+    bool mapping = bl_gen_integers(rng, 0, 2) != 0;
+    int64_t reversal = bl_gen_integers(rng, o->reversal_range[0], o->reversal_range[1] + 1);
+    int64_t rounds = o->rounds, f = o->feedback_ticks, period = c + r + f;
+    if ((st = alloc_probe(w, (size_t)length, (size_t)rounds, err)) != BL_OK)
+        return st;
+    for (int64_t k = 0; k < rounds; k++) {
+        int32_t cue = (int32_t)bl_gen_integers(rng, 1, 3);
+        int64_t start = k * period;
+        fill(w, start, start + c + r, (size_t)(cue - 1), 1.0);
+        fill(w, start + c + r, start + period, 3, 1.0);
+        w->response_start[k] = (int32_t)(start + c);
+        w->response_end[k] = (int32_t)(start + c + r);
+        w->cue_ends[k] = (int32_t)(start + c);
+        bool swapped = mapping != (k + 1 >= reversal);
+        w->labels[k] = swapped ? 3 - cue : cue;
+        w->round_bounds[2 * k] = (int32_t)start;
+        w->round_bounds[2 * k + 1] = (int32_t)(start + period);
+    }
+    w->reversal = (int32_t)reversal;
+    w->meta_initial_mapping = mapping;
+    w->feedback = o->feedback_mode == BL_VISIBLE;
+    return BL_OK;
+}
+
 static bl_status prepare_probe(const bl_task_options *o, const bl_task_definition *d,
                                bl_gen *rng, bl_world_init *w, bl_error *err)
 {
@@ -153,158 +335,30 @@ static bl_status prepare_probe(const bl_task_options *o, const bl_task_definitio
     int64_t length = d->default_horizon;
     bl_status st;
     switch (o->kind) {
-    case BL_TASK_DELAYED_CUE: {
-        int32_t cue = (int32_t)bl_gen_integers(rng, 1, 3);
-        int64_t delay = o->delays[bl_gen_choice_index(rng, o->n_delays)];
-        length = c + delay + r;
-        if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
-            return st;
-        cue_pattern(w, o->cue_mode, c, (size_t)(cue - 1));
-        single_round(w, c + delay, c, cue);
-        w->meta_cue = cue;
-        w->meta_delay = (int32_t)delay;
+    case BL_TASK_DELAYED_CUE:
+        st = prepare_delayed_cue(o, c, r, rng, w, err);
         break;
-    }
-    case BL_TASK_RECALL_INTERFERENCE: {
-        int32_t cue = (int32_t)bl_gen_integers(rng, 1, 3);
-        int64_t k = o->distractors, wt = o->distractor_ticks, delay = o->delay;
-        if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
-            return st;
-        if (k > 0) {
-            w->meta_distractor_labels = bl_mallocarray((size_t)k, sizeof(int32_t));
-            w->meta_distractor_starts = bl_mallocarray((size_t)k, sizeof(int32_t));
-            if (!w->meta_distractor_labels || !w->meta_distractor_starts)
-                return nomem(err);
-        }
-        w->meta_n_distractors = (size_t)k;
-        for (int64_t i = 0; i < k; i++)
-            w->meta_distractor_labels[i] = (int32_t)bl_gen_integers(rng, 1, 3);
-        cue_pattern(w, o->cue_mode, c, (size_t)(cue - 1));
-        for (int64_t i = 1; i <= k; i++) {
-            /* delay - w > 0 whenever k > 0 (validation), so C's division is
-             * Python's floor division here. */
-            int64_t start = c + i * (delay - wt) / (k + 1);
-            w->meta_distractor_starts[i - 1] = (int32_t)start;
-            int32_t label = o->distractor_mode == BL_DISTRACTOR_MATCHED    ? cue
-                            : o->distractor_mode == BL_DISTRACTOR_OPPOSITE ? 3 - cue
-                                                                           : w->meta_distractor_labels[i - 1];
-            if (o->distractor_mode != BL_DISTRACTOR_ABSENT) {
-                fill(w, start, start + wt, 0, 0.0);
-                fill(w, start, start + wt, 1, 0.0);
-                fill(w, start, start + wt, (size_t)(label - 1), 1.0);
-            }
-        }
-        single_round(w, c + delay, c, cue);
-        w->meta_cue = cue;
+    case BL_TASK_RECALL_INTERFERENCE:
+        st = prepare_recall_interference(o, c, length, rng, w, err);
         break;
-    }
-    case BL_TASK_DELAYED_XOR: {
-        int32_t a = (int32_t)bl_gen_integers(rng, 1, 3);
-        int32_t b = (int32_t)bl_gen_integers(rng, 1, 3);
-        if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
-            return st;
-        int64_t second = c + o->gap;
-        if (o->cue_mode != BL_CUE_HIDDEN) {
-            fill(w, 0, c, (size_t)(a - 1), 1.0);
-            fill(w, second, second + c, (size_t)(b + 1), 1.0);
-        }
-        if (o->cue_mode == BL_CUE_PERSISTENT) {
-            fill(w, 0, length, (size_t)(a - 1), 1.0);
-            fill(w, second, length, (size_t)(b + 1), 1.0);
-        }
-        single_round(w, 2 * c + o->gap, c, a == b ? 1 : 2);
-        /* The first cue; the second is a when the label is 1, else 3 - a. */
-        w->meta_cue = a;
+    case BL_TASK_DELAYED_XOR:
+        st = prepare_delayed_xor(o, c, length, rng, w, err);
         break;
-    }
     case BL_TASK_EVIDENCE_ACCUMULATION:
-    case BL_TASK_CONTEXT_INTEGRATION: {
-        int64_t n = o->pulse_count, p = o->pulse_ticks;
-        int32_t label, streams[2];
-        size_t nstreams;
-        if (o->kind == BL_TASK_EVIDENCE_ACCUMULATION) {
-            label = (int32_t)bl_gen_integers(rng, 1, 3);
-            streams[0] = label;
-            nstreams = 1;
-        } else {
-            int32_t context = (int32_t)bl_gen_integers(rng, 1, 3);
-            label = (int32_t)bl_gen_integers(rng, 1, 3);
-            int32_t other_draw = (int32_t)bl_gen_integers(rng, 1, 3);
-            int32_t other = o->congruency == BL_CONGRUENCY_CONGRUENT      ? label
-                            : o->congruency == BL_CONGRUENCY_CONFLICTING ? 3 - label
-                                                                          : other_draw;
-            streams[0] = context == 1 ? label : other;
-            streams[1] = context == 1 ? other : label;
-            nstreams = 2;
-            w->meta_context = context;
-            w->meta_congruent = label == other;
-        }
-        if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
-            return st;
-        int32_t *seq = bl_mallocarray((size_t)n, sizeof *seq);
-        if (!seq)
-            return nomem(err);
-        for (size_t s = 0; s < nstreams; s++) {
-            if ((st = pulses(rng, n, o->evidence_fraction, streams[s], seq, err)) != BL_OK) {
-                bl_free(seq);
-                return st;
-            }
-            for (int64_t i = 0; i < n; i++) {
-                if (o->kind == BL_TASK_EVIDENCE_ACCUMULATION) {
-                    if (o->input_mode == BL_VISIBLE)
-                        fill(w, i * p, (i + 1) * p, (size_t)(seq[i] - 1), 1.0);
-                } else {
-                    fill(w, c + i * p, c + (i + 1) * p, (size_t)(2 + 2 * (int64_t)s + seq[i] - 1),
-                         1.0);
-                }
-            }
-        }
-        bl_free(seq);
-        if (o->kind == BL_TASK_CONTEXT_INTEGRATION)
-            cue_pattern(w, o->context_mode, c, (size_t)(w->meta_context - 1));
-        single_round(w, c + n * p, o->kind == BL_TASK_EVIDENCE_ACCUMULATION ? p : c, label);
+    case BL_TASK_CONTEXT_INTEGRATION:
+        st = prepare_pulse_streams(o, c, length, rng, w, err);
         break;
-    }
-    case BL_TASK_TEMPORAL_ORDER: {
-        int32_t label = (int32_t)bl_gen_integers(rng, 1, 3);
-        if ((st = alloc_probe(w, (size_t)length, 1, err)) != BL_OK)
-            return st;
-        int64_t gap = o->gap;
-        if (o->input_mode == BL_VISIBLE) {
-            fill(w, 0, c, (size_t)(label - 1), 1.0);
-            fill(w, c + gap, 2 * c + gap, (size_t)(2 - label), 1.0);
-        }
-        fill(w, 2 * c + gap, length - r, 2, 1.0);
-        single_round(w, length - r, c, label);
+    case BL_TASK_TEMPORAL_ORDER:
+        st = prepare_temporal_order(o, c, r, length, rng, w, err);
         break;
-    }
-    case BL_TASK_REVERSAL_ADAPTATION: {
-        bool mapping = bl_gen_integers(rng, 0, 2) != 0;
-        int64_t reversal = bl_gen_integers(rng, o->reversal_range[0], o->reversal_range[1] + 1);
-        int64_t rounds = o->rounds, f = o->feedback_ticks, period = c + r + f;
-        if ((st = alloc_probe(w, (size_t)length, (size_t)rounds, err)) != BL_OK)
-            return st;
-        for (int64_t k = 0; k < rounds; k++) {
-            int32_t cue = (int32_t)bl_gen_integers(rng, 1, 3);
-            int64_t start = k * period;
-            fill(w, start, start + c + r, (size_t)(cue - 1), 1.0);
-            fill(w, start + c + r, start + period, 3, 1.0);
-            w->response_start[k] = (int32_t)(start + c);
-            w->response_end[k] = (int32_t)(start + c + r);
-            w->cue_ends[k] = (int32_t)(start + c);
-            bool swapped = mapping != (k + 1 >= reversal);
-            w->labels[k] = swapped ? 3 - cue : cue;
-            w->round_bounds[2 * k] = (int32_t)start;
-            w->round_bounds[2 * k + 1] = (int32_t)(start + period);
-        }
-        w->reversal = (int32_t)reversal;
-        w->meta_initial_mapping = mapping;
-        w->feedback = o->feedback_mode == BL_VISIBLE;
+    case BL_TASK_REVERSAL_ADAPTATION:
+        st = prepare_reversal_adaptation(o, c, r, length, rng, w, err);
         break;
-    }
     default:
         return bl_fail(err, BL_EVALUE, "not a probe family");
     }
+    if (st != BL_OK)
+        return st;
     /* The respond indicator: the last receptor, receptor 2 for reversal. */
     size_t col = o->kind == BL_TASK_REVERSAL_ADAPTATION ? 2 : w->n_inputs - 1;
     for (size_t k = 0; k < w->rounds; k++)

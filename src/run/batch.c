@@ -1,0 +1,296 @@
+/* One batch of a cohort (a slice of at most the admitted capacity): every
+ * slot's seeds and world first, then every distinct wiring of the batch,
+ * constructed once (or carried over from the last batch), then each slot's
+ * whole trial on one thread, and its result row. */
+#include <math.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+
+#include "run_internal.h"
+
+static bl_status seed_of(const run_ctx *c, const char *stream, const char *key, const char *kind,
+                         int64_t block, int64_t trial, bl_seed *out, bl_error *err)
+{
+    const bl_key keys[4] = {BL_KEY_S(key), BL_KEY_S(kind), BL_KEY_I(block), BL_KEY_I(trial)};
+    return bl_seed_for(c->root_seed, c->partition, stream, keys, 4, out, err);
+}
+
+/* Seeds, world and shuffle permutation of one slot (thread-safe). */
+static bl_status setup_slot(const run_ctx *c, slot *s, bl_error *err)
+{
+    const target *t = s->t;
+    const char *task = bl_task_name(t->options.kind);
+    bl_status st = seed_of(c, "world", t->pairing_key, task, s->block, s->trial, &s->world_seed,
+                           err);
+    if (st == BL_OK && t->reservoir)
+        st = bl_plan_wiring_id(c->plan, (size_t)(t - c->targets), s->block, s->trial,
+                               s->wiring_id, err);
+    else
+        strcpy(s->wiring_id, "none");
+    if (st == BL_OK && t->reservoir && t->node == BL_MODEL_FALANDAYS)
+        st = seed_of(c, "drive", t->mechanism_key, t->node_name, s->block, s->trial,
+                     &s->drive_seed, err);
+    if (st == BL_OK && !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL)
+        st = seed_of(c, "control", t->mechanism_key, task, s->block, s->trial, &s->control_seed,
+                     err);
+    if (st == BL_OK && t->shuffle) {
+        st = seed_of(c, "input-shuffle", t->mechanism_key, t->node_name, s->block, s->trial,
+                     &s->shuffle_seed, err);
+        if (st == BL_OK) {
+            s->perm = bl_mallocarray((size_t)t->n_inputs, sizeof *s->perm);
+            if (!s->perm)
+                return nomem(err);
+            bl_gen g;
+            bl_gen_init(&g, &s->shuffle_seed);
+            bl_gen_permutation(&g, s->perm, (size_t)t->n_inputs);
+        }
+    }
+    if (st == BL_OK) {
+        bl_gen g;
+        bl_gen_init(&g, &s->world_seed);
+        st = bl_world_prepare(&t->options, &g, t->horizon, &s->world, err);
+    }
+    return st;
+}
+
+static bl_status construct(const run_ctx *c, wiring *w, bl_error *err)
+{
+    const target *t = &c->targets[w->target];
+    bl_seed seed;
+    bl_status st = bl_plan_construction_seed(c->plan, w->target, w->block, w->trial, &seed, err);
+    if (st != BL_OK)
+        return st;
+    bl_gen g;
+    bl_gen_init(&g, &seed);
+    if (t->node == BL_MODEL_FALANDAYS)
+        return bl_falandays_construct(&t->fcfg, (size_t)t->count, (size_t)t->n_inputs,
+                                      (size_t)t->n_effectors, &g, &w->fal, err);
+    return bl_sorn_construct(&t->scfg, (size_t)t->count, (size_t)t->n_inputs,
+                             (size_t)t->n_effectors, &g, &w->sorn, err);
+}
+
+static void free_batch(batch *b)
+{
+    for (size_t i = 0; b->slots && i < b->n; i++) {
+        bl_world_init_free(b->slots[i].world);
+        bl_free(b->slots[i].perm);
+    }
+    for (size_t k = 0; b->wirings && k < b->nwirings; k++) {
+        bl_falandays_init_free(b->wirings[k].fal);
+        bl_sorn_init_free(b->wirings[k].sorn);
+    }
+    bl_free(b->slots);
+    bl_free(b->wirings);
+    memset(b, 0, sizeof *b);
+}
+
+void bl_run_release_carry(run_ctx *c)
+{
+    batch old = {.wirings = c->carry, .nwirings = c->ncarry};
+    free_batch(&old);
+    c->carry = NULL;
+    c->ncarry = 0;
+}
+
+/* Wirings of the last batch that this one needs again are taken over
+ * (construction is deterministic, so this changes no bit of any result);
+ * the others are released before anything new is built, so no more
+ * wirings exist at once than one batch needs. */
+static void take_carried(run_ctx *c, batch *b)
+{
+    for (size_t k = 0; k < b->nwirings; k++)
+        for (size_t j = 0; j < c->ncarry; j++) {
+            wiring *old = &c->carry[j];
+            if ((old->fal || old->sorn) && strcmp(old->id, b->wirings[k].id) == 0) {
+                b->wirings[k].fal = old->fal;
+                b->wirings[k].sorn = old->sorn;
+                old->fal = NULL;
+                old->sorn = NULL;
+                break;
+            }
+        }
+    bl_run_release_carry(c);
+}
+
+static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_trial_result *row)
+{
+    const target *t = s->t;
+    memset(row, 0, sizeof *row);
+    row->target = (size_t)(t - c->targets);
+    row->target_id = t->id;
+    row->task = t->options.kind;
+    row->block = s->block;
+    row->trial = s->trial;
+    row->outcome_key = t->outcome_key;
+    row->raw = e->raw;
+    row->normalised = NAN;
+    row->normalisation = isnan(e->raw) ? BL_ADJUST_NO_OUTCOME : BL_ADJUST_UNAVAILABLE;
+    row->scoring_window = e->ticks > c->warmup ? e->ticks - c->warmup : 0;
+    row->status = e->status;
+    row->completed_ticks = e->ticks;
+    row->neural_frames = e->frames;
+    row->spikes = e->spikes;
+    row->failed = e->failed;
+    bl_seed_hex(&s->world_seed, row->world_seed);
+    strcpy(row->wiring_id, s->wiring_id);
+    /* §4.9 insertion order. */
+    row->seeds[row->nseeds].stream = "world";
+    bl_seed_hex(&s->world_seed, row->seeds[row->nseeds++].hex);
+    if (t->reservoir) {
+        bl_seed cs;
+        /* Cannot fail: the same call succeeded for the wiring id. */
+        bl_status st = bl_plan_construction_seed(c->plan, row->target, s->block, s->trial, &cs,
+                                                 NULL);
+        BL_ASSERT(st == BL_OK);
+        row->seeds[row->nseeds].stream = "construction";
+        bl_seed_hex(&cs, row->seeds[row->nseeds++].hex);
+        if (t->node == BL_MODEL_FALANDAYS) {
+            row->seeds[row->nseeds].stream = "drive";
+            bl_seed_hex(&s->drive_seed, row->seeds[row->nseeds++].hex);
+        }
+    } else if (t->policy == BL_POLICY_REFERENCE_NULL) {
+        row->seeds[row->nseeds].stream = "control";
+        bl_seed_hex(&s->control_seed, row->seeds[row->nseeds++].hex);
+    }
+    if (t->shuffle) {
+        row->seeds[row->nseeds].stream = "input_shuffle";
+        bl_seed_hex(&s->shuffle_seed, row->seeds[row->nseeds++].hex);
+    }
+}
+
+/* The first failure in slot order, so the error reported never depends on
+ * thread scheduling. */
+static bl_status first_failure(const batch *b, bl_error *err)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->slots[i].st != BL_OK) {
+            if (err)
+                *err = b->slots[i].err;
+            return b->slots[i].st;
+        }
+    return BL_OK;
+}
+
+bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
+                       bl_trial_result *rows, bl_run_result *res, bl_error *err)
+{
+    batch b = {0};
+    /* Threads beyond the batch's slots would only idle (and an absurd
+     * request must not reach the OpenMP runtime). */
+    const int threads = (int)(c->x->cpu_threads < (int64_t)n ? c->x->cpu_threads : (int64_t)n);
+    const size_t per_target = (size_t)(c->blocks * c->trials);
+    b.slots = bl_calloc(n, sizeof *b.slots);
+    b.wirings = bl_calloc(n, sizeof *b.wirings);
+    bl_status st = !b.slots || !b.wirings ? nomem(err) : BL_OK;
+    if (st != BL_OK)
+        goto done;
+    b.n = n;
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &b.slots[i];
+        s->job = h->jobs[first + i];
+        s->t = &c->targets[s->job / per_target];
+        const size_t within = s->job % per_target;
+        s->block = (int64_t)(within / (size_t)c->trials);
+        s->trial = (int64_t)(within % (size_t)c->trials);
+    }
+
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++)
+        b.slots[i].st = setup_slot(c, &b.slots[i], &b.slots[i].err);
+    if ((st = first_failure(&b, err)) != BL_OK)
+        goto done;
+
+    /* Jobs with the same wiring identity share one construction. */
+    for (size_t i = 0; i < n; i++) {
+        slot *s = &b.slots[i];
+        if (!s->t->reservoir)
+            continue;
+        size_t k = 0;
+        while (k < b.nwirings && strcmp(b.wirings[k].id, s->wiring_id) != 0)
+            k++;
+        if (k == b.nwirings) {
+            wiring *wr = &b.wirings[b.nwirings++];
+            strcpy(wr->id, s->wiring_id);
+            wr->target = (size_t)(s->t - c->targets);
+            wr->block = s->block;
+            wr->trial = s->trial;
+        }
+        s->wiring = k;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (b.slots[i].world->rounds > b.max_rounds)
+            b.max_rounds = b.slots[i].world->rounds;
+    take_carried(c, &b);
+    {
+        bl_status *wst = bl_calloc(b.nwirings ? b.nwirings : 1, sizeof *wst);
+        bl_error *werr = bl_calloc(b.nwirings ? b.nwirings : 1, sizeof *werr);
+        if (!wst || !werr) {
+            bl_free(wst);
+            bl_free(werr);
+            st = nomem(err);
+            goto done;
+        }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (ptrdiff_t k = 0; k < (ptrdiff_t)b.nwirings; k++)
+            wst[k] = b.wirings[k].fal || b.wirings[k].sorn
+                         ? BL_OK
+                         : construct(c, &b.wirings[k], &werr[k]);
+        for (size_t k = 0; k < b.nwirings && st == BL_OK; k++)
+            if (wst[k] != BL_OK) {
+                st = wst[k];
+                if (err)
+                    *err = werr[k];
+            }
+        bl_free(wst);
+        bl_free(werr);
+        if (st != BL_OK)
+            goto done;
+    }
+
+    int64_t ticks = 0, frames = 0, rframes = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) \
+    reduction(+ : ticks, frames, rframes)
+    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++) {
+        slot *s = &b.slots[i];
+        slot_end e = {0};
+        capture rec = {res->probes ? &res->probes[s->job] : NULL, NULL};
+        if (res->replays && !(rec.frames = res->replays[s->job] = bl_json_array())) {
+            s->st = nomem(&s->err);
+            continue;
+        }
+        if (s->t->reservoir)
+            s->st = bl_run_reservoir(c, &b, s, &rec, &e, &s->err);
+        else if (rec.frames)
+            s->st = bl_run_direct_frames(c, &b, s, &rec, &e, &s->err);
+        else
+            s->st = bl_run_direct(c, &b, s, &e, &s->err);
+        /* §4.11: a completed trial's schedule is hit exactly once per point. */
+        if (s->st == BL_OK && rec.probe && e.status == BL_TRIAL_COMPLETED && !isnan(e.raw) &&
+            (rec.probe->counts[0] != 1 || rec.probe->counts[1] != 1 || rec.probe->counts[2] != 1))
+            s->st = bl_fail(&s->err, BL_ERUNTIME,
+                            "probe event schedule did not emit exactly one event per point");
+        if (s->st == BL_OK) {
+            fill_row(c, s, &e, &rows[s->job]);
+            ticks += e.ticks;
+            frames += e.frames;
+            if (s->t->reservoir)
+                rframes += e.frames;
+        }
+    }
+    res->world_ticks += ticks;
+    res->neural_frames += frames;
+    res->reservoir_frames += rframes;
+    for (size_t i = 0; i < n; i++)
+        res->processing_order[res->nprocessed++] = b.slots[i].job;
+    st = first_failure(&b, err);
+    if (st == BL_OK) {
+        c->carry = b.wirings; /* the next batch may need them */
+        c->ncarry = b.nwirings;
+        b.wirings = NULL;
+        b.nwirings = 0;
+    }
+done:
+    free_batch(&b);
+    return st;
+}

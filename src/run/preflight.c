@@ -1,0 +1,270 @@
+/* Preflight of an evaluation (spec/platform.md §4.4 steps 2-6): the size
+ * estimates of §4.5 and §4.6, recording admission, the noise tile check,
+ * cohorts and batch admission, and the memory every job keeps until the
+ * record is written. Refusals happen here, before anything per job exists. */
+#include <stdio.h>
+#include <string.h>
+
+#include "brainlesslab/alloc.h"
+
+#include "run_internal.h"
+
+/* ---- sizes (§4.5, §4.6) --------------------------------------------------- */
+
+/* Saturating arithmetic on non-negative estimates: one that does not fit
+ * is simply too big, and INT64_MAX is then a true "at least". */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* "<v>", or "more than <v>" when v saturated, for a message. */
+static const char *bytes_text(int64_t v, char buf[48])
+{
+    snprintf(buf, 48, "%s%lld", v == INT64_MAX ? "more than " : "", (long long)v);
+    return buf;
+}
+
+static int64_t target_bytes(const target *t, int64_t horizon, int64_t tile)
+{
+    const int64_t n = t->count, p = t->n_inputs;
+    int64_t model = 0, world = 0, noise = 0;
+    if (t->reservoir)
+        model = sat_mul(64, sat_add(sat_add(sat_mul(n, n), sat_mul(n, p)), sat_mul(12, n)));
+    if (t->options.kind == BL_TASK_PONG)
+        world = sat_mul(sat_add(horizon, 1), 64);
+    else if (bl_task_is_probe(t->options.kind))
+        world = sat_mul(sat_add(horizon, 1), sat_mul(24, p));
+    if (t->reservoir && t->node == BL_MODEL_FALANDAYS)
+        noise = sat_mul(sat_mul(24, tile), n);
+    return sat_add(sat_add(sat_add(model, world), sat_add(noise, sat_mul(128, p))), 65536);
+}
+
+/* What the whole run keeps per job, besides the batches of §4.6: the
+ * result row, its place in the processing order and in its cohort's job
+ * list, the probe capture when recording probe events (its feature values;
+ * a replay's frames are what §4.5 charges to the recording budget), and
+ * the rows of trials.csv and seeds.csv, which the record writer builds in
+ * memory before it writes them. The last two constants are measured, not
+ * derived: peak heap (valgrind massif) of `run` over 10 000 two-tick
+ * trials, less the run's fixed heap, was 3209, 4310, 4933 and 6029 bytes
+ * per trial with 1, 2, 2 and 3 seed streams (the oracle, the reference
+ * null, SORN and Falandays; a wiring id adds its 64 hex digits to every
+ * row); the constants bound each with a little to spare. docs/running.md
+ * lists the figures. */
+enum { RECORD_TRIAL_ROW_BYTES = 1536, RECORD_SEED_ROW_BYTES = 1408 };
+
+static int64_t job_bytes(bool reservoir, bool falandays, bool null, bool shuffle, int64_t count,
+                         const bl_execution *x)
+{
+    /* The seed streams of §4.9: world, then construction and drive, or
+     * control, then input_shuffle. */
+    const int64_t seeds = 1 + (reservoir ? 1 + falandays : null) + shuffle;
+    int64_t b = (int64_t)(sizeof(bl_trial_result) + 2 * sizeof(size_t)) +
+                RECORD_TRIAL_ROW_BYTES + seeds * RECORD_SEED_ROW_BYTES;
+    if (x->recording == BL_RECORDING_PROBE_EVENTS)
+        b = sat_add(b, sat_add((int64_t)sizeof(bl_probe_capture),
+                               sat_mul(sat_mul(3, count), (int64_t)sizeof(double))));
+    else if (x->recording == BL_RECORDING_REPLAY)
+        b += (int64_t)sizeof(bl_json *);
+    return b;
+}
+
+static int64_t target_job_bytes(const target *t, const bl_execution *x)
+{
+    return job_bytes(t->reservoir, t->node == BL_MODEL_FALANDAYS,
+                     !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL, t->shuffle, t->count,
+                     x);
+}
+
+int64_t bl_run_job_bytes(const bl_resolved_plan *plan, size_t i, const bl_execution *x)
+{
+    const bl_json *rt = bl_resolved_target(plan, i);
+    const bl_json *tg = bl_plan_member(rt, "target");
+    const bl_json *comp = bl_plan_member(tg, "composition");
+    const char *controller = bl_plan_string(tg, "controller");
+    const bool reservoir = strcmp(controller, "reservoir") == 0;
+    bl_policy policy = BL_POLICY_ORACLE;
+    if (!reservoir && bl_policy_from_name(controller, &policy, NULL) != BL_OK)
+        return INT64_MAX;
+    const bl_json *ivs = bl_plan_member(tg, "interventions");
+    bool shuffle = false;
+    for (size_t k = 0; k < bl_json_size(ivs); k++)
+        shuffle = shuffle ||
+                  strcmp(bl_plan_string(bl_json_at(ivs, k), "verb"), "shuffle_input") == 0;
+    return job_bytes(reservoir,
+                     strcmp(bl_plan_string(bl_plan_member(comp, "node"), "kind"), "falandays") == 0,
+                     policy == BL_POLICY_REFERENCE_NULL, shuffle, bl_plan_int(comp, "count"), x);
+}
+
+/* The bytes every job keeps until the record is written must fit the
+ * memory budget on their own. They are not deducted from the §4.6
+ * allocation budget, so admitted batch capacities stay the reference's. */
+static bl_status admit_jobs(const run_ctx *c, int64_t per_target, bl_error *err)
+{
+    int64_t total = 0, most = 0;
+    for (size_t i = 0; i < c->ntargets; i++) {
+        const int64_t b = target_job_bytes(&c->targets[i], c->x);
+        most = b > most ? b : most;
+        total = sat_add(total, sat_mul(b, per_target));
+    }
+    if (total <= c->x->memory_budget_bytes)
+        return BL_OK;
+    char need[48];
+    return bl_fail(err, BL_ENOMEM,
+                   "the %zu trial%s of this plan need%s an estimated %s bytes for results "
+                   "until the record is written (%s%lld bytes per trial); memory budget is %lld "
+                   "bytes; raise --memory-budget-mib or run fewer trials",
+                   c->njobs, c->njobs == 1 ? "" : "s", c->njobs == 1 ? "s" : "",
+                   bytes_text(total, need), c->ntargets > 1 ? "up to " : "",
+                   (long long)most, (long long)c->x->memory_budget_bytes);
+}
+
+int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t i, int64_t horizon,
+                       int64_t noise_tile_frames)
+{
+    target t;
+    memset(&t, 0, sizeof t);
+    const bl_json *rt = bl_resolved_target(plan, i);
+    const bl_json *tg = bl_plan_member(rt, "target");
+    const bl_json *comp = bl_plan_member(tg, "composition");
+    t.reservoir = strcmp(bl_plan_string(tg, "controller"), "reservoir") == 0;
+    t.node = strcmp(bl_plan_string(bl_plan_member(comp, "node"), "kind"), "falandays") == 0 ? BL_MODEL_FALANDAYS
+                                                                         : BL_MODEL_SORN;
+    t.count = bl_plan_int(comp, "count");
+    t.n_inputs = bl_plan_int(rt, "n_inputs");
+    if (bl_task_from_name(bl_plan_string(bl_plan_member(comp, "task"), "kind"), &t.options.kind, NULL) != BL_OK)
+        return INT64_MAX;
+    return target_bytes(&t, horizon, noise_tile_frames);
+}
+
+/* ---- preflight (§4.4 steps 2–6) ------------------------------------------ */
+
+_Static_assert(SIZE_MAX >= INT64_MAX, "a job index is a size_t");
+
+/* Steps 2–6; `jobs` also builds the cohorts' job lists, which only
+ * execution needs (a refused plan may have more jobs than fit in memory). */
+bl_status bl_run_prepare(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
+                         bool jobs, bl_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->plan = plan;
+    c->x = x;
+    bl_status st = bl_execution_validate(x, err);
+    if (st != BL_OK)
+        return st;
+    const bl_json *request = bl_plan_member(bl_resolved_plain(plan), "request");
+    const bl_json *eval = bl_plan_member(request, "evaluation");
+    c->root_seed = bl_plan_int(eval, "root_seed");
+    c->partition = bl_plan_string(eval, "seed_partition");
+    c->blocks = bl_plan_int(eval, "blocks");
+    c->trials = bl_plan_int(eval, "trials_per_block");
+    c->warmup = bl_plan_int(eval, "warmup");
+    c->dtype = strcmp(bl_plan_string(bl_plan_member(request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
+                                                                                 : BL_FLOAT64;
+    c->ntargets = bl_resolved_target_count(plan);
+    /* Resolution refuses plans whose trial count does not fit (§4.1). */
+    int64_t per_target, njobs;
+    if (__builtin_mul_overflow(c->blocks, c->trials, &per_target) ||
+        __builtin_mul_overflow(per_target, (int64_t)c->ntargets, &njobs) || per_target <= 0)
+        return bl_fail(err, BL_EVALUE, "an evaluation of %zu targets x %lld blocks x %lld trials "
+                       "is too large", c->ntargets, (long long)c->blocks, (long long)c->trials);
+    c->njobs = (size_t)njobs;
+    c->targets = bl_calloc(c->ntargets, sizeof *c->targets);
+    c->cohorts = bl_calloc(c->ntargets, sizeof *c->cohorts); /* at most one per target */
+    if (!c->targets || !c->cohorts)
+        return nomem(err);
+    for (size_t i = 0; i < c->ntargets; i++)
+        if ((st = bl_run_load_target(plan, i, &c->targets[i], err)) != BL_OK)
+            return st;
+
+    /* Step 4: recording admission, summed over all jobs. */
+    int64_t rec = 0;
+    for (size_t i = 0; i < c->ntargets; i++) {
+        const target *t = &c->targets[i];
+        int64_t per = 0;
+        if (x->recording == BL_RECORDING_PROBE_EVENTS) {
+            if (!t->reservoir || !is_decodable(t->options.kind))
+                return bl_fail(err, BL_EVALUE,
+                               "probe_events requires a reservoir and a single binary probe "
+                               "episode");
+            per = sat_mul(3, sat_add(sat_mul(t->count, 16), 1024));
+        } else if (x->recording == BL_RECORDING_REPLAY) {
+            per = sat_mul(t->horizon,
+                          sat_add(sat_add(sat_mul(t->count, 32), sat_mul(t->n_inputs, 32)), 4096));
+        }
+        rec = sat_add(rec, sat_mul(per, per_target));
+    }
+    char need[48];
+    if (rec > x->recording_budget_bytes)
+        return bl_fail(err, BL_ENOMEM,
+                       "recording needs an estimated %s bytes; recording budget is %lld; reduce "
+                       "trials or recording",
+                       bytes_text(rec, need), (long long)x->recording_budget_bytes);
+    c->recording_bytes = rec;
+
+    /* Step 5: one complete neural cycle per tile. */
+    for (size_t i = 0; i < c->ntargets; i++)
+        if (c->targets[i].frames > x->noise_tile_frames)
+            return bl_fail(err, BL_EVALUE,
+                           "noise_tile_frames must hold at least one complete neural cycle");
+
+    /* Step 6: cohorts in order of first appearance, then admission. */
+    for (size_t i = 0; i < c->ntargets; i++) {
+        target *t = &c->targets[i];
+        size_t k = 0;
+        while (k < c->ncohorts && !bl_run_same_cohort(&c->targets[c->cohorts[k].first_target], t))
+            k++;
+        if (k == c->ncohorts)
+            c->cohorts[c->ncohorts++].first_target = i;
+        t->cohort = k;
+        cohort *h = &c->cohorts[k];
+        if (t->horizon > h->horizon)
+            h->horizon = t->horizon;
+        h->njobs += (size_t)per_target;
+    }
+    for (size_t k = 0; k < c->ncohorts; k++) {
+        cohort *h = &c->cohorts[k];
+        for (size_t i = 0; i < c->ntargets; i++) {
+            if (c->targets[i].cohort != k)
+                continue;
+            const int64_t b = target_bytes(&c->targets[i], h->horizon, x->noise_tile_frames);
+            if (b > h->trial_bytes)
+                h->trial_bytes = b;
+        }
+        if ((st = bl_admit_batch(x, h->trial_bytes, c->recording_bytes, &h->capacity, err)) !=
+            BL_OK)
+            return st;
+    }
+    /* Ours, after every check of the spec, and before anything per job
+     * exists. */
+    if ((st = admit_jobs(c, per_target, err)) != BL_OK || !jobs)
+        return st;
+    for (size_t k = 0; k < c->ncohorts; k++) {
+        cohort *h = &c->cohorts[k];
+        h->jobs = bl_mallocarray(h->njobs, sizeof *h->jobs);
+        if (!h->jobs)
+            return nomem(err);
+        h->njobs = 0;
+    }
+    for (size_t j = 0; j < c->njobs; j++) {
+        cohort *h = &c->cohorts[c->targets[j / (size_t)per_target].cohort];
+        h->jobs[h->njobs++] = j;
+    }
+    return BL_OK;
+}
+
+bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err)
+{
+    run_ctx c;
+    bl_status st = bl_run_prepare(&c, plan, x, false, err);
+    bl_run_free_targets(&c);
+    return st;
+}
