@@ -93,13 +93,4 @@ static bl_status to_json(const bl_task_options *o, bl_json *obj, bl_error *err)
     return BL_OK;
 }
 
-const bl_task_family bl_family_cartpole = {
-    .name = "cartpole_plank_easy",
-    .keys = keys,
-    .nkeys = sizeof keys / sizeof *keys,
-    .defaults = defaults,
-    .resolve = resolve,
-    .horizon = horizon,
-    .define = define,
-    .json = to_json,
-};
+BL_TASK_FAMILY(bl_family_cartpole, "cartpole_plank_easy", resolve);

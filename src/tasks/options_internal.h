@@ -34,6 +34,21 @@ typedef struct bl_task_family {
     bl_status (*json)(const bl_task_options *o, bl_json *obj, bl_error *err);
 } bl_task_family;
 
+/* A family file's descriptor, from its static `keys`, `defaults`, `horizon`,
+ * `define` and `to_json` and the given `resolve` (NULL when the family has
+ * no checks of its own). */
+#define BL_TASK_FAMILY(var, family_name, resolve_fn)                                        \
+    const bl_task_family var = {                                                            \
+        .name = family_name,                                                                \
+        .keys = keys,                                                                       \
+        .nkeys = sizeof keys / sizeof *keys,                                                \
+        .defaults = defaults,                                                               \
+        .resolve = resolve_fn,                                                              \
+        .horizon = horizon,                                                                 \
+        .define = define,                                                                   \
+        .json = to_json,                                                                    \
+    }
+
 extern const bl_task_family bl_family_tracking, bl_family_pong, bl_family_cartpole,
     bl_family_delayed_cue, bl_family_recall_interference, bl_family_delayed_xor,
     bl_family_evidence_accumulation, bl_family_context_integration, bl_family_temporal_order,
