@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/buf.h"
 #include "brainlesslab/evaluation.h"
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/plan.h"
@@ -675,6 +676,124 @@ static void test_unfused_nulls_equal_fused(void **state)
     }
 }
 
+/* ---- a prepared evaluation ------------------------------------------------------ */
+
+/* An evaluation's whole output as text: its trial table, then every
+ * summary, contrast and calibration record as JSON. */
+static char *evaluation_text(const bl_evaluation *e)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    char *trials = bl_test_trials_text(e->run);
+    bl_buf_puts(&b, trials);
+    bl_free(trials);
+    for (size_t k = 0; k < e->ntargets + e->ncontrasts + e->ncalibrations; k++) {
+        bl_json *j = NULL;
+        if (k < e->ntargets)
+            OK_E(bl_target_summary_json(&e->summaries[k], &j, &e_));
+        else if (k < e->ntargets + e->ncontrasts)
+            OK_E(bl_contrast_json(&e->contrasts[k - e->ntargets], &j, &e_));
+        else
+            OK_E(bl_calibration_json(e->calibrations[k - e->ntargets - e->ncontrasts], &j, &e_));
+        bl_buf_putc(&b, '\n');
+        OK_E(bl_json_write(j, 0, &b, &e_));
+        bl_json_free(j);
+    }
+    char *text = bl_buf_take(&b, NULL);
+    assert_non_null(text);
+    return text;
+}
+
+/* What `run` does (prepare once, before the record exists, then evaluate
+ * the preparation) gives the one-shot evaluation's whole output, loading
+ * the plan's targets once; a preparation evaluates again to the same
+ * output. Three plans: contrasts with analytic calibrations, a supplied
+ * record applied, and the calibrate operation's frozen records. */
+static void test_prepared_evaluation_matches_one_shot(void **state)
+{
+    (void)state;
+    static const char calibrate_plan[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"cal\"\n"
+        "operation = \"calibrate\"\n"
+        "[evaluation]\nblocks = 1024\ntrials_per_block = 1\nseed_partition = \"calibration\"\n"
+        "[[targets]]\nid = \"reference_null\"\ncontroller = \"reference_null\"\n"
+        "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n";
+    static const char cue[] = "[targets.composition.task]\nkind = \"delayed_cue\"\n";
+    static const char applied_plan[] =
+        "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"applied\"\n"
+        "[evaluation]\nblocks = 2\ntrials_per_block = 2\n"
+        "[[targets]]\nid = \"t\"\n[targets.composition]\ncount = 8\n"
+        "[targets.composition.task]\nkind = \"delayed_cue\"\n";
+    bl_json *sig = signature_for(cue);
+    bl_calibration *cal = NULL;
+    OK_E(bl_calibration_analytic(sig, &cal, &e_));
+    const bl_calibration *cals[1] = {cal};
+    const char *const plans[] = {profile_plan, applied_plan, calibrate_plan};
+    for (size_t m = 0; m < 3; m++) {
+        bl_resolved_plan *r = bl_test_resolve_text(plans[m]);
+        const size_t ncals = m == 1;
+        bl_execution x;
+        bl_execution_default(&x);
+        x.batch_size = m == 2 ? 128 : 5;
+        bl_evaluation *once = NULL, *first = NULL, *again = NULL;
+        OK_E(bl_evaluate(r, &x, cals, ncals, NULL, &once, &e_));
+        const uint64_t loads = bl_run_target_loads();
+        bl_evaluation_prepared *p = NULL;
+        OK_E(bl_evaluation_prepare(r, &x, cals, ncals, &p, &e_));
+        OK_E(bl_evaluate_prepared(p, NULL, &first, &e_));
+        assert_int_equal(bl_run_target_loads() - loads, 1);
+        OK_E(bl_evaluate_prepared(p, NULL, &again, &e_));
+        assert_int_equal(bl_run_target_loads() - loads, 1);
+        bl_evaluation_prepared_destroy(p);
+        if (m == 1)
+            assert_string_equal(first->summaries[0].calibration_id, cal->id);
+        char *want = evaluation_text(once), *got1 = evaluation_text(first),
+             *got2 = evaluation_text(again);
+        assert_string_equal(got1, want);
+        assert_string_equal(got2, want);
+        bl_free(want);
+        bl_free(got1);
+        bl_free(got2);
+        bl_evaluation_free(once);
+        bl_evaluation_free(first);
+        bl_evaluation_free(again);
+        bl_resolved_plan_free(r);
+    }
+    bl_calibration_free(cal);
+    bl_json_free(sig);
+}
+
+/* A preparation refuses what the preflight refuses (the runner's checks,
+ * then the calibrations'), with the same message, and keeps nothing. */
+static void test_prepare_refuses_as_the_preflight(void **state)
+{
+    (void)state;
+    bl_json *sig = signature_for("[targets.composition.task]\nkind = \"delayed_cue\"\n"
+                                 "[targets.composition.task.options]\ndelays = [0, 3]\n");
+    bl_calibration *cal = NULL;
+    OK_E(bl_calibration_analytic(sig, &cal, &e_));
+    const bl_calibration *cals[1] = {cal};
+    bl_resolved_plan *r = bl_test_resolve_text(profile_plan);
+    for (int k = 0; k < 2; k++) {
+        bl_execution x;
+        bl_execution_default(&x);
+        if (k == 0)
+            x.noise_tile_frames = 1; /* the runner's preflight refuses */
+        bl_error want = {0}, got = {0};
+        const bl_status st = bl_evaluation_preflight(r, &x, cals, 1, &want);
+        assert_int_not_equal(st, BL_OK);
+        if (k == 1)
+            assert_non_null(strstr(want.msg, "calibration signature mismatch"));
+        bl_evaluation_prepared *p = NULL;
+        assert_int_equal(bl_evaluation_prepare(r, &x, cals, 1, &p, &got), st);
+        assert_null(p);
+        assert_string_equal(got.msg, want.msg);
+    }
+    bl_resolved_plan_free(r);
+    bl_calibration_free(cal);
+    bl_json_free(sig);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -690,6 +809,8 @@ int main(void)
         cmocka_unit_test(test_replay_frames),
         cmocka_unit_test(test_replay_export),
         cmocka_unit_test(test_unfused_nulls_equal_fused),
+        cmocka_unit_test(test_prepared_evaluation_matches_one_shot),
+        cmocka_unit_test(test_prepare_refuses_as_the_preflight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

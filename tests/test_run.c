@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/buf.h"
 #include "brainlesslab/evaluation.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
@@ -809,6 +810,110 @@ static void test_progress_reports_every_batch(void **state)
     free(text);
 }
 
+/* Everything a run reports besides its rows and timings, as text. */
+static char *run_metadata_text(const bl_run_result *res)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_buf_printf(&b, "%zu %zu %lld %lld %lld %lld %lld %lld %lld\n", res->ntrials, res->ncohorts,
+            (long long)res->requested_batch_size, (long long)res->recording_estimate_bytes,
+            (long long)res->allocation_budget, (long long)res->cpu_threads,
+            (long long)res->world_ticks, (long long)res->neural_frames,
+            (long long)res->reservoir_frames);
+    for (size_t k = 0; k < res->ncohorts; k++)
+        bl_buf_printf(&b, "cohort %lld %lld\n", (long long)res->batch_capacities[k],
+                (long long)res->trial_bytes[k]);
+    for (size_t j = 0; j < res->nprocessed; j++)
+        bl_buf_printf(&b, "%zu ", res->processing_order[j]);
+    for (size_t j = 0; j < res->ntrials; j++)
+        bl_buf_printf(&b, "\n%lld", (long long)res->trials[j].spikes);
+    assert_false(b.failed);
+    char *text = bl_buf_take(&b, NULL);
+    assert_non_null(text);
+    return text;
+}
+
+/* The prepared run and the one-shot run give whole result tables, their
+ * metadata and their recordings byte for byte the same; a preparation
+ * executes again (other hooks, same rows) and loads its targets once. */
+static void test_prepared_run_matches_one_shot(void **state)
+{
+    (void)state;
+    bl_resolved_plan *r = bl_test_resolve_text(mixed_plan);
+    const bl_recording recordings[] = {BL_RECORDING_SUMMARY, BL_RECORDING_REPLAY};
+    for (size_t m = 0; m < sizeof recordings / sizeof *recordings; m++) {
+        bl_execution x;
+        bl_execution_default(&x);
+        x.batch_size = 3;
+        x.cpu_threads = 2;
+        x.recording = recordings[m];
+        bl_run_result *once = NULL, *first = NULL, *again = NULL;
+        const uint64_t loads = bl_run_target_loads();
+        OK_E(bl_run_execute(r, &x, NULL, &once, &e_));
+        assert_int_equal(bl_run_target_loads() - loads, 1);
+
+        bl_run_prepared *p = NULL;
+        OK_E(bl_run_prepare(r, &x, &p, &e_));
+        x.batch_size = 1; /* the preparation kept its own copy of the policy */
+        assert_int_equal(bl_run_target_loads() - loads, 2);
+        OK_E(bl_run_execute_prepared(p, NULL, &first, &e_));
+        size_t calls[2] = {0, 0};
+        const bl_run_hooks hooks = {.progress = count_progress, .ctx = calls};
+        OK_E(bl_run_execute_prepared(p, &hooks, &again, &e_));
+        assert_int_equal(calls[1], once->ntrials);
+        assert_int_equal(bl_run_target_loads() - loads, 2); /* executing loads nothing */
+        bl_run_prepared_destroy(p);
+
+        char *want = bl_test_trials_text(once), *want_meta = run_metadata_text(once);
+        const bl_run_result *got[] = {first, again};
+        for (size_t k = 0; k < 2; k++) {
+            char *text = bl_test_trials_text(got[k]), *meta = run_metadata_text(got[k]);
+            assert_string_equal(text, want);
+            assert_string_equal(meta, want_meta);
+            assert_true(got[k]->seconds_preflight >= 0);
+            assert_int_equal(got[k]->replays != NULL, once->replays != NULL);
+            for (size_t j = 0; once->replays && j < once->ntrials; j++)
+                assert_true(bl_json_equal(got[k]->replays[j], once->replays[j]));
+            bl_free(text);
+            bl_free(meta);
+        }
+        bl_free(want_meta);
+        bl_free(want);
+        bl_run_result_free(once);
+        bl_run_result_free(first);
+        bl_run_result_free(again);
+    }
+    bl_resolved_plan_free(r);
+}
+
+/* A preparation refuses what the preflight refuses, with the same message,
+ * and leaves nothing behind. */
+static void test_prepare_refuses_as_the_preflight(void **state)
+{
+    (void)state;
+    bl_resolved_plan *r = bl_test_resolve_text(mixed_plan);
+    for (int k = 0; k < 4; k++) {
+        bl_execution x;
+        bl_execution_default(&x);
+        if (k == 0)
+            x.batch_size = 0;                       /* validation */
+        else if (k == 1)
+            x.recording = BL_RECORDING_PROBE_EVENTS; /* not every target is a probe */
+        else if (k == 2)
+            x.noise_tile_frames = 1;                /* shorter than a neural cycle */
+        else
+            x.memory_budget_bytes = 4096;           /* admission */
+        bl_error want = {0}, got = {0};
+        const bl_status st = bl_run_preflight(r, &x, &want);
+        assert_int_not_equal(st, BL_OK);
+        bl_run_prepared *p = NULL;
+        assert_int_equal(bl_run_prepare(r, &x, &p, &got), st);
+        assert_null(p);
+        assert_string_equal(got.msg, want.msg);
+    }
+    bl_resolved_plan_free(r);
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
@@ -859,6 +964,8 @@ int main(void)
         cmocka_unit_test(test_reference_capacities_unchanged),
         cmocka_unit_test(test_interrupt_stops_the_run),
         cmocka_unit_test(test_progress_reports_every_batch),
+        cmocka_unit_test(test_prepared_run_matches_one_shot),
+        cmocka_unit_test(test_prepare_refuses_as_the_preflight),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

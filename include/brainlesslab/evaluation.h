@@ -63,16 +63,34 @@ typedef struct bl_evaluation {
     bl_calibration **calibrations; /* owned */
 } bl_evaluation;
 
-/* Runs and summarises the plan. `supplied` holds the caller's calibration
- * records (pooled from every --calibration source; not taken over). */
+/* An evaluation prepared once: the runner's preparation (bl_run_prepare)
+ * and, after it, every check bl_evaluate makes before it runs anything
+ * (world disjointness and the calibration selected for every target), for
+ * a command that must refuse bad input before it creates files and then
+ * runs what it checked. `supplied` holds the caller's calibration records
+ * (pooled from every --calibration source): they are not taken over, and
+ * they and the resolved plan must outlive the preparation. */
+typedef struct bl_evaluation_prepared bl_evaluation_prepared;
+
+bl_status bl_evaluation_prepare(const bl_resolved_plan *plan, const bl_execution *x,
+                                const bl_calibration *const *supplied, size_t nsupplied,
+                                bl_evaluation_prepared **out, bl_error *err);
+/* Runs and summarises a prepared evaluation; hooks may be NULL. The
+ * preparation is not changed and may be evaluated again. */
+bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hooks *hooks,
+                               bl_evaluation **out, bl_error *err);
+void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p);
+
+/* Runs and summarises the plan: bl_evaluation_prepare, bl_evaluate_prepared
+ * and bl_evaluation_prepared_destroy in one call. */
 bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
                       const bl_calibration *const *supplied, size_t nsupplied,
                       const bl_run_hooks *hooks, bl_evaluation **out, bl_error *err);
 void bl_evaluation_free(bl_evaluation *e);
 
-/* The checks bl_evaluate makes before it runs anything (calibration
- * selection and world disjointness, after bl_run_preflight), for commands
- * that must refuse bad input before they create files. */
+/* The checks of bl_evaluation_prepare (with bl_run_preflight in place of
+ * the runner's preparation), kept nothing of, for commands that must refuse
+ * bad input before they create files and will not run the plan. */
 bl_status bl_evaluation_preflight(const bl_resolved_plan *plan, const bl_execution *x,
                                   const bl_calibration *const *supplied, size_t nsupplied,
                                   bl_error *err);

@@ -150,14 +150,38 @@ typedef struct bl_run_hooks {
 /* §4.4 steps 2–6 alone (enumeration with the bytes its jobs keep,
  * recording admission, the noise-tile check, cohorts and memory admission),
  * creating no world, wiring or thread, nor any per-job list: for commands
- * that must reject a plan before they create anything. bl_run_execute
- * repeats it. */
+ * that must reject a plan before they create anything and will not run it
+ * (a command that runs it prepares it instead, below). */
 bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err);
 
-/* Executes every job of the plan. hooks may be NULL. */
+/* A run prepared once: the plan's targets loaded, its jobs enumerated into
+ * cohorts and every check of the preflight passed (the same checks and
+ * messages as bl_run_preflight), before any world, wiring or thread
+ * exists. A command that must refuse a plan before it creates anything
+ * prepares it, then executes the preparation, and so reads its plan once.
+ * The preparation borrows the resolved plan, which must outlive it, and
+ * keeps its own copy of the execution policy. */
+typedef struct bl_run_prepared bl_run_prepared;
+
+bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
+                         bl_run_prepared **out, bl_error *err);
+/* Executes every job of a preparation; hooks may be NULL. The preparation
+ * is not changed: executing it again gives the same rows. The result's
+ * seconds_preflight includes the preparation's own time. */
+bl_status bl_run_execute_prepared(const bl_run_prepared *p, const bl_run_hooks *hooks,
+                                  bl_run_result **out, bl_error *err);
+void bl_run_prepared_destroy(bl_run_prepared *p);
+
+/* Executes every job of the plan: bl_run_prepare, bl_run_execute_prepared
+ * and bl_run_prepared_destroy in one call. hooks may be NULL. */
 bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
                          const bl_run_hooks *hooks, bl_run_result **out, bl_error *err);
 void bl_run_result_free(bl_run_result *r);
+
+/* How many times this process has loaded a plan's targets (once per
+ * bl_run_preflight or bl_run_prepare that got that far): shows, in tests,
+ * that a command prepares its plan once. */
+uint64_t bl_run_target_loads(void);
 
 /* plain(TaskOutcome) (§1.2): {"key", "raw", "normalised",
  * "normalisation_status", "calibration_id", "scoring_window"}; NaN numbers

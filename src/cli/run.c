@@ -299,6 +299,7 @@ static int run_main(const bl_cli_args *args)
     bl_error err = {0};
     bl_plan *plan = NULL;
     bl_resolved_plan *resolved = NULL;
+    bl_evaluation_prepared *prepared = NULL;
     bl_evaluation *result = NULL;
     bl_json *inspection = NULL, *replays = NULL;
     bl_recordings recs = {0};
@@ -319,8 +320,8 @@ static int run_main(const bl_cli_args *args)
         build_execution(args, &x, &err) != BL_OK ||
         load_calibrations(args, &cals, &err) != BL_OK ||
         check_plan_id(bl_plan_id(plan), &err) != BL_OK ||
-        bl_evaluation_preflight(resolved, &x, (const bl_calibration *const *)cals.cals, cals.n,
-                                &err) != BL_OK ||
+        bl_evaluation_prepare(resolved, &x, (const bl_calibration *const *)cals.cals, cals.n,
+                              &prepared, &err) != BL_OK ||
         bl_record_name(args->value[OPT_ROOT], bl_plan_id(plan), &dest, &err) != BL_OK ||
         /* The path must be printable as JSON (valid UTF-8) before it exists. */
         record_line(dest, "complete", &out, &err) != BL_OK)
@@ -340,8 +341,7 @@ static int run_main(const bl_cli_args *args)
         hooks.progress = on_progress;
         hooks.ctx = &progress;
     }
-    st = bl_evaluate(resolved, &x, (const bl_calibration *const *)cals.cals, cals.n, &hooks,
-                     &result, &err);
+    st = bl_evaluate_prepared(prepared, &hooks, &result, &err);
     if (progress.shown)
         fputc('\n', stderr); /* end the progress line before any report */
     /* A signal after the last tick still means the user asked to stop; the
@@ -390,6 +390,7 @@ done:
     bl_reservation_clear(&res);
     bl_free(dest);
     bl_evaluation_free(result);
+    bl_evaluation_prepared_destroy(prepared);
     pool_free(&cals);
     bl_resolved_plan_free(resolved);
     bl_plan_free(plan);

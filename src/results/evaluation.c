@@ -29,6 +29,7 @@ typedef struct tinfo {
 } tinfo;
 
 typedef struct ectx {
+    bl_run_prepared *run;        /* owned; NULL after a preflight alone */
     const bl_json *request, *eval;
     int64_t root_seed, blocks, trials, warmup;
     const char *partition, *operation, *scope;
@@ -39,6 +40,8 @@ typedef struct ectx {
 
 static void ectx_free(ectx *c)
 {
+    bl_run_prepared_destroy(c->run);
+    c->run = NULL;
     for (size_t i = 0; c->t && i < c->ntargets; i++) {
         bl_calibration_free(c->t[i].own);
         bl_json_free(c->t[i].signature);
@@ -213,12 +216,13 @@ static bl_status signature_mismatch(const tinfo *t, const bl_calibration *cal, b
     return st;
 }
 
-/* Everything before the run: targets, pairs, calibrations, disjointness. */
+/* Everything before the run: the runner's preparation (`run`), or its
+ * preflight alone, then targets, pairs, calibrations, disjointness. */
 static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_execution *x,
-                         const bl_calibration *const *sup, size_t nsup, bl_error *err)
+                         const bl_calibration *const *sup, size_t nsup, bool run, bl_error *err)
 {
     memset(c, 0, sizeof *c);
-    bl_status st = bl_run_preflight(plan, x, err);
+    bl_status st = run ? bl_run_prepare(plan, x, &c->run, err) : bl_run_preflight(plan, x, err);
     if (st != BL_OK)
         return st;
     c->request = bl_plan_member(bl_resolved_plain(plan), "request");
@@ -292,9 +296,38 @@ bl_status bl_evaluation_preflight(const bl_resolved_plan *plan, const bl_executi
                                   bl_error *err)
 {
     ectx c;
-    bl_status st = prepare(&c, plan, x, supplied, nsupplied, err);
+    bl_status st = prepare(&c, plan, x, supplied, nsupplied, false, err);
     ectx_free(&c);
     return st;
+}
+
+struct bl_evaluation_prepared {
+    ectx c;
+};
+
+bl_status bl_evaluation_prepare(const bl_resolved_plan *plan, const bl_execution *x,
+                                const bl_calibration *const *supplied, size_t nsupplied,
+                                bl_evaluation_prepared **out, bl_error *err)
+{
+    *out = NULL;
+    bl_evaluation_prepared *p = bl_malloc(sizeof *p);
+    if (!p)
+        return nomem(err);
+    bl_status st = prepare(&p->c, plan, x, supplied, nsupplied, true, err);
+    if (st != BL_OK) {
+        bl_evaluation_prepared_destroy(p);
+        return st;
+    }
+    *out = p;
+    return BL_OK;
+}
+
+void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p)
+{
+    if (!p)
+        return;
+    ectx_free(&p->c);
+    bl_free(p);
 }
 
 /* ---- seeds of the summaries (§4.2) --------------------------------------- */
@@ -516,60 +549,56 @@ void bl_evaluation_free(bl_evaluation *e)
     bl_free(e);
 }
 
-bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
-                      const bl_calibration *const *supplied, size_t nsupplied,
-                      const bl_run_hooks *hooks, bl_evaluation **out, bl_error *err)
+bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hooks *hooks,
+                               bl_evaluation **out, bl_error *err)
 {
     *out = NULL;
-    ectx c;
-    bl_evaluation *e = NULL;
+    const ectx *c = &p->c;
     double *scratch = NULL;
-    bl_status st = prepare(&c, plan, x, supplied, nsupplied, err);
-    if (st != BL_OK)
-        goto done;
-    e = bl_calloc(1, sizeof *e);
+    bl_status st = BL_OK;
+    bl_evaluation *e = bl_calloc(1, sizeof *e);
     if (!e) {
         st = nomem(err);
         goto done;
     }
-    if ((st = bl_run_execute(plan, x, hooks, &e->run, err)) != BL_OK)
+    if ((st = bl_run_execute_prepared(c->run, hooks, &e->run, err)) != BL_OK)
         goto done;
     /* Every trial's outcome against its target's calibration. */
-    const size_t per = (size_t)(c.blocks * c.trials);
+    const size_t per = (size_t)(c->blocks * c->trials);
     for (size_t j = 0; j < e->run->ntrials; j++) {
         bl_trial_result *r = &e->run->trials[j];
-        bl_outcome_adjust(r->raw, c.t[j / per].cal, &r->normalised, &r->normalisation,
+        bl_outcome_adjust(r->raw, c->t[j / per].cal, &r->normalised, &r->normalisation,
                           r->calibration_id);
     }
-    e->ntargets = c.ntargets;
-    e->summaries = bl_calloc(c.ntargets, sizeof *e->summaries);
-    e->contrasts = bl_calloc(c.ntargets, sizeof *e->contrasts);
-    e->calibrations = bl_calloc(2 * c.ntargets, sizeof *e->calibrations);
+    e->ntargets = c->ntargets;
+    e->summaries = bl_calloc(c->ntargets, sizeof *e->summaries);
+    e->contrasts = bl_calloc(c->ntargets, sizeof *e->contrasts);
+    e->calibrations = bl_calloc(2 * c->ntargets, sizeof *e->calibrations);
     /* The preflight bounded blocks × trials, but not yet their sum. */
     int64_t nscratch;
-    if (!__builtin_add_overflow(c.blocks, c.trials, &nscratch))
+    if (!__builtin_add_overflow(c->blocks, c->trials, &nscratch))
         scratch = bl_mallocarray((size_t)nscratch, sizeof *scratch);
     if (!e->summaries || !e->contrasts || !e->calibrations || !scratch) {
         st = nomem(err);
         goto done;
     }
-    for (size_t i = 0; i < c.ntargets && st == BL_OK; i++)
-        st = summarise(&c, i, e->run, &e->summaries[i], scratch, err);
-    for (size_t i = 0; i < c.ntargets && st == BL_OK; i++)
-        if (c.t[i].reference >= 0)
-            st = contrast(&c, i, e->run, &e->contrasts[e->ncontrasts++], scratch, err);
-    if (st == BL_OK && strcmp(c.operation, "calibrate") == 0)
-        for (size_t i = 0; i < c.ntargets && st == BL_OK; i++) {
+    for (size_t i = 0; i < c->ntargets && st == BL_OK; i++)
+        st = summarise(c, i, e->run, &e->summaries[i], scratch, err);
+    for (size_t i = 0; i < c->ntargets && st == BL_OK; i++)
+        if (c->t[i].reference >= 0)
+            st = contrast(c, i, e->run, &e->contrasts[e->ncontrasts++], scratch, err);
+    if (st == BL_OK && strcmp(c->operation, "calibrate") == 0)
+        for (size_t i = 0; i < c->ntargets && st == BL_OK; i++) {
             bl_calibration *made = NULL;
-            st = freeze(&c, i, e->run, &made, err);
+            st = freeze(c, i, e->run, &made, err);
             if (st == BL_OK) {
                 st = list_calibration(e, made, err);
                 bl_calibration_free(made);
             }
         }
-    for (size_t i = 0; i < c.ntargets && st == BL_OK; i++)
-        if (c.t[i].cal)
-            st = list_calibration(e, c.t[i].cal, err);
+    for (size_t i = 0; i < c->ntargets && st == BL_OK; i++)
+        if (c->t[i].cal)
+            st = list_calibration(e, c->t[i].cal, err);
     if (st == BL_OK) {
         *out = e;
         e = NULL;
@@ -577,7 +606,19 @@ bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
 done:
     bl_free(scratch);
     bl_evaluation_free(e);
-    ectx_free(&c);
+    return st;
+}
+
+bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
+                      const bl_calibration *const *supplied, size_t nsupplied,
+                      const bl_run_hooks *hooks, bl_evaluation **out, bl_error *err)
+{
+    *out = NULL;
+    bl_evaluation_prepared *p = NULL;
+    bl_status st = bl_evaluation_prepare(plan, x, supplied, nsupplied, &p, err);
+    if (st == BL_OK)
+        st = bl_evaluate_prepared(p, hooks, out, err);
+    bl_evaluation_prepared_destroy(p);
     return st;
 }
 

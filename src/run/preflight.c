@@ -2,6 +2,7 @@
  * estimates of §4.5 and §4.6, recording admission, the noise tile check,
  * cohorts and batch admission, and the memory every job keeps until the
  * record is written. Refusals happen here, before anything per job exists. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -149,10 +150,18 @@ int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t i, int64_t horizon,
 
 _Static_assert(SIZE_MAX >= INT64_MAX, "a job index is a size_t");
 
+/* Preflights that reached the loading of their plan's targets. */
+static atomic_uint_fast64_t target_loads;
+
+uint64_t bl_run_target_loads(void)
+{
+    return (uint64_t)atomic_load_explicit(&target_loads, memory_order_relaxed);
+}
+
 /* Steps 2–6; `jobs` also builds the cohorts' job lists, which only
  * execution needs (a refused plan may have more jobs than fit in memory). */
-bl_status bl_run_prepare(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
-                         bool jobs, bl_error *err)
+bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
+                               bool jobs, bl_error *err)
 {
     memset(c, 0, sizeof *c);
     c->plan = plan;
@@ -181,6 +190,7 @@ bl_status bl_run_prepare(run_ctx *c, const bl_resolved_plan *plan, const bl_exec
     c->cohorts = bl_calloc(c->ntargets, sizeof *c->cohorts); /* at most one per target */
     if (!c->targets || !c->cohorts)
         return nomem(err);
+    atomic_fetch_add_explicit(&target_loads, 1, memory_order_relaxed);
     for (size_t i = 0; i < c->ntargets; i++)
         if ((st = bl_run_load_target(plan, i, &c->targets[i], err)) != BL_OK)
             return st;
@@ -264,7 +274,7 @@ bl_status bl_run_prepare(run_ctx *c, const bl_resolved_plan *plan, const bl_exec
 bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err)
 {
     run_ctx c;
-    bl_status st = bl_run_prepare(&c, plan, x, false, err);
+    bl_status st = bl_run_preflight_ctx(&c, plan, x, false, err);
     bl_run_free_targets(&c);
     return st;
 }

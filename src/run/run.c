@@ -46,18 +46,55 @@ void bl_run_result_free(bl_run_result *r)
     bl_free(r);
 }
 
-bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
-                         const bl_run_hooks *hooks, bl_run_result **out, bl_error *err)
+/* ---- a prepared run ---------------------------------------------------------- */
+
+struct bl_run_prepared {
+    bl_execution x;       /* the caller's policy, copied (ctx.x points here) */
+    run_ctx ctx;          /* targets and cohorts with their job lists (owned) */
+    double seconds;       /* what the preparation took */
+};
+
+bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
+                         bl_run_prepared **out, bl_error *err)
 {
     *out = NULL;
     const double t0 = now();
-    run_ctx c;
-    bl_run_result *res = NULL;
-    bl_status st = bl_run_prepare(&c, plan, x, true, err);
+    bl_run_prepared *p = bl_calloc(1, sizeof *p);
+    if (!p)
+        return nomem(err);
+    p->x = *x;
+    bl_status st = bl_run_preflight_ctx(&p->ctx, plan, &p->x, true, err);
+    if (st != BL_OK) {
+        bl_run_prepared_destroy(p);
+        return st;
+    }
+    p->seconds = now() - t0;
+    *out = p;
+    return BL_OK;
+}
+
+void bl_run_prepared_destroy(bl_run_prepared *p)
+{
+    if (!p)
+        return;
+    bl_run_free_targets(&p->ctx);
+    bl_free(p);
+}
+
+bl_status bl_run_execute_prepared(const bl_run_prepared *p, const bl_run_hooks *hooks,
+                                  bl_run_result **out, bl_error *err)
+{
+    *out = NULL;
+    const double t0 = now();
+    /* This execution's context: the preparation's targets and cohorts,
+     * read-only, with its own hooks and its own carried wirings. */
+    run_ctx c = p->ctx;
     c.hooks = hooks;
-    if (st != BL_OK)
-        goto done;
-    res = bl_calloc(1, sizeof *res);
+    c.carry = NULL;
+    c.ncarry = 0;
+    const bl_execution *x = c.x;
+    bl_status st = BL_OK;
+    bl_run_result *res = bl_calloc(1, sizeof *res);
     if (!res || !(res->trials = bl_calloc(c.njobs, sizeof *res->trials)) ||
         !(res->batch_capacities = bl_calloc(c.ncohorts, sizeof *res->batch_capacities)) ||
         !(res->trial_bytes = bl_calloc(c.ncohorts, sizeof *res->trial_bytes)) ||
@@ -80,7 +117,7 @@ bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
         res->trial_bytes[k] = c.cohorts[k].trial_bytes;
     }
     const double t1 = now();
-    res->seconds_preflight = t1 - t0;
+    res->seconds_preflight = p->seconds + (t1 - t0);
 
     size_t done_jobs = 0;
     for (size_t k = 0; k < c.ncohorts && st == BL_OK; k++) {
@@ -112,7 +149,18 @@ bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
 done:
     bl_run_release_carry(&c);
     bl_run_result_free(res);
-    bl_run_free_targets(&c);
+    return st;
+}
+
+bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
+                         const bl_run_hooks *hooks, bl_run_result **out, bl_error *err)
+{
+    *out = NULL;
+    bl_run_prepared *p = NULL;
+    bl_status st = bl_run_prepare(plan, x, &p, err);
+    if (st == BL_OK)
+        st = bl_run_execute_prepared(p, hooks, out, err);
+    bl_run_prepared_destroy(p);
     return st;
 }
 

@@ -8,7 +8,8 @@
  *   batch.c      one batch: slots' seeds and worlds, wirings, the parallel run
  *   trial.c      one trial from its first frame to its last (the trial loop)
  *   capture.c    recording channels: probe events and replay frames
- *   run.c        bl_run_execute over the cohorts' batches; result rows as JSON */
+ *   run.c        a prepared run (bl_run_prepare) executed over its cohorts'
+ *                batches; result rows as JSON */
 #ifndef BL_RUN_INTERNAL_H
 #define BL_RUN_INTERNAL_H
 
@@ -150,10 +151,11 @@ bl_status bl_run_load_target(const bl_resolved_plan *plan, size_t i, target *t, 
 void bl_run_free_targets(run_ctx *c);
 bool bl_run_same_cohort(const target *a, const target *b);
 
-/* preflight.c: steps 2-6 of §4.4; `jobs` also builds the cohorts' job
- * lists, which only execution needs. */
-bl_status bl_run_prepare(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
-                         bool jobs, bl_error *err);
+/* preflight.c: steps 2-6 of §4.4 into c (free with bl_run_free_targets,
+ * also on failure); `jobs` also builds the cohorts' job lists, which only
+ * execution needs. */
+bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
+                               bool jobs, bl_error *err);
 
 /* batch.c: the n jobs of cohort h from its first-th on, into rows. */
 bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
