@@ -1037,6 +1037,76 @@ static void test_equality_and_copy(void **state)
     bl_json_free(e);
 }
 
+/* ---- sticky builders -------------------------------------------------- */
+
+/* A document built by sticky calls, checked once: {"a": 1, "list": [true,
+ * "x", ...], "nested": {"r": 0.5}}. */
+static bl_status build_sticky(bl_json **out, bl_error *err)
+{
+    bl_status st = BL_OK;
+    bl_json *o = bl_json_object(), *list = bl_json_array(), *nested = bl_json_object();
+    bl_json_put(&st, o, "a", bl_json_int(1), err);
+    bl_json_push(&st, list, bl_json_bool(true), err);
+    for (int i = 0; i < 10; i++)
+        bl_json_push(&st, list, bl_json_string("x"), err);
+    bl_json_put(&st, o, "list", list, err);
+    bl_json_put(&st, nested, "r", bl_json_real(0.5), err);
+    bl_json_put(&st, o, "nested", nested, err);
+    if (st != BL_OK) {
+        bl_json_free(o);
+        return st;
+    }
+    *out = o;
+    return BL_OK;
+}
+
+static const char sticky_text[] =
+    "{\"a\":1,\"list\":[true,\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"],"
+    "\"nested\":{\"r\":0.5}}";
+
+static void test_sticky_builders(void **state)
+{
+    (void)state;
+    bl_json *v = NULL;
+    OK_E(build_sticky(&v, &e_));
+    assert_writes(v, BL_JSON_CANONICAL, sticky_text);
+    bl_json_free(v);
+
+    /* A NULL value or container is out of memory; the value is freed. */
+    bl_error err = {0};
+    bl_status st = BL_OK;
+    bl_json *o = bl_json_object();
+    bl_json_put(&st, o, "k", NULL, &err);
+    assert_int_equal(st, BL_ENOMEM);
+    assert_string_equal(err.msg, "out of memory");
+    st = BL_OK;
+    bl_json_push(&st, NULL, bl_json_int(2), &err);
+    assert_int_equal(st, BL_ENOMEM);
+    st = BL_OK;
+    bl_json_put(&st, NULL, "k", bl_json_int(3), &err);
+    assert_int_equal(st, BL_ENOMEM);
+
+    /* Once set, the status and its message stay: later calls only free. */
+    st = bl_fail(&err, BL_EVALUE, "first");
+    bl_json_put(&st, o, "k", bl_json_int(4), &err);
+    bl_json_put(&st, o, "n", NULL, &err);
+    bl_json_push(&st, NULL, bl_json_string("s"), &err);
+    assert_int_equal(st, BL_EVALUE);
+    assert_string_equal(err.msg, "first");
+    assert_int_equal(bl_json_size(o), 0);
+
+    /* Replacing a key keeps its place, as bl_json_object_set does. */
+    st = BL_OK;
+    bl_json_put(&st, o, "k", bl_json_int(5), &err);
+    bl_json_put(&st, o, "m", bl_json_int(6), &err);
+    bl_json_put(&st, o, "k", bl_json_int(7), &err);
+    assert_int_equal(st, BL_OK);
+    assert_string_equal(bl_json_key_at(o, 0, NULL), "k");
+    assert_int_equal(bl_json_get_int(bl_json_value_at(o, 0)), 7);
+    assert_int_equal(bl_json_size(o), 2);
+    bl_json_free(o);
+}
+
 /* ---- allocation failures --------------------------------------------- */
 
 /* Fails every allocation of `op` in turn until it succeeds: each run must end
@@ -1132,6 +1202,25 @@ static bl_status op_build(const void *ctx, bl_error *err)
     return st;
 }
 
+static bl_status op_sticky_build(const void *ctx, bl_error *err)
+{
+    (void)ctx;
+    bl_json *v = NULL;
+    bl_status st = build_sticky(&v, err);
+    if (st != BL_OK) {
+        assert_null(v);
+        return st;
+    }
+    /* A build that succeeds under injection must be the whole document. */
+    char *text = NULL;
+    st = bl_json_canonical(v, &text, NULL, err);
+    if (st == BL_OK)
+        assert_string_equal(text, sticky_text);
+    bl_free(text);
+    bl_json_free(v);
+    return st;
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
@@ -1144,6 +1233,7 @@ static void test_allocation_failures(void **state)
     fail_each_allocation(op_copy_and_write, v);
     bl_json_free(v);
     fail_each_allocation(op_build, NULL);
+    fail_each_allocation(op_sticky_build, NULL);
     free(text);
 }
 
@@ -1167,6 +1257,7 @@ int main(void)
         cmocka_unit_test(test_writer_sorting_and_separators),
         cmocka_unit_test(test_writer_rejects_non_finite),
         cmocka_unit_test(test_equality_and_copy),
+        cmocka_unit_test(test_sticky_builders),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,15 @@ bl_status bl_json_object_set(bl_json *object, const char *key, bl_json *item,
 bl_status bl_json_object_setn(bl_json *object, const char *key, size_t keylen,
                               bl_json *item, bl_error *err);
 
+/* Sticky builders: a document is built as a flat list of calls with one
+ * check of *st at the end. Each call takes ownership of `value` and is a
+ * no-op (freeing `value`) once *st holds an error; a NULL `value` or
+ * container (a constructor that ran out of memory) sets *st to BL_ENOMEM
+ * with "out of memory"; a failed add sets *st to its status. */
+void bl_json_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
+                 bl_error *err);
+void bl_json_push(bl_status *st, bl_json *array, bl_json *value, bl_error *err);
+
 /* Accessors. They BL_ASSERT the kind where a kind is implied. */
 bl_json_kind bl_json_kindof(const bl_json *v);
 bool bl_json_get_bool(const bl_json *v);

@@ -251,6 +251,32 @@ bl_status bl_json_object_set(bl_json *object, const char *key, bl_json *item, bl
     return bl_json_object_setn(object, key, strlen(key), item, err);
 }
 
+/* Whether a sticky add may go ahead; otherwise `value` is freed and *st
+ * holds the error. */
+static bool sticky_ready(bl_status *st, const bl_json *container, bl_json *value,
+                         bl_error *err)
+{
+    if (*st == BL_OK && container && value)
+        return true;
+    bl_json_free(value);
+    if (*st == BL_OK)
+        *st = out_of_memory(err);
+    return false;
+}
+
+void bl_json_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
+                 bl_error *err)
+{
+    if (sticky_ready(st, object, value, err))
+        *st = bl_json_object_set(object, key, value, err);
+}
+
+void bl_json_push(bl_status *st, bl_json *array, bl_json *value, bl_error *err)
+{
+    if (sticky_ready(st, array, value, err))
+        *st = bl_json_array_append(array, value, err);
+}
+
 bl_json *bl_json_copy(const bl_json *v)
 {
     BL_ASSERT(v);

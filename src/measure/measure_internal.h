@@ -12,6 +12,8 @@
 #include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
 
+/* bl_json_put and bl_json_push (json.h), with "out of memory for a receipt"
+ * for a NULL value or container. */
 void bl_measure_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
                     bl_error *err);
 void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *err);

@@ -4,27 +4,26 @@
 
 #include "measure_internal.h"
 
+/* A NULL value or container is reported in the receipts' own words; the
+ * rest is core's sticky builder. */
+static void receipt_nomem(bl_status *st, const bl_json *container, const bl_json *value,
+                          bl_error *err)
+{
+    if (*st == BL_OK && (!container || !value))
+        *st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
+}
+
 void bl_measure_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
                     bl_error *err)
 {
-    if (*st != BL_OK || !object || !value) {
-        bl_json_free(value);
-        if (*st == BL_OK)
-            *st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
-        return;
-    }
-    *st = bl_json_object_set(object, key, value, err);
+    receipt_nomem(st, object, value, err);
+    bl_json_put(st, object, key, value, err);
 }
 
 void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *err)
 {
-    if (*st != BL_OK || !array || !value) {
-        bl_json_free(value);
-        if (*st == BL_OK)
-            *st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
-        return;
-    }
-    *st = bl_json_array_append(array, value, err);
+    receipt_nomem(st, array, value, err);
+    bl_json_push(st, array, value, err);
 }
 
 bl_json *bl_measure_real_or_null(double v)

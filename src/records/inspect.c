@@ -313,9 +313,12 @@ static bl_status artifact_valid(const char *path, const bl_record_files *files, 
     return BL_OK;
 }
 
-static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
+/* bl_json_put (json.h), in this file's words when `v` is NULL. */
+static void put(bl_status *st, bl_json *o, const char *key, bl_json *v, bl_error *err)
 {
-    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
+    if (*st == BL_OK && !v)
+        *st = nomem(err);
+    bl_json_put(st, o, key, v, err);
 }
 
 /* A record that failed before its manifest was written (§7.1: .RESERVED
@@ -419,11 +422,11 @@ bl_status bl_record_inspect_at(int dirfd, const char *path, bl_json **out, bl_er
     }
     for (size_t i = 0; i < bl_json_size(artifacts) && st == BL_OK; i++) {
         const char *rel = bl_json_get_string(bl_json_at(artifacts, i), NULL);
-        bool valid;
+        bool valid = true;
         st = artifact_valid(path, &files, rel,
                             bl_json_get_string(bl_json_get(hashes, rel), NULL), &valid, err);
-        if (st == BL_OK && !valid)
-            st = bl_json_array_append(invalid, bl_json_string(rel), err);
+        if (!valid)
+            bl_json_push(&st, invalid, bl_json_string(rel), err);
     }
     for (size_t i = 0; i < files.n && st == BL_OK; i++) {
         const char *rel = files.paths[i];
@@ -431,7 +434,7 @@ bl_status bl_record_inspect_at(int dirfd, const char *path, bl_json **out, bl_er
             continue;
         const bl_record_files listed = {(char **)sorted, bl_json_size(artifacts)};
         if (!bl_record_files_has(&listed, rel))
-            st = bl_json_array_append(unlisted, bl_json_string(rel), err);
+            bl_json_push(&st, unlisted, bl_json_string(rel), err);
     }
     if (st != BL_OK)
         goto done;
@@ -446,24 +449,15 @@ bl_status bl_record_inspect_at(int dirfd, const char *path, bl_json **out, bl_er
                                                               : "incomplete";
     map = bl_json_object();
     st = map ? BL_OK : nomem(err);
-    if (st == BL_OK)
-        st = put(map, "checksums_valid", bl_json_bool(checksums_valid), err);
-    if (st == BL_OK)
-        st = put(map, "complete", bl_json_bool(strcmp(status, "complete") == 0), err);
-    if (st == BL_OK) {
-        st = put(map, "invalid_artifacts", invalid, err);
-        invalid = NULL;
-    }
-    if (st == BL_OK) {
-        st = put(map, "manifest", manifest, err);
-        manifest = NULL;
-    }
-    if (st == BL_OK)
-        st = put(map, "status", bl_json_string(status), err);
-    if (st == BL_OK) {
-        st = put(map, "unlisted_artifacts", unlisted, err);
-        unlisted = NULL;
-    }
+    put(&st, map, "checksums_valid", bl_json_bool(checksums_valid), err);
+    put(&st, map, "complete", bl_json_bool(strcmp(status, "complete") == 0), err);
+    put(&st, map, "invalid_artifacts", invalid, err);
+    invalid = NULL;
+    put(&st, map, "manifest", manifest, err);
+    manifest = NULL;
+    put(&st, map, "status", bl_json_string(status), err);
+    put(&st, map, "unlisted_artifacts", unlisted, err);
+    unlisted = NULL;
     if (st == BL_OK) {
         *out = map;
         map = NULL;

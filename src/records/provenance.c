@@ -54,9 +54,8 @@ static bl_status receipt_member(void *vctx, const char *name, const void *data, 
     if (st != BL_OK)
         return st;
     bl_hex(digest, sizeof digest, hex);
-    st = bl_json_array_append(ctx->files, bl_json_string(name), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(ctx->file_sha256, name, bl_json_string(hex), err);
+    bl_json_push(&st, ctx->files, bl_json_string(name), err);
+    bl_json_put(&st, ctx->file_sha256, name, bl_json_string(hex), err);
     return st;
 }
 
@@ -86,22 +85,14 @@ bl_status bl_source_receipt(bl_json **out, bl_error *err)
     st = bl_zip_visit(bl_bundle_bytes, bl_bundle_size, receipt_member, &ctx, err);
     if (st != BL_OK)
         goto fail;
-    st = bl_json_object_set(receipt, "entrypoint", bl_json_string("brainlesslab"), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(receipt, "file_sha256", ctx.file_sha256, err);
-        ctx.file_sha256 = NULL; /* owned by the receipt whatever the outcome */
-    }
-    if (st == BL_OK) {
-        st = bl_json_object_set(receipt, "files", ctx.files, err);
-        ctx.files = NULL;
-    }
-    if (st == BL_OK)
-        st = bl_json_object_set(receipt, "format", bl_json_string("brainlesslab-source-bundle"),
-                                err);
-    if (st == BL_OK)
-        st = bl_json_object_set(receipt, "sha256", bl_json_string(hex), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(receipt, "version", bl_json_int(1), err);
+    bl_json_put(&st, receipt, "entrypoint", bl_json_string("brainlesslab"), err);
+    bl_json_put(&st, receipt, "file_sha256", ctx.file_sha256, err);
+    ctx.file_sha256 = NULL; /* owned by the receipt whatever the outcome */
+    bl_json_put(&st, receipt, "files", ctx.files, err);
+    ctx.files = NULL;
+    bl_json_put(&st, receipt, "format", bl_json_string("brainlesslab-source-bundle"), err);
+    bl_json_put(&st, receipt, "sha256", bl_json_string(hex), err);
+    bl_json_put(&st, receipt, "version", bl_json_int(1), err);
     if (st != BL_OK)
         goto fail;
     *out = receipt;
@@ -136,10 +127,12 @@ bl_status bl_build_lock(bl_buf *out, bl_error *err)
 
 /* ---- the environment --------------------------------------------------------------- */
 
-/* Sets key to a string, or to null when `value` is NULL (unknown here). */
-static bl_status set_text(bl_json *obj, const char *key, const char *value, bl_error *err)
+/* Sets key to a string, or to null when `value` is NULL (unknown here);
+ * sticky, as bl_json_put. */
+static void set_text(bl_status *st, bl_json *obj, const char *key, const char *value,
+                     bl_error *err)
 {
-    return bl_json_object_set(obj, key, value ? bl_json_string(value) : bl_json_null(), err);
+    bl_json_put(st, obj, key, value ? bl_json_string(value) : bl_json_null(), err);
 }
 
 bl_status bl_environment_json(bl_json **out, bl_error *err)
@@ -154,13 +147,9 @@ bl_status bl_environment_json(bl_json **out, bl_error *err)
         goto fail;
     }
 
-    st = set_text(compiler, "id", BL_PROV_C_COMPILER_ID, err);
-    if (st == BL_OK)
-        st = set_text(compiler, "version", BL_PROV_C_COMPILER_VERSION, err);
-    if (st == BL_OK)
-        st = set_text(compiler, "flags", BL_PROV_C_FLAGS, err);
-    if (st != BL_OK)
-        goto fail;
+    set_text(&st, compiler, "id", BL_PROV_C_COMPILER_ID, err);
+    set_text(&st, compiler, "version", BL_PROV_C_COMPILER_VERSION, err);
+    set_text(&st, compiler, "flags", BL_PROV_C_FLAGS, err);
 
     /* Header versions where the library has no run-time query (jansson's
      * is compiled in; Random123 and toml++ are header libraries, known by
@@ -171,21 +160,13 @@ bl_status bl_environment_json(bl_json **out, bl_error *err)
 #else
     const char *openmp = NULL;
 #endif
-    st = set_text(libs, "jansson", JANSSON_VERSION, err);
-    if (st == BL_OK)
-        st = set_text(libs, "libcrypto", OpenSSL_version(OPENSSL_VERSION_STRING), err);
-    if (st == BL_OK)
-        st = set_text(libs, "libzip", zip_libzip_version(), err);
-    if (st == BL_OK)
-        st = set_text(libs, "openmp", openmp, err);
-    if (st == BL_OK)
-        st = set_text(libs, "random123", BL_PROV_RANDOM123_VERSION, err);
-    if (st == BL_OK)
-        st = set_text(libs, "tomlplusplus", BL_PROV_TOMLPLUSPLUS_VERSION, err);
-    if (st == BL_OK)
-        st = set_text(libs, "zlib", zlibVersion(), err);
-    if (st != BL_OK)
-        goto fail;
+    set_text(&st, libs, "jansson", JANSSON_VERSION, err);
+    set_text(&st, libs, "libcrypto", OpenSSL_version(OPENSSL_VERSION_STRING), err);
+    set_text(&st, libs, "libzip", zip_libzip_version(), err);
+    set_text(&st, libs, "openmp", openmp, err);
+    set_text(&st, libs, "random123", BL_PROV_RANDOM123_VERSION, err);
+    set_text(&st, libs, "tomlplusplus", BL_PROV_TOMLPLUSPLUS_VERSION, err);
+    set_text(&st, libs, "zlib", zlibVersion(), err);
 
     struct utsname uts;
     bool have_uts = uname(&uts) == 0;
@@ -199,24 +180,16 @@ bl_status bl_environment_json(bl_json **out, bl_error *err)
     char os[256];
     bool have_os = bl_sysinfo_os_name(NULL, os, sizeof os);
 
-    st = bl_json_object_set(env, "compiler", compiler, err);
+    bl_json_put(&st, env, "compiler", compiler, err);
     compiler = NULL; /* owned by env whatever the outcome */
-    if (st == BL_OK)
-        st = set_text(env, "cpu", have_cpu ? cpu : NULL, err);
-    if (st == BL_OK)
-        st = set_text(env, "kernel", have_uts ? kernel : NULL, err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(env, "libraries", libs, err);
-        libs = NULL;
-    }
-    if (st == BL_OK)
-        st = set_text(env, "machine", have_uts ? machine : NULL, err);
-    if (st == BL_OK)
-        st = set_text(env, "os", have_os ? os : NULL, err);
-    if (st == BL_OK)
-        st = set_text(env, "package_version", bl_version(), err);
-    if (st == BL_OK)
-        st = set_text(env, "platform", "linux", err);
+    set_text(&st, env, "cpu", have_cpu ? cpu : NULL, err);
+    set_text(&st, env, "kernel", have_uts ? kernel : NULL, err);
+    bl_json_put(&st, env, "libraries", libs, err);
+    libs = NULL;
+    set_text(&st, env, "machine", have_uts ? machine : NULL, err);
+    set_text(&st, env, "os", have_os ? os : NULL, err);
+    set_text(&st, env, "package_version", bl_version(), err);
+    set_text(&st, env, "platform", "linux", err);
     if (st != BL_OK)
         goto fail;
     *out = env;

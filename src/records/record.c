@@ -33,9 +33,12 @@ static bl_status nomem(bl_error *err)
     return bl_fail(err, BL_ENOMEM, "out of memory while writing a record");
 }
 
-static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
+/* bl_json_put (json.h), in this writer's words when `v` is NULL. */
+static void put(bl_status *st, bl_json *o, const char *key, bl_json *v, bl_error *err)
 {
-    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
+    if (*st == BL_OK && !v)
+        *st = nomem(err);
+    bl_json_put(st, o, key, v, err);
 }
 
 static bl_status random_bytes(void *buf, size_t n, bl_error *err)
@@ -373,13 +376,10 @@ bl_status bl_record_fail(const bl_reservation *r, const bl_error *cause, bl_erro
         bl_buf text;
         bl_buf_init(&text);
         st = message && doc ? BL_OK : nomem(err);
-        if (st == BL_OK)
-            st = put(doc, "error_type",
-                     bl_json_string(bl_status_kind(cause ? cause->status : BL_ERUNTIME)), err);
-        if (st == BL_OK)
-            st = put(doc, "message", bl_json_string(message), err);
-        if (st == BL_OK)
-            st = put(doc, "status", bl_json_string("failed"), err);
+        put(&st, doc, "error_type",
+            bl_json_string(bl_status_kind(cause ? cause->status : BL_ERUNTIME)), err);
+        put(&st, doc, "message", message ? bl_json_string(message) : NULL, err);
+        put(&st, doc, "status", bl_json_string("failed"), err);
         if (st == BL_OK)
             st = bl_record_json_text(doc, &text, err);
         if (st == BL_OK)
@@ -407,46 +407,35 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
     const bl_run_result *run = in->evaluation->run;
     const bl_json *request = request_of(in);
     const bl_json *numerics = bl_json_get(request, "numerics");
-    char arch[65], fingerprint[65];
+    char arch[65], fingerprint[65] = "";
     bl_architecture(arch);
     bl_json *m = bl_json_object(), *exec = NULL, *sources = NULL;
     bl_status st = m ? bl_runtime_fingerprint(fingerprint, err) : nomem(err);
     /* The reference's runtime description, with this engine in place of
      * its Quadrants runtime (engine_version for quadrants_version). */
+    put(&st, m, "engine_version", bl_json_string(bl_version()), err);
+    put(&st, m, "requested_backend", bl_json_string(bl_backend_name(in->execution->backend)),
+        err);
+    put(&st, m, "actual_arch", bl_json_string(arch), err);
+    put(&st, m, "dtype", bl_json_copy(bl_json_get(numerics, "dtype")), err);
+    put(&st, m, "fast_math", bl_json_bool(false), err);
+    put(&st, m, "cpu_threads", bl_json_int(run->cpu_threads), err);
+    put(&st, m, "cache_enabled", bl_json_bool(in->execution->cache), err);
+    put(&st, m, "runtime_fingerprint", bl_json_string(fingerprint), err);
+    put(&st, m, "rng_scheme", bl_json_copy(bl_json_get(numerics, "rng")), err);
     if (st == BL_OK)
-        st = put(m, "engine_version", bl_json_string(bl_version()), err);
+        st = bl_world_source_hashes(&sources, err);
+    put(&st, m, "source_hashes", sources, err);
     if (st == BL_OK)
-        st = put(m, "requested_backend", bl_json_string(bl_backend_name(in->execution->backend)),
-                 err);
-    if (st == BL_OK)
-        st = put(m, "actual_arch", bl_json_string(arch), err);
-    if (st == BL_OK)
-        st = put(m, "dtype", bl_json_copy(bl_json_get(numerics, "dtype")), err);
-    if (st == BL_OK)
-        st = put(m, "fast_math", bl_json_bool(false), err);
-    if (st == BL_OK)
-        st = put(m, "cpu_threads", bl_json_int(run->cpu_threads), err);
-    if (st == BL_OK)
-        st = put(m, "cache_enabled", bl_json_bool(in->execution->cache), err);
-    if (st == BL_OK)
-        st = put(m, "runtime_fingerprint", bl_json_string(fingerprint), err);
-    if (st == BL_OK)
-        st = put(m, "rng_scheme", bl_json_copy(bl_json_get(numerics, "rng")), err);
-    if (st == BL_OK && (st = bl_world_source_hashes(&sources, err)) == BL_OK)
-        st = put(m, "source_hashes", sources, err);
-    if (st == BL_OK && (st = bl_execution_json(in->execution, &exec, err)) == BL_OK)
-        st = put(m, "execution", exec, err);
-    bl_json *caps = st == BL_OK ? bl_json_array() : NULL;
-    if (st == BL_OK)
-        st = put(m, "batch_capacities", caps, err);
-    for (size_t i = 0; st == BL_OK && i < run->ncohorts; i++)
-        st = bl_json_array_append(caps, bl_json_int(run->batch_capacities[i]), err);
-    if (st == BL_OK)
-        st = put(m, "reset", bl_json_string("full"), err);
-    if (st == BL_OK)
-        st = put(m, "evidence", bl_json_copy(bl_json_get(request, "evidence")), err);
-    if (st == BL_OK)
-        st = put(m, "diagnostic", bl_json_copy(bl_json_get(request, "diagnostic")), err);
+        st = bl_execution_json(in->execution, &exec, err);
+    put(&st, m, "execution", exec, err);
+    bl_json *caps = bl_json_array();
+    put(&st, m, "batch_capacities", caps, err);
+    for (size_t i = 0; i < run->ncohorts; i++)
+        bl_json_push(&st, caps, bl_json_int(run->batch_capacities[i]), err);
+    put(&st, m, "reset", bl_json_string("full"), err);
+    put(&st, m, "evidence", bl_json_copy(bl_json_get(request, "evidence")), err);
+    put(&st, m, "diagnostic", bl_json_copy(bl_json_get(request, "diagnostic")), err);
     /* This engine's own measurements beside the reference's keys. */
     const struct {
         const char *key;
@@ -460,8 +449,8 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
         {"neural_frames", run->neural_frames},
         {"reservoir_frames", run->reservoir_frames},
     };
-    for (size_t i = 0; st == BL_OK && i < sizeof ints / sizeof *ints; i++)
-        st = put(m, ints[i].key, bl_json_int(ints[i].value), err);
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        put(&st, m, ints[i].key, bl_json_int(ints[i].value), err);
     if (st != BL_OK) {
         bl_json_free(m);
         return st;
@@ -472,11 +461,15 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
 
 /* ---- the files of a record (§7.2, §7.3) ------------------------------------------------ */
 
+/* The record writer. Its status is sticky: once `st` holds an error, every
+ * step below (a file, a directory, a member of a document) does nothing,
+ * so the write is a flat list of steps checked once at the end. */
 typedef struct rec {
     const bl_record_input *in;
     int dirfd;
     const char *path;
     bl_json *metadata;
+    bl_status st;
     bl_error *err;
 } rec;
 
@@ -490,10 +483,10 @@ static bl_status ask(rec *w, const char *rel)
     return w->in->before_file ? w->in->before_file(w->in->hook_ctx, rel, w->err) : BL_OK;
 }
 
-static bl_status rec_file(rec *w, const char *rel, const void *data, size_t len)
+static void rec_file(rec *w, const char *rel, const void *data, size_t len)
 {
-    bl_status st = ask(w, rel);
-    return st != BL_OK ? st : write_file(w->dirfd, w->path, rel, data, len, w->err);
+    if (w->st == BL_OK && (w->st = ask(w, rel)) == BL_OK)
+        w->st = write_file(w->dirfd, w->path, rel, data, len, w->err);
 }
 
 /* DONE appears with its text or not at all: the text is written and synced
@@ -501,10 +494,12 @@ static bl_status rec_file(rec *w, const char *rel, const void *data, size_t len)
  * the temporary name removed. A crash in between leaves no DONE, or a stray
  * temporary file that keeps the record from inspecting as complete; never
  * an empty DONE (a kill during the create of DONE itself left one). */
-static bl_status write_done(rec *w)
+static void write_done(rec *w)
 {
 #define DONE_PARTIAL ".DONE.partial"
     static const char partial[] = DONE_PARTIAL;
+    if (w->st != BL_OK)
+        return;
     bl_status st = ask(w, BL_RECORD_DONE);
     if (st == BL_OK)
         st = write_file(w->dirfd, w->path, partial, "complete\n", 9, w->err);
@@ -515,216 +510,210 @@ static bl_status write_done(rec *w)
     }
     if (st == BL_OK && unlinkat(w->dirfd, partial, 0) != 0)
         st = os_fail(w->err, errno, w->path, "cannot remove " DONE_PARTIAL);
-    return st;
+    w->st = st;
 }
 
-static bl_status rec_buf(rec *w, const char *rel, const bl_buf *b)
+static void rec_buf(rec *w, const char *rel, const bl_buf *b)
 {
-    bl_status st = bl_buf_status(b, w->err);
-    return st != BL_OK ? st : rec_file(w, rel, b->data, b->len);
+    if (w->st == BL_OK)
+        w->st = bl_buf_status(b, w->err);
+    rec_file(w, rel, b->data, b->len);
 }
 
-static bl_status rec_rendered(rec *w, const char *rel, const bl_json *v, render_fn render)
+static void rec_rendered(rec *w, const char *rel, const bl_json *v, render_fn render)
 {
+    if (w->st != BL_OK)
+        return;
     bl_buf b;
     bl_buf_init(&b);
-    bl_status st = render(v, &b, w->err);
-    if (st == BL_OK)
-        st = rec_buf(w, rel, &b);
+    w->st = render(v, &b, w->err);
+    rec_buf(w, rel, &b);
     bl_buf_free(&b);
-    return st;
 }
 
-static bl_status file_json(rec *w, const char *rel, const bl_json *v)
+static void file_json(rec *w, const char *rel, const bl_json *v)
 {
-    return rec_rendered(w, rel, v, bl_record_json_text);
+    rec_rendered(w, rel, v, bl_record_json_text);
 }
 
-static bl_status file_csv(rec *w, const char *rel, const bl_json *rows)
+static void file_csv(rec *w, const char *rel, const bl_json *rows)
 {
-    return rec_rendered(w, rel, rows, bl_csv_text);
+    rec_rendered(w, rel, rows, bl_csv_text);
 }
 
-static bl_status make_dir(rec *w, const char *rel)
+static void make_dir(rec *w, const char *rel)
 {
-    if (mkdirat(w->dirfd, rel, 0777) == 0)
-        return BL_OK;
+    if (w->st != BL_OK || mkdirat(w->dirfd, rel, 0777) == 0)
+        return;
     int e = errno;
     char *full = bl_record_path_join(w->path, rel);
-    bl_status st = os_fail(w->err, e, full ? full : rel, "cannot create directory");
+    w->st = os_fail(w->err, e, full ? full : rel, "cannot create directory");
     bl_free(full);
-    return st;
+}
+
+static void rec_sync(rec *w)
+{
+    if (w->st == BL_OK)
+        w->st = sync_dir(w->dirfd, w->path, w->err);
 }
 
 /* request.toml (write_plan) and resolved.toml (the resolved plan without
  * nulls, which the TOML writer leaves out: contract_hash, [request],
  * [[targets]]). */
-static bl_status plan_files(rec *w)
+static void plan_files(rec *w)
 {
+    if (w->st != BL_OK)
+        return;
     bl_buf b;
     bl_buf_init(&b);
-    bl_status st = bl_plan_write(w->in->plan, &b, w->err);
-    if (st == BL_OK)
-        st = rec_buf(w, "request.toml", &b);
+    w->st = bl_plan_write(w->in->plan, &b, w->err);
+    rec_buf(w, "request.toml", &b);
     bl_buf_reset(&b);
     const bl_json *resolved = bl_resolved_plain(w->in->resolved);
-    if (st == BL_OK)
-        st = bl_record_check_finite(resolved, w->err);
-    if (st == BL_OK)
-        st = bl_toml_write(resolved, &b, w->err);
-    if (st == BL_OK)
-        st = rec_buf(w, "resolved.toml", &b);
+    if (w->st == BL_OK && (w->st = bl_record_check_finite(resolved, w->err)) == BL_OK)
+        w->st = bl_toml_write(resolved, &b, w->err);
+    rec_buf(w, "resolved.toml", &b);
     bl_buf_free(&b);
-    return st;
+}
+
+/* One row of trials.csv: the trial result with the outcome flattened and
+ * the seeds left out. */
+static void push_trial_row(rec *w, bl_json *trials, const bl_trial_result *t)
+{
+    bl_json *full = NULL, *row = bl_json_object();
+    if (w->st == BL_OK)
+        w->st = row ? bl_trial_result_json(t, &full, w->err) : nomem(w->err);
+    for (size_t k = 0; w->st == BL_OK && k < bl_json_size(full); k++) {
+        const char *key = bl_json_key_at(full, k, NULL);
+        const bl_json *v = bl_json_value_at(full, k);
+        if (strcmp(key, "seeds") == 0)
+            continue;
+        if (strcmp(key, "outcome") != 0) {
+            put(&w->st, row, key, bl_json_copy(v), w->err);
+            continue;
+        }
+        for (size_t j = 0; j < bl_json_size(v); j++)
+            put(&w->st, row, bl_json_key_at(v, j, NULL), bl_json_copy(bl_json_value_at(v, j)),
+                w->err);
+    }
+    bl_json_free(full);
+    bl_json_push(&w->st, trials, row, w->err);
 }
 
 /* trials.csv: TrialResult with the outcome flattened and the seeds left
  * out; seeds.csv: one row per (trial, stream). */
-static bl_status trial_files(rec *w)
+static void trial_files(rec *w)
 {
+    if (w->st != BL_OK)
+        return;
     const bl_run_result *run = w->in->evaluation->run;
     bl_json *trials = bl_json_array(), *seeds = bl_json_array();
-    bl_status st = trials && seeds ? BL_OK : nomem(w->err);
-    for (size_t i = 0; i < run->ntrials && st == BL_OK; i++) {
+    w->st = trials && seeds ? BL_OK : nomem(w->err);
+    for (size_t i = 0; i < run->ntrials && w->st == BL_OK; i++) {
         const bl_trial_result *t = &run->trials[i];
-        bl_json *full = NULL, *row = bl_json_object();
-        st = row ? bl_trial_result_json(t, &full, w->err) : nomem(w->err);
-        for (size_t k = 0; st == BL_OK && k < bl_json_size(full); k++) {
-            const char *key = bl_json_key_at(full, k, NULL);
-            const bl_json *v = bl_json_value_at(full, k);
-            if (strcmp(key, "seeds") == 0)
-                continue;
-            if (strcmp(key, "outcome") != 0) {
-                st = put(row, key, bl_json_copy(v), w->err);
-                continue;
-            }
-            for (size_t j = 0; st == BL_OK && j < bl_json_size(v); j++)
-                st = put(row, bl_json_key_at(v, j, NULL), bl_json_copy(bl_json_value_at(v, j)),
-                         w->err);
-        }
-        bl_json_free(full);
-        if (st == BL_OK)
-            st = bl_json_array_append(trials, row, w->err);
-        else
-            bl_json_free(row);
-        for (size_t k = 0; k < t->nseeds && st == BL_OK; k++) {
+        push_trial_row(w, trials, t);
+        for (size_t k = 0; k < t->nseeds && w->st == BL_OK; k++) {
             bl_json *s = bl_json_object();
-            st = s ? BL_OK : nomem(w->err);
-            if (st == BL_OK)
-                st = put(s, "target_id", bl_json_string(t->target_id), w->err);
-            if (st == BL_OK)
-                st = put(s, "block_id", bl_json_int(t->block), w->err);
-            if (st == BL_OK)
-                st = put(s, "trial_id", bl_json_int(t->trial), w->err);
-            if (st == BL_OK)
-                st = put(s, "stream", bl_json_string(t->seeds[k].stream), w->err);
-            if (st == BL_OK)
-                st = put(s, "seed", bl_json_string(t->seeds[k].hex), w->err);
-            if (st == BL_OK)
-                st = put(s, "world_seed", bl_json_string(t->world_seed), w->err);
-            if (st == BL_OK)
-                st = put(s, "wiring_id", bl_json_string(t->wiring_id), w->err);
-            if (st == BL_OK)
-                st = bl_json_array_append(seeds, s, w->err);
-            else
-                bl_json_free(s);
+            w->st = s ? BL_OK : nomem(w->err);
+            put(&w->st, s, "target_id", bl_json_string(t->target_id), w->err);
+            put(&w->st, s, "block_id", bl_json_int(t->block), w->err);
+            put(&w->st, s, "trial_id", bl_json_int(t->trial), w->err);
+            put(&w->st, s, "stream", bl_json_string(t->seeds[k].stream), w->err);
+            put(&w->st, s, "seed", bl_json_string(t->seeds[k].hex), w->err);
+            put(&w->st, s, "world_seed", bl_json_string(t->world_seed), w->err);
+            put(&w->st, s, "wiring_id", bl_json_string(t->wiring_id), w->err);
+            bl_json_push(&w->st, seeds, s, w->err);
         }
     }
-    if (st == BL_OK)
-        st = file_csv(w, "trials.csv", trials);
-    if (st == BL_OK)
-        st = file_csv(w, "seeds.csv", seeds);
+    file_csv(w, "trials.csv", trials);
+    file_csv(w, "seeds.csv", seeds);
     bl_json_free(trials);
     bl_json_free(seeds);
-    return st;
 }
 
 /* Appends json_of(i) for i < n to a new array set under `key`. */
-#define PUT_ARRAY(obj, key, n, json_of)                                         \
+#define PUT_ARRAY(w, obj, key, n, json_of)                                      \
     do {                                                                        \
         bl_json *arr_ = bl_json_array();                                        \
-        st = put(obj, key, arr_, w->err);                                       \
-        for (size_t i_ = 0; st == BL_OK && i_ < (n); i_++) {                    \
+        put(&(w)->st, obj, key, arr_, (w)->err);                                \
+        for (size_t i_ = 0; (w)->st == BL_OK && i_ < (n); i_++) {               \
             bl_json *item_ = NULL;                                              \
-            st = json_of;                                                       \
-            if (st == BL_OK)                                                    \
-                st = bl_json_array_append(arr_, item_, w->err);                 \
+            (w)->st = json_of;                                                  \
+            bl_json_push(&(w)->st, arr_, item_, (w)->err);                      \
         }                                                                       \
     } while (0)
 
 /* calibration.json (only with calibrations) and summary/summary.json. */
-static bl_status summary_files(rec *w)
+static void summary_files(rec *w)
 {
+    if (w->st != BL_OK)
+        return;
     const bl_evaluation *e = w->in->evaluation;
-    bl_status st = BL_OK;
     if (e->ncalibrations > 0) {
         bl_json *doc = NULL;
-        st = bl_calibrations_document((const bl_calibration *const *)e->calibrations,
-                                      e->ncalibrations, &doc, w->err);
-        if (st == BL_OK)
-            st = file_json(w, "calibration.json", doc);
+        w->st = bl_calibrations_document((const bl_calibration *const *)e->calibrations,
+                                         e->ncalibrations, &doc, w->err);
+        file_json(w, "calibration.json", doc);
         bl_json_free(doc);
-        if (st != BL_OK)
-            return st;
+        if (w->st != BL_OK)
+            return;
     }
     bl_json *doc = bl_json_object(), *timings = bl_json_object();
-    st = doc ? put(doc, "timings", timings, w->err) : (bl_json_free(timings), nomem(w->err));
-    if (st == BL_OK)
-        PUT_ARRAY(doc, "summaries", e->ntargets,
-                  bl_target_summary_json(&e->summaries[i_], &item_, w->err));
-    if (st == BL_OK)
-        PUT_ARRAY(doc, "contrasts", e->ncontrasts,
-                  bl_contrast_json(&e->contrasts[i_], &item_, w->err));
-    if (st == BL_OK)
-        st = put(doc, "metadata", bl_json_copy(w->metadata), w->err);
+    w->st = doc ? BL_OK : nomem(w->err);
+    put(&w->st, doc, "timings", timings, w->err);
+    PUT_ARRAY(w, doc, "summaries", e->ntargets,
+              bl_target_summary_json(&e->summaries[i_], &item_, w->err));
+    PUT_ARRAY(w, doc, "contrasts", e->ncontrasts,
+              bl_contrast_json(&e->contrasts[i_], &item_, w->err));
+    put(&w->st, doc, "metadata", bl_json_copy(w->metadata), w->err);
     /* The reference's three timings, from what this runner measures. */
     const bl_run_result *run = e->run;
-    if (st == BL_OK)
-        st = put(timings, "resolve_and_runtime_seconds", bl_json_real(run->seconds_preflight),
-                 w->err);
-    if (st == BL_OK)
-        st = put(timings, "construction_compile_run_seconds",
-                 bl_json_real(run->seconds_execute), w->err);
-    if (st == BL_OK)
-        st = put(timings, "total_seconds",
-                 bl_json_real(run->seconds_preflight + run->seconds_execute), w->err);
-    if (st == BL_OK && (st = make_dir(w, "summary")) == BL_OK)
-        st = file_json(w, "summary/summary.json", doc);
+    put(&w->st, timings, "resolve_and_runtime_seconds", bl_json_real(run->seconds_preflight),
+        w->err);
+    put(&w->st, timings, "construction_compile_run_seconds", bl_json_real(run->seconds_execute),
+        w->err);
+    put(&w->st, timings, "total_seconds",
+        bl_json_real(run->seconds_preflight + run->seconds_execute), w->err);
+    make_dir(w, "summary");
+    file_json(w, "summary/summary.json", doc);
     bl_json_free(doc);
-    return st;
 }
 
 /* environment/: environment.json, source.json, package-source.zip and
  * build.lock (this program's lock-file equivalent; kept as its own file,
  * as the reference keeps uv.lock beside the archive). */
-static bl_status environment_files(rec *w)
+static void environment_files(rec *w)
 {
+    if (w->st != BL_OK)
+        return;
     bl_json *env = NULL, *receipt = NULL;
     bl_buf lock;
     bl_buf_init(&lock);
-    bl_status st = make_dir(w, "environment");
-    if (st == BL_OK && (st = bl_environment_json(&env, w->err)) == BL_OK &&
-        (st = put(env, "execution", bl_json_copy(w->metadata), w->err)) == BL_OK)
-        st = file_json(w, "environment/environment.json", env);
-    if (st == BL_OK && (st = bl_source_receipt(&receipt, w->err)) == BL_OK)
-        st = file_json(w, "environment/source.json", receipt);
-    if (st == BL_OK) {
-        size_t len = 0;
-        const void *zip = bl_source_bundle(&len);
-        st = rec_file(w, "environment/package-source.zip", zip, len);
-    }
-    if (st == BL_OK && (st = bl_build_lock(&lock, w->err)) == BL_OK)
-        st = rec_buf(w, "environment/build.lock", &lock);
+    make_dir(w, "environment");
+    if (w->st == BL_OK)
+        w->st = bl_environment_json(&env, w->err);
+    put(&w->st, env, "execution", bl_json_copy(w->metadata), w->err);
+    file_json(w, "environment/environment.json", env);
+    if (w->st == BL_OK)
+        w->st = bl_source_receipt(&receipt, w->err);
+    file_json(w, "environment/source.json", receipt);
+    size_t len = 0;
+    const void *zip = bl_source_bundle(&len);
+    rec_file(w, "environment/package-source.zip", zip, len);
+    if (w->st == BL_OK)
+        w->st = bl_build_lock(&lock, w->err);
+    rec_buf(w, "environment/build.lock", &lock);
     bl_buf_free(&lock);
     bl_json_free(receipt);
     bl_json_free(env);
-    return st;
 }
 
 /* The probe events of data/: the events CSV with a feature_array column
  * naming each event's member of the features archive, and that archive. */
-static bl_status probe_event_files(rec *w, size_t nevents)
+static void probe_event_files(rec *w, size_t nevents)
 {
+    if (w->st != BL_OK)
+        return;
     const bl_record_input *in = w->in;
     BL_ASSERT(in->probe_features && in->probe_feature_len);
     bl_json *rows = bl_json_array();
@@ -732,53 +721,47 @@ static bl_status probe_event_files(rec *w, size_t nevents)
     const char **name_ptrs = bl_mallocarray(nevents, sizeof *name_ptrs);
     bl_buf npz;
     bl_buf_init(&npz);
-    bl_status st = rows && names && name_ptrs ? BL_OK : nomem(w->err);
-    for (size_t i = 0; i < nevents && st == BL_OK; i++) {
+    w->st = rows && names && name_ptrs ? BL_OK : nomem(w->err);
+    for (size_t i = 0; i < nevents && w->st == BL_OK; i++) {
         const bl_json *ev = bl_json_at(in->probe_events, i);
         snprintf(names[i], sizeof names[i], "event_%08zu", i);
         name_ptrs[i] = names[i];
         if (bl_json_kindof(ev) != BL_JSON_OBJECT) {
-            st = bl_fail(w->err, BL_ETYPE, "probe events must be objects");
+            w->st = bl_fail(w->err, BL_ETYPE, "probe events must be objects");
             break;
         }
         bl_json *row = bl_json_copy(ev);
-        st = row ? put(row, "feature_array", bl_json_string(names[i]), w->err) : nomem(w->err);
-        if (st == BL_OK)
-            st = bl_json_array_append(rows, row, w->err);
-        else
-            bl_json_free(row);
+        w->st = row ? BL_OK : nomem(w->err);
+        put(&w->st, row, "feature_array", bl_json_string(names[i]), w->err);
+        bl_json_push(&w->st, rows, row, w->err);
     }
-    if (st == BL_OK)
-        st = file_csv(w, "data/probe_events.csv", rows);
+    file_csv(w, "data/probe_events.csv", rows);
     /* The same rule as every number of a record: finite or absent. */
-    for (size_t i = 0; i < nevents && st == BL_OK; i++)
-        for (size_t k = 0; k < in->probe_feature_len[i] && st == BL_OK; k++)
+    for (size_t i = 0; i < nevents && w->st == BL_OK; i++)
+        for (size_t k = 0; k < in->probe_feature_len[i] && w->st == BL_OK; k++)
             if (in->probe_features[i][k] - in->probe_features[i][k] != 0)
-                st = bl_fail(w->err, BL_EVALUE,
-                             "records require finite numbers or explicit missing values");
-    if (st == BL_OK)
-        st = bl_npz_build(name_ptrs, in->probe_features, in->probe_feature_len, nevents, &npz,
-                          w->err);
-    if (st == BL_OK)
-        st = rec_buf(w, "data/probe_features.npz", &npz);
+                w->st = bl_fail(w->err, BL_EVALUE,
+                                "records require finite numbers or explicit missing values");
+    if (w->st == BL_OK)
+        w->st = bl_npz_build(name_ptrs, in->probe_features, in->probe_feature_len, nevents,
+                             &npz, w->err);
+    rec_buf(w, "data/probe_features.npz", &npz);
     bl_buf_free(&npz);
     bl_free(name_ptrs);
     bl_free(names);
     bl_json_free(rows);
-    return st;
 }
 
 /* data/: always created (empty for summary recording); the probe events
  * and probe trials when the run recorded them. */
-static bl_status data_files(rec *w)
+static void data_files(rec *w)
 {
     const bl_record_input *in = w->in;
-    bl_status st = make_dir(w, "data");
-    if (st == BL_OK && in->probe_events && bl_json_size(in->probe_events) > 0)
-        st = probe_event_files(w, bl_json_size(in->probe_events));
-    if (st == BL_OK && in->probe_trials && bl_json_size(in->probe_trials) > 0)
-        st = file_csv(w, "data/probe_trials.csv", in->probe_trials);
-    return st;
+    make_dir(w, "data");
+    if (in->probe_events && bl_json_size(in->probe_events) > 0)
+        probe_event_files(w, bl_json_size(in->probe_events));
+    if (in->probe_trials && bl_json_size(in->probe_trials) > 0)
+        file_csv(w, "data/probe_trials.csv", in->probe_trials);
 }
 
 static int cmp_member(const void *a, const void *b)
@@ -788,26 +771,27 @@ static int cmp_member(const void *a, const void *b)
 
 /* replays/trial_%08d.json, numbered by the byte order of the trial keys
  * (so "baseline/10/0" comes before "baseline/2/0"). */
-static bl_status replay_files(rec *w)
+static void replay_files(rec *w)
 {
     const bl_json *replays = w->in->replays;
     size_t n = replays ? bl_json_size(replays) : 0;
-    if (n == 0)
-        return BL_OK;
+    if (w->st != BL_OK || n == 0)
+        return;
     const char **keys = bl_mallocarray(n, sizeof *keys);
-    if (!keys)
-        return nomem(w->err);
+    if (!keys) {
+        w->st = nomem(w->err);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         keys[i] = bl_json_key_at(replays, i, NULL);
     qsort(keys, n, sizeof *keys, cmp_member);
-    bl_status st = make_dir(w, "replays");
-    for (size_t i = 0; i < n && st == BL_OK; i++) {
+    make_dir(w, "replays");
+    for (size_t i = 0; i < n; i++) {
         char rel[64];
         snprintf(rel, sizeof rel, "replays/trial_%08zu.json", i);
-        st = file_json(w, rel, bl_json_get(replays, keys[i]));
+        file_json(w, rel, bl_json_get(replays, keys[i]));
     }
     bl_free(keys);
-    return st;
 }
 
 /* ---- manifest and completion (§7.4, §7.5) ---------------------------------------------- */
@@ -830,9 +814,9 @@ static bl_status status_counts(const bl_run_result *run, bl_json **out, size_t *
     /* "completed" < "failed" < "incomplete": already in byte order. */
     bl_json *o = bl_json_object();
     bl_status st = o ? BL_OK : nomem(err);
-    for (size_t k = 0; k < 3 && st == BL_OK; k++)
+    for (size_t k = 0; k < 3; k++)
         if (counts[k] > 0)
-            st = put(o, names[k], bl_json_int((int64_t)counts[k]), err);
+            put(&st, o, names[k], bl_json_int((int64_t)counts[k]), err);
     if (st != BL_OK) {
         bl_json_free(o);
         return st;
@@ -867,8 +851,10 @@ static const char *basename_of(const char *path, char *buf, size_t size)
     return buf;
 }
 
-static bl_status write_manifest(rec *w, const bl_json *counts)
+static void write_manifest(rec *w, const bl_json *counts)
 {
+    if (w->st != BL_OK)
+        return;
     const bl_json *request = request_of(w->in);
     bl_record_files files = {0};
     bl_json *m = bl_json_object(), *artifacts = bl_json_array(), *hashes = bl_json_object();
@@ -876,66 +862,45 @@ static bl_status write_manifest(rec *w, const bl_json *counts)
     bl_buf_init(&text);
     char id[512], created[40];
     created_utc(created);
-    bl_status st = m && artifacts && hashes ? BL_OK : nomem(w->err);
-    if (st == BL_OK)
-        st = put(m, "format", bl_json_string(BL_RECORD_FORMAT), w->err);
-    if (st == BL_OK)
-        st = put(m, "format_version", bl_json_int(BL_RECORD_FORMAT_VERSION), w->err);
-    if (st == BL_OK)
-        st = put(m, "id", bl_json_string(basename_of(w->path, id, sizeof id)), w->err);
-    if (st == BL_OK)
-        st = put(m, "kind", bl_json_copy(bl_json_get(request, "operation")), w->err);
-    if (st == BL_OK)
-        st = put(m, "created_utc", bl_json_string(created), w->err);
-    if (st == BL_OK)
-        st = put(m, "package_version", bl_json_string(bl_version()), w->err);
-    if (st == BL_OK)
-        st = put(m, "contract_hash", bl_json_string(bl_resolved_contract_hash(w->in->resolved)),
-                 w->err);
-    if (st == BL_OK)
-        st = put(m, "evidence", bl_json_copy(bl_json_get(request, "evidence")), w->err);
-    if (st == BL_OK)
-        st = put(m, "completion_marker", bl_json_string(BL_RECORD_DONE), w->err);
+    w->st = m && artifacts && hashes ? BL_OK : nomem(w->err);
+    put(&w->st, m, "format", bl_json_string(BL_RECORD_FORMAT), w->err);
+    put(&w->st, m, "format_version", bl_json_int(BL_RECORD_FORMAT_VERSION), w->err);
+    put(&w->st, m, "id", bl_json_string(basename_of(w->path, id, sizeof id)), w->err);
+    put(&w->st, m, "kind", bl_json_copy(bl_json_get(request, "operation")), w->err);
+    put(&w->st, m, "created_utc", bl_json_string(created), w->err);
+    put(&w->st, m, "package_version", bl_json_string(bl_version()), w->err);
+    put(&w->st, m, "contract_hash", bl_json_string(bl_resolved_contract_hash(w->in->resolved)),
+        w->err);
+    put(&w->st, m, "evidence", bl_json_copy(bl_json_get(request, "evidence")), w->err);
+    put(&w->st, m, "completion_marker", bl_json_string(BL_RECORD_DONE), w->err);
     /* What is on disk, not what this writer meant to write. */
-    if (st == BL_OK)
-        st = bl_record_list_files(w->dirfd, &files, w->err);
-    for (size_t i = 0; i < files.n && st == BL_OK; i++) {
+    if (w->st == BL_OK)
+        w->st = bl_record_list_files(w->dirfd, &files, w->err);
+    for (size_t i = 0; i < files.n && w->st == BL_OK; i++) {
         if (strcmp(files.paths[i], BL_RECORD_RESERVED) == 0)
             continue;
         uint8_t digest[BL_SHA256_BYTES];
         char hex[65];
         char *full = bl_record_path_join(w->path, files.paths[i]);
-        st = full ? bl_sha256_file(full, digest, w->err) : nomem(w->err);
+        w->st = full ? bl_sha256_file(full, digest, w->err) : nomem(w->err);
         bl_free(full);
-        if (st == BL_OK)
-            bl_hex(digest, sizeof digest, hex);
-        if (st == BL_OK)
-            st = bl_json_array_append(artifacts, bl_json_string(files.paths[i]), w->err);
-        if (st == BL_OK)
-            st = put(hashes, files.paths[i], bl_json_string(hex), w->err);
+        if (w->st != BL_OK)
+            break;
+        bl_hex(digest, sizeof digest, hex);
+        bl_json_push(&w->st, artifacts, bl_json_string(files.paths[i]), w->err);
+        put(&w->st, hashes, files.paths[i], bl_json_string(hex), w->err);
     }
-    if (st == BL_OK) {
-        st = put(m, "artifacts", artifacts, w->err);
-        artifacts = NULL;
-    }
-    if (st == BL_OK)
-        st = put(m, "trial_status_counts", bl_json_copy(counts), w->err);
-    if (st == BL_OK) {
-        st = put(m, "artifact_sha256", hashes, w->err);
-        hashes = NULL;
-    }
-    if (st == BL_OK)
-        st = bl_toml_write(m, &text, w->err);
-    if (st == BL_OK)
-        st = sync_tree(w->dirfd, w->path, w->err);
-    if (st == BL_OK)
-        st = rec_buf(w, BL_RECORD_MANIFEST, &text);
+    put(&w->st, m, "artifacts", artifacts, w->err);
+    put(&w->st, m, "trial_status_counts", bl_json_copy(counts), w->err);
+    put(&w->st, m, "artifact_sha256", hashes, w->err);
+    if (w->st == BL_OK)
+        w->st = bl_toml_write(m, &text, w->err);
+    if (w->st == BL_OK)
+        w->st = sync_tree(w->dirfd, w->path, w->err);
+    rec_buf(w, BL_RECORD_MANIFEST, &text);
     bl_buf_free(&text);
-    bl_json_free(hashes);
-    bl_json_free(artifacts);
     bl_json_free(m);
     bl_record_files_clear(&files);
-    return st;
 }
 
 /* The reservation must be this writer's, and still empty. */
@@ -962,6 +927,21 @@ static bl_status check_reservation(const bl_reservation *r, int *dirfd, bl_error
     return BL_OK;
 }
 
+/* FAILED, when the record is whole but not every trial completed. */
+static void failed_file(rec *w, const bl_json *counts)
+{
+    if (w->st != BL_OK)
+        return;
+    bl_json *failed = bl_json_object();
+    w->st = failed ? BL_OK : nomem(w->err);
+    put(&w->st, failed, "reason",
+        bl_json_string("one or more trials failed or remained incomplete"), w->err);
+    put(&w->st, failed, "status", bl_json_string("failed"), w->err);
+    put(&w->st, failed, "trial_status_counts", bl_json_copy(counts), w->err);
+    file_json(w, BL_RECORD_FAILED, failed);
+    bl_json_free(failed);
+}
+
 bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
                           const char **status, bl_error *err)
 {
@@ -969,63 +949,42 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
     bl_error local;
     bl_error *e = err ? err : &local;
     rec w = {.in = in, .dirfd = -1, .path = r->path, .err = e};
-    bl_json *counts = NULL, *inspection = NULL, *failed = NULL;
+    bl_json *counts = NULL, *inspection = NULL;
     size_t completed = 0;
-    bl_status st = check_reservation(r, &w.dirfd, e);
-    if (st == BL_OK)
-        st = bl_record_metadata(in, &w.metadata, e);
-    if (st == BL_OK)
-        st = status_counts(in->evaluation->run, &counts, &completed, e);
-    if (st == BL_OK)
-        st = plan_files(&w);
-    if (st == BL_OK)
-        st = trial_files(&w);
-    if (st == BL_OK)
-        st = summary_files(&w);
-    if (st == BL_OK)
-        st = environment_files(&w);
-    if (st == BL_OK)
-        st = data_files(&w);
-    if (st == BL_OK)
-        st = replay_files(&w);
-    if (st == BL_OK)
-        st = write_manifest(&w, counts);
-    if (st == BL_OK)
-        st = bl_record_inspect_at(w.dirfd, w.path, &inspection, e);
-    if (st == BL_OK && !bl_json_get_bool(bl_json_get(inspection, "checksums_valid")))
-        st = bl_fail(e, BL_EVALUE, "new record inventory failed checksum verification");
+    w.st = check_reservation(r, &w.dirfd, e);
+    if (w.st == BL_OK)
+        w.st = bl_record_metadata(in, &w.metadata, e);
+    if (w.st == BL_OK)
+        w.st = status_counts(in->evaluation->run, &counts, &completed, e);
+    plan_files(&w);
+    trial_files(&w);
+    summary_files(&w);
+    environment_files(&w);
+    data_files(&w);
+    replay_files(&w);
+    write_manifest(&w, counts);
+    if (w.st == BL_OK)
+        w.st = bl_record_inspect_at(w.dirfd, w.path, &inspection, e);
+    if (w.st == BL_OK && !bl_json_get_bool(bl_json_get(inspection, "checksums_valid")))
+        w.st = bl_fail(e, BL_EVALUE, "new record inventory failed checksum verification");
     const bool all_completed = completed == in->evaluation->run->ntrials;
-    if (st == BL_OK && all_completed) {
-        st = write_done(&w);
-    } else if (st == BL_OK) {
-        failed = bl_json_object();
-        st = failed ? BL_OK : nomem(e);
-        if (st == BL_OK)
-            st = put(failed, "reason",
-                     bl_json_string("one or more trials failed or remained incomplete"), e);
-        if (st == BL_OK)
-            st = put(failed, "status", bl_json_string("failed"), e);
-        if (st == BL_OK)
-            st = put(failed, "trial_status_counts", bl_json_copy(counts), e);
-        if (st == BL_OK)
-            st = file_json(&w, BL_RECORD_FAILED, failed);
-    }
-    if (st == BL_OK)
-        st = sync_dir(w.dirfd, w.path, e);
+    if (all_completed)
+        write_done(&w);
+    else
+        failed_file(&w, counts);
+    rec_sync(&w);
     /* The token goes last: until here a crash leaves a reservation. */
-    if (st == BL_OK && unlinkat(w.dirfd, BL_RECORD_RESERVED, 0) != 0)
-        st = os_fail(e, errno, w.path, "cannot remove .RESERVED");
-    if (st == BL_OK)
-        st = sync_dir(w.dirfd, w.path, e);
-    if (st == BL_OK)
+    if (w.st == BL_OK && unlinkat(w.dirfd, BL_RECORD_RESERVED, 0) != 0)
+        w.st = os_fail(e, errno, w.path, "cannot remove .RESERVED");
+    rec_sync(&w);
+    if (w.st == BL_OK)
         *status = all_completed ? "complete" : "failed";
     else
         (void)bl_record_fail(r, e, NULL);
     if (w.dirfd >= 0)
         close(w.dirfd);
-    bl_json_free(failed);
     bl_json_free(inspection);
     bl_json_free(counts);
     bl_json_free(w.metadata);
-    return st;
+    return w.st;
 }

@@ -15,9 +15,12 @@ static bl_status nomem(bl_error *err)
     return bl_fail(err, BL_ENOMEM, "out of memory for a replay");
 }
 
-static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
+/* bl_json_put (json.h), in this file's words when `v` is NULL. */
+static void put(bl_status *st, bl_json *o, const char *key, bl_json *v, bl_error *err)
 {
-    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
+    if (*st == BL_OK && !v)
+        *st = nomem(err);
+    bl_json_put(st, o, key, v, err);
 }
 
 /* The evaluation's trial with this key, or NULL. */
@@ -53,73 +56,35 @@ bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
     bl_json *doc = bl_json_object(), *prov = bl_json_object(), *resolved = bl_json_object();
     bl_json *trial = NULL, *meta = NULL;
     bl_status st = !doc || !prov || !resolved ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = put(resolved, "composition", bl_json_copy(comp), err);
-    if (st == BL_OK)
-        st = put(resolved, "model_parameters", bl_json_copy(bl_json_get(rt, "model_config")),
-                 err);
-    if (st == BL_OK)
-        st = put(resolved, "task_options", bl_json_copy(bl_json_get(rt, "task_options")), err);
-    if (st == BL_OK)
-        st = put(resolved, "horizon", bl_json_copy(bl_json_get(rt, "horizon")), err);
-    if (st == BL_OK)
-        st = put(resolved, "diagnostic", bl_json_copy(bl_json_get(request, "diagnostic")), err);
+    put(&st, resolved, "composition", bl_json_copy(comp), err);
+    put(&st, resolved, "model_parameters", bl_json_copy(bl_json_get(rt, "model_config")), err);
+    put(&st, resolved, "task_options", bl_json_copy(bl_json_get(rt, "task_options")), err);
+    put(&st, resolved, "horizon", bl_json_copy(bl_json_get(rt, "horizon")), err);
+    put(&st, resolved, "diagnostic", bl_json_copy(bl_json_get(request, "diagnostic")), err);
     if (st == BL_OK)
         st = bl_trial_result_json(t, &trial, err);
     if (st == BL_OK)
         st = bl_record_metadata(in, &meta, err);
     /* The reference names its runtime's version; ours is this engine's. */
-    if (st == BL_OK)
-        st = put(prov, "engine_version", bl_json_string(bl_version()), err);
-    if (st == BL_OK)
-        st = put(prov, "backend", bl_json_string(bl_backend_name(in->execution->backend)), err);
-    if (st == BL_OK)
-        st = put(prov, "dtype", bl_json_copy(bl_json_get(numerics, "dtype")), err);
-    if (st == BL_OK)
-        st = put(prov, "seed_partition", bl_json_copy(bl_json_get(eval, "seed_partition")), err);
-    if (st == BL_OK) {
-        st = put(prov, "resolved", resolved, err);
-        resolved = NULL;
-    }
-    if (st == BL_OK)
-        st = put(prov, "evidence", bl_json_copy(bl_json_get(request, "evidence")), err);
-    if (st == BL_OK)
-        st = put(prov, "contract_hash",
-                 bl_json_string(bl_resolved_contract_hash(in->resolved)), err);
-    if (st == BL_OK)
-        st = put(prov, "composition", bl_json_copy(comp), err);
-    if (st == BL_OK)
-        st = put(prov, "evaluation", bl_json_copy(eval), err);
-    if (st == BL_OK)
-        st = put(prov, "numerics", bl_json_copy(numerics), err);
-    if (st == BL_OK) {
-        st = put(prov, "trial", trial, err);
-        trial = NULL;
-    }
-    if (st == BL_OK) {
-        st = put(prov, "environment", meta, err);
-        meta = NULL;
-    }
-    if (st == BL_OK)
-        st = put(doc, "format", bl_json_string("brainlesslab-replay"), err);
-    if (st == BL_OK)
-        st = put(doc, "version", bl_json_int(1), err);
-    if (st == BL_OK)
-        st = put(doc, "trial_key", bl_json_string(trial_key), err);
-    if (st == BL_OK)
-        st = put(doc, "task", bl_json_string(bl_task_name(t->task)), err);
-    if (st == BL_OK)
-        st = put(doc, "node", bl_json_copy(bl_json_get(bl_json_get(comp, "node"), "kind")), err);
-    if (st == BL_OK) {
-        st = put(doc, "provenance", prov, err);
-        prov = NULL;
-    }
-    if (st == BL_OK)
-        st = put(doc, "frames", bl_json_copy(frames), err);
-    bl_json_free(resolved);
-    bl_json_free(trial);
-    bl_json_free(meta);
-    bl_json_free(prov);
+    put(&st, prov, "engine_version", bl_json_string(bl_version()), err);
+    put(&st, prov, "backend", bl_json_string(bl_backend_name(in->execution->backend)), err);
+    put(&st, prov, "dtype", bl_json_copy(bl_json_get(numerics, "dtype")), err);
+    put(&st, prov, "seed_partition", bl_json_copy(bl_json_get(eval, "seed_partition")), err);
+    put(&st, prov, "resolved", resolved, err);
+    put(&st, prov, "evidence", bl_json_copy(bl_json_get(request, "evidence")), err);
+    put(&st, prov, "contract_hash", bl_json_string(bl_resolved_contract_hash(in->resolved)), err);
+    put(&st, prov, "composition", bl_json_copy(comp), err);
+    put(&st, prov, "evaluation", bl_json_copy(eval), err);
+    put(&st, prov, "numerics", bl_json_copy(numerics), err);
+    put(&st, prov, "trial", trial, err);
+    put(&st, prov, "environment", meta, err);
+    put(&st, doc, "format", bl_json_string("brainlesslab-replay"), err);
+    put(&st, doc, "version", bl_json_int(1), err);
+    put(&st, doc, "trial_key", bl_json_string(trial_key), err);
+    put(&st, doc, "task", bl_json_string(bl_task_name(t->task)), err);
+    put(&st, doc, "node", bl_json_copy(bl_json_get(bl_json_get(comp, "node"), "kind")), err);
+    put(&st, doc, "provenance", prov, err);
+    put(&st, doc, "frames", bl_json_copy(frames), err);
     if (st != BL_OK) {
         bl_json_free(doc);
         return st;
@@ -203,8 +168,7 @@ bl_status bl_record_channels(bl_record_input *in, bl_recordings *recs, bl_json *
         if (bl_json_size(bl_json_value_at(frames, i)) == 0)
             continue;
         st = bl_replay_document(in, key, bl_json_value_at(frames, i), &doc, err);
-        if (st == BL_OK)
-            st = bl_json_object_set(*replays, key, doc, err);
+        bl_json_put(&st, *replays, key, doc, err);
     }
     in->replays = *replays;
     return st;
