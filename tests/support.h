@@ -53,12 +53,13 @@ int bl_test_run_cli(const char *args, char **out, char **err);
  * commands that once waited forever. */
 int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err);
 
-/* Runs `call`, a bl_status expression that may report into a local
- * `bl_error e_`, and fails the test with the call and its message. */
+/* The one check of a bl_status call: runs `call`, which reports into the
+ * local `bl_error e_` this macro declares (pass &e_ as its error), and fails
+ * the test with the call and its message when it is not BL_OK. */
 #define OK_E(call)                                                             \
     do {                                                                       \
         bl_error e_ = {0};                                                     \
-        bl_status st_ = call;                                                  \
+        bl_status st_ = (call);                                                \
         if (st_ != BL_OK)                                                      \
             fail_msg("%s: %s", #call, e_.msg);                                 \
     } while (0)
@@ -114,15 +115,5 @@ char *bl_test_mkdtemp(void);
 void bl_test_rmtree(const char *path);
 /* A new sparse file of `size` bytes: large to fstat, nothing on disk. */
 void bl_test_make_sparse(const char *path, int64_t size);
-
-/* Fails the test with the error's message when status is not BL_OK. */
-#define BL_CHECK(expr)                                                         \
-    do {                                                                       \
-        bl_error bl_check_err_ = {0};                                          \
-        bl_status bl_check_st_ = (expr);                                       \
-        (void)bl_check_err_;                                                   \
-        if (bl_check_st_ != BL_OK)                                             \
-            fail_msg("%s returned %s", #expr, bl_status_kind(bl_check_st_));   \
-    } while (0)
 
 #endif
