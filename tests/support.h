@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "brainlesslab/status.h"
+#include "brainlesslab/task.h"
 
 /* The shared folder (BL_SHARED_DIR, else the one beside the project), or
  * NULL when it is absent. */
@@ -40,6 +41,15 @@ static inline double bl_test_double(uint64_t u)
     memcpy(&d, &u, sizeof d);
     return d;
 }
+
+/* The task names in bl_task_kind order (BL_TASK_COUNT of them), written
+ * out independently of the library's own table. */
+extern const char *const bl_test_task_names[];
+/* The task kind of `name`; fails the test on an unknown name. */
+bl_task_kind bl_test_task_kind(const char *name);
+/* Resolves `text` (a JSON object, or NULL for the defaults) into *o for
+ * `task`; fails the test on any error. Clear with bl_task_options_clear. */
+void bl_test_task_resolve(const char *task, const char *text, bl_task_options *o);
 
 /* The project's tests/ folder. */
 const char *bl_test_tests_dir(void);
