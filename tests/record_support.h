@@ -172,10 +172,10 @@ static inline int bl_rt_cli(char **out, char **err, const char *fmt, ...)
 static inline void bl_rt_fail_before_manifest(const char *dir, bl_status kind, const char *message)
 {
     bl_reservation r = {0};
-    BL_CHECK(bl_record_reserve(dir, &r, NULL));
+    OK_E(bl_record_reserve(dir, &r, &e_));
     bl_error cause = {0};
     bl_fail(&cause, kind, "%s", message);
-    BL_CHECK(bl_record_fail(&r, &cause, NULL));
+    OK_E(bl_record_fail(&r, &cause, &e_));
     bl_reservation_clear(&r);
 }
 

@@ -1,6 +1,8 @@
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/run.h"
+#include "brainlesslab/task.h"
 #include "support.h"
 
 #include <errno.h>
@@ -11,6 +13,33 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+const char *const bl_test_task_names[BL_TASK_COUNT] = {
+    "tracking",           "pong",        "cartpole_plank_easy",   "delayed_cue",
+    "recall_interference", "delayed_xor", "evidence_accumulation", "context_integration",
+    "temporal_order",     "reversal_adaptation",
+};
+
+bl_task_kind bl_test_task_kind(const char *name)
+{
+    bl_task_kind k = BL_TASK_TRACKING;
+    bl_error err = {0};
+    if (bl_task_from_name(name, &k, &err) != BL_OK)
+        fail_msg("%s: %s", name, err.msg);
+    return k;
+}
+
+void bl_test_task_resolve(const char *task, const char *text, bl_task_options *o)
+{
+    bl_json *given = NULL;
+    bl_error err = {0};
+    if (text && bl_json_parse(text, strlen(text), "test", &given, &err) != BL_OK)
+        fail_msg("bad test JSON %s: %s", text, err.msg);
+    bl_status st = bl_task_options_resolve(bl_test_task_kind(task), given, o, &err);
+    bl_json_free(given);
+    if (st != BL_OK)
+        fail_msg("%s %s: %s", task, text ? text : "(defaults)", err.msg);
+}
 
 static int is_dir(const char *p)
 {

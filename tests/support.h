@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "brainlesslab/status.h"
+#include "brainlesslab/task.h"
 
 /* The shared folder (BL_SHARED_DIR, else the one beside the project), or
  * NULL when it is absent. */
@@ -41,6 +42,15 @@ static inline double bl_test_double(uint64_t u)
     return d;
 }
 
+/* The task names in bl_task_kind order (BL_TASK_COUNT of them), written
+ * out independently of the library's own table. */
+extern const char *const bl_test_task_names[];
+/* The task kind of `name`; fails the test on an unknown name. */
+bl_task_kind bl_test_task_kind(const char *name);
+/* Resolves `text` (a JSON object, or NULL for the defaults) into *o for
+ * `task`; fails the test on any error. Clear with bl_task_options_clear. */
+void bl_test_task_resolve(const char *task, const char *text, bl_task_options *o);
+
 /* The project's tests/ folder. */
 const char *bl_test_tests_dir(void);
 /* The built brainlesslab program. */
@@ -53,12 +63,13 @@ int bl_test_run_cli(const char *args, char **out, char **err);
  * commands that once waited forever. */
 int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err);
 
-/* Runs `call`, a bl_status expression that may report into a local
- * `bl_error e_`, and fails the test with the call and its message. */
+/* The one check of a bl_status call: runs `call`, which reports into the
+ * local `bl_error e_` this macro declares (pass &e_ as its error), and fails
+ * the test with the call and its message when it is not BL_OK. */
 #define OK_E(call)                                                             \
     do {                                                                       \
         bl_error e_ = {0};                                                     \
-        bl_status st_ = call;                                                  \
+        bl_status st_ = (call);                                                \
         if (st_ != BL_OK)                                                      \
             fail_msg("%s: %s", #call, e_.msg);                                 \
     } while (0)
@@ -114,15 +125,5 @@ char *bl_test_mkdtemp(void);
 void bl_test_rmtree(const char *path);
 /* A new sparse file of `size` bytes: large to fstat, nothing on disk. */
 void bl_test_make_sparse(const char *path, int64_t size);
-
-/* Fails the test with the error's message when status is not BL_OK. */
-#define BL_CHECK(expr)                                                         \
-    do {                                                                       \
-        bl_error bl_check_err_ = {0};                                          \
-        bl_status bl_check_st_ = (expr);                                       \
-        (void)bl_check_err_;                                                   \
-        if (bl_check_st_ != BL_OK)                                             \
-            fail_msg("%s returned %s", #expr, bl_status_kind(bl_check_st_));   \
-    } while (0)
 
 #endif

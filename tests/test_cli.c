@@ -700,14 +700,14 @@ static void test_qualify_and_profile_stop_signals(void **state)
     assert_non_null(strstr(o, "\"status\": \"failed\"}\n"));
     snprintf(path, sizeof path, "%s/receipt.json", dest);
     bl_json *receipt = NULL;
-    BL_CHECK(bl_json_read_file(path, &receipt, NULL));
+    OK_E(bl_json_read_file(path, &receipt, &e_));
     const bl_json *rows = bl_json_get(receipt, "measurements");
     assert_int_equal(bl_json_size(rows), 1);
     assert_int_equal(bl_json_get_int(bl_json_get(bl_json_at(rows, 0), "returncode")), 143);
     /* The worker's own account of why it stopped names the signal too. */
     bl_buf text;
     bl_buf_init(&text);
-    BL_CHECK(bl_json_write(bl_json_at(rows, 0), 0, &text, NULL));
+    OK_E(bl_json_write(bl_json_at(rows, 0), 0, &text, &e_));
     if (!strstr(text.data, "SystemExit: terminated by SIGTERM") ||
         strstr(text.data, "KeyboardInterrupt"))
         fail_msg("the interrupted row does not name SIGTERM: %s", text.data);

@@ -71,7 +71,7 @@ static void test_delayed_cue_matches_reference(void **state)
     assert_true(n > 2 && out[n - 1] == '\n');
 
     bl_json *doc = NULL;
-    BL_CHECK(bl_json_parse(out, n, "check output", &doc, NULL));
+    OK_E(bl_json_parse(out, n, "check output", &doc, &e_));
     assert_int_equal(bl_json_kindof(doc), BL_JSON_OBJECT);
     assert_int_equal(bl_json_size(doc), 3);
     const bl_json *hash = bl_json_get(doc, "contract_hash");
@@ -129,7 +129,7 @@ static size_t check_all(const char *dir)
             fail_msg("check %s: exit %d: %s", path, rc, err);
         assert_string_equal(err, "");
         bl_json *doc = NULL;
-        BL_CHECK(bl_json_parse(out, strlen(out), path, &doc, NULL));
+        OK_E(bl_json_parse(out, strlen(out), path, &doc, &e_));
         const bl_json *hash = bl_json_get(doc, "contract_hash");
         assert_non_null(hash);
         assert_int_equal(strlen(bl_json_get_string(hash, NULL)), 64);
@@ -276,7 +276,7 @@ static void test_not_a_plan_says_what_was_found(void **state)
     if (bl_test_run_cli(args, &out, &err) != 0)
         fail_msg("run quick-start: %s", err);
     bl_json *line = NULL;
-    BL_CHECK(bl_json_parse(out, strlen(out), "run output", &line, NULL));
+    OK_E(bl_json_parse(out, strlen(out), "run output", &line, &e_));
     snprintf(path, sizeof path, "%s/record.toml",
              bl_json_get_string(bl_json_get(line, "record"), NULL));
     bl_json_free(line);

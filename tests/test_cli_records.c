@@ -109,7 +109,7 @@ static char *run_ok(const char *plan, const char *root, const char *extra)
     if (rc != 0)
         fail_msg("run %s %s: exit %d: %s", plan, extra, rc, err);
     bl_json *doc = NULL;
-    BL_CHECK(bl_json_parse(out, strlen(out), "stdout", &doc, NULL));
+    OK_E(bl_json_parse(out, strlen(out), "stdout", &doc, &e_));
     char *rec = strdup(bl_json_get_string(bl_json_get(doc, "record"), NULL));
     assert_string_equal(bl_json_get_string(bl_json_get(doc, "status"), NULL), "complete");
     bl_json_free(doc);
@@ -156,7 +156,7 @@ static void test_inspect_command(void **state)
     assert_non_null(strstr(out, "\"id\": \"gr\xc3\xbc\xc3\x9f" "e-"));
     assert_non_null(strstr(out, "}, \"status\": \"complete\", \"unlisted_artifacts\": []}\n"));
     bl_json *printed = NULL;
-    BL_CHECK(bl_json_parse(out, strlen(out), "stdout", &printed, NULL));
+    OK_E(bl_json_parse(out, strlen(out), "stdout", &printed, &e_));
     bl_json *map = inspect_map(rec);
     assert_true(bl_json_equal(printed, map));
     bl_json_free(printed);
@@ -249,7 +249,7 @@ static void test_recording_channels(void **state)
     free(err);
     /* Twelve trials, keys sorted as bytes: baseline/0/0 .. baseline/1/5. */
     bl_json *first = NULL;
-    BL_CHECK(bl_json_read_file(bl_rt_at(q, rec, "replays/trial_00000000.json"), &first, NULL));
+    OK_E(bl_json_read_file(bl_rt_at(q, rec, "replays/trial_00000000.json"), &first, &e_));
     assert_true(bl_rt_exists(bl_rt_at(q, rec, "replays/trial_00000011.json")));
     assert_false(bl_rt_exists(bl_rt_at(q, rec, "replays/trial_00000012.json")));
     assert_string_equal(bl_json_get_string(bl_json_get(first, "format"), NULL),
@@ -261,7 +261,7 @@ static void test_recording_channels(void **state)
     assert_string_equal(bl_json_get_string(bl_json_get(first, "node"), NULL), "falandays");
     const bl_json *prov = bl_json_get(first, "provenance");
     bl_json *m = NULL;
-    BL_CHECK(bl_toml_read_file(bl_rt_at(q, rec, "record.toml"), &m, NULL));
+    OK_E(bl_toml_read_file(bl_rt_at(q, rec, "record.toml"), &m, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(prov, "contract_hash"), NULL),
                         bl_json_get_string(bl_json_get(m, "contract_hash"), NULL));
     bl_json_free(m);
@@ -300,13 +300,13 @@ static void test_calibration_record_directory(void **state)
     char p[4400], q[4400];
     /* Freeze a CartPole null (its episodes are short) into a record. */
     bl_json *task = NULL;
-    BL_CHECK(bl_json_parse("{\"kind\": \"cartpole_plank_easy\"}", 31, "task", &task, NULL));
+    OK_E(bl_json_parse("{\"kind\": \"cartpole_plank_easy\"}", 31, "task", &task, &e_));
     bl_plan *plan = NULL;
-    BL_CHECK(bl_plan_calibrate(task, 91337, NULL, 0, &plan, NULL));
+    OK_E(bl_plan_calibrate(task, 91337, NULL, 0, &plan, &e_));
     bl_json_free(task);
     bl_buf b;
     bl_buf_init(&b);
-    BL_CHECK(bl_plan_write(plan, &b, NULL));
+    OK_E(bl_plan_write(plan, &b, &e_));
     bl_plan_free(plan);
     bl_rt_write_text(bl_rt_at(p, fx->dir, "calibrate.toml"), b.data);
     bl_buf_free(&b);
@@ -648,7 +648,7 @@ static void test_disk_full_run(void **state)
     free(out);
     free(err);
     bl_json *failed = NULL;
-    BL_CHECK(bl_json_read_file(bl_rt_at(q, rec, "FAILED"), &failed, NULL));
+    OK_E(bl_json_read_file(bl_rt_at(q, rec, "FAILED"), &failed, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(failed, "error_type"), NULL), "OSError");
     const char *message = bl_json_get_string(bl_json_get(failed, "message"), NULL);
     if (strncmp(message, "<record>/", 9) != 0 || !strstr(message, "File too large"))

@@ -108,7 +108,7 @@ static bl_json *read_json(const char *dir, const char *rel)
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     bl_json *v = NULL;
-    BL_CHECK(bl_json_read_file(path, &v, NULL));
+    OK_E(bl_json_read_file(path, &v, &e_));
     return v;
 }
 

@@ -27,16 +27,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-#define CHECK_OK(expr)                                                         \
-    do {                                                                       \
-        bl_error e_ = {0};                                                     \
-        (void)e_;                                                              \
-        bl_status st_ = (expr);                                                \
-        if (st_ != BL_OK)                                                      \
-            fail_msg("%s: %s", #expr, e_.msg);                                 \
-    } while (0)
-
-/* Variant whose expression names its own error buffer `e_`. */
 static size_t dsize(bl_dtype dt) { return dt == BL_FLOAT64 ? sizeof(double) : sizeof(float); }
 
 static void set_real(bl_dtype dt, void *arr, size_t i, double v)
@@ -138,11 +128,11 @@ static void test_policy_names(void **state)
     for (int p = 0; p < BL_POLICY_COUNT; p++) {
         assert_string_equal(bl_policy_name((bl_policy)p), names[p]);
         bl_policy q = BL_POLICY_COUNT;
-        CHECK_OK(bl_policy_from_name(names[p], &q, NULL));
+        OK_E(bl_policy_from_name(names[p], &q, &e_));
         assert_int_equal(q, p);
     }
     bl_policy q = BL_POLICY_COUNT;
-    CHECK_OK(bl_policy_from_name("reference_nullblindpolicy", &q, NULL));
+    OK_E(bl_policy_from_name("reference_nullblindpolicy", &q, &e_));
     assert_int_equal(q, BL_POLICY_REFERENCE_NULL);
     bl_error e = {0};
     assert_int_equal(bl_policy_from_name("reservoir", &q, &e), BL_EVALUE);
@@ -173,8 +163,8 @@ static void test_controller_validation_table(void **state)
         [BL_TASK_REVERSAL_ADAPTATION] = common | 1u << BL_POLICY_FIXED_MAPPING,
     };
     for (int k = 0; k < BL_TASK_COUNT; k++) {
-        CHECK_OK(bl_controller_validate("reservoir", (bl_task_kind)k, NULL));
-        CHECK_OK(bl_controller_validate("reference_nullblindpolicy", (bl_task_kind)k, NULL));
+        OK_E(bl_controller_validate("reservoir", (bl_task_kind)k, &e_));
+        OK_E(bl_controller_validate("reference_nullblindpolicy", (bl_task_kind)k, &e_));
         for (int p = 0; p < BL_POLICY_COUNT; p++) {
             bl_error e = {0};
             const bl_status st = bl_controller_validate(bl_policy_name((bl_policy)p),
@@ -495,7 +485,7 @@ static void test_run_control_argument_checks(void **state)
         assert_int_equal(g[b], 1);
         assert_int_equal(k[b], 0);
     }
-    CHECK_OK(bl_worlds_run_control(w, c, &good, 4, g, k, NULL));
+    OK_E(bl_worlds_run_control(w, c, &good, 4, g, k, &e_));
     assert_int_equal(w->ticks[0], 4);
     assert_int_equal(k[0], 4);
     /* A policy the family does not declare cannot make a bundle. */

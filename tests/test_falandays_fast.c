@@ -627,8 +627,8 @@ static void test_signed_zeros_and_layouts(void **state)
         for (size_t f = 0; f <= 4; f++) {
             for (size_t b = 0; b < 2; b++) {
                 bl_snapshot *sr, *sf;
-                BL_CHECK(bl_model_snapshot(ref, b, &sr, &err));
-                BL_CHECK(bl_model_snapshot(fast, b, &sf, &err));
+                OK_E(bl_model_snapshot(ref, b, &sr, &e_));
+                OK_E(bl_model_snapshot(fast, b, &sf, &e_));
                 const bl_snapshot_array *wr = bl_snapshot_get(sr, "weights");
                 const bl_snapshot_array *wf = bl_snapshot_get(sf, "weights");
                 for (size_t k = 0; k < 9; k++)
@@ -651,8 +651,8 @@ static void test_signed_zeros_and_layouts(void **state)
             float z32[6] = {0};
             bl_matrix im = {dt, 2, 1, d ? (const void *)uf : (const void *)u};
             bl_matrix nm = {dt, 2, 3, d ? (const void *)z32 : (const void *)z64};
-            BL_CHECK(bl_model_step(ref, &im, &nm, active, 2, &err));
-            BL_CHECK(bl_model_step(fast, &im, &nm, active, 2, &err));
+            OK_E(bl_model_step(ref, &im, &nm, active, 2, &e_));
+            OK_E(bl_model_step(fast, &im, &nm, active, 2, &e_));
         }
         bl_fal_path_counts pc;
         bl_falandays_path_counts(fast, &pc);
@@ -672,9 +672,8 @@ static void test_signed_zeros_and_layouts(void **state)
 static void expect_same_slot(const bl_model *x, const bl_model *y, size_t b, const char *what)
 {
     bl_snapshot *sx, *sy;
-    bl_error err = {0};
-    BL_CHECK(bl_model_snapshot(x, b, &sx, &err));
-    BL_CHECK(bl_model_snapshot(y, b, &sy, &err));
+    OK_E(bl_model_snapshot(x, b, &sx, &e_));
+    OK_E(bl_model_snapshot(y, b, &sy, &e_));
     assert_int_equal(sx->count, sy->count);
     for (size_t a = 0; a < sx->count; a++) {
         const bl_snapshot_array *p = &sx->arrays[a], *q = &sy->arrays[a];
@@ -734,12 +733,12 @@ static void test_weight_to_minus_inf(void **state)
             bl_matrix im = {dt, 1, 1, d ? (const void *)&u32 : (const void *)&u64};
             bl_matrix nm = {dt, 1, 3, d ? (const void *)z32 : (const void *)z64};
             const int32_t active[1] = {1};
-            BL_CHECK(bl_model_step(ref, &im, &nm, active, 1, &err));
-            BL_CHECK(bl_model_step(fast, &im, &nm, active, 1, &err));
+            OK_E(bl_model_step(ref, &im, &nm, active, 1, &e_));
+            OK_E(bl_model_step(fast, &im, &nm, active, 1, &e_));
             expect_same_slot(ref, fast, 0, "after the overflowing frame");
             assert_int_equal(bl_model_finite(fast)[0], 0);
             bl_snapshot *s;
-            BL_CHECK(bl_model_snapshot(fast, 0, &s, &err));
+            OK_E(bl_model_snapshot(fast, 0, &s, &e_));
             const double w10 = bl_snapshot_get(s, "weights")->data[1 * 3 + 0];
             const double w20 = bl_snapshot_get(s, "weights")->data[2 * 3 + 0];
             if (axis)

@@ -169,8 +169,8 @@ static void test_sweep_ids_and_labels(void **state)
             bl_json_get(bl_json_get(bl_json_get(t, "composition"), "node"), "parameters");
         char id[17];
         char *label = NULL;
-        BL_CHECK(bl_sweep_target_id(params, id, NULL));
-        BL_CHECK(bl_sweep_label(params, &label, NULL));
+        OK_E(bl_sweep_target_id(params, id, &e_));
+        OK_E(bl_sweep_label(params, &label, &e_));
         assert_string_equal(id, ids[i]);
         assert_string_equal(bl_json_get_string(bl_json_get(t, "id"), NULL), ids[i]);
         assert_string_equal(label, labels[i]);
@@ -183,7 +183,7 @@ static void test_sweep_ids_and_labels(void **state)
     bl_json *cell = doc("{`it's`: `a\\\\b`, `x`: [1], `y`: [], `z`: true, `w`: 1e-05, "
                         "`v`: `say \\`hi\\``}");
     char *label = NULL;
-    BL_CHECK(bl_sweep_label(cell, &label, NULL));
+    OK_E(bl_sweep_label(cell, &label, &e_));
     assert_string_equal(label, "{\"it's\": 'a\\\\b', 'x': (1,), 'y': (), 'z': True, "
                                "'w': 1e-05, 'v': 'say \"hi\"'}");
     bl_free(label);
@@ -197,20 +197,20 @@ static void test_wiring_id_example(void **state)
     bl_plan *p = read_shared("delayed-cue.toml");
     bl_resolved_plan *r = resolve_ok(p);
     char hex[65];
-    BL_CHECK(bl_plan_wiring_id(r, 0, 0, 0, hex, NULL));
+    OK_E(bl_plan_wiring_id(r, 0, 0, 0, hex, &e_));
     assert_string_equal(hex, "69bf351c36894abae460ecca9f5b0bb5f73be282387cbfc257a43ed6421bd52c");
     /* Block scope: the trial does not matter, the block does. */
     char other[65];
-    BL_CHECK(bl_plan_wiring_id(r, 0, 0, 1, other, NULL));
+    OK_E(bl_plan_wiring_id(r, 0, 0, 1, other, &e_));
     assert_string_equal(other, hex);
-    BL_CHECK(bl_plan_wiring_id(r, 0, 1, 0, other, NULL));
+    OK_E(bl_plan_wiring_id(r, 0, 1, 0, other, &e_));
     assert_string_not_equal(other, hex);
     bl_resolved_plan_free(r);
     bl_plan_free(p);
 
     p = read_shared("calibration-published-pong.toml");
     r = resolve_ok(p);
-    BL_CHECK(bl_plan_wiring_id(r, 0, 0, 0, hex, NULL));
+    OK_E(bl_plan_wiring_id(r, 0, 0, 0, hex, &e_));
     assert_string_equal(hex, "none");
     bl_resolved_plan_free(r);
     bl_plan_free(p);
@@ -259,11 +259,11 @@ static void test_defaults_and_kinds_are_kept(void **state)
     bl_json *d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: 1, "
                      "`node`: {`parameters`: {`leak`: 0}}}}]}");
     bl_plan *p = NULL;
-    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    OK_E(bl_plan_from_document(d, &p, &e_));
     bl_json_free(d);
     char *text = NULL;
     size_t len;
-    BL_CHECK(bl_json_canonical(bl_plan_plain(p), &text, &len, NULL));
+    OK_E(bl_json_canonical(bl_plan_plain(p), &text, &len, &e_));
     assert_string_equal(
         text,
         "{\"diagnostic\":false,\"evaluation\":{\"blocks\":1,\"construction_scope\":\"block\","
@@ -287,7 +287,7 @@ static void test_defaults_and_kinds_are_kept(void **state)
     bl_json *d2 = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`input_gain`: 1, "
                       "`node`: {`parameters`: {`leak`: 0.0}}}}]}");
     bl_plan *p2 = NULL;
-    BL_CHECK(bl_plan_from_document(d2, &p2, NULL));
+    OK_E(bl_plan_from_document(d2, &p2, &e_));
     bl_resolved_plan *r2 = resolve_ok(p2);
     assert_string_not_equal(bl_resolved_contract_hash(r), bl_resolved_contract_hash(r2));
     bl_resolved_plan_free(r2);
@@ -299,14 +299,14 @@ static void test_defaults_and_kinds_are_kept(void **state)
     /* format_version 4.0 passes, as Python compares numerically. */
     d = doc("{`format`: `brainlesslab-plan`, `format_version`: 4.0, `id`: `p`, `targets`: "
             "[" TARGET "]}");
-    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    OK_E(bl_plan_from_document(d, &p, &e_));
     bl_plan_free(p);
     bl_json_free(d);
 
     /* input_link_p: the reference stores floats. */
     d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
             "{`input_link_p`: [1, 0.5, 0]}}}}]}");
-    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    OK_E(bl_plan_from_document(d, &p, &e_));
     r = resolve_ok(p);
     const bl_json *lp =
         bl_json_get(bl_json_get(bl_resolved_target(r, 0), "model_config"), "input_link_p");
@@ -319,7 +319,7 @@ static void test_defaults_and_kinds_are_kept(void **state)
 
     /* SORN: sixteen fields, p_ee = 10/166. */
     d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `sorn`}}}]}");
-    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    OK_E(bl_plan_from_document(d, &p, &e_));
     r = resolve_ok(p);
     cfg = bl_json_get(bl_resolved_target(r, 0), "model_config");
     assert_int_equal(bl_json_size(cfg), 16);
@@ -750,7 +750,7 @@ static void test_resolve_errors(void **state)
                      "`reference_nullblindpolicy`, `composition`: {`task`: {`kind`: `pong`}}}],"
                      " `evaluation`: {`horizon`: 200}}");
     bl_plan *p = NULL;
-    BL_CHECK(bl_plan_from_document(d, &p, NULL));
+    OK_E(bl_plan_from_document(d, &p, &e_));
     bl_resolved_plan *r = resolve_ok(p);
     const bl_json *t = bl_json_get(bl_resolved_target(r, 1), "target");
     assert_string_equal(bl_json_get_string(bl_json_get(t, "controller"), NULL),

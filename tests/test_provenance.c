@@ -26,7 +26,7 @@
 static char *sha256_hex(const void *data, size_t len)
 {
     uint8_t d[BL_SHA256_BYTES];
-    BL_CHECK(bl_sha256(data, len, d, NULL));
+    OK_E(bl_sha256(data, len, d, &e_));
     char *hex = malloc(2 * BL_SHA256_BYTES + 1);
     assert_non_null(hex);
     bl_hex(d, sizeof d, hex);
@@ -211,7 +211,7 @@ static void test_zip_deterministic(void **state)
     bl_buf d;
     bl_buf_init(&d);
     bl_buf_puts(&d, "prefix");
-    BL_CHECK(bl_zip_build(sample, nsample, &d, NULL));
+    OK_E(bl_zip_build(sample, nsample, &d, &e_));
     assert_int_equal(d.len, 6 + a.len);
     assert_memory_equal(d.data, "prefix", 6);
     assert_memory_equal(d.data + 6, a.data, a.len);
@@ -253,7 +253,7 @@ static void test_zip_round_trip(void **state)
     build(NULL, 0, &empty);
     assert_int_equal(empty.len, 22);
     assert_memory_equal(empty.data, "PK\5\6", 4);
-    BL_CHECK(bl_zip_read(empty.data, empty.len, &got, &n, NULL));
+    OK_E(bl_zip_read(empty.data, empty.len, &got, &n, &e_));
     assert_int_equal(n, 0);
     bl_zip_entries_free(got, n);
     bl_buf_free(&empty);
@@ -320,7 +320,7 @@ static void test_zip_unsafe_names(void **state)
     assert_int_equal(out.len, 0);
     /* Names that are fine: dots inside names, hidden files, UTF-8. */
     bl_zip_entry good[3] = {{".ci/run", "", 0}, {"a..b/c.d", "", 0}, {"\xc3\xa9t\xc3\xa9", "", 0}};
-    BL_CHECK(bl_zip_build(good, 3, &out, NULL));
+    OK_E(bl_zip_build(good, 3, &out, &e_));
     bl_buf_free(&out);
 }
 
@@ -389,7 +389,7 @@ static void test_zip_read_refuses(void **state)
     }
     bl_buf ok;
     raw_archive("fine/name.txt", &ok);
-    BL_CHECK(bl_zip_read(ok.data, ok.len, &got, &n, NULL));
+    OK_E(bl_zip_read(ok.data, ok.len, &got, &n, &e_));
     assert_int_equal(n, 1);
     assert_memory_equal(got[0].data, "evil", 4);
     bl_zip_entries_free(got, n);
@@ -420,7 +420,7 @@ static void test_npz_loads_in_numpy(void **state)
         fail_msg("bl_npz_build: %s", err.msg);
     bl_buf again;
     bl_buf_init(&again);
-    BL_CHECK(bl_npz_build(names, arrays, lengths, 3, &again, NULL));
+    OK_E(bl_npz_build(names, arrays, lengths, 3, &again, &e_));
     assert_int_equal(npz.len, again.len);
     assert_memory_equal(npz.data, again.data, npz.len);
     bl_buf_free(&again);
@@ -472,7 +472,7 @@ static void test_npz_loads_in_numpy(void **state)
      * 1.24 lays out (64-byte aligned, room for the shape to grow). */
     bl_zip_entry *members = NULL;
     size_t n = 0;
-    BL_CHECK(bl_zip_read(npz.data, npz.len, &members, &n, NULL));
+    OK_E(bl_zip_read(npz.data, npz.len, &members, &n, &e_));
     assert_int_equal(n, 3);
     assert_string_equal(members[0].name, "empty.npy");
     assert_int_equal(members[0].len, 128);
@@ -544,7 +544,7 @@ static void test_source_receipt(void **state)
     /* Every member: listed in order, hashed right. */
     bl_zip_entry *members = NULL;
     size_t n = 0;
-    BL_CHECK(bl_zip_read(bundle, len, &members, &n, NULL));
+    OK_E(bl_zip_read(bundle, len, &members, &n, &e_));
     assert_int_equal(n, bl_json_size(files));
     for (size_t i = 0; i < n; i++) {
         const char *name = bl_json_get_string(bl_json_at(files, i), NULL);
@@ -588,7 +588,7 @@ static void test_source_receipt(void **state)
     /* The receipt writes as record JSON. */
     bl_buf text;
     bl_buf_init(&text);
-    BL_CHECK(bl_json_write(receipt, BL_JSON_SORT_KEYS, &text, NULL));
+    OK_E(bl_json_write(receipt, BL_JSON_SORT_KEYS, &text, &e_));
     const char *start = "{\"entrypoint\":\"brainlesslab\",\"file_sha256\":{";
     assert_true(strncmp(text.data, start, strlen(start)) == 0);
     bl_buf_free(&text);
@@ -604,7 +604,7 @@ static void test_bundle_python_reads_it(void **state)
     const void *bundle = bl_source_bundle(&len);
     char *out = python_zip_check(bundle, len);
     bl_json *receipt = NULL;
-    BL_CHECK(bl_source_receipt(&receipt, NULL));
+    OK_E(bl_source_receipt(&receipt, &e_));
     const bl_json *files = bl_json_get(receipt, "files");
     const bl_json *hashes = bl_json_get(receipt, "file_sha256");
     /* Python's listing, line by line, is the receipt. */
@@ -629,7 +629,7 @@ static void test_build_lock(void **state)
     (void)state;
     bl_buf lock;
     bl_buf_init(&lock);
-    BL_CHECK(bl_build_lock(&lock, NULL));
+    OK_E(bl_build_lock(&lock, &e_));
     const char *need[] = {"\n[build]\n", "\nbrainlesslab = ", "\nbuild_type = ",
                           "\nc_compiler = ", "\nc_flags = ", "-ffp-contract=off",
                           "\n[packages]\n", "\nlibjansson-dev = ", "\nlibzip-dev = ",
@@ -704,7 +704,7 @@ static void test_environment_json(void **state)
     /* Writable as record JSON (finite, valid UTF-8). */
     bl_buf text;
     bl_buf_init(&text);
-    BL_CHECK(bl_json_write(env, BL_JSON_SORT_KEYS, &text, NULL));
+    OK_E(bl_json_write(env, BL_JSON_SORT_KEYS, &text, &e_));
     bl_buf_free(&text);
     bl_json_free(env);
 }

@@ -139,7 +139,7 @@ static void list_tree(const char *dir, const char *prefix, bool dirs, char *out,
 static void sha256_hex_of(const char *path, char hex[65])
 {
     uint8_t d[BL_SHA256_BYTES];
-    BL_CHECK(bl_sha256_file(path, d, NULL));
+    OK_E(bl_sha256_file(path, d, &e_));
     bl_hex(d, sizeof d, hex);
 }
 
@@ -195,10 +195,10 @@ static bl_json *record_json_file(const char *path)
     size_t len;
     char *text = bl_rt_read(path, &len);
     bl_json *v = NULL;
-    BL_CHECK(bl_json_parse(text, len, path, &v, NULL));
+    OK_E(bl_json_parse(text, len, path, &v, &e_));
     bl_buf again;
     bl_buf_init(&again);
-    BL_CHECK(bl_record_json_text(v, &again, NULL));
+    OK_E(bl_record_json_text(v, &again, &e_));
     if (again.len != len || memcmp(again.data, text, len) != 0)
         fail_msg("%s is not in record JSON form:\n%s", path, text);
     bl_buf_free(&again);
@@ -220,7 +220,7 @@ static int setup(void **state)
 static bl_json *parse(const char *json)
 {
     bl_json *v = NULL;
-    BL_CHECK(bl_json_parse(json, strlen(json), "test", &v, NULL));
+    OK_E(bl_json_parse(json, strlen(json), "test", &v, &e_));
     return v;
 }
 
@@ -231,15 +231,15 @@ static void test_record_json_and_csv_formats(void **state)
     bl_buf_init(&b);
     bl_json *v = parse("{\"b\": [1, 2.5, null, true], \"a\": \"Grüße \\u2603\", "
                        "\"c\": {\"z\": 1e-05, \"y\": 1e16}}");
-    BL_CHECK(bl_record_json_text(v, &b, NULL));
+    OK_E(bl_record_json_text(v, &b, &e_));
     assert_string_equal(b.data, "{\"a\":\"Grüße ☃\",\"b\":[1,2.5,null,true],"
                                 "\"c\":{\"y\":1e+16,\"z\":1e-05}}\n");
     bl_json_free(v);
 
     /* Any non-finite number anywhere is refused, before a byte is written. */
     v = parse("{\"a\": [1.0, {\"b\": 2.0}]}");
-    BL_CHECK(bl_json_object_set(bl_json_at(bl_json_get(v, "a"), 1), "b",
-                                bl_json_real(-1.0 / 0.0), NULL));
+    OK_E(bl_json_object_set(bl_json_at(bl_json_get(v, "a"), 1), "b",
+                                bl_json_real(-1.0 / 0.0), &e_));
     bl_buf_reset(&b);
     bl_error err = {0};
     assert_int_equal(bl_record_json_text(v, &b, &err), BL_EVALUE);
@@ -257,9 +257,9 @@ static void test_record_json_and_csv_formats(void **state)
               " {\"a\": 0}]");
     /* 2^64 + 1: integers beyond 64 bits are written in full. */
     const uint64_t limbs[2] = {1, 1};
-    BL_CHECK(bl_json_object_set(bl_json_at(v, 3), "a", bl_json_bigint(false, limbs, 2), NULL));
+    OK_E(bl_json_object_set(bl_json_at(v, 3), "a", bl_json_bigint(false, limbs, 2), &e_));
     bl_buf_reset(&b);
-    BL_CHECK(bl_csv_text(v, &b, NULL));
+    OK_E(bl_csv_text(v, &b, &e_));
     assert_string_equal(b.data,
                         "a,b,list,m,n,r,t\r\n"
                         "1,plain,\"[\"\"x\"\",\"\"é\"\"]\",,,,\r\n"
@@ -270,11 +270,11 @@ static void test_record_json_and_csv_formats(void **state)
     /* A lone empty field is written "" (Python), so the row is not blank. */
     v = parse("[{\"a\": null}, {\"a\": \"x\"}]");
     bl_buf_reset(&b);
-    BL_CHECK(bl_csv_text(v, &b, NULL));
+    OK_E(bl_csv_text(v, &b, &e_));
     assert_string_equal(b.data, "a\r\n\"\"\r\nx\r\n");
     bl_json_free(v);
     v = parse("[{\"a\": 1.5}]");
-    BL_CHECK(bl_json_object_set(bl_json_at(v, 0), "a", bl_json_real(0.0 / 0.0), NULL));
+    OK_E(bl_json_object_set(bl_json_at(v, 0), "a", bl_json_real(0.0 / 0.0), &e_));
     bl_buf_reset(&b);
     assert_int_equal(bl_csv_text(v, &b, &err), BL_EVALUE);
     assert_non_null(strstr(err.msg, "finite"));
@@ -288,8 +288,8 @@ static void test_record_names(void **state)
 {
     (void)state;
     char *a = NULL, *b = NULL;
-    BL_CHECK(bl_record_name("root/dir", "plan", &a, NULL));
-    BL_CHECK(bl_record_name("root/dir/", "plan", &b, NULL));
+    OK_E(bl_record_name("root/dir", "plan", &a, &e_));
+    OK_E(bl_record_name("root/dir/", "plan", &b, &e_));
     /* root/dir/plan-YYYYmmddTHHMMSSZ-xxxxxxxx */
     for (char *p = a;; p = b) {
         assert_int_equal(strlen(p), strlen("root/dir/plan-20260101T000000Z-0123abcd"));
@@ -308,7 +308,7 @@ static void test_record_names(void **state)
     assert_string_not_equal(a + 31, b + 31);
     bl_free(a);
     bl_free(b);
-    BL_CHECK(bl_record_name("", "plan", &a, NULL));
+    OK_E(bl_record_name("", "plan", &a, &e_));
     assert_int_equal(strncmp(a, "plan-", 5), 0);
     bl_free(a);
 }
@@ -322,7 +322,7 @@ static void test_reservation_refusals_leave_no_trace(void **state)
 
     /* A fresh reservation: parents created, a 64-hex token in .RESERVED. */
     bl_rt_at(p, fx->dir, "a/b/rec");
-    BL_CHECK(bl_record_reserve(p, &r, NULL));
+    OK_E(bl_record_reserve(p, &r, &e_));
     assert_string_equal(r.path, p);
     assert_int_equal(strlen(r.token), 64);
     char *token = bl_rt_read(bl_rt_at(q, p, ".RESERVED"), NULL);
@@ -377,12 +377,12 @@ static void test_fail_record_keeps_reservation_and_first_cause(void **state)
     char p[4400], q[4400];
     bl_reservation r;
     bl_rt_at(p, fx->dir, "failed-rec");
-    BL_CHECK(bl_record_reserve(p, &r, NULL));
+    OK_E(bl_record_reserve(p, &r, &e_));
     bl_rt_write(bl_rt_at(q, p, "partial.txt"), "partial", 7);
 
     bl_error cause = {0};
     bl_fail(&cause, BL_EOS, "%s/trials.csv: cannot write: No space left on device", p);
-    BL_CHECK(bl_record_fail(&r, &cause, NULL));
+    OK_E(bl_record_fail(&r, &cause, &e_));
     bl_json *failed = record_json_file(bl_rt_at(q, p, "FAILED"));
     assert_int_equal(bl_json_size(failed), 3);
     assert_string_equal(bl_json_get_string(bl_json_get(failed, "status"), NULL), "failed");
@@ -399,7 +399,7 @@ static void test_fail_record_keeps_reservation_and_first_cause(void **state)
     size_t len1, len2;
     char *first = bl_rt_read(bl_rt_at(q, p, "FAILED"), &len1);
     bl_fail(&cause, BL_EINTERRUPT, "interrupted");
-    BL_CHECK(bl_record_fail(&r, &cause, NULL));
+    OK_E(bl_record_fail(&r, &cause, &e_));
     char *second = bl_rt_read(q, &len2);
     assert_int_equal(len1, len2);
     assert_memory_equal(first, second, len1);
@@ -426,7 +426,7 @@ static void test_fail_record_keeps_reservation_and_first_cause(void **state)
     assert_string_equal(err.msg, "record reservation is no longer owned");
     bl_rt_at(q, fx->dir, "other-rec");
     bl_reservation fresh;
-    BL_CHECK(bl_record_reserve(q, &fresh, NULL));
+    OK_E(bl_record_reserve(q, &fresh, &e_));
     memset(fresh.token, 'b', 64);
     assert_int_equal(bl_record_write(&in, &fresh, &status, &err), BL_EVALUE);
     assert_string_equal(err.msg, "invalid record reservation");
@@ -497,7 +497,7 @@ static void test_fresh_record(void **state)
 
     /* The manifest. */
     bl_json *m = NULL;
-    BL_CHECK(bl_toml_read_file(bl_rt_at(q, p, "record.toml"), &m, NULL));
+    OK_E(bl_toml_read_file(bl_rt_at(q, p, "record.toml"), &m, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(m, "format"), NULL),
                         "brainlesslab-record");
     assert_int_equal(bl_json_get_int(bl_json_get(m, "format_version")), 2);
@@ -600,7 +600,7 @@ static void test_fresh_record(void **state)
                         "brainlesslab-source-bundle");
     bl_zip_entry *entries = NULL;
     size_t nentries = 0;
-    BL_CHECK(bl_zip_read(zip, zlen, &entries, &nentries, NULL));
+    OK_E(bl_zip_read(zip, zlen, &entries, &nentries, &e_));
     const bl_json *files = bl_json_get(receipt, "files");
     const bl_json *file_sha = bl_json_get(receipt, "file_sha256");
     assert_true(nentries > 10);
@@ -611,7 +611,7 @@ static void test_fresh_record(void **state)
         assert_true(name[0] != '/' && !strstr(name, "..") && !strstr(name, "__pycache__"));
         assert_string_equal(bl_json_get_string(bl_json_at(files, i), NULL), name);
         uint8_t d[BL_SHA256_BYTES];
-        BL_CHECK(bl_sha256(entries[i].data, entries[i].len, d, NULL));
+        OK_E(bl_sha256(entries[i].data, entries[i].len, d, &e_));
         bl_hex(d, sizeof d, hex);
         assert_string_equal(bl_json_get_string(bl_json_get(file_sha, name), NULL), hex);
         has_records_c |= strcmp(name, "src/records/record.c") == 0;
@@ -622,7 +622,7 @@ static void test_fresh_record(void **state)
     free(zip);
     bl_buf lock;
     bl_buf_init(&lock);
-    BL_CHECK(bl_build_lock(&lock, NULL));
+    OK_E(bl_build_lock(&lock, &e_));
     size_t llen;
     char *lock_file = bl_rt_read(bl_rt_at(q, p, "environment/build.lock"), &llen);
     assert_int_equal(llen, lock.len);
@@ -634,8 +634,8 @@ static void test_fresh_record(void **state)
      * resolved plan without nulls, with a [request] table. */
     bl_plan *again = NULL;
     bl_resolved_plan *again_resolved = NULL;
-    BL_CHECK(bl_plan_read(bl_rt_at(q, p, "request.toml"), &again, NULL));
-    BL_CHECK(bl_plan_resolve(again, &again_resolved, NULL));
+    OK_E(bl_plan_read(bl_rt_at(q, p, "request.toml"), &again, &e_));
+    OK_E(bl_plan_resolve(again, &again_resolved, &e_));
     assert_string_equal(bl_resolved_contract_hash(again_resolved),
                         bl_resolved_contract_hash(ev.resolved));
     bl_resolved_plan_free(again_resolved);
@@ -646,7 +646,7 @@ static void test_fresh_record(void **state)
     assert_null(strstr(resolved, "horizon = null"));
     free(resolved);
     bl_json *rdoc = NULL;
-    BL_CHECK(bl_toml_read_file(q, &rdoc, NULL));
+    OK_E(bl_toml_read_file(q, &rdoc, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(rdoc, "contract_hash"), NULL),
                         bl_resolved_contract_hash(ev.resolved));
     assert_int_equal(bl_json_size(bl_json_get(rdoc, "targets")), 2);
@@ -656,7 +656,7 @@ static void test_fresh_record(void **state)
     bl_json_free(record_json_file(bl_rt_at(q, p, "calibration.json")));
     bl_calibration **cals = NULL;
     size_t ncals = 0;
-    BL_CHECK(bl_calibrations_read(p, &cals, &ncals, NULL));
+    OK_E(bl_calibrations_read(p, &cals, &ncals, &e_));
     assert_int_equal(ncals, ev.e->ncalibrations);
     for (size_t i = 0; i < ncals; i++)
         assert_string_equal(cals[i]->id, ev.e->calibrations[i]->id);
@@ -690,7 +690,7 @@ static void test_tampering_and_completion_states(void **state)
     bl_record_input in = input_of(&ev);
     const char *status;
     bl_rt_at(p, fx->dir, "tamper");
-    BL_CHECK(write_record(&in, p, &status, NULL));
+    OK_E(write_record(&in, p, &status, &e_));
     evaluated_free(&ev);
 
     /* One byte changed in summary.json: incomplete, exactly that artifact. */
@@ -792,7 +792,7 @@ static void test_nan_leaves_failed_partial_bundle(void **state)
     /* The partial files stay: request.toml exactly as written. */
     bl_buf plan;
     bl_buf_init(&plan);
-    BL_CHECK(bl_plan_write(ev.plan, &plan, NULL));
+    OK_E(bl_plan_write(ev.plan, &plan, &e_));
     size_t len;
     char *request = bl_rt_read(bl_rt_at(q, p, "request.toml"), &len);
     assert_int_equal(len, plan.len);
@@ -815,7 +815,7 @@ static void test_failed_trials_give_failed_record(void **state)
     bl_record_input in = input_of(&ev);
     const char *status = NULL;
     bl_rt_at(p, fx->dir, "failed-trials");
-    BL_CHECK(write_record(&in, p, &status, NULL));
+    OK_E(write_record(&in, p, &status, &e_));
     assert_string_equal(status, "failed");
     assert_false(bl_rt_exists(bl_rt_at(q, p, "DONE")));
     assert_false(bl_rt_exists(bl_rt_at(q, p, ".RESERVED")));
@@ -830,7 +830,7 @@ static void test_failed_trials_give_failed_record(void **state)
     assert_true(nfailed > 0);
     assert_int_equal(bl_json_get_int(bl_json_get(counts, "completed")) + nfailed, 12);
     bl_json *m = NULL;
-    BL_CHECK(bl_toml_read_file(bl_rt_at(q, p, "record.toml"), &m, NULL));
+    OK_E(bl_toml_read_file(bl_rt_at(q, p, "record.toml"), &m, &e_));
     assert_true(bl_json_equal(bl_json_get(m, "trial_status_counts"), counts));
     bl_json_free(m);
     bl_json_free(failed);
@@ -1138,27 +1138,27 @@ static void test_calibration_reading(void **state)
      * CartPole episodes end after a few dozen ticks. */
     bl_json *task = parse("{\"kind\": \"cartpole_plank_easy\"}");
     bl_plan *plan = NULL;
-    BL_CHECK(bl_plan_calibrate(task, 91337, NULL, 0, &plan, NULL));
+    OK_E(bl_plan_calibrate(task, 91337, NULL, 0, &plan, &e_));
     bl_json_free(task);
     evaluated ev;
     memset(&ev, 0, sizeof ev);
     ev.plan = plan;
-    BL_CHECK(bl_plan_resolve(plan, &ev.resolved, NULL));
+    OK_E(bl_plan_resolve(plan, &ev.resolved, &e_));
     bl_execution_default(&ev.x);
     ev.x.batch_size = 256;
-    BL_CHECK(bl_evaluate(ev.resolved, &ev.x, NULL, 0, NULL, &ev.e, NULL));
+    OK_E(bl_evaluate(ev.resolved, &ev.x, NULL, 0, NULL, &ev.e, &e_));
     assert_int_equal(ev.e->ncalibrations, 1);
     assert_false(ev.e->calibrations[0]->analytic);
     bl_record_input in = input_of(&ev);
     const char *status;
     bl_rt_at(p, fx->dir, "calibration-record");
-    BL_CHECK(write_record(&in, p, &status, NULL));
+    OK_E(write_record(&in, p, &status, &e_));
     assert_string_equal(status, "complete");
 
     /* The record directory reads back the frozen null. */
     bl_calibration **cals = NULL;
     size_t n = 0;
-    BL_CHECK(bl_calibrations_read(p, &cals, &n, NULL));
+    OK_E(bl_calibrations_read(p, &cals, &n, &e_));
     assert_int_equal(n, 1);
     assert_string_equal(cals[0]->id, ev.e->calibrations[0]->id);
     assert_true(bl_test_bits(cals[0]->null_mean) == bl_test_bits(ev.e->calibrations[0]->null_mean));
@@ -1168,10 +1168,10 @@ static void test_calibration_reading(void **state)
     bl_json *doc = record_json_file(bl_rt_at(q, p, "calibration.json"));
     bl_json *rec = bl_json_at(bl_json_get(doc, "calibrations"), 0);
     double mean = bl_json_get_real(bl_json_get(rec, "null_mean"));
-    BL_CHECK(bl_json_object_set(rec, "null_mean", bl_json_real(mean * 0.5 + 0.01), NULL));
+    OK_E(bl_json_object_set(rec, "null_mean", bl_json_real(mean * 0.5 + 0.01), &e_));
     bl_buf b;
     bl_buf_init(&b);
-    BL_CHECK(bl_record_json_text(doc, &b, NULL));
+    OK_E(bl_record_json_text(doc, &b, &e_));
     bl_json_free(doc);
     bl_rt_write(bl_rt_at(q, fx->dir, "edited.json"), b.data, b.len);
     bl_error err = {0};
@@ -1234,7 +1234,7 @@ static void test_probe_and_replay_files(void **state)
     in.replays = replays;
     const char *status;
     bl_rt_at(p, fx->dir, "channels");
-    BL_CHECK(write_record(&in, p, &status, NULL));
+    OK_E(write_record(&in, p, &status, &e_));
     assert_string_equal(status, "complete");
 
     check_csv_header(bl_rt_at(q, p, "data/probe_events.csv"),
@@ -1252,14 +1252,14 @@ static void test_probe_and_replay_files(void **state)
     char *zip = bl_rt_read(bl_rt_at(q, p, "data/probe_features.npz"), &zlen);
     bl_zip_entry *entries;
     size_t n;
-    BL_CHECK(bl_zip_read(zip, zlen, &entries, &n, NULL));
+    OK_E(bl_zip_read(zip, zlen, &entries, &n, &e_));
     assert_int_equal(n, 2);
     for (size_t i = 0; i < 2; i++) {
         char name[32];
         snprintf(name, sizeof name, "event_%08zu.npy", i);
         assert_string_equal(entries[i].name, name);
         bl_npy *a = NULL;
-        BL_CHECK(bl_npy_parse(entries[i].data, entries[i].len, name, &a, NULL));
+        OK_E(bl_npy_parse(entries[i].data, entries[i].len, name, &a, &e_));
         assert_int_equal(a->dtype, BL_NPY_F8);
         assert_int_equal(a->ndim, 1);
         assert_int_equal(a->count, 2);
@@ -1373,9 +1373,9 @@ static void test_allocation_failures_never_complete(void **state)
     const char *status;
     bl_reservation r;
     bl_rt_at(p, fx->dir, "count");
-    BL_CHECK(bl_record_reserve(p, &r, NULL));
+    OK_E(bl_record_reserve(p, &r, &e_));
     bl_alloc_fail_at(0);
-    BL_CHECK(bl_record_write(&in, &r, &status, NULL));
+    OK_E(bl_record_write(&in, &r, &status, &e_));
     long total = bl_alloc_count();
     bl_reservation_clear(&r);
     assert_true(total > 100);
@@ -1385,7 +1385,7 @@ static void test_allocation_failures_never_complete(void **state)
     for (long n = 1; n <= total; n += n < 8 ? 1 : step) {
         char dest[4400];
         snprintf(dest, sizeof dest, "%s/alloc-%ld", fx->dir, n);
-        BL_CHECK(bl_record_reserve(dest, &r, NULL));
+        OK_E(bl_record_reserve(dest, &r, &e_));
         bl_error err = {0};
         bl_alloc_fail_at(n);
         bl_status st = bl_record_write(&in, &r, &status, &err);

@@ -244,8 +244,8 @@ static void test_seed_known_answers(void **state)
     char *p = NULL;
     uint8_t digest[BL_SHA256_BYTES];
     char dhex[65];
-    BL_CHECK(bl_seed_payload(11001, "development", "world", cases[6].keys, 4, &p, NULL));
-    BL_CHECK(bl_sha256(p, strlen(p), digest, NULL));
+    OK_E(bl_seed_payload(11001, "development", "world", cases[6].keys, 4, &p, &e_));
+    OK_E(bl_sha256(p, strlen(p), digest, &e_));
     bl_hex(digest, sizeof digest, dhex);
     assert_memory_equal(dhex, "731ec45f", 8);
     assert_string_equal(dhex + 56, "262342fa");
@@ -273,11 +273,11 @@ static void test_seed_control_stream(void **state)
                                BL_KEY_I(0), BL_KEY_I(0)};
         bl_seed s;
         char hex[65];
-        BL_CHECK(bl_seed_for(91337, "calibration", "control", keys, 4, &s, NULL));
+        OK_E(bl_seed_for(91337, "calibration", "control", keys, 4, &s, &e_));
         bl_seed_hex(&s, hex);
         assert_string_equal(hex, cases[i].hex);
         bl_gen g;
-        BL_CHECK(bl_gen_for(&g, 91337, "calibration", "control", keys, 4, NULL));
+        OK_E(bl_gen_for(&g, 91337, "calibration", "control", keys, 4, &e_));
         for (size_t k = 0; k < 3; k++)
             expect_double(cases[i].kind, k, bl_gen_random(&g), cases[i].u[k]);
     }
@@ -290,19 +290,19 @@ static void test_seed_identity_and_payload(void **state)
     const bl_key k_int[] = {BL_KEY_S("pair"), BL_KEY_I(1)};
     const bl_key k_str[] = {BL_KEY_S("pair"), BL_KEY_S("1")};
     const bl_key k_bool[] = {BL_KEY_S("pair"), {.type = BL_KEY_BOOL, .i = 1}};
-    BL_CHECK(bl_seed_for(1, "development", "world", k_int, 2, &a, NULL));
-    BL_CHECK(bl_seed_for(1, "development", "world", k_int, 2, &b, NULL));
+    OK_E(bl_seed_for(1, "development", "world", k_int, 2, &a, &e_));
+    OK_E(bl_seed_for(1, "development", "world", k_int, 2, &b, &e_));
     assert_memory_equal(&a, &b, sizeof a);
-    BL_CHECK(bl_seed_for(1, "development", "world", k_str, 2, &b, NULL));
+    OK_E(bl_seed_for(1, "development", "world", k_str, 2, &b, &e_));
     assert_memory_not_equal(&a, &b, sizeof a);
-    BL_CHECK(bl_seed_for(1, "development", "world", k_bool, 2, &c, NULL));
+    OK_E(bl_seed_for(1, "development", "world", k_bool, 2, &c, &e_));
     assert_memory_not_equal(&a, &c, sizeof a);
     assert_memory_not_equal(&b, &c, sizeof b);
-    BL_CHECK(bl_seed_for(1, "validation", "world", k_int, 2, &d, NULL));
+    OK_E(bl_seed_for(1, "validation", "world", k_int, 2, &d, &e_));
     assert_memory_not_equal(&a, &d, sizeof a);
-    BL_CHECK(bl_seed_for(1, "development", "world", NULL, 0, &d, NULL));
+    OK_E(bl_seed_for(1, "development", "world", NULL, 0, &d, &e_));
     char *p = NULL;
-    BL_CHECK(bl_seed_payload(1, "development", "world", NULL, 0, &p, NULL));
+    OK_E(bl_seed_payload(1, "development", "world", NULL, 0, &p, &e_));
     assert_string_equal(p, "[\"philox-host-v1\",1,\"development\",\"world\",[]]");
     bl_free(p);
 
@@ -315,14 +315,14 @@ static void test_seed_identity_and_payload(void **state)
         BL_KEY_I(INT64_MIN),
         BL_KEY_I(INT64_MAX),
     };
-    BL_CHECK(bl_seed_payload(-7, "d\xc3\xa9v", "a/b", odd, 5, &p, NULL));
+    OK_E(bl_seed_payload(-7, "d\xc3\xa9v", "a/b", odd, 5, &p, &e_));
     assert_string_equal(
         p, "[\"philox-host-v1\",-7,\"d\\u00e9v\",\"a/b\",[[\"str\",\"caf\\u00e9 \\\"q\\\" \\\\ "
            "\\n\\t\\b\\f\\r\\u0001\\u007f \\ud83d\\ude00 \\u20ac\"],[\"bool\",true],[\"bool\","
            "false],[\"int\",-9223372036854775808],[\"int\",9223372036854775807]]]");
     bl_free(p);
     char hex[65];
-    BL_CHECK(bl_seed_for(-7, "d\xc3\xa9v", "a/b", odd, 5, &a, NULL));
+    OK_E(bl_seed_for(-7, "d\xc3\xa9v", "a/b", odd, 5, &a, &e_));
     bl_seed_hex(&a, hex);
     assert_string_equal(hex, "0a5eccd51683a706933fbc66992b1be95ca6e7cb25ae9b047d66a0d48d779373");
 
@@ -391,7 +391,7 @@ static void test_seed_allocation_failures(void **state)
     longkey[sizeof longkey - 1] = '\0';
     const bl_key keys[] = {BL_KEY_S(longkey), BL_KEY_I(3)};
     bl_seed ref, s;
-    BL_CHECK(bl_seed_for(5, "development", "drive", keys, 2, &ref, NULL));
+    OK_E(bl_seed_for(5, "development", "drive", keys, 2, &ref, &e_));
     for (long n = 1;; n++) {
         bl_error err = {0};
         bl_alloc_fail_at(n);
@@ -424,7 +424,7 @@ static void test_seed_allocation_failures(void **state)
     }
     /* The common case allocates nothing at all. */
     bl_alloc_fail_at(1);
-    BL_CHECK(bl_seed_for(5, "development", "drive", keys + 1, 1, &s, NULL));
+    OK_E(bl_seed_for(5, "development", "drive", keys + 1, 1, &s, &e_));
     assert_int_equal(bl_alloc_count(), 0);
     bl_alloc_fail_at(0);
 }
@@ -443,7 +443,7 @@ static void test_ziggurat_tables(void **state)
     }
     uint8_t digest[BL_SHA256_BYTES];
     char hex[65];
-    BL_CHECK(bl_sha256(blob, sizeof blob, digest, NULL));
+    OK_E(bl_sha256(blob, sizeof blob, digest, &e_));
     bl_hex(digest, sizeof digest, hex);
     assert_string_equal(hex, "d46841a090f638a74c6bd112345fe681089be798d725b251129f062cad5521a3");
     /* The first entries as models.md §6.3 prints them. */
@@ -459,7 +459,7 @@ static void test_ziggurat_tables(void **state)
 static void kat_gen(bl_gen *g)
 {
     const bl_key keys[] = {BL_KEY_S("trial")};
-    BL_CHECK(bl_gen_for(g, 1, "development", "drive", keys, 1, NULL));
+    OK_E(bl_gen_for(g, 1, "development", "drive", keys, 1, &e_));
 }
 
 static void test_generator_known_answers(void **state)
@@ -542,7 +542,7 @@ static void tape_seed(bl_seed *s)
 {
     const bl_key keys[] = {BL_KEY_S("paired-mechanism"), BL_KEY_S("falandays"), BL_KEY_I(0),
                            BL_KEY_I(0)};
-    BL_CHECK(bl_seed_for(0, "development", "drive", keys, 4, s, NULL));
+    OK_E(bl_seed_for(0, "development", "drive", keys, 4, s, &e_));
 }
 
 static void test_tape_tiles(void **state)
@@ -560,10 +560,10 @@ static void test_tape_tiles(void **state)
     for (size_t t = 0; t < 3; t++) {
         bl_tape *tape = NULL;
         const double *f = NULL;
-        BL_CHECK(bl_tape_create(&tape, &seed, TAPE_W, tiles[t], BL_TAPE_NORMAL, NULL));
+        OK_E(bl_tape_create(&tape, &seed, TAPE_W, tiles[t], BL_TAPE_NORMAL, &e_));
         assert_int_equal(bl_tape_width(tape), TAPE_W);
         for (size_t r = 0; r < TAPE_ROWS; r++) {
-            BL_CHECK(bl_tape_frame(tape, &f, NULL));
+            OK_E(bl_tape_frame(tape, &f, &e_));
             for (size_t j = 0; j < TAPE_W; j++)
                 expect_double("tape frame", r * TAPE_W + j, f[j], ref[r * TAPE_W + j]);
         }
@@ -575,25 +575,25 @@ static void test_tape_tiles(void **state)
     bl_tape *tape = NULL;
     const double *f = NULL;
     bl_error err = {0};
-    BL_CHECK(bl_tape_create(&tape, &seed, TAPE_W, 64, BL_TAPE_NORMAL, NULL));
-    BL_CHECK(bl_tape_preview(tape, 5, &f, NULL));
+    OK_E(bl_tape_create(&tape, &seed, TAPE_W, 64, BL_TAPE_NORMAL, &e_));
+    OK_E(bl_tape_preview(tape, 5, &f, &e_));
     assert_int_equal(bl_tape_consumed(tape), 0);
     assert_memory_equal(f, ref, 5 * TAPE_W * sizeof *f);
-    BL_CHECK(bl_tape_preview(tape, 2, &f, NULL));
+    OK_E(bl_tape_preview(tape, 2, &f, &e_));
     assert_memory_equal(f, ref, 2 * TAPE_W * sizeof *f);
-    BL_CHECK(bl_tape_consume(tape, 3, NULL));
+    OK_E(bl_tape_consume(tape, 3, &e_));
     assert_int_equal(bl_tape_consumed(tape), 3);
-    BL_CHECK(bl_tape_preview(tape, 8, &f, NULL));
+    OK_E(bl_tape_preview(tape, 8, &f, &e_));
     assert_memory_equal(f, ref + 3 * TAPE_W, 8 * TAPE_W * sizeof *f);
     /* More than prepared is an error and changes nothing. */
     assert_int_equal(bl_tape_consume(tape, 9, &err), BL_EVALUE);
     assert_int_equal(bl_tape_consumed(tape), 3);
-    BL_CHECK(bl_tape_consume(tape, 0, NULL));
-    BL_CHECK(bl_tape_consume(tape, 8, NULL));
+    OK_E(bl_tape_consume(tape, 0, &e_));
+    OK_E(bl_tape_consume(tape, 8, &e_));
     assert_int_equal(bl_tape_consume(tape, 1, &err), BL_EVALUE);
     assert_int_equal(bl_tape_preview(tape, 0, &f, &err), BL_EVALUE);
     assert_int_equal(bl_tape_preview(tape, 65, &f, &err), BL_EVALUE);
-    BL_CHECK(bl_tape_preview(tape, 64, &f, NULL));
+    OK_E(bl_tape_preview(tape, 64, &f, &e_));
     assert_memory_equal(f, ref + 11 * TAPE_W, 64 * TAPE_W * sizeof *f);
     bl_tape_destroy(tape);
 
@@ -602,13 +602,13 @@ static void test_tape_tiles(void **state)
     const size_t tiles2[] = {1, 2, 3, 5, 8, 64};
     for (size_t t = 0; t < 6; t++) {
         size_t tile = tiles2[t], cursor = 0;
-        BL_CHECK(bl_tape_create(&tape, &seed, TAPE_W, tile, BL_TAPE_NORMAL, NULL));
+        OK_E(bl_tape_create(&tape, &seed, TAPE_W, tile, BL_TAPE_NORMAL, &e_));
         while (cursor < TAPE_ROWS) {
             size_t c = 1 + (size_t)(sm_next() % tile);
-            BL_CHECK(bl_tape_preview(tape, c, &f, NULL));
+            OK_E(bl_tape_preview(tape, c, &f, &e_));
             assert_memory_equal(f, ref + cursor * TAPE_W, c * TAPE_W * sizeof *f);
             size_t k = (size_t)(sm_next() % (c + 1));
-            BL_CHECK(bl_tape_consume(tape, k, NULL));
+            OK_E(bl_tape_consume(tape, k, &e_));
             cursor += k;
             assert_int_equal(bl_tape_consumed(tape), cursor);
         }
@@ -631,11 +631,11 @@ static void test_tape_uniform_and_errors(void **state)
         bl_tape *tape = NULL;
         const double *f = NULL;
         size_t width = widths[w];
-        BL_CHECK(bl_tape_create(&tape, &seed, width, 7, BL_TAPE_UNIFORM, NULL));
-        BL_CHECK(bl_tape_preview(tape, 7, &f, NULL));
+        OK_E(bl_tape_create(&tape, &seed, width, 7, BL_TAPE_UNIFORM, &e_));
+        OK_E(bl_tape_preview(tape, 7, &f, &e_));
         assert_memory_equal(f, ref, 7 * width * sizeof *f);
         for (size_t r = 0; r < 200 / width; r++) {
-            BL_CHECK(bl_tape_frame(tape, &f, NULL));
+            OK_E(bl_tape_frame(tape, &f, &e_));
             assert_memory_equal(f, ref + r * width, width * sizeof *f);
         }
         bl_tape_destroy(tape);
@@ -1254,12 +1254,12 @@ static void test_numpy_seed_for(void **state)
         assert_true(n > 32);
         char *payload = NULL;
         bl_seed s;
-        BL_CHECK(bl_seed_payload(roots[c], strs[c][0], strs[c][1], keys[c], nkeys[c], &payload,
-                                 NULL));
+        OK_E(bl_seed_payload(roots[c], strs[c][0], strs[c][1], keys[c], nkeys[c], &payload,
+                                 &e_));
         if (strlen(payload) != n - 32 || memcmp(payload, rec + 32, n - 32) != 0)
             fail_msg("payload %zu: C %s, Python %.*s", c, payload, (int)(n - 32), rec + 32);
         bl_free(payload);
-        BL_CHECK(bl_seed_for(roots[c], strs[c][0], strs[c][1], keys[c], nkeys[c], &s, NULL));
+        OK_E(bl_seed_for(roots[c], strs[c][0], strs[c][1], keys[c], nkeys[c], &s, &e_));
         for (size_t l = 0; l < 4; l++)
             expect_u64("seed limb", c * 4 + l, s.limb[l], le64(rec + 8 * l));
     }

@@ -22,26 +22,6 @@ static bl_json *parse(const char *text)
     return v;
 }
 
-static bl_task_kind kind_of(const char *name)
-{
-    bl_task_kind k;
-    bl_error err = {0};
-    if (bl_task_from_name(name, &k, &err) != BL_OK)
-        fail_msg("%s: %s", name, err.msg);
-    return k;
-}
-
-/* Resolves `text` (a JSON object, or NULL) for `task`; fails the test on error. */
-static void resolve_ok(const char *task, const char *text, bl_task_options *o)
-{
-    bl_json *given = text ? parse(text) : NULL;
-    bl_error err = {0};
-    bl_status st = bl_task_options_resolve(kind_of(task), given, o, &err);
-    bl_json_free(given);
-    if (st != BL_OK)
-        fail_msg("%s %s: %s", task, text ? text : "(null)", err.msg);
-}
-
 /* Expects resolution to fail with exactly `status` and `message`. */
 static void resolve_fails(const char *task, const char *text, bl_status status,
                           const char *message)
@@ -49,7 +29,7 @@ static void resolve_fails(const char *task, const char *text, bl_status status,
     bl_json *given = parse(text);
     bl_task_options o;
     bl_error err = {0};
-    bl_status st = bl_task_options_resolve(kind_of(task), given, &o, &err);
+    bl_status st = bl_task_options_resolve(bl_test_task_kind(task), given, &o, &err);
     bl_json_free(given);
     if (st == BL_OK) {
         bl_task_options_clear(&o);
@@ -79,7 +59,7 @@ static char *options_text(const bl_task_options *o)
 static void expect_canonical(const char *task, const char *given, const char *expected)
 {
     bl_task_options o;
-    resolve_ok(task, given, &o);
+    bl_test_task_resolve(task, given, &o);
     char *text = options_text(&o);
     if (strcmp(text, expected) != 0)
         fail_msg("%s %s:\n got      %s\n expected %s", task, given ? given : "(defaults)",
@@ -90,18 +70,13 @@ static void expect_canonical(const char *task, const char *given, const char *ex
 
 /* ---- families and definitions (§1.1) ----------------------------------- */
 
-static const char *const names[BL_TASK_COUNT] = {
-    "tracking",           "pong",        "cartpole_plank_easy",   "delayed_cue",
-    "recall_interference", "delayed_xor", "evidence_accumulation", "context_integration",
-    "temporal_order",     "reversal_adaptation",
-};
 
 static void test_names_and_unsupported_tasks(void **state)
 {
     (void)state;
     for (int k = 0; k < BL_TASK_COUNT; k++) {
-        assert_string_equal(bl_task_name((bl_task_kind)k), names[k]);
-        assert_int_equal(kind_of(names[k]), k);
+        assert_string_equal(bl_task_name((bl_task_kind)k), bl_test_task_names[k]);
+        assert_int_equal(bl_test_task_kind(bl_test_task_names[k]), k);
         assert_int_equal(bl_task_is_probe((bl_task_kind)k), k >= 3);
     }
     const char *bad[] = {"wall", "cartpole", "pong_hitrate", "Tracking", ""};
@@ -154,25 +129,26 @@ static void test_ten_families_resolve_with_defaults(void **state)
     /* Horizons follow the options. */
     bl_task_options o;
     bl_task_definition d;
-    resolve_ok("tracking", "{\"sensor_offsets_deg\": [-4, 0, 4]}", &o);
+    bl_test_task_resolve("tracking", "{\"sensor_offsets_deg\": [-4, 0, 4]}", &o);
     bl_task_define(&o, &d);
     assert_int_equal(d.n_inputs, 6);
     bl_task_options_clear(&o);
-    resolve_ok("delayed_cue", "{\"delays\": [3, 50, 7], \"cue_ticks\": 2, \"response_ticks\": 5}",
-               &o);
+    bl_test_task_resolve("delayed_cue",
+                         "{\"delays\": [3, 50, 7], \"cue_ticks\": 2, \"response_ticks\": 5}", &o);
     bl_task_define(&o, &d);
     assert_int_equal(d.default_horizon, 57);
     bl_task_options_clear(&o);
-    resolve_ok("reversal_adaptation",
-               "{\"rounds\": 50, \"cue_ticks\": 1, \"response_ticks\": 2, \"feedback_ticks\": 3,"
-               " \"reversal_range\": [2, 35]}",
-               &o);
+    bl_test_task_resolve("reversal_adaptation",
+                         "{\"rounds\": 50, \"cue_ticks\": 1, \"response_ticks\": 2,"
+                         " \"feedback_ticks\": 3, \"reversal_range\": [2, 35]}",
+                         &o);
     bl_task_define(&o, &d);
     assert_int_equal(d.default_horizon, 300);
     bl_task_options_clear(&o);
-    resolve_ok("evidence_accumulation", "{\"pulse_count\": 8, \"evidence_fraction\": 0.5, "
-                                        "\"pulse_ticks\": 3}",
-               &o);
+    bl_test_task_resolve("evidence_accumulation",
+                         "{\"pulse_count\": 8, \"evidence_fraction\": 0.5, "
+                         "\"pulse_ticks\": 3}",
+                         &o);
     bl_task_define(&o, &d);
     assert_int_equal(d.default_horizon, 32);
     bl_task_options_clear(&o);
@@ -266,7 +242,7 @@ static void test_calibration_records_task_options(void **state)
         assert_non_null(reference);
         assert_string_equal(bl_json_get_string(bl_json_get(sig, "task"), NULL), tasks[i]);
         bl_task_options o;
-        resolve_ok(tasks[i], NULL, &o);
+        bl_test_task_resolve(tasks[i], NULL, &o);
         bl_json *ours = NULL;
         assert_int_equal(bl_task_options_json(&o, &ours, &err), BL_OK);
         if (!bl_json_equal(ours, reference)) {
@@ -362,13 +338,14 @@ static void test_validation_messages_and_order(void **state)
                   BL_EVALUE, "distractors need delay >= 32 and blank frames between cues");
     /* k*w + k + 1 <= delay is the boundary; k = 0 needs nothing. */
     bl_task_options o;
-    resolve_ok("recall_interference", "{\"distractors\": 3, \"distractor_ticks\": 9, "
-                                      "\"delay\": 32}",
-               &o);
+    bl_test_task_resolve("recall_interference",
+                         "{\"distractors\": 3, \"distractor_ticks\": 9, "
+                         "\"delay\": 32}",
+                         &o);
     bl_task_options_clear(&o);
     resolve_fails("recall_interference", "{\"distractors\": 3, \"distractor_ticks\": 10}",
                   BL_EVALUE, "distractors need delay >= 32 and blank frames between cues");
-    resolve_ok("recall_interference", "{\"distractors\": 0, \"delay\": 0}", &o);
+    bl_test_task_resolve("recall_interference", "{\"distractors\": 0, \"delay\": 0}", &o);
     bl_task_options_clear(&o);
     resolve_fails("evidence_accumulation", "{\"pulse_count\": 3}", BL_EVALUE,
                   "pulse_count must be an integer >= 4");
@@ -381,7 +358,7 @@ static void test_validation_messages_and_order(void **state)
     resolve_fails("context_integration", "{\"evidence_fraction\": [0.5]}", BL_ETYPE,
                   "float() argument must be a string or a real number, not 'tuple'");
     /* n = 4, f = 0.5: left = 3, n - left = 1 is the smallest allowed. */
-    resolve_ok("evidence_accumulation", "{\"pulse_count\": 4, \"evidence_fraction\": 0.5}", &o);
+    bl_test_task_resolve("evidence_accumulation", "{\"pulse_count\": 4, \"evidence_fraction\": 0.5}", &o);
     bl_task_options_clear(&o);
     resolve_fails("reversal_adaptation", "{\"rounds\": 47}", BL_EVALUE,
                   "rounds must be an integer >= 48");
@@ -393,7 +370,7 @@ static void test_validation_messages_and_order(void **state)
                   "reversal_range must be an integer >= 2");
     resolve_fails("reversal_adaptation", "{\"reversal_range\": [40, 39]}", BL_EVALUE,
                   "reversal must leave sixteen scored rounds");
-    resolve_ok("reversal_adaptation", "{\"reversal_range\": [81, 81]}", &o);
+    bl_test_task_resolve("reversal_adaptation", "{\"reversal_range\": [81, 81]}", &o);
     bl_task_options_clear(&o);
     resolve_fails("reversal_adaptation", "{\"reversal_range\": [82, 82]}", BL_EVALUE,
                   "reversal must leave sixteen scored rounds");
@@ -463,14 +440,15 @@ static void test_tracking_edge_values_pass(void **state)
 {
     (void)state;
     bl_task_options o;
-    resolve_ok("tracking", "{\"movement_amp\": 1e-50, \"stim_speed_rad\": 0, "
-                           "\"sensory_gain\": 0}",
-               &o);
+    bl_test_task_resolve("tracking",
+                         "{\"movement_amp\": 1e-50, \"stim_speed_rad\": 0, "
+                         "\"sensory_gain\": 0}",
+                         &o);
     assert_true(o.movement_amp == 1e-50);
     assert_true(o.stim_speed_rad == 0.0 && o.sensory_gain == 0.0);
     assert_false(o.has_theta0 || o.has_phi0 || o.has_direction0);
     bl_task_options_clear(&o);
-    resolve_ok("tracking", "{\"theta0\": 0, \"direction0\": 0.5}", &o);
+    bl_test_task_resolve("tracking", "{\"theta0\": 0, \"direction0\": 0.5}", &o);
     assert_true(o.has_theta0 && o.theta0 == 0.0);
     assert_false(o.has_phi0);
     assert_true(o.has_direction0 && o.direction0 == 0.5);
@@ -481,14 +459,14 @@ static void test_copy_and_clear_own_their_arrays(void **state)
 {
     (void)state;
     bl_task_options a, b, c, d;
-    resolve_ok("tracking", "{\"sensor_offsets_deg\": [1, 2, 3]}", &a);
+    bl_test_task_resolve("tracking", "{\"sensor_offsets_deg\": [1, 2, 3]}", &a);
     bl_error err = {0};
     assert_int_equal(bl_task_options_copy(&a, &b, &err), BL_OK);
     assert_ptr_not_equal(a.sensor_offsets_deg, b.sensor_offsets_deg);
     b.sensor_offsets_deg[0] = 99.0;
     assert_true(a.sensor_offsets_deg[0] == 1.0);
     assert_int_equal(b.n_sensor_offsets, 3);
-    resolve_ok("delayed_cue", "{\"delays\": [5, 6]}", &c);
+    bl_test_task_resolve("delayed_cue", "{\"delays\": [5, 6]}", &c);
     assert_int_equal(bl_task_options_copy(&c, &d, &err), BL_OK);
     assert_ptr_not_equal(c.delays, d.delays);
     assert_int_equal(d.n_delays, 2);

@@ -210,14 +210,14 @@ static void test_task_option_messages_escape_c1(void **state)
     bl_json *given = NULL;
     bl_error err = {0};
     static const char gain[] = "{\"sensory_gain\": \"1\\u0085x\"}";
-    BL_CHECK(bl_json_parse(gain, strlen(gain), "JSON text", &given, NULL));
+    OK_E(bl_json_parse(gain, strlen(gain), "JSON text", &given, &e_));
     bl_task_options o;
     assert_int_equal(bl_task_options_resolve(BL_TASK_PONG, given, &o, &err), BL_EVALUE);
     assert_string_equal(err.msg, "could not convert string to float: '1\\x85x'");
     bl_json_free(given);
 
     static const char key[] = "{\"gain\\u009b\": 1}";
-    BL_CHECK(bl_json_parse(key, strlen(key), "JSON text", &given, NULL));
+    OK_E(bl_json_parse(key, strlen(key), "JSON text", &given, &e_));
     assert_int_equal(bl_task_options_resolve(BL_TASK_PONG, given, &o, &err), BL_EVALUE);
     assert_string_equal(err.msg, "unknown options for pong: ['gain\\x9b']");
     bl_json_free(given);

@@ -18,27 +18,6 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static bl_task_kind kind_of(const char *name)
-{
-    bl_task_kind k;
-    bl_error err = {0};
-    if (bl_task_from_name(name, &k, &err) != BL_OK)
-        fail_msg("%s: %s", name, err.msg);
-    return k;
-}
-
-static void resolve(const char *task, const char *text, bl_task_options *o)
-{
-    bl_json *given = NULL;
-    bl_error err = {0};
-    if (text && bl_json_parse(text, strlen(text), "test", &given, &err) != BL_OK)
-        fail_msg("bad JSON %s: %s", text, err.msg);
-    bl_status st = bl_task_options_resolve(kind_of(task), given, o, &err);
-    bl_json_free(given);
-    if (st != BL_OK)
-        fail_msg("%s %s: %s", task, text ? text : "(defaults)", err.msg);
-}
-
 /* The world stream of the paired-worlds key (§7.1). */
 static void world_gen(bl_gen *g, int64_t root, const char *partition, const char *task,
                       int64_t block, int64_t trial)
@@ -132,7 +111,7 @@ static void test_calibration_world_initial_states(void **state)
         bl_gen g;
         bl_gen_init(&g, &seed);
         bl_task_options o;
-        resolve(tasks[i], NULL, &o);
+        bl_test_task_resolve(tasks[i], NULL, &o);
         bl_world_init *w = prepare(&o, &g, 0);
         for (int k = 0; k < 8; k++)
             expect_bits(tasks[i], w->physical[k], physical[i][k]);
@@ -154,7 +133,7 @@ static void test_probe_preparation_vectors(void **state)
     bl_world_init *w;
     bl_gen g;
 
-    resolve("delayed_cue", NULL, &o);
+    bl_test_task_resolve("delayed_cue", NULL, &o);
     world_gen(&g, 0, "development", "delayed_cue", 0, 0);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->length, 144);
@@ -170,7 +149,7 @@ static void test_probe_preparation_vectors(void **state)
     bl_world_init_free(w);
     bl_task_options_clear(&o);
 
-    resolve("recall_interference", NULL, &o);
+    bl_test_task_resolve("recall_interference", NULL, &o);
     world_gen(&g, 0, "development", "recall_interference", 0, 0);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->length, 48);
@@ -186,7 +165,7 @@ static void test_probe_preparation_vectors(void **state)
     bl_world_init_free(w);
     bl_task_options_clear(&o);
 
-    resolve("delayed_xor", NULL, &o);
+    bl_test_task_resolve("delayed_xor", NULL, &o);
     world_gen(&g, 0, "development", "delayed_xor", 0, 0);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->length, 56);
@@ -198,7 +177,7 @@ static void test_probe_preparation_vectors(void **state)
     bl_world_init_free(w);
     bl_task_options_clear(&o);
 
-    resolve("evidence_accumulation", NULL, &o);
+    bl_test_task_resolve("evidence_accumulation", NULL, &o);
     world_gen(&g, 0, "development", "evidence_accumulation", 0, 0);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->length, 40);
@@ -210,7 +189,7 @@ static void test_probe_preparation_vectors(void **state)
     bl_world_init_free(w);
     bl_task_options_clear(&o);
 
-    resolve("context_integration", NULL, &o);
+    bl_test_task_resolve("context_integration", NULL, &o);
     world_gen(&g, 0, "development", "context_integration", 0, 0);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->length, 48);
@@ -221,7 +200,7 @@ static void test_probe_preparation_vectors(void **state)
     bl_world_init_free(w);
     bl_task_options_clear(&o);
 
-    resolve("temporal_order", NULL, &o);
+    bl_test_task_resolve("temporal_order", NULL, &o);
     world_gen(&g, 0, "development", "temporal_order", 0, 0);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->length, 40);
@@ -232,7 +211,7 @@ static void test_probe_preparation_vectors(void **state)
     bl_world_init_free(w);
     bl_task_options_clear(&o);
 
-    resolve("reversal_adaptation", NULL, &o);
+    bl_test_task_resolve("reversal_adaptation", NULL, &o);
     world_gen(&g, 0, "development", "reversal_adaptation", 0, 0);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->length, 2304);
@@ -257,18 +236,14 @@ static void test_probe_preparation_vectors(void **state)
 
 /* ---- §10.2 #1: prepared families satisfy the structural contract -------- */
 
-static const char *const all_tasks[BL_TASK_COUNT] = {
-    "tracking",           "pong",        "cartpole_plank_easy",   "delayed_cue",
-    "recall_interference", "delayed_xor", "evidence_accumulation", "context_integration",
-    "temporal_order",     "reversal_adaptation",
-};
+static const char *const *const all_tasks = bl_test_task_names;
 
 static void test_prepared_families_satisfy_structural_contract(void **state)
 {
     (void)state;
     for (int k = 0; k < BL_TASK_COUNT; k++) {
         bl_task_options o;
-        resolve(all_tasks[k], NULL, &o);
+        bl_test_task_resolve(all_tasks[k], NULL, &o);
         bl_task_definition d;
         bl_task_define(&o, &d);
         bl_gen g;
@@ -342,7 +317,7 @@ static void test_prepared_families_satisfy_structural_contract(void **state)
 /* The reference's probe for these tests: delayed_cue, delays (0,), L = 16. */
 static bl_world_init *probe(bl_task_options *o)
 {
-    resolve("delayed_cue", "{\"delays\": [0]}", o);
+    bl_test_task_resolve("delayed_cue", "{\"delays\": [0]}", o);
     bl_gen g;
     world_gen(&g, 7, "development", "delayed_cue", 0, 0);
     bl_world_init *w = prepare(o, &g, 0);
@@ -429,14 +404,14 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
 
     /* #4: a world checked against another family's options. */
     bl_task_options pong;
-    resolve("pong", NULL, &pong);
+    bl_test_task_resolve("pong", NULL, &pong);
     expect_invalid(w, &pong, "definition");
     bl_task_options_clear(&pong);
     bl_world_init_free(w);
     bl_task_options_clear(&o);
 
     /* An ordinary world may not carry a schedule. */
-    resolve("cartpole_plank_easy", NULL, &o);
+    bl_test_task_resolve("cartpole_plank_easy", NULL, &o);
     bl_gen g;
     world_gen(&g, 7, "development", "cartpole_plank_easy", 0, 0);
     w = prepare(&o, &g, 0);
@@ -452,8 +427,8 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
 
     /* Options the world was made from must be the ones given. */
     bl_task_options t1, t2;
-    resolve("tracking", NULL, &t1);
-    resolve("tracking", "{\"sensory_gain\": 2}", &t2);
+    bl_test_task_resolve("tracking", NULL, &t1);
+    bl_test_task_resolve("tracking", "{\"sensory_gain\": 2}", &t2);
     world_gen(&g, 7, "development", "tracking", 0, 0);
     w = prepare(&t1, &g, 0);
     expect_valid(w, &t1);
@@ -462,7 +437,7 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     expect_invalid(w, &t1, "options must match");
     bl_world_init_free(w);
     bl_task_options_clear(&t2);
-    resolve("tracking", "{\"sensor_offsets_deg\": [0]}", &t2);
+    bl_test_task_resolve("tracking", "{\"sensor_offsets_deg\": [0]}", &t2);
     world_gen(&g, 7, "development", "tracking", 0, 0);
     w = prepare(&t1, &g, 0);
     expect_invalid(w, &t2, "definition");
@@ -472,8 +447,8 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
 
     /* Reversal's feedback flag follows feedback_mode. */
     bl_task_options r1, r2;
-    resolve("reversal_adaptation", NULL, &r1);
-    resolve("reversal_adaptation", "{\"feedback_mode\": \"hidden\"}", &r2);
+    bl_test_task_resolve("reversal_adaptation", NULL, &r1);
+    bl_test_task_resolve("reversal_adaptation", "{\"feedback_mode\": \"hidden\"}", &r2);
     world_gen(&g, 7, "development", "reversal_adaptation", 0, 0);
     w = prepare(&r2, &g, 0);
     assert_false(w->feedback);
@@ -490,7 +465,7 @@ static void test_reversal_round_order_and_post_reversal_window(void **state)
 {
     (void)state;
     bl_task_options o;
-    resolve("reversal_adaptation", NULL, &o);
+    bl_test_task_resolve("reversal_adaptation", NULL, &o);
     bl_gen g;
     world_gen(&g, 7, "development", "reversal_adaptation", 0, 0);
     bl_world_init *w = prepare(&o, &g, 0);
@@ -514,7 +489,7 @@ static void test_reversal_round_order_and_post_reversal_window(void **state)
     bl_task_options_clear(&o);
 
     /* One-based round 81 starts at index 80: 80 + 15 < 96, the boundary. */
-    resolve("reversal_adaptation", "{\"reversal_range\": [81, 81]}", &o);
+    bl_test_task_resolve("reversal_adaptation", "{\"reversal_range\": [81, 81]}", &o);
     world_gen(&g, 7, "development", "reversal_adaptation", 0, 1);
     w = prepare(&o, &g, 0);
     assert_int_equal(w->reversal, 81);
@@ -540,7 +515,7 @@ static void test_tiny_movement_amp_and_zero_controls_pass_in_float64(void **stat
                           "{\"stim_speed_rad\": 0, \"sensory_gain\": 0}"};
     for (int i = 0; i < 2; i++) {
         bl_task_options o;
-        resolve("tracking", opts[i], &o);
+        bl_test_task_resolve("tracking", opts[i], &o);
         bl_gen g;
         world_gen(&g, 7, "development", "tracking", 0, 0);
         bl_world_init *w = prepare(&o, &g, 0);
@@ -564,7 +539,7 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     bl_world_init *w;
 
     /* randomize_start=false draws nothing: θ π/2, φ 0, d +1. */
-    resolve("tracking", "{\"randomize_start\": false}", &o);
+    bl_test_task_resolve("tracking", "{\"randomize_start\": false}", &o);
     world_gen(&g, 3, "development", "tracking", 0, 0);
     ref = g;
     w = prepare(&o, &g, 0);
@@ -576,7 +551,7 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     bl_task_options_clear(&o);
 
     /* A given θ0 skips its draw: φ takes the first uniform. */
-    resolve("tracking", "{\"theta0\": -7.5}", &o);
+    bl_test_task_resolve("tracking", "{\"theta0\": -7.5}", &o);
     world_gen(&g, 3, "development", "tracking", 0, 0);
     ref = g;
     w = prepare(&o, &g, 0);
@@ -588,8 +563,8 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     bl_task_options_clear(&o);
 
     /* Degenerate CartPole ranges consume nothing. */
-    resolve("cartpole_plank_easy",
-            "{\"initial_ranges\": [[0.5, 0.5], [-1, 1], [2, 2], [0, 0.25]]}", &o);
+    bl_test_task_resolve("cartpole_plank_easy",
+                         "{\"initial_ranges\": [[0.5, 0.5], [-1, 1], [2, 2], [0, 0.25]]}", &o);
     world_gen(&g, 3, "development", "cartpole_plank_easy", 0, 0);
     ref = g;
     w = prepare(&o, &g, 0);
@@ -602,7 +577,7 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     bl_task_options_clear(&o);
 
     /* Pong: (horizon + 1) × 2 draws whose prefix does not depend on it. */
-    resolve("pong", NULL, &o);
+    bl_test_task_resolve("pong", NULL, &o);
     world_gen(&g, 3, "development", "pong", 0, 0);
     ref = g;
     w = prepare(&o, &g, 5);
@@ -641,8 +616,8 @@ static void test_visibility_controls_preserve_random_world_and_schedules(void **
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         for (int64_t trial = 0; trial < 8; trial++) {
             bl_task_options a, b;
-            resolve(cases[c].task, NULL, &a);
-            resolve(cases[c].task, cases[c].hidden, &b);
+            bl_test_task_resolve(cases[c].task, NULL, &a);
+            bl_test_task_resolve(cases[c].task, cases[c].hidden, &b);
             bl_gen ga, gb;
             world_gen(&ga, 5, "development", cases[c].task, 0, trial);
             world_gen(&gb, 5, "development", cases[c].task, 0, trial);
@@ -917,7 +892,7 @@ static void test_prepare_matches_numpy(void **state)
         bl_seed_hex(&seed, seeds[i]);
         horizons[i] = k == BL_TASK_PONG ? pick(1, 400) : 0;
         bl_task_options o;
-        resolve(all_tasks[k], texts[i], &o);
+        bl_test_task_resolve(all_tasks[k], texts[i], &o);
         bl_json *j = NULL;
         char *canon = NULL;
         size_t len = 0;
@@ -943,7 +918,7 @@ static void test_prepare_matches_numpy(void **state)
         size_t nbytes = 0;
         const unsigned char *rec = bl_test_numpy_next(out, outlen, &pos, &nbytes);
         bl_task_options o;
-        resolve(all_tasks[k], texts[i], &o);
+        bl_test_task_resolve(all_tasks[k], texts[i], &o);
         bl_seed seed;
         assert_int_equal(bl_seed_from_hex(seeds[i], &seed, NULL), BL_OK);
         bl_gen g;
@@ -983,8 +958,8 @@ static void test_truncated_pulse_counts_follow_the_reference(void **state)
 {
     (void)state;
     bl_task_options o;
-    resolve("evidence_accumulation",
-            "{\"pulse_count\": 5, \"evidence_fraction\": 0.6000000000000001}", &o);
+    bl_test_task_resolve("evidence_accumulation",
+                         "{\"pulse_count\": 5, \"evidence_fraction\": 0.6000000000000001}", &o);
     int failures = 0, label2 = 0;
     for (int64_t trial = 0; trial < 64; trial++) {
         bl_gen g;
@@ -1023,8 +998,8 @@ static void test_prepare_allocation_failures_are_clean(void **state)
     (void)state;
     for (int k = 0; k < BL_TASK_COUNT; k++) {
         bl_task_options o;
-        resolve(all_tasks[k], k == BL_TASK_RECALL_INTERFERENCE ? "{\"distractors\": 2}" : NULL,
-                &o);
+        bl_test_task_resolve(all_tasks[k],
+                             k == BL_TASK_RECALL_INTERFERENCE ? "{\"distractors\": 2}" : NULL, &o);
         bl_gen g0;
         world_gen(&g0, 11, "development", all_tasks[k], 0, 0);
         bl_gen g = g0;

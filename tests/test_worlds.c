@@ -1463,17 +1463,16 @@ static void test_prepared_probes_answered(void **state)
         for (int d = 0; d < 2; d++) {
             const bl_task_kind kind = (bl_task_kind)k;
             const bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
-            bl_error err = {0};
             bl_task_options o;
-            BL_CHECK(bl_task_options_default(kind, &o, &err));
+            OK_E(bl_task_options_default(kind, &o, &e_));
             bl_task_definition def;
             bl_task_define(&o, &def);
             const bl_key keys[4] = {BL_KEY_S("paired-worlds"), BL_KEY_S(bl_task_name(kind)),
                                     BL_KEY_I(0), BL_KEY_I(0)};
             bl_gen g;
-            BL_CHECK(bl_gen_for(&g, 0, "development", "world", keys, 4, &err));
+            OK_E(bl_gen_for(&g, 0, "development", "world", keys, 4, &e_));
             bl_world_init *wi = NULL;
-            BL_CHECK(bl_world_prepare(&o, &g, def.default_horizon, &wi, &err));
+            OK_E(bl_world_prepare(&o, &g, def.default_horizon, &wi, &e_));
             bl_world_init *ins[3] = {wi, wi, wi};
             const int64_t h = def.default_horizon;
             bl_worlds *w = create(ins, 3, (int64_t[]){h, h, h}, 0, dt);
@@ -1531,25 +1530,24 @@ static void test_prepared_probes_answered(void **state)
 static double null_trial0(bl_task_kind kind, bl_dtype dt, const char *world_hex,
                           const double first_uniforms[3], const double initial[4])
 {
-    bl_error err = {0};
     const char *name = bl_task_name(kind);
     const bl_key wkeys[4] = {BL_KEY_S("paired-worlds"), BL_KEY_S(name), BL_KEY_I(0), BL_KEY_I(0)};
     const bl_key ckeys[4] = {BL_KEY_S("paired-mechanism"), BL_KEY_S(name), BL_KEY_I(0),
                              BL_KEY_I(0)};
     bl_seed ws;
     char hex[65];
-    BL_CHECK(bl_seed_for(91337, "calibration", "world", wkeys, 4, &ws, &err));
+    OK_E(bl_seed_for(91337, "calibration", "world", wkeys, 4, &ws, &e_));
     bl_seed_hex(&ws, hex);
     assert_string_equal(hex, world_hex);
     bl_gen wg, cg;
     bl_gen_init(&wg, &ws);
-    BL_CHECK(bl_gen_for(&cg, 91337, "calibration", "control", ckeys, 4, &err));
+    OK_E(bl_gen_for(&cg, 91337, "calibration", "control", ckeys, 4, &e_));
     bl_task_options o;
-    BL_CHECK(bl_task_options_default(kind, &o, &err));
+    OK_E(bl_task_options_default(kind, &o, &e_));
     bl_task_definition d;
     bl_task_define(&o, &d);
     bl_world_init *wi = NULL;
-    BL_CHECK(bl_world_prepare(&o, &wg, d.default_horizon, &wi, &err));
+    OK_E(bl_world_prepare(&o, &wg, d.default_horizon, &wi, &e_));
     for (int i = 0; i < 4; i++)
         assert_true(wi->physical[i] == initial[i]);
     bl_worlds *w = create(&wi, 1, (int64_t[]){d.default_horizon}, 0, dt);
