@@ -44,6 +44,14 @@ const char *bl_status_kind(bl_status status);
 __attribute__((format(printf, 3, 4)))
 #endif
 bl_status bl_fail(bl_error *err, bl_status status, const char *fmt, ...);
+
+/* A stop signal as an error, the one wording of the command line, FAILED
+ * markers and profile receipts: SIGINT is the reference's KeyboardInterrupt
+ * "interrupted" (BL_EINTERRUPT); SIGTERM and SIGHUP are SystemExit
+ * "terminated by SIGTERM" / "terminated by SIGHUP" (BL_ETERMINATED,
+ * Python's name for a handled SIGTERM); 0 (no signal recorded) counts as
+ * SIGINT. Returns the status. */
+bl_status bl_fail_signal(bl_error *err, int sig);
 bl_status bl_vfail(bl_error *err, bl_status status, const char *fmt, va_list ap);
 
 /* Prefixes an existing message with context ("<prefix>: <old message>"),

@@ -33,16 +33,9 @@ void bl_cli_print_text(FILE *f, const char *text);
  * reported as an OSError line (exit 1). */
 int bl_cli_emit(const bl_buf *out);
 
-/* The stop signals (SIGINT, SIGTERM, SIGHUP) as errors: SIGINT is the
- * reference's KeyboardInterrupt "interrupted"; SIGTERM and SIGHUP are
- * SystemExit "terminated by SIGTERM" / "terminated by SIGHUP" (Python's
- * name for a handled SIGTERM); 0 (no signal recorded) counts as SIGINT.
- * Returns the status. */
-bl_status bl_cli_signal_error(bl_error *err, int sig);
-
 /* Makes a stop signal end the program at once with exit 128 + the signal
  * (spec/platform.md §3.3: 130 for Ctrl-C) and bl_cli_report's line for
- * bl_cli_signal_error. Only for commands that own nothing that must be
+ * bl_fail_signal. Only for commands that own nothing that must be
  * cleaned up (check writes no files). */
 void bl_cli_exit_on_interrupt(void);
 

@@ -68,18 +68,10 @@ int bl_cli_emit(const bl_buf *out)
     return 0;
 }
 
-bl_status bl_cli_signal_error(bl_error *err, int sig)
-{
-    if (sig == SIGINT || sig == 0)
-        return bl_fail(err, BL_EINTERRUPT, "interrupted");
-    return bl_fail(err, BL_ETERMINATED, "terminated by %s",
-                   sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal");
-}
-
 static void on_interrupt(int sig)
 {
     /* Only async-signal-safe calls here: write and _exit. The lines are
-     * bl_cli_report's for bl_cli_signal_error(sig). */
+     * bl_cli_report's for bl_fail_signal(sig). */
     static const char int_line[] = "brainlesslab: KeyboardInterrupt: interrupted\n";
     static const char term_line[] = "brainlesslab: SystemExit: terminated by SIGTERM\n";
     static const char hup_line[] = "brainlesslab: SystemExit: terminated by SIGHUP\n";

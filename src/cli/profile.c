@@ -245,7 +245,7 @@ static int profile_main(const bl_cli_args *args)
         if (code == 2 && err.status == BL_EUSAGE)
             return usage_error(&err);
         if (err.status == BL_EINTERRUPT) /* the signal's own kind and message */
-            bl_cli_signal_error(&err, bl_cli_interrupted);
+            bl_fail_signal(&err, bl_cli_interrupted);
         int rc = bl_cli_report(&err);
         return code == 2 ? 2 : rc;
     }
@@ -265,7 +265,7 @@ static int profile_main(const bl_cli_args *args)
     bl_json_free(line);
     bl_free(path);
     if (code == 130) { /* stopped by a signal: its own line and exit code */
-        bl_cli_signal_error(&err, bl_cli_interrupted);
+        bl_fail_signal(&err, bl_cli_interrupted);
         code = bl_cli_report(&err);
     }
     if (rc == 0 && code == 1)

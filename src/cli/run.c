@@ -196,7 +196,7 @@ static bl_status stop_requested(void *ctx, const char *rel, bl_error *err)
     (void)ctx;
     (void)rel;
     const int sig = bl_cli_interrupted;
-    return sig ? bl_cli_signal_error(err, sig) : BL_OK;
+    return sig ? bl_fail_signal(err, sig) : BL_OK;
 }
 
 static void on_progress(void *ctx, size_t done, size_t total)
@@ -348,7 +348,7 @@ static int run_main(const bl_cli_args *args)
      * runner's own "interrupted" becomes the signal's kind and message. */
     const int sig = bl_cli_interrupted;
     if (sig && (st == BL_OK || st == BL_EINTERRUPT))
-        st = bl_cli_signal_error(&err, sig);
+        st = bl_fail_signal(&err, sig);
     if (st != BL_OK) {
         rc = fail_reserved(&res, &err);
         goto done;

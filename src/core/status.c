@@ -1,5 +1,6 @@
 #include "brainlesslab/status.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,4 +84,12 @@ void bl_assert_fail(const char *cond, const char *file, int line)
     fprintf(stderr, "brainlesslab: internal error: assertion '%s' failed at %s:%d\n",
             cond, file, line);
     abort();
+}
+
+bl_status bl_fail_signal(bl_error *err, int sig)
+{
+    if (sig == SIGINT || sig == 0)
+        return bl_fail(err, BL_EINTERRUPT, "interrupted");
+    return bl_fail(err, BL_ETERMINATED, "terminated by %s",
+                   sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal");
 }

@@ -7,7 +7,6 @@
  * engine has no device to synchronise: every OpenMP region has joined when
  * bl_evaluate returns, which is the synchronisation point of §8. */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -237,15 +236,13 @@ static bl_status evaluation_runtime(const bl_json *prepared, const bl_profile_wo
     return bl_measure_hand_over(st, meta, out);
 }
 
-/* The row's error for a stop signal, as the command line reports it: the
+/* "<Kind>: <message>" of a stop signal, as the command line reports it: the
  * hook holds the number of the signal that arrived (0 or SIGINT: Ctrl-C). */
-static const char *stop_reason(int sig)
+static void stop_reason(const bl_profile_hooks *h, char *out, size_t size)
 {
-    if (sig == SIGTERM)
-        return "SystemExit: terminated by SIGTERM";
-    if (sig == SIGHUP)
-        return "SystemExit: terminated by SIGHUP";
-    return "KeyboardInterrupt: interrupted";
+    bl_error serr;
+    bl_fail_signal(&serr, h && h->interrupt ? *h->interrupt : 0);
+    snprintf(out, size, "%s: %s", bl_status_kind(serr.status), serr.msg);
 }
 
 /* One evaluation: resolve, evaluate (timed as one span), then the optional
@@ -300,8 +297,7 @@ static bl_status one_evaluation(const bl_profile_args *a, const bl_profile_hooks
         }
     } else {
         if (eerr.status == BL_EINTERRUPT) /* which signal, as the command reports it */
-            snprintf(message, sizeof message, "%s",
-                     stop_reason(h && h->interrupt ? *h->interrupt : 0));
+            stop_reason(h, message, sizeof message);
         else
             snprintf(message, sizeof message, "%s: %s", bl_status_kind(eerr.status), eerr.msg);
         s.error = message;
@@ -381,7 +377,7 @@ static bl_status run_evaluations(const bl_profile_args *a, const bl_profile_hook
     const int64_t runs = 1 + a->warmups + a->samples;
     const bl_json *first = NULL;
     bl_status st = BL_OK;
-    for (int64_t i = 0; i < runs && !*failure && st == BL_OK; i++) {
+    for (int64_t i = 0; i < runs && !*failure && !*interrupted && st == BL_OK; i++) {
         const char *phase = i == 0 ? "first_run" : i <= a->warmups ? "warmup" : "warm_process";
         int64_t index = i == 0 ? 0 : i <= a->warmups ? i - 1 : i - 1 - a->warmups;
         bl_json *row = NULL;
@@ -413,8 +409,6 @@ static bl_status run_evaluations(const bl_profile_args *a, const bl_profile_hook
             first = row;
         if (!bl_measure_equal(bl_measure_string(row, "status"), "complete"))
             *failure = bl_measure_string(row, "error");
-        if (*interrupted && !*failure)
-            *failure = stop_reason(h && h->interrupt ? *h->interrupt : 0);
     }
     return st;
 }
@@ -469,6 +463,10 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
                              &interrupted, err);
     if (st != BL_OK)
         goto out_of_memory;
+    if (interrupted && !failure) { /* stopped after an evaluation that completed */
+        stop_reason(h, failure_text, sizeof failure_text);
+        failure = failure_text;
+    }
 
     bl_json *stats = NULL;
     st = statistics(samples, &stats, err);
