@@ -61,28 +61,6 @@
 /* Room for "<temporary dir>/<record name>/<artifact>". */
 #define BL_RT_PATH 4400
 
-/* The whole file as a NUL-terminated heap string (free()); *len, if given,
- * gets its byte count. Fails the test when it cannot be read. */
-static inline char *bl_rt_read(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot read %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0, got;
-    char *text = malloc(cap + 1);
-    assert_non_null(text);
-    while ((got = fread(text + n, 1, cap - n, f)) > 0)
-        if ((n += got) == cap) {
-            text = realloc(text, (cap *= 2) + 1);
-            assert_non_null(text);
-        }
-    fclose(f);
-    text[n] = 0;
-    if (len)
-        *len = n;
-    return text;
-}
-
 /* Replaces (or creates) the file with `len` bytes of `data`. */
 static inline void bl_rt_write(const char *path, const void *data, size_t len)
 {

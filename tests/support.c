@@ -234,6 +234,26 @@ const unsigned char *bl_test_numpy_next(const unsigned char *out, size_t len,
     return rec;
 }
 
+char *bl_test_read(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot read %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0, got;
+    char *text = malloc(cap + 1);
+    assert_non_null(text);
+    while ((got = fread(text + n, 1, cap - n, f)) > 0)
+        if ((n += got) == cap) {
+            text = realloc(text, (cap *= 2) + 1);
+            assert_non_null(text);
+        }
+    fclose(f);
+    text[n] = 0;
+    if (len)
+        *len = n;
+    return text;
+}
+
 char *bl_test_mkdtemp(void)
 {
     const char *tmp = getenv("TMPDIR");

@@ -122,6 +122,9 @@ long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, lon
 
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);
+/* The whole file as a NUL-terminated heap string (caller frees), its length
+ * into *len unless len is NULL; fails the test when it cannot be read. */
+char *bl_test_read(const char *path, size_t *len);
 void bl_test_rmtree(const char *path);
 /* A new sparse file of `size` bytes: large to fstat, nothing on disk. */
 void bl_test_make_sparse(const char *path, int64_t size);

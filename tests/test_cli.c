@@ -466,20 +466,6 @@ static void test_usage_errors_escape_controls(void **state)
     }
 }
 
-/* The whole file as a heap string ("" when it cannot be read). */
-static char *slurp(const char *path)
-{
-    char *text = calloc(1, 1 << 16);
-    assert_non_null(text);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        size_t n = fread(text, 1, (1 << 16) - 1, f);
-        text[n] = 0;
-        fclose(f);
-    }
-    return text;
-}
-
 /* Whether process `pid` has a handler for `sig` yet (SigCgt in
  * /proc/<pid>/status): the moment a signal test may send it. */
 static bool catches(pid_t pid, int sig)
@@ -582,7 +568,7 @@ static void test_stop_signals_before_any_work(void **state)
             assert_int_equal(kill(pid, sigs[i].sig), 0);
             assert_int_equal(waitpid(pid, &status, 0), pid);
             close(fd);
-            char *o = slurp(outp), *e = slurp(errp);
+            char *o = bl_test_read(outp, NULL), *e = bl_test_read(errp, NULL);
             assert_string_equal(o, "");
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + sigs[i].sig ||
                 strcmp(e, sigs[i].line) != 0)
@@ -662,7 +648,7 @@ static void test_qualify_and_profile_stop_signals(void **state)
         assert_int_equal(kill(pid, sigs[i].sig), 0);
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
-        char *o = slurp(outp), *e = slurp(errp);
+        char *o = bl_test_read(outp, NULL), *e = bl_test_read(errp, NULL);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + sigs[i].sig ||
             strcmp(e, sigs[i].line) != 0 || *o)
             fail_msg("qualify, signal %d: status %d, stdout '%s', stderr: %s", sigs[i].sig,
@@ -690,7 +676,7 @@ static void test_qualify_and_profile_stop_signals(void **state)
     assert_int_equal(kill(-pid, SIGTERM), 0);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    char *o = slurp(outp), *e = slurp(errp);
+    char *o = bl_test_read(outp, NULL), *e = bl_test_read(errp, NULL);
     bool has_line = strncmp(e, sigs[0].line, strlen(sigs[0].line)) == 0 ||
                     strstr(e, "\nbrainlesslab: SystemExit: terminated by SIGTERM\n");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 143 || !has_line ||

@@ -17,27 +17,6 @@
 
 #define DELAYED_CUE_HASH "790cbdeb4b4305b23e5f237de51aad3eed8741b0460539a9c08ded96328b15c3"
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    size_t cap = 1 << 16, len = 0;
-    char *s = malloc(cap);
-    assert_non_null(s);
-    size_t got;
-    while ((got = fread(s + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            cap *= 2;
-            s = realloc(s, cap);
-            assert_non_null(s);
-        }
-    }
-    fclose(f);
-    s[len] = 0;
-    return s;
-}
 
 static void assert_one_error_line(const char *err, const char *prefix)
 {
@@ -100,7 +79,7 @@ static void test_delayed_cue_matches_reference(void **state)
              "'%s/data/delayed-cue.canonical.json' %s >'%s'",
              py, bl_test_tests_dir(), DELAYED_CUE_HASH, expected_path);
     assert_int_equal(system(cmd), 0);
-    char *expected = slurp(expected_path);
+    char *expected = bl_test_read(expected_path, NULL);
     assert_string_equal(out, expected);
     free(expected);
     bl_test_rmtree(dir);
@@ -426,7 +405,7 @@ static void test_interrupt_exits_130(void **state)
     close(keep);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 130);
-    char *out = slurp(outp), *err = slurp(errp);
+    char *out = bl_test_read(outp, NULL), *err = bl_test_read(errp, NULL);
     assert_string_equal(out, "");
     assert_string_equal(err, "brainlesslab: KeyboardInterrupt: interrupted\n");
     free(out);

@@ -165,7 +165,7 @@ static void test_inspect_command(void **state)
     free(err);
 
     /* A tampered artifact: the map still prints, naming it; exit 1. */
-    char *summary = bl_rt_read(bl_rt_at(q, rec, "summary/summary.json"), NULL);
+    char *summary = bl_test_read(bl_rt_at(q, rec, "summary/summary.json"), NULL);
     bl_rt_write_text(q, "{}\n");
     assert_int_equal(bl_rt_cli(&out, &err, "inspect '%s'", rec), 1);
     assert_non_null(strstr(out, "\"invalid_artifacts\": [\"summary/summary.json\"]"));
@@ -175,7 +175,7 @@ static void test_inspect_command(void **state)
     bl_rt_write_text(q, summary);
     free(summary);
     /* A deleted one too. */
-    char *seeds = bl_rt_read(bl_rt_at(q, rec, "seeds.csv"), NULL);
+    char *seeds = bl_test_read(bl_rt_at(q, rec, "seeds.csv"), NULL);
     assert_int_equal(unlink(q), 0);
     assert_int_equal(bl_rt_cli(&out, &err, "inspect '%s'", rec), 1);
     assert_non_null(strstr(out, "\"invalid_artifacts\": [\"seeds.csv\"]"));
@@ -188,7 +188,7 @@ static void test_inspect_command(void **state)
     free(err);
 
     /* A truncated manifest: one error line, nothing on stdout, exit 1. */
-    char *manifest = bl_rt_read(bl_rt_at(q, rec, "record.toml"), NULL);
+    char *manifest = bl_test_read(bl_rt_at(q, rec, "record.toml"), NULL);
     char *cut = strdup(manifest);
     cut[strlen(cut) - 30] = 0;
     bl_rt_write_text(q, cut);
@@ -277,7 +277,7 @@ static void test_recording_channels(void **state)
 
     /* probe_events: the three data files, three events per trial. */
     rec = run_ok(fx->plan, fx->root, "--recording probe_events");
-    char *events = bl_rt_read(bl_rt_at(q, rec, "data/probe_events.csv"), NULL);
+    char *events = bl_test_read(bl_rt_at(q, rec, "data/probe_events.csv"), NULL);
     size_t lines = 0;
     for (char *s = events; (s = strstr(s, "\r\n")) != NULL; s += 2)
         lines++;
@@ -330,14 +330,14 @@ static void test_calibration_record_directory(void **state)
     char extra[4500];
     snprintf(extra, sizeof extra, "--calibration '%s'", cal);
     char *rec = run_ok(p, fx->root, extra);
-    char *trials = bl_rt_read(bl_rt_at(q, rec, "trials.csv"), NULL);
+    char *trials = bl_test_read(bl_rt_at(q, rec, "trials.csv"), NULL);
     assert_non_null(strstr(trials, ",null_adjusted_empirical,"));
     assert_null(strstr(trials, "calibration_unavailable"));
     free(trials);
     free(rec);
 
     /* An incomplete calibration record is refused before anything exists. */
-    char *doc = bl_rt_read(bl_rt_at(q, cal, "calibration.json"), NULL);
+    char *doc = bl_test_read(bl_rt_at(q, cal, "calibration.json"), NULL);
     bl_rt_write_text(q, "{\"calibrations\":[],\"format\":\"brainlesslab-calibrations\",\"version\":1}\n");
     char root2[4400];
     bl_rt_at(root2, fx->dir, "refused");
@@ -447,14 +447,14 @@ static void stop_during_execution(const bl_rt_fixture *fx, int sig, const char *
     assert_int_equal(kill(c.pid, sig), 0);
     int status = finish(&c, 60);
     assert_true(WIFEXITED(status));
-    char *err = bl_rt_read(c.err, NULL), *out = bl_rt_read(c.out, NULL);
+    char *err = bl_test_read(c.err, NULL), *out = bl_test_read(c.out, NULL);
     snprintf(line, sizeof line, "brainlesslab: %s: %s\n", kind, message);
     if (WEXITSTATUS(status) != 128 + sig || strcmp(err, line) != 0)
         fail_msg("signal %d: exit %d, stderr: %s", sig, WEXITSTATUS(status), err);
     assert_string_equal(out, "");
     free(err);
     free(out);
-    char *failed = bl_rt_read(bl_rt_at(q, rec, "FAILED"), NULL);
+    char *failed = bl_test_read(bl_rt_at(q, rec, "FAILED"), NULL);
     snprintf(expected, sizeof expected,
              "{\"error_type\":\"%s\",\"message\":\"%s\",\"status\":\"failed\"}\n", kind, message);
     assert_string_equal(failed, expected);
@@ -535,7 +535,7 @@ static void test_signal_after_done_reports_the_record(void **state)
             got += (size_t)n;
         close(fds[0]);
         int status = finish(&c, 60);
-        char *err = bl_rt_read(c.err, NULL);
+        char *err = bl_test_read(c.err, NULL);
         char line[4600];
         snprintf(line, sizeof line, "{\"record\": \"%s\", \"status\": \"complete\"}\n", rec);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got < filled ||
@@ -609,13 +609,13 @@ static void test_sigkill_never_looks_complete(void **state)
             continue;
         }
         complete++;
-        char *done = bl_rt_read(bl_rt_at(q, rec, "DONE"), NULL);
+        char *done = bl_test_read(bl_rt_at(q, rec, "DONE"), NULL);
         assert_string_equal(done, "complete\n");
         free(done);
         assert_false(bl_rt_exists(bl_rt_at(q, rec, "FAILED")));
         const bl_json *artifacts = bl_json_get(bl_json_get(map, "manifest"), "artifacts");
         assert_int_equal(bl_json_size(artifacts), 10);
-        char *trials = bl_rt_read(bl_rt_at(q, rec, "trials.csv"), NULL);
+        char *trials = bl_test_read(bl_rt_at(q, rec, "trials.csv"), NULL);
         size_t lines = 0;
         for (char *s = trials; (s = strstr(s, "\r\n")) != NULL; s += 2)
             lines++;
@@ -638,7 +638,7 @@ static void test_disk_full_run(void **state)
     start_run(&c, fx->dir, fx->plan, fx->root, 16384);
     int status = finish(&c, 60);
     assert_true(WIFEXITED(status));
-    char *err = bl_rt_read(c.err, NULL), *out = bl_rt_read(c.out, NULL);
+    char *err = bl_test_read(c.err, NULL), *out = bl_test_read(c.out, NULL);
     char *rec = only_record(fx->root);
     assert_non_null(rec);
     if (WEXITSTATUS(status) != 1 || strncmp(err, "brainlesslab: OSError: ", 23) != 0 ||
@@ -693,7 +693,7 @@ static void test_read_only_root(void **state)
                       got ? line : "unshare failed");
         return;
     }
-    char *text = bl_rt_read(outp, NULL);
+    char *text = bl_test_read(outp, NULL);
     if (strncmp(text, "brainlesslab: OSError: ", 23) != 0 ||
         !strstr(text, "Read-only file system"))
         fail_msg("stderr: %s", text);

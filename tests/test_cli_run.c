@@ -100,7 +100,7 @@ static char *record_of(const char *out, const char *root, const char *id, const 
 static char *read_text(const char *dir, const char *rel)
 {
     char path[BL_RT_PATH];
-    return bl_rt_read(bl_rt_at(path, dir, rel), NULL);
+    return bl_test_read(bl_rt_at(path, dir, rel), NULL);
 }
 
 static bl_json *read_json(const char *dir, const char *rel)
@@ -677,7 +677,7 @@ static void test_unreadable_inputs_fail_promptly(void **state)
 static void test_plan_from_pipe_or_fifo(void **state)
 {
     bl_rt_fixture *fx = *state;
-    char *text = bl_rt_read(fx->plan, NULL);
+    char *text = bl_test_read(fx->plan, NULL);
     size_t len = strlen(text);
     /* A pipe, as a process substitution gives one: written and closed
      * before the program reads it (a tiny plan fits the pipe's buffer). */

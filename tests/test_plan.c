@@ -54,19 +54,11 @@ static bl_resolved_plan *resolve_ok(const bl_plan *p)
     return r;
 }
 
+/* The file without its trailing line ends. */
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    assert_non_null(s);
-    assert_int_equal(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
+    char *s = bl_test_read(path, NULL);
+    size_t n = strlen(s);
     while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
         s[--n] = '\0';
     return s;

@@ -193,7 +193,7 @@ static void expect_failed_partial(const char *dir)
 static bl_json *record_json_file(const char *path)
 {
     size_t len;
-    char *text = bl_rt_read(path, &len);
+    char *text = bl_test_read(path, &len);
     bl_json *v = NULL;
     OK_E(bl_json_parse(text, len, path, &v, &e_));
     bl_buf again;
@@ -325,13 +325,13 @@ static void test_reservation_refusals_leave_no_trace(void **state)
     OK_E(bl_record_reserve(p, &r, &e_));
     assert_string_equal(r.path, p);
     assert_int_equal(strlen(r.token), 64);
-    char *token = bl_rt_read(bl_rt_at(q, p, ".RESERVED"), NULL);
+    char *token = bl_test_read(bl_rt_at(q, p, ".RESERVED"), NULL);
     assert_string_equal(token, r.token);
     free(token);
     /* Reserving it again: FileExistsError, nothing changed. */
     bl_reservation again;
     assert_int_equal(bl_record_reserve(p, &again, &err), BL_EEXIST);
-    token = bl_rt_read(bl_rt_at(q, p, ".RESERVED"), NULL);
+    token = bl_test_read(bl_rt_at(q, p, ".RESERVED"), NULL);
     assert_string_equal(token, r.token);
     free(token);
     bl_reservation_clear(&r);
@@ -397,10 +397,10 @@ static void test_fail_record_keeps_reservation_and_first_cause(void **state)
 
     /* FAILED is written once: a second cause does not replace the first. */
     size_t len1, len2;
-    char *first = bl_rt_read(bl_rt_at(q, p, "FAILED"), &len1);
+    char *first = bl_test_read(bl_rt_at(q, p, "FAILED"), &len1);
     bl_fail(&cause, BL_EINTERRUPT, "interrupted");
     OK_E(bl_record_fail(&r, &cause, &e_));
-    char *second = bl_rt_read(q, &len2);
+    char *second = bl_test_read(q, &len2);
     assert_int_equal(len1, len2);
     assert_memory_equal(first, second, len1);
     free(first);
@@ -448,7 +448,7 @@ static const char *const metadata_keys[] = {
 
 static void check_csv_header(const char *path, const char *header, size_t rows)
 {
-    char *text = bl_rt_read(path, NULL);
+    char *text = bl_test_read(path, NULL);
     if (strncmp(text, header, strlen(header)) != 0)
         fail_msg("%s header:\n%.300s", path, text);
     size_t lines = 0;
@@ -491,7 +491,7 @@ static void test_fresh_record(void **state)
                               "summary/\n"
                               "summary/summary.json\n"
                               "trials.csv\n");
-    char *done = bl_rt_read(bl_rt_at(q, p, "DONE"), NULL);
+    char *done = bl_test_read(bl_rt_at(q, p, "DONE"), NULL);
     assert_string_equal(done, "complete\n");
     free(done);
 
@@ -591,7 +591,7 @@ static void test_fresh_record(void **state)
     /* The source capture: receipt hashes match the archive and its members,
      * members are portable relative paths, the lock is a separate copy. */
     size_t zlen;
-    char *zip = bl_rt_read(bl_rt_at(q, p, "environment/package-source.zip"), &zlen);
+    char *zip = bl_test_read(bl_rt_at(q, p, "environment/package-source.zip"), &zlen);
     bl_json *receipt = record_json_file(bl_rt_at(q, p, "environment/source.json"));
     char hex[65];
     sha256_hex_of(bl_rt_at(q, p, "environment/package-source.zip"), hex);
@@ -624,7 +624,7 @@ static void test_fresh_record(void **state)
     bl_buf_init(&lock);
     OK_E(bl_build_lock(&lock, &e_));
     size_t llen;
-    char *lock_file = bl_rt_read(bl_rt_at(q, p, "environment/build.lock"), &llen);
+    char *lock_file = bl_test_read(bl_rt_at(q, p, "environment/build.lock"), &llen);
     assert_int_equal(llen, lock.len);
     assert_memory_equal(lock_file, lock.data, llen);
     free(lock_file);
@@ -640,7 +640,7 @@ static void test_fresh_record(void **state)
                         bl_resolved_contract_hash(ev.resolved));
     bl_resolved_plan_free(again_resolved);
     bl_plan_free(again);
-    char *resolved = bl_rt_read(bl_rt_at(q, p, "resolved.toml"), NULL);
+    char *resolved = bl_test_read(bl_rt_at(q, p, "resolved.toml"), NULL);
     assert_non_null(strstr(resolved, "\n[request]\n"));
     assert_non_null(strstr(resolved, "\n[[targets]]\n"));
     assert_null(strstr(resolved, "horizon = null"));
@@ -695,7 +695,7 @@ static void test_tampering_and_completion_states(void **state)
 
     /* One byte changed in summary.json: incomplete, exactly that artifact. */
     size_t len;
-    char *text = bl_rt_read(bl_rt_at(q, p, "summary/summary.json"), &len);
+    char *text = bl_test_read(bl_rt_at(q, p, "summary/summary.json"), &len);
     char *orig = malloc(len);
     memcpy(orig, text, len);
     text[len / 2] ^= 1;
@@ -716,7 +716,7 @@ static void test_tampering_and_completion_states(void **state)
     bl_json_free(map);
 
     /* A deleted artifact is invalid; a truncated one too. */
-    char *trials = bl_rt_read(bl_rt_at(q, p, "trials.csv"), &len);
+    char *trials = bl_test_read(bl_rt_at(q, p, "trials.csv"), &len);
     assert_int_equal(unlink(q), 0);
     map = inspect_ok(p);
     assert_string_equal(status_of(map), "incomplete");
@@ -794,7 +794,7 @@ static void test_nan_leaves_failed_partial_bundle(void **state)
     bl_buf_init(&plan);
     OK_E(bl_plan_write(ev.plan, &plan, &e_));
     size_t len;
-    char *request = bl_rt_read(bl_rt_at(q, p, "request.toml"), &len);
+    char *request = bl_test_read(bl_rt_at(q, p, "request.toml"), &len);
     assert_int_equal(len, plan.len);
     assert_memory_equal(request, plan.data, len);
     free(request);
@@ -872,7 +872,7 @@ static void test_historical_v1_record(void **state)
     bl_rt_write(bl_rt_at(q, p, "run.sh"), "#!/bin/sh\ntouch executed\n", 25);
     chmod(q, 0755);
     char after[4096] = "";
-    char *manifest = bl_rt_read(bl_rt_at(q, p, "record.toml"), NULL);
+    char *manifest = bl_test_read(bl_rt_at(q, p, "record.toml"), NULL);
     struct stat sb0, sb1;
     assert_int_equal(stat(q, &sb0), 0);
     bl_json *map = inspect_ok(p);
@@ -890,7 +890,7 @@ static void test_historical_v1_record(void **state)
     list_tree(p, "", true, after, sizeof after);
     assert_string_equal(after, "DONE\nartifact.txt\nrecord.toml\n");
     assert_false(bl_rt_exists(bl_rt_at(q, p, "executed")));
-    char *manifest_after = bl_rt_read(bl_rt_at(q, p, "record.toml"), NULL);
+    char *manifest_after = bl_test_read(bl_rt_at(q, p, "record.toml"), NULL);
     assert_string_equal(manifest, manifest_after);
     assert_int_equal(stat(q, &sb1), 0);
     assert_true(sb0.st_mtime == sb1.st_mtime);
@@ -1249,7 +1249,7 @@ static void test_probe_and_replay_files(void **state)
                      "0,block,i,1.0,n,full,cue,delayed_cue,0,w,s\r\n",
                      1);
     size_t zlen;
-    char *zip = bl_rt_read(bl_rt_at(q, p, "data/probe_features.npz"), &zlen);
+    char *zip = bl_test_read(bl_rt_at(q, p, "data/probe_features.npz"), &zlen);
     bl_zip_entry *entries;
     size_t n;
     OK_E(bl_zip_read(zip, zlen, &entries, &n, &e_));
@@ -1549,7 +1549,7 @@ static void test_stop_signal_before_the_marker_fails_the_record(void **state)
         assert_string_equal(err.msg, "terminated by SIGTERM");
         assert_string_equal(h.asked[h.n - 1], points[i]);
         expect_failed_partial(dest);
-        char *failed = bl_rt_read(bl_rt_at(q, dest, "FAILED"), NULL);
+        char *failed = bl_test_read(bl_rt_at(q, dest, "FAILED"), NULL);
         assert_string_equal(failed, signal_failed);
         free(failed);
         assert_false(bl_rt_exists(bl_rt_at(q, dest, points[i])));
@@ -1571,7 +1571,7 @@ static void test_stop_signal_before_the_marker_fails_the_record(void **state)
     snprintf(dest, sizeof dest, "%s/failed-trials", fx->dir);
     assert_int_equal(write_stopping_at(&in, dest, "FAILED", &h, &status, &err), BL_ETERMINATED);
     assert_string_equal(h.asked[h.n - 2], "record.toml");
-    char *failed = bl_rt_read(bl_rt_at(q, dest, "FAILED"), NULL);
+    char *failed = bl_test_read(bl_rt_at(q, dest, "FAILED"), NULL);
     assert_string_equal(failed, signal_failed);
     free(failed);
     evaluated_free(&ev);
