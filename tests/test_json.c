@@ -87,27 +87,6 @@ static void assert_double(double d, const char *expected)
     bl_json_free(v);
 }
 
-static char *read_text_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap + 1);
-    assert_non_null(buf);
-    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            buf = realloc(buf, (cap *= 2) + 1);
-            assert_non_null(buf);
-        }
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 static void write_text_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");
@@ -128,7 +107,7 @@ static const char *contract_path(void)
  * holds no trailing newline (the spec's text is one line without one). */
 static char *contract_text(size_t *len)
 {
-    char *text = read_text_file(contract_path(), len);
+    char *text = bl_test_read(contract_path(), len);
     assert_true(*len > 0);
     assert_int_not_equal(text[*len - 1], '\n');
     return text;
@@ -147,7 +126,7 @@ static char *run_python(const char *dir, const char *script, const char *input, 
     snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' '%s'", bl_test_python_plain(), spath, ipath, opath);
     if (system(cmd) != 0)
         fail_msg("python failed: %s", cmd);
-    return read_text_file(opath, len);
+    return bl_test_read(opath, len);
 }
 
 /* Splits text in place into lines; returns the count. */
