@@ -61,9 +61,9 @@ static bl_model *make_batch(bl_model_kind kind, size_t n, size_t b, bl_dtype dty
         die("create", &err);
     for (size_t s = 0; s < b; s++) {
         if (kind == BL_MODEL_FALANDAYS)
-            bl_falandays_init_free(inits[s]);
+            bl_falandays_init_destroy(inits[s]);
         else
-            bl_sorn_init_free(inits[s]);
+            bl_sorn_init_destroy(inits[s]);
     }
     bl_free(inits);
     return m;

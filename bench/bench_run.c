@@ -56,8 +56,8 @@ static bl_resolved_plan *variant(const bl_json *doc, int64_t count, const char *
     bl_resolved_plan *r = NULL;
     if (bl_plan_from_document(d, &plan, &err) != BL_OK || bl_plan_resolve(plan, &r, &err) != BL_OK)
         die("plan", &err);
-    bl_plan_free(plan);
-    bl_json_free(d);
+    bl_plan_destroy(plan);
+    bl_json_destroy(d);
     return r;
 }
 
@@ -105,10 +105,10 @@ int main(int argc, char **argv)
                        (double)res->world_ticks / s,
                        (double)res->peak_rss_bytes / 1048576.0);
                 fflush(stdout);
-                bl_run_result_free(res);
+                bl_run_result_destroy(res);
             }
-            bl_resolved_plan_free(r);
+            bl_resolved_plan_destroy(r);
         }
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     return 0;
 }

@@ -67,7 +67,7 @@ static void run_family(bl_task_kind kind, double *ticks, double *frames, double 
         bl_controllers_create(BL_POLICY_REFERENCE_NULL, w, &c, &err) != BL_OK)
         die("create", &err);
     for (int b = 0; b < WORLDS; b++)
-        bl_world_init_free(inits[b]);
+        bl_world_init_destroy(inits[b]);
 
     /* §7.3: physical worlds take the next uniform of their control stream
      * every tick; probes take one vector of `rounds` uniforms up front. */

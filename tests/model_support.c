@@ -200,7 +200,7 @@ void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
 /* ---- hand-made initial states --------------------------------------------- */
 
 /* Zero arrays, signs +1, targets at targ_min: the adapter's defaults. */
-bl_falandays_init *bl_test_falandays_init_new(size_t n, size_t r, size_t e,
+bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
                                               const bl_falandays_config *c)
 {
     bl_falandays_init *in = bl_test_xcalloc(1, sizeof *in);
@@ -226,7 +226,7 @@ bl_falandays_init *bl_test_falandays_init_new(size_t n, size_t r, size_t e,
     return in;
 }
 
-void bl_test_falandays_init_free(bl_falandays_init *in)
+void bl_test_falandays_init_destroy(bl_falandays_init *in)
 {
     if (!in)
         return;
@@ -243,7 +243,7 @@ void bl_test_falandays_init_free(bl_falandays_init *in)
 
 /* Every array zero; the arrays of an empty inhibitory population are NULL,
  * as model.h allows. */
-bl_sorn_init *bl_test_sorn_init_new(size_t n, size_t r, size_t e, size_t n_e,
+bl_sorn_init *bl_test_sorn_init_create(size_t n, size_t r, size_t e, size_t n_e,
                                     const bl_sorn_config *c)
 {
     bl_sorn_init *in = bl_test_xcalloc(1, sizeof *in);
@@ -272,7 +272,7 @@ bl_sorn_init *bl_test_sorn_init_new(size_t n, size_t r, size_t e, size_t n_e,
     return in;
 }
 
-void bl_test_sorn_init_free(bl_sorn_init *in)
+void bl_test_sorn_init_destroy(bl_sorn_init *in)
 {
     if (!in)
         return;

@@ -100,12 +100,12 @@ void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
  * Falandays signs are +1 and targets at targ_min, the adapter's defaults;
  * SORN's arrays of an empty inhibitory population are NULL, as model.h
  * allows. The _free functions release them (NULL is a no-op). */
-bl_falandays_init *bl_test_falandays_init_new(size_t n, size_t r, size_t e,
+bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
                                               const bl_falandays_config *c);
-void bl_test_falandays_init_free(bl_falandays_init *in);
-bl_sorn_init *bl_test_sorn_init_new(size_t n, size_t r, size_t e, size_t n_e,
+void bl_test_falandays_init_destroy(bl_falandays_init *in);
+bl_sorn_init *bl_test_sorn_init_create(size_t n, size_t r, size_t e, size_t n_e,
                                     const bl_sorn_config *c);
-void bl_test_sorn_init_free(bl_sorn_init *in);
+void bl_test_sorn_init_destroy(bl_sorn_init *in);
 
 /* ---- construction comparisons ------------------------------------------- */
 

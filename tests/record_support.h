@@ -103,7 +103,7 @@ typedef struct bl_rt_fixture {
 
 /* A fresh fixture with `plan_name` inside its directory, or NULL (a setup
  * failure). Paths are single-quoted for the shell, so a quote is refused. */
-static inline bl_rt_fixture *bl_rt_fixture_new(const char *plan_name)
+static inline bl_rt_fixture *bl_rt_fixture_create(const char *plan_name)
 {
     bl_rt_fixture *fx = calloc(1, sizeof *fx);
     if (!fx)

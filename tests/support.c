@@ -36,7 +36,7 @@ void bl_test_task_resolve(const char *task, const char *text, bl_task_options *o
     if (text && bl_json_parse(text, strlen(text), "test", &given, &err) != BL_OK)
         fail_msg("bad test JSON %s: %s", text, err.msg);
     bl_status st = bl_task_options_resolve(bl_test_task_kind(task), given, o, &err);
-    bl_json_free(given);
+    bl_json_destroy(given);
     if (st != BL_OK)
         fail_msg("%s %s: %s", task, text ? text : "(defaults)", err.msg);
 }
@@ -280,8 +280,8 @@ struct bl_resolved_plan *bl_test_resolve_text(const char *toml)
     OK_E(bl_toml_parse(toml, strlen(toml), "plan", &doc, &e_));
     OK_E(bl_plan_from_document(doc, &plan, &e_));
     OK_E(bl_plan_resolve(plan, &r, &e_));
-    bl_plan_free(plan);
-    bl_json_free(doc);
+    bl_plan_destroy(plan);
+    bl_json_destroy(doc);
     return r;
 }
 
@@ -294,11 +294,11 @@ char *bl_test_trials_text(const struct bl_run_result *res)
         OK_E(bl_trial_result_json(&res->trials[i], &row, &e_));
         OK_E(bl_json_write(row, BL_JSON_CANONICAL, &b, &e_));
         bl_buf_putc(&b, '\n');
-        bl_json_free(row);
+        bl_json_destroy(row);
     }
     OK_E(bl_buf_status(&b, &e_));
     char *s = bl_buf_take(&b, NULL);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return s;
 }
 

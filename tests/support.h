@@ -75,7 +75,7 @@ int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err
     } while (0)
 
 /* A plan given as TOML text, validated and resolved; fails the test on any
- * error. Free with bl_resolved_plan_free. */
+ * error. Free with bl_resolved_plan_destroy. */
 struct bl_resolved_plan;
 struct bl_resolved_plan *bl_test_resolve_text(const char *toml);
 

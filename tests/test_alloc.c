@@ -82,9 +82,9 @@ static bl_status workload(bl_error *err, char digest_out[65], double *summary)
     *summary = sd + q;
 done:
     bl_free(payload);
-    bl_npy_free(arr);
+    bl_npy_destroy(arr);
     bl_tape_destroy(tape);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     return st;
 }
 

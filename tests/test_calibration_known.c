@@ -155,10 +155,10 @@ static void calibrate(const char *task, bool exact)
      * signature in test_results. */
     assert_string_not_equal(cal->signature_id, "");
     free(scores);
-    bl_evaluation_free(ev);
-    bl_resolved_plan_free(r);
-    bl_plan_free(plan);
-    bl_json_free(pub.doc);
+    bl_evaluation_destroy(ev);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(plan);
+    bl_json_destroy(pub.doc);
 }
 
 /* §7.4: the block-0 seeds, initial states and first control uniforms. */
@@ -199,7 +199,7 @@ static void test_block0_vectors(void **state)
         OK_E(bl_world_prepare(&o, &g, def.default_horizon, &wi, &e_));
         for (int k = 0; k < 4; k++)
             assert_true(wi->physical[k] == v[i].physical[k]);
-        bl_world_init_free(wi);
+        bl_world_init_destroy(wi);
         bl_task_options_clear(&o);
         calibration_gen("control", "paired-mechanism", v[i].task, 0, &g, hex);
         assert_string_equal(hex, v[i].control);
@@ -235,7 +235,7 @@ static void test_oracle_on_calibration_worlds(void **state)
         OK_E(bl_worlds_create((const bl_world_init *const *)inits, 3, horizons, 0, BL_FLOAT64,
                               &w, &e_));
         for (int b = 0; b < 3; b++)
-            bl_world_init_free(inits[b]);
+            bl_world_init_destroy(inits[b]);
         bl_controllers *c = NULL;
         OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
         int32_t guard[3] = {1, 1, 1}, cursors[3] = {0, 0, 0};

@@ -311,7 +311,7 @@ static char *escaped(const char *s, size_t len)
     bl_buf_init(&b);
     assert_true(bl_escape_controls(&b, s, len));
     char *text = strdup(b.data ? b.data : "");
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return text;
 }
 
@@ -376,8 +376,8 @@ static void test_escape_controls(void **state)
         if (b.len != strlen(got) + 2 || memcmp(b.data + 1, got, b.len - 2) != 0)
             fail_msg("U+%04X: repr %s, escaped '%s'", cp, b.data, got);
         free(got);
-        bl_buf_free(&b);
-        bl_json_free(v);
+        bl_buf_clear(&b);
+        bl_json_destroy(v);
     }
 }
 
@@ -697,8 +697,8 @@ static void test_qualify_and_profile_stop_signals(void **state)
     if (!strstr(text.data, "SystemExit: terminated by SIGTERM") ||
         strstr(text.data, "KeyboardInterrupt"))
         fail_msg("the interrupted row does not name SIGTERM: %s", text.data);
-    bl_buf_free(&text);
-    bl_json_free(receipt);
+    bl_buf_clear(&text);
+    bl_json_destroy(receipt);
     free(o);
     free(e);
     bl_test_rmtree(dir);

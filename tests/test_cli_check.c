@@ -58,7 +58,7 @@ static void test_delayed_cue_matches_reference(void **state)
     assert_string_equal(bl_json_get_string(hash, NULL), DELAYED_CUE_HASH);
     assert_non_null(bl_json_get(doc, "request"));
     assert_non_null(bl_json_get(doc, "targets"));
-    bl_json_free(doc);
+    bl_json_destroy(doc);
 
     /* Byte for byte what Python prints for the reference's canonical JSON. */
     const char *py = bl_test_python_plain();
@@ -115,7 +115,7 @@ static size_t check_all(const char *dir)
         const bl_json *targets = bl_json_get(doc, "targets");
         assert_non_null(targets);
         assert_true(bl_json_size(targets) >= 1);
-        bl_json_free(doc);
+        bl_json_destroy(doc);
         free(out);
         free(err);
         count++;
@@ -258,7 +258,7 @@ static void test_not_a_plan_says_what_was_found(void **state)
     OK_E(bl_json_parse(out, strlen(out), "run output", &line, &e_));
     snprintf(path, sizeof path, "%s/record.toml",
              bl_json_get_string(bl_json_get(line, "record"), NULL));
-    bl_json_free(line);
+    bl_json_destroy(line);
     free(out);
     free(err);
     expect_plan_error("check", path, "", "ValueError",

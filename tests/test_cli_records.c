@@ -73,7 +73,7 @@ static void cue_plan_file(const char *path, const char *id, int blocks, int tria
 
 static int setup(void **state)
 {
-    bl_rt_fixture *fx = bl_rt_fixture_new("cue.toml");
+    bl_rt_fixture *fx = bl_rt_fixture_create("cue.toml");
     if (!fx)
         return -1;
     cue_plan_file(fx->plan, "cue", 2, 3, "[1, 3]");
@@ -112,7 +112,7 @@ static char *run_ok(const char *plan, const char *root, const char *extra)
     OK_E(bl_json_parse(out, strlen(out), "stdout", &doc, &e_));
     char *rec = strdup(bl_json_get_string(bl_json_get(doc, "record"), NULL));
     assert_string_equal(bl_json_get_string(bl_json_get(doc, "status"), NULL), "complete");
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     free(out);
     free(err);
     return rec;
@@ -159,8 +159,8 @@ static void test_inspect_command(void **state)
     OK_E(bl_json_parse(out, strlen(out), "stdout", &printed, &e_));
     bl_json *map = inspect_map(rec);
     assert_true(bl_json_equal(printed, map));
-    bl_json_free(printed);
-    bl_json_free(map);
+    bl_json_destroy(printed);
+    bl_json_destroy(map);
     free(out);
     free(err);
 
@@ -264,7 +264,7 @@ static void test_recording_channels(void **state)
     OK_E(bl_toml_read_file(bl_rt_at(q, rec, "record.toml"), &m, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(prov, "contract_hash"), NULL),
                         bl_json_get_string(bl_json_get(m, "contract_hash"), NULL));
-    bl_json_free(m);
+    bl_json_destroy(m);
     const bl_json *frames = bl_json_get(first, "frames");
     const bl_json *trial = bl_json_get(prov, "trial");
     int64_t ticks = bl_json_get_int(bl_json_get(trial, "completed_ticks"));
@@ -272,7 +272,7 @@ static void test_recording_channels(void **state)
     assert_int_equal(bl_json_size(frames), ticks);
     const bl_json *last = bl_json_at(frames, bl_json_size(frames) - 1);
     assert_int_equal(bl_json_get_int(bl_json_get(last, "tick")), ticks);
-    bl_json_free(first);
+    bl_json_destroy(first);
     free(rec);
 
     /* probe_events: the three data files, three events per trial. */
@@ -288,7 +288,7 @@ static void test_recording_channels(void **state)
     assert_true(bl_rt_exists(bl_rt_at(q, rec, "data/probe_trials.csv")));
     bl_json *map = inspect_map(rec);
     assert_true(bl_json_get_bool(bl_json_get(map, "complete")));
-    bl_json_free(map);
+    bl_json_destroy(map);
     free(rec);
 }
 
@@ -303,13 +303,13 @@ static void test_calibration_record_directory(void **state)
     OK_E(bl_json_parse("{\"kind\": \"cartpole_plank_easy\"}", 31, "task", &task, &e_));
     bl_plan *plan = NULL;
     OK_E(bl_plan_calibrate(task, 91337, NULL, 0, &plan, &e_));
-    bl_json_free(task);
+    bl_json_destroy(task);
     bl_buf b;
     bl_buf_init(&b);
     OK_E(bl_plan_write(plan, &b, &e_));
-    bl_plan_free(plan);
+    bl_plan_destroy(plan);
     bl_rt_write_text(bl_rt_at(p, fx->dir, "calibrate.toml"), b.data);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     char cal_root[4400];
     bl_rt_at(cal_root, fx->dir, "calibrations");
     char *cal = run_ok(p, cal_root, "--batch-size 256");
@@ -546,7 +546,7 @@ static void test_signal_after_done_reports_the_record(void **state)
         assert_false(bl_rt_exists(bl_rt_at(q, rec, "FAILED")));
         bl_json *map = inspect_map(rec);
         assert_true(bl_json_get_bool(bl_json_get(map, "complete")));
-        bl_json_free(map);
+        bl_json_destroy(map);
         free(err);
         free(out);
         free(rec);
@@ -603,7 +603,7 @@ static void test_sigkill_never_looks_complete(void **state)
             assert_false(bl_rt_exists(bl_rt_at(q, rec, "DONE")) && bl_rt_exists(bl_rt_at(q, rec, "record.toml")) &&
                          !bl_rt_exists(bl_rt_at(p, rec, "FAILED")) && map &&
                          bl_json_get_bool(bl_json_get(map, "checksums_valid")));
-            bl_json_free(map);
+            bl_json_destroy(map);
             free(rec);
             cut++;
             continue;
@@ -621,7 +621,7 @@ static void test_sigkill_never_looks_complete(void **state)
             lines++;
         assert_int_equal(lines, 7);
         free(trials);
-        bl_json_free(map);
+        bl_json_destroy(map);
         free(rec);
     }
     print_message("SIGKILL at 24 moments: %zu complete records, %zu cut short\n", complete, cut);
@@ -653,7 +653,7 @@ static void test_disk_full_run(void **state)
     const char *message = bl_json_get_string(bl_json_get(failed, "message"), NULL);
     if (strncmp(message, "<record>/", 9) != 0 || !strstr(message, "File too large"))
         fail_msg("FAILED message: %s", message);
-    bl_json_free(failed);
+    bl_json_destroy(failed);
     assert_true(bl_rt_exists(bl_rt_at(q, rec, ".RESERVED")));
     assert_true(bl_rt_exists(bl_rt_at(q, rec, "request.toml")));
     assert_false(bl_rt_exists(bl_rt_at(q, rec, "DONE")));

@@ -57,7 +57,7 @@ static void write_file(const char *dir, const char *name, const char *fmt, ...)
 
 static int setup(void **state)
 {
-    bl_rt_fixture *fx = bl_rt_fixture_new("tiny.toml");
+    bl_rt_fixture *fx = bl_rt_fixture_create("tiny.toml");
     if (!fx)
         return -1;
     write_file(fx->dir, "tiny.toml", tiny_plan, "tiny", 8, "", 8);
@@ -189,7 +189,7 @@ static void test_tiny_plan_runs(void **state)
     assert_int_equal(bl_json_size(member(summary, "contrasts", BL_JSON_ARRAY)), 1);
     bl_json *cals = read_json(rec, "calibration.json");
     assert_int_equal(bl_json_size(member(cals, "calibrations", BL_JSON_ARRAY)), 1);
-    bl_json_free(cals);
+    bl_json_destroy(cals);
 
     const bl_json *meta = member(summary, "metadata", BL_JSON_OBJECT);
     assert_string_equal(string_of(meta, "dtype"), "float64");
@@ -263,7 +263,7 @@ static void test_tiny_plan_runs(void **state)
     assert_int_equal(world_ticks, 0);
     assert_int_equal(neural_frames, 0);
     free(trials);
-    bl_json_free(summary);
+    bl_json_destroy(summary);
 
     /* The summary: one line per target, one per contrast, then the totals. */
     static const char first[] = "cue: 6 trials, 6 completed, recall_accuracy ";
@@ -311,7 +311,7 @@ static void test_rows_do_not_depend_on_batch_or_threads(void **state)
         const bl_json *caps = member(meta, "batch_capacities", BL_JSON_ARRAY);
         for (size_t c = 0; c < bl_json_size(caps); c++)
             assert_true(bl_json_get_int(bl_json_at(caps, c)) <= batch);
-        bl_json_free(summary);
+        bl_json_destroy(summary);
         /* Whole files, byte for byte. */
         char *rows = read_text(rec, "trials.csv"), *seeds = read_text(rec, "seeds.csv");
         if (!reference) {

@@ -48,7 +48,7 @@ static void resolve(bl_task_kind kind, const char *json, bl_task_options *o)
     if (json)
         OK_E(bl_json_parse(json, strlen(json), "test options", &j, &e_));
     OK_E(bl_task_options_resolve(kind, j, o, &e_));
-    bl_json_free(j);
+    bl_json_destroy(j);
 }
 
 static bl_world_init *prepare_seeded(const bl_task_options *o, uint64_t seed, int64_t horizon)
@@ -77,7 +77,7 @@ static bl_worlds *make_cohort(const bl_task_options *o, const uint64_t *seeds,
     bl_worlds *w = NULL;
     OK_E(bl_worlds_create((const bl_world_init *const *)inits, n, horizons, warmup, dt, &w, &e_));
     for (size_t b = 0; b < n; b++)
-        bl_world_init_free(inits[b]);
+        bl_world_init_destroy(inits[b]);
     free(inits);
     return w;
 }
@@ -113,8 +113,8 @@ static void assert_same_world(const bl_worlds *a, const bl_worlds *b, size_t k, 
                              x->name, v, x->data[v], y->data[v]);
         }
     }
-    bl_snapshot_free(sa);
-    bl_snapshot_free(sb);
+    bl_snapshot_destroy(sa);
+    bl_snapshot_destroy(sb);
 }
 
 /* ---- §6.1 names and validation ------------------------------------------------ */
@@ -548,7 +548,7 @@ static void test_oracle_solves_all_presets(void **state)
         bl_worlds *w = NULL;
         OK_E(bl_worlds_create((const bl_world_init *const *)&wi, 1, &p->horizon, 0, BL_FLOAT64,
                               &w, &e_));
-        bl_world_init_free(wi);
+        bl_world_init_destroy(wi);
         bl_controllers *c = NULL;
         OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
         int32_t g = 1, cur = 0;
@@ -565,7 +565,7 @@ static void test_oracle_solves_all_presets(void **state)
         bl_controllers_destroy(c);
         bl_worlds_destroy(w);
     }
-    bl_capacity_presets_free(presets, count);
+    bl_capacity_presets_destroy(presets, count);
 }
 
 /* ---- §10.1 #2: negative controls ------------------------------------------------ */
@@ -992,7 +992,7 @@ static void signature_id(const bl_task_options *o, int64_t horizon, int64_t warm
     bl_json *sig = NULL;
     OK_E(bl_calibration_signature(o, horizon, warmup, dt, "cpu", &sig, &e_));
     OK_E(bl_json_digest(sig, hex, &e_));
-    bl_json_free(sig);
+    bl_json_destroy(sig);
 }
 
 static const char *json_str(const bl_json *o, const char *key)
@@ -1033,7 +1033,7 @@ static void test_signature_fields(void **state)
     bl_json *opts = NULL;
     OK_E(bl_task_options_json(&o, &opts, &e_));
     assert_true(bl_json_equal(opts, bl_json_get(sig, "task_options")));
-    bl_json_free(opts);
+    bl_json_destroy(opts);
     /* The runtime fingerprint is documented: SHA-256 of
      * "brainlesslab <version> <compiler>". */
     char fp[65];
@@ -1089,7 +1089,7 @@ static void test_signature_fields(void **state)
     assert_non_null(bl_json_get(src, "src/tasks/adjust.c"));
     assert_non_null(bl_json_get(src, "src/run/run.c"));
     assert_non_null(bl_json_get(src, "src/rng/gen.c"));
-    bl_json_free(sig);
+    bl_json_destroy(sig);
 
     /* CartPole's cadence is its 24 frames. */
     bl_task_options_clear(&o);
@@ -1098,7 +1098,7 @@ static void test_signature_fields(void **state)
     assert_int_equal(bl_json_get_int(bl_json_get(sig, "action_cadence")), 24);
     assert_string_equal(json_str(sig, "backend"), "cpu");
     assert_string_equal(json_str(bl_json_get(sig, "numerics"), "dtype"), "float32");
-    bl_json_free(sig);
+    bl_json_destroy(sig);
     bl_task_options_clear(&o);
 }
 
@@ -1131,12 +1131,12 @@ static void test_signature_identity(void **state)
                                         &e_));
     OK_E(bl_json_digest(sig, again, &e_));
     assert_string_equal(base, again);
-    bl_json_free(sig);
+    bl_json_destroy(sig);
     OK_E(bl_calibration_signature_parts("tracking", opts, 24, 2000, 0, BL_FLOAT64, "cpu", &sig,
                                         &e_));
     OK_E(bl_json_digest(sig, other, &e_));
     assert_string_not_equal(base, other);
-    bl_json_free(sig);
+    bl_json_destroy(sig);
     /* The signature owns a copy: changing the caller's options later does
      * not change it. */
     OK_E(bl_calibration_signature_parts("tracking", opts, 1, 2000, 0, BL_FLOAT64, "cpu", &sig,
@@ -1144,7 +1144,7 @@ static void test_signature_identity(void **state)
     OK_E(bl_json_object_set(opts, "sensory_gain", bl_json_real(3.0), &e_));
     OK_E(bl_json_digest(sig, again, &e_));
     assert_string_equal(base, again);
-    bl_json_free(sig);
+    bl_json_destroy(sig);
 
     /* Reservoir keys are rejected; so are bad protocol values. */
     bl_error e = {0};
@@ -1154,7 +1154,7 @@ static void test_signature_identity(void **state)
                      BL_EVALUE);
     assert_null(sig);
     assert_non_null(strstr(e.msg, "node_count"));
-    bl_json_free(opts);
+    bl_json_destroy(opts);
     const char *reservoir[] = {"node", "node_kind", "count", "n_nodes", "input_gain",
                                "topology"};
     for (size_t i = 0; i < 6; i++) {
@@ -1165,7 +1165,7 @@ static void test_signature_identity(void **state)
                                                         "cpu", &sig, &e),
                          BL_EVALUE);
         assert_non_null(strstr(e.msg, reservoir[i]));
-        bl_json_free(bad);
+        bl_json_destroy(bad);
     }
     assert_int_equal(bl_calibration_signature(&o, 0, 0, BL_FLOAT64, "cpu", &sig, &e), BL_EVALUE);
     assert_int_equal(bl_calibration_signature(&o, 2000, -1, BL_FLOAT64, "cpu", &sig, &e),
@@ -1190,7 +1190,7 @@ static void test_signature_allocation_failures(void **state)
         bl_alloc_fail_at(0);
         if (st == BL_OK) {
             done = true;
-            bl_json_free(sig);
+            bl_json_destroy(sig);
         } else {
             assert_int_equal(st, BL_ENOMEM);
             assert_null(sig);

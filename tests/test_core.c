@@ -81,7 +81,7 @@ static void test_buf_grows_from_fixed_storage(void **state)
     assert_int_equal(len, 315);
     assert_int_equal(b.len, 0);
     bl_free(taken);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 
     /* take() from fixed storage copies. */
     bl_buf_init_fixed(&b, storage, sizeof storage);
@@ -106,7 +106,7 @@ static void test_buf_reports_allocation_failure(void **state)
     assert_int_equal(bl_buf_status(&b, &err), BL_ENOMEM);
     assert_int_equal(err.status, BL_ENOMEM);
     assert_null(bl_buf_take(&b, NULL));
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 static void test_alloc_injection(void **state)
@@ -146,10 +146,10 @@ static void test_sha256(void **state)
     /* Incremental equals one-shot, whatever the split. */
     const char *msg = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     bl_sha256_ctx *ctx;
-    OK_E(bl_sha256_begin(&ctx, &e_));
+    OK_E(bl_sha256_create(&ctx, &e_));
     OK_E(bl_sha256_update(ctx, msg, 10, &e_));
     OK_E(bl_sha256_update(ctx, msg + 10, strlen(msg) - 10, &e_));
-    OK_E(bl_sha256_end(ctx, md, &e_));
+    OK_E(bl_sha256_finish(ctx, md, &e_));
     bl_hex(md, sizeof md, hex);
     assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }

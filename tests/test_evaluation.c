@@ -125,11 +125,11 @@ static void test_summaries_and_contrasts(void **state)
         bl_json_get_string(bl_json_get(bl_json_get(j, "outcome"), "normalisation_status"), NULL),
         "null_adjusted_analytic");
     assert_non_null(bl_json_get(bl_json_get(j, "adjusted"), "interval"));
-    bl_json_free(j);
+    bl_json_destroy(j);
     OK_E(bl_contrast_json(c, &j, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(j, "status"), NULL), "paired_raw");
     assert_int_equal(bl_json_size(bl_json_get(j, "block_differences")), 3);
-    bl_json_free(j);
+    bl_json_destroy(j);
     /* The same numbers for another partition of the work. */
     bl_evaluation *e2 = evaluate(r, 1, NULL, 0);
     for (size_t s = 0; s < 3; s++) {
@@ -137,12 +137,12 @@ static void test_summaries_and_contrasts(void **state)
         OK_E(bl_target_summary_json(&e->summaries[s], &a, &e_));
         OK_E(bl_target_summary_json(&e2->summaries[s], &b, &e_));
         assert_true(bl_json_equal(a, b));
-        bl_json_free(a);
-        bl_json_free(b);
+        bl_json_destroy(a);
+        bl_json_destroy(b);
     }
-    bl_evaluation_free(e2);
-    bl_evaluation_free(e);
-    bl_resolved_plan_free(r);
+    bl_evaluation_destroy(e2);
+    bl_evaluation_destroy(e);
+    bl_resolved_plan_destroy(r);
 }
 
 /* §8: a 3-verb ablation at batch 7 yields 3 contrasts against "baseline",
@@ -180,9 +180,9 @@ static void test_paired_ablation(void **state)
         assert_int_equal(e->run->trials[i].nseeds, 4);
         assert_string_equal(e->run->trials[i].seeds[3].stream, "input_shuffle");
     }
-    bl_evaluation_free(e);
-    bl_resolved_plan_free(r);
-    bl_buf_free(&text);
+    bl_evaluation_destroy(e);
+    bl_resolved_plan_destroy(r);
+    bl_buf_clear(&text);
 }
 
 /* Two null references for one reservoir are ambiguous (§5.4). */
@@ -202,7 +202,7 @@ static void test_ambiguous_reference_rejected(void **state)
                                     "a paired contrast requires one unambiguous reference "
                                     "condition"),
                      BL_EVALUE);
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 /* A failed trial nulls the target's estimate and intervals (no estimate
@@ -238,12 +238,12 @@ static void test_failed_trials_null_the_summary(void **state)
     assert_int_equal(bl_json_kindof(bl_json_get(bl_json_get(j, "outcome"), "raw")), BL_JSON_NULL);
     assert_int_equal(bl_json_kindof(bl_json_get(j, "raw_interval")), BL_JSON_NULL);
     assert_int_equal(bl_json_kindof(bl_json_get(j, "adjusted")), BL_JSON_NULL);
-    bl_json_free(j);
+    bl_json_destroy(j);
     OK_E(bl_contrast_json(&e->contrasts[0], &j, &e_));
     assert_null(bl_json_get(j, "estimate"));
-    bl_json_free(j);
-    bl_evaluation_free(e);
-    bl_resolved_plan_free(r);
+    bl_json_destroy(j);
+    bl_evaluation_destroy(e);
+    bl_resolved_plan_destroy(r);
 }
 
 /* One trial's signature, from a one-target plan. */
@@ -269,7 +269,7 @@ static bl_json *signature_for(const char *task_table)
     OK_E(bl_calibration_signature(&o, bl_json_get_int(bl_json_get(rt, "horizon")), 0,
                                   BL_FLOAT64, "cpu", &sig, &e_));
     bl_task_options_clear(&o);
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
     return sig;
 }
 
@@ -302,7 +302,7 @@ static void test_calibration_selection(void **state)
     assert_string_equal(err.msg, "calibration signature mismatch for delayed_cue: "
                                  "scoring_horizon (calibration 19, plan 21), "
                                  "task_options.delays (calibration [0,3], plan [0,5])");
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
     /* The same contract: the supplied record is applied (its id on rows). */
     snprintf(text, sizeof text,
              "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"same\"\n"
@@ -314,7 +314,7 @@ static void test_calibration_selection(void **state)
     assert_string_equal(e->run->trials[0].calibration_id, cal->id);
     assert_string_equal(e->summaries[0].calibration_id, cal->id);
     assert_int_equal(e->ncalibrations, 1);
-    bl_evaluation_free(e);
+    bl_evaluation_destroy(e);
     /* A float32 record for the float64 plan, from another machine: the
      * numerics and architecture differ; a long value is cut to keep the
      * line readable. */
@@ -336,11 +336,11 @@ static void test_calibration_selection(void **state)
              "long architectu..., plan \"%s\")",
              bl_json_get_string(bl_json_get(sig, "architecture"), NULL));
     assert_string_equal(err.msg, want);
-    bl_calibration_free(cal32);
-    bl_json_free(sig32);
-    bl_resolved_plan_free(r);
-    bl_calibration_free(cal);
-    bl_json_free(sig);
+    bl_calibration_destroy(cal32);
+    bl_json_destroy(sig32);
+    bl_resolved_plan_destroy(r);
+    bl_calibration_destroy(cal);
+    bl_json_destroy(sig);
 }
 
 /* §8 test_empirical_calibration_rejects_overlapping_worlds. */
@@ -371,7 +371,7 @@ static void test_overlapping_worlds_rejected(void **state)
     bl_execution x;
     bl_execution_default(&x);
     OK_E(bl_evaluation_preflight(r, &x, cals, 1, &e_));
-    bl_calibration_free(cal);
+    bl_calibration_destroy(cal);
     /* One id equal to an evaluation world: refused before running. */
     bl_evaluation *e = evaluate(r, 2, NULL, 0);
     OK_E(bl_json_array_append(ids, bl_json_string(e->run->trials[1].world_seed), &e_));
@@ -384,12 +384,12 @@ static void test_overlapping_worlds_rejected(void **state)
                                     "calibration and evaluation world identities must be "
                                     "disjoint"),
                      BL_EVALUE);
-    bl_calibration_free(cal);
-    bl_evaluation_free(e);
-    bl_json_free(trimmed);
-    bl_json_free(ids);
-    bl_json_free(sig);
-    bl_resolved_plan_free(r);
+    bl_calibration_destroy(cal);
+    bl_evaluation_destroy(e);
+    bl_json_destroy(trimmed);
+    bl_json_destroy(ids);
+    bl_json_destroy(sig);
+    bl_resolved_plan_destroy(r);
 }
 
 /* §4.10: a calibrate plan freezes one record per target; a probe's is
@@ -427,10 +427,10 @@ static void test_calibrate_operation(void **state)
     bl_calibration *back = NULL;
     OK_E(bl_calibration_from_json(bl_json_at(bl_json_get(doc, "calibrations"), 0), &back, &e_));
     assert_string_equal(back->id, c->id);
-    bl_calibration_free(back);
-    bl_json_free(doc);
-    bl_evaluation_free(e);
-    bl_resolved_plan_free(r);
+    bl_calibration_destroy(back);
+    bl_json_destroy(doc);
+    bl_evaluation_destroy(e);
+    bl_resolved_plan_destroy(r);
 }
 
 /* ---- recording channels ------------------------------------------------------ */
@@ -504,10 +504,10 @@ static void probe_events_case(const char *node)
     bl_free(ta);
     bl_free(tb);
     bl_free(tp);
-    bl_evaluation_free(a);
-    bl_evaluation_free(b);
-    bl_evaluation_free(plain);
-    bl_resolved_plan_free(r);
+    bl_evaluation_destroy(a);
+    bl_evaluation_destroy(b);
+    bl_evaluation_destroy(plain);
+    bl_resolved_plan_destroy(r);
 }
 
 static void test_probe_events_falandays(void **state)
@@ -585,9 +585,9 @@ static void test_replay_frames(void **state)
     bl_recordings_clear(&rec);
     bl_free(te);
     bl_free(tp);
-    bl_evaluation_free(e);
-    bl_evaluation_free(plain);
-    bl_resolved_plan_free(r);
+    bl_evaluation_destroy(e);
+    bl_evaluation_destroy(plain);
+    bl_resolved_plan_destroy(r);
 }
 
 /* §8 test_replay_schema_identity_and_new_only_export. */
@@ -631,18 +631,18 @@ static void test_replay_export(void **state)
                         bl_resolved_contract_hash(r));
     assert_int_equal(bl_json_size(bl_json_get(doc, "frames")),
                      (size_t)e->run->trials[1].completed_ticks);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     /* New-only: a second export to the same path fails and changes nothing. */
     assert_int_equal(bl_replay_export(&in, rec.replay_frames, path, "baseline/0/0", &err),
                      BL_EEXIST);
     OK_E(bl_json_read_file(path, &doc, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(doc, "trial_key"), NULL), "baseline/0/1");
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     remove(path);
     rmdir(dir);
     bl_recordings_clear(&rec);
-    bl_evaluation_free(e);
-    bl_resolved_plan_free(r);
+    bl_evaluation_destroy(e);
+    bl_resolved_plan_destroy(r);
 }
 
 /* Physical nulls frame by frame (replay) equal the fused path, tick for
@@ -670,9 +670,9 @@ static void test_unfused_nulls_equal_fused(void **state)
             fail_msg("%s: the frame-by-frame path differs from the fused one", tasks[k]);
         bl_free(te);
         bl_free(tp);
-        bl_evaluation_free(e);
-        bl_evaluation_free(plain);
-        bl_resolved_plan_free(r);
+        bl_evaluation_destroy(e);
+        bl_evaluation_destroy(plain);
+        bl_resolved_plan_destroy(r);
     }
 }
 
@@ -697,7 +697,7 @@ static char *evaluation_text(const bl_evaluation *e)
             OK_E(bl_calibration_json(e->calibrations[k - e->ntargets - e->ncontrasts], &j, &e_));
         bl_buf_putc(&b, '\n');
         OK_E(bl_json_write(j, 0, &b, &e_));
-        bl_json_free(j);
+        bl_json_destroy(j);
     }
     char *text = bl_buf_take(&b, NULL);
     assert_non_null(text);
@@ -754,13 +754,13 @@ static void test_prepared_evaluation_matches_one_shot(void **state)
         bl_free(want);
         bl_free(got1);
         bl_free(got2);
-        bl_evaluation_free(once);
-        bl_evaluation_free(first);
-        bl_evaluation_free(again);
-        bl_resolved_plan_free(r);
+        bl_evaluation_destroy(once);
+        bl_evaluation_destroy(first);
+        bl_evaluation_destroy(again);
+        bl_resolved_plan_destroy(r);
     }
-    bl_calibration_free(cal);
-    bl_json_free(sig);
+    bl_calibration_destroy(cal);
+    bl_json_destroy(sig);
 }
 
 /* A preparation refuses what the preflight refuses (the runner's checks,
@@ -789,9 +789,9 @@ static void test_prepare_refuses_as_the_preflight(void **state)
         assert_null(p);
         assert_string_equal(got.msg, want.msg);
     }
-    bl_resolved_plan_free(r);
-    bl_calibration_free(cal);
-    bl_json_free(sig);
+    bl_resolved_plan_destroy(r);
+    bl_calibration_destroy(cal);
+    bl_json_destroy(sig);
 }
 
 int main(void)

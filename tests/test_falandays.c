@@ -36,7 +36,7 @@ static bl_falandays_config tiny_config(void)
 /* N = R = E = 2, input weights and readout the identity. */
 static bl_falandays_init *tiny_init(const bl_falandays_config *c)
 {
-    bl_falandays_init *in = bl_test_falandays_init_new(2, 2, 2, c);
+    bl_falandays_init *in = bl_test_falandays_init_create(2, 2, 2, c);
     in->input_weights[0] = in->input_weights[3] = 1.0;
     in->output_mask[0] = in->output_mask[3] = 1.0;
     return in;
@@ -99,7 +99,7 @@ static double nrand(trng *g)
 static bl_falandays_init *random_init(trng *g, size_t n, size_t r, size_t e,
                                       const bl_falandays_config *c)
 {
-    bl_falandays_init *in = bl_test_falandays_init_new(n, r, e, c);
+    bl_falandays_init *in = bl_test_falandays_init_create(n, r, e, c);
     bool dale = c->axis == BL_AXIS_DALE;
     for (size_t i = 0; i < n; i++) {
         if (dale && urand(g) < 0.3)
@@ -143,7 +143,7 @@ static double scalar(const char *dir, const char *name)
     bl_npy *a = load(dir, name);
     assert_int_equal(a->count, 1);
     double v = bl_npy_get_f64(a, 0);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     return v;
 }
 
@@ -197,7 +197,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
     assert_int_equal(inputs->shape[0], 40);
 
     /* The archival adapter: [source][destination] files transposed. */
-    bl_falandays_init *in = bl_test_falandays_init_new(n, nr, ne, &c);
+    bl_falandays_init *in = bl_test_falandays_init_create(n, nr, ne, &c);
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++) {
             in->weights[i * n + j] = bl_npy_get_f64(wmat0, j * n + i);
@@ -267,7 +267,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
         }
         memcpy(prev_spikes, spikes, n * sizeof(double));
         memcpy(prev_targets, targets, n * sizeof(double));
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
     }
     for (size_t k = 0; k < margin_t->count; k++)
         near += fabs(bl_npy_get_f64(margin_t, k)) <= 1e-6;
@@ -282,11 +282,11 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
     free(prev_spikes);
     free(prev_targets);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
     bl_npy *all[] = {wmat0, rmask, inw, omask, sign, inputs, noise, acts_t, targets_t, spikes_t,
                      margin_t};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
-        bl_npy_free(all[k]);
+        bl_npy_destroy(all[k]);
 }
 
 #define SHA_BASE "2e9ab4482e97ae190d82c28989799480f0e750c31b86833a9cdfdbd9fd643108"
@@ -338,9 +338,9 @@ static void test_threshold_equality_residual_error_and_floor(void **state)
     /* The effectors are the identity readout of the new spikes. */
     const double *eff = bl_model_effector_data(m);
     assert_true(eff[0] == 1 && eff[1] == 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 static void test_learning_uses_previous_spikes_and_destination_mask(void **state)
@@ -363,9 +363,9 @@ static void test_learning_uses_previous_spikes_and_destination_mask(void **state
     assert_true(targets[0] == 1);
     bl_test_assert_bits(targets[1], 1.0 + 0.5 * 0.1, "target");
     assert_true(fabs(targets[1] - 1.05) < 1e-12);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
@@ -399,9 +399,9 @@ static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
     bl_test_assert_bits(w[3], 0.1, "W[1][1]");
     assert_true(targets[0] == 1 && targets[1] == 1);
     assert_int_equal(bl_model_finite(m)[0], 1);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* Oosawa σ from the pre-noise activation and the old threshold; noise
@@ -425,9 +425,9 @@ static void test_oosawa_drive_and_rectify_order(void **state)
     assert_true(acts_view[0] == 1 && acts_view[1] == 1);
     bl_snapshot *s = bl_test_snap(m, 0);
     assert_true(bl_test_sget(s, "acts")[0] == 0.5 && bl_test_sget(s, "acts")[1] == 0.5);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 
     /* An infinite input would poison both nodes (inf * 0); overflow in
      * node 1's own sum reaches -inf without touching node 0. */
@@ -443,9 +443,9 @@ static void test_oosawa_drive_and_rectify_order(void **state)
     bl_test_assert_bits(bl_test_sget(s, "acts")[1], 0.0, "rectified -inf");
     assert_true(bl_test_sget(s, "raw_finite")[0] == 1 && bl_test_sget(s, "raw_finite")[1] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* In float32 the kernel forms 1 - leak in float, which for many leaks is
@@ -471,9 +471,9 @@ static void test_float32_leak_complement_in_dtype(void **state)
     bl_snapshot *s = bl_test_snap(m, 0);
     float want = 1.0f * (1.0f - (float)leak);
     bl_test_assert_bits(bl_test_sget(s, "acts")[0], (double)want, "acts");
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* ---- §7.1 #5 freezes and resets ------------------------------------------------------- */
@@ -525,22 +525,22 @@ static void test_freeze_modes_are_distinct_and_reset_restores_flags(void **state
         bl_test_assert_snap_identical(r, initial[b], "reset slot");
         assert_true(bl_test_sget(r, "learning")[0] == 1 &&
                     bl_test_sget(r, "weight_learning")[0] == 1);
-        bl_snapshot_free(r);
+        bl_snapshot_destroy(r);
     }
     bl_test_step(m, u, NULL, s12);
     for (int b = 1; b < 3; b++) {
         bl_snapshot *r = bl_test_snap(m, (size_t)b);
         assert_memory_equal(bl_test_sget(r, "weights"), w0, 4 * sizeof(double));
-        bl_snapshot_free(r);
+        bl_snapshot_destroy(r);
     }
     bl_snapshot *slot0b = bl_test_snap(m, 0);
     bl_test_assert_snap_identical(slot0b, after[0], "slot 0 inactive");
-    bl_snapshot_free(slot0);
-    bl_snapshot_free(slot0b);
+    bl_snapshot_destroy(slot0);
+    bl_snapshot_destroy(slot0b);
     for (int b = 0; b < 3; b++) {
-        bl_snapshot_free(initial[b]);
-        bl_snapshot_free(after[b]);
-        bl_test_falandays_init_free(ins[b]);
+        bl_snapshot_destroy(initial[b]);
+        bl_snapshot_destroy(after[b]);
+        bl_test_falandays_init_destroy(ins[b]);
     }
     bl_model_destroy(m);
 }
@@ -603,15 +603,15 @@ static void batch_matches_single(bl_dtype dtype)
                 spikes_seen += sp[i] != 0;
             assert_int_equal(bl_model_finite(m)[b], bl_model_finite(single[b])[0]);
             assert_int_equal(bl_model_finite(m)[b], 1);
-            bl_snapshot_free(x);
-            bl_snapshot_free(y);
+            bl_snapshot_destroy(x);
+            bl_snapshot_destroy(y);
         }
     }
     assert_true(spikes_seen > 0);
     bl_model_destroy(m);
     for (int b = 0; b < BSLOTS; b++) {
         bl_model_destroy(single[b]);
-        bl_test_falandays_init_free(ins[b]);
+        bl_test_falandays_init_destroy(ins[b]);
     }
 }
 
@@ -658,11 +658,11 @@ static void test_inactive_slots_hold_state(void **state)
         bl_snapshot *after = bl_test_snap(m, 1);
         bl_test_assert_snap_identical(after, before, "inactive slot");
         assert_int_equal(bl_model_finite(m)[1], 1);
-        bl_snapshot_free(before);
-        bl_snapshot_free(after);
+        bl_snapshot_destroy(before);
+        bl_snapshot_destroy(after);
         bl_model_destroy(m);
         for (int b = 0; b < 3; b++)
-            bl_test_falandays_init_free(ins[b]);
+            bl_test_falandays_init_destroy(ins[b]);
     }
 }
 
@@ -688,7 +688,7 @@ static void test_zero_effector_degree_float32_and_nonfinite(void **state)
     bl_test_reset(m, ALL3);
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* The model never latches: a frame that is finite again reports 1. */
@@ -706,7 +706,7 @@ static void test_finite_is_recomputed_every_frame(void **state)
     bl_test_step(m, NULL, NULL, NULL);
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* ---- §7.1 #10 shapes, dtypes and the active mask --------------------------------------- */
@@ -719,14 +719,14 @@ static void test_shape_and_dtype_contracts(void **state)
     expect_create_error(ins, 0, BL_FLOAT64, "at least one");
     expect_create_error(NULL, 1, BL_FLOAT64, "at least one");
     expect_create_error(ins, 2, (bl_dtype)7, "float64 or float32");
-    bl_falandays_init *wide = bl_test_falandays_init_new(3, 2, 2, &c);
+    bl_falandays_init *wide = bl_test_falandays_init_create(3, 2, 2, &c);
     bl_falandays_init *mixed[2] = {ins[0], wide};
     expect_create_error(mixed, 2, BL_FLOAT64, "dimensions");
-    bl_test_falandays_init_free(wide);
-    wide = bl_test_falandays_init_new(2, 3, 2, &c);
+    bl_test_falandays_init_destroy(wide);
+    wide = bl_test_falandays_init_create(2, 3, 2, &c);
     mixed[1] = wide;
     expect_create_error(mixed, 2, BL_FLOAT64, "dimensions");
-    bl_test_falandays_init_free(wide);
+    bl_test_falandays_init_destroy(wide);
 
     for (int d = 0; d < 2; d++) {
         bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64, other = d ? BL_FLOAT64 : BL_FLOAT32;
@@ -789,13 +789,13 @@ static void test_shape_and_dtype_contracts(void **state)
         /* Nothing ran. */
         bl_snapshot *after = bl_test_snap(m, 0);
         bl_test_assert_snap_identical(after, before, "rejected calls");
-        bl_snapshot_free(before);
-        bl_snapshot_free(after);
+        bl_snapshot_destroy(before);
+        bl_snapshot_destroy(after);
         bl_model_destroy(m);
     }
     bl_model_destroy(NULL);
-    bl_test_falandays_init_free(ins[0]);
-    bl_test_falandays_init_free(ins[1]);
+    bl_test_falandays_init_destroy(ins[0]);
+    bl_test_falandays_init_destroy(ins[1]);
 }
 
 /* ---- §2.2 initial-state validation ------------------------------------------------------- */
@@ -867,8 +867,8 @@ static void test_initial_state_validation(void **state)
 
     m = create(&in, 1, BL_FLOAT32);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
-    bl_test_falandays_init_free(ok);
+    bl_test_falandays_init_destroy(in);
+    bl_test_falandays_init_destroy(ok);
 }
 
 /* The batch owns deep copies: changing the caller's arrays or a snapshot
@@ -890,11 +890,11 @@ static void test_owned_storage(void **state)
     bl_test_reset(m, ALL3);
     bl_snapshot *r = bl_test_snap(m, 0);
     bl_test_assert_snap_identical(r, b, "reset after caller mutation");
-    bl_snapshot_free(a);
-    bl_snapshot_free(b);
-    bl_snapshot_free(r);
+    bl_snapshot_destroy(a);
+    bl_snapshot_destroy(b);
+    bl_snapshot_destroy(r);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* The snapshot's keys, shapes and integer marks. */
@@ -902,7 +902,7 @@ static void test_snapshot_layout(void **state)
 {
     (void)state;
     bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = bl_test_falandays_init_new(3, 2, 4, &c);
+    bl_falandays_init *in = bl_test_falandays_init_create(3, 2, 4, &c);
     in->spikes[1] = 1;
     in->output_mask[1 * 4 + 2] = 2;
     in->output_mask[0 * 4 + 2] = 2;
@@ -940,10 +940,10 @@ static void test_snapshot_layout(void **state)
     bl_test_assert_bits(bl_test_sget(s, "weights")[1], -0.0, "signed zero survives");
     assert_true(bl_test_sget(s, "finite")[0] == 1 && bl_test_sget(s, "learning")[0] == 1);
     assert_true(bl_test_sget(s, "signs")[2] == 1 && bl_test_sget(s, "raw_finite")[0] == 1);
-    bl_snapshot_free(s);
-    bl_snapshot_free(NULL);
+    bl_snapshot_destroy(s);
+    bl_snapshot_destroy(NULL);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* ---- §7.3 float32 numerical failures ------------------------------------------------------ */
@@ -970,7 +970,7 @@ static void test_precision_overflow_rejected_before_upload(void **state)
     /* The largest float survives. */
     in->acts[0] = 3.4028234663852886e38;
     bl_model_destroy(create(&in, 1, BL_FLOAT32));
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
@@ -992,9 +992,9 @@ static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
                 bl_test_sget(s, "weights")[2] == 0); /* clamped */
     assert_true(bl_test_sget(s, "raw_finite")[0] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 static void test_full_reset_matches_creation_snapshot(void **state)
@@ -1020,11 +1020,11 @@ static void test_full_reset_matches_creation_snapshot(void **state)
     bl_test_reset(m, ALL3);
     bl_snapshot *s1 = bl_test_snap(m, 0);
     bl_test_assert_snap_identical(s1, s0, "full reset");
-    bl_snapshot_free(s0);
-    bl_snapshot_free(mid);
-    bl_snapshot_free(s1);
+    bl_snapshot_destroy(s0);
+    bl_snapshot_destroy(mid);
+    bl_snapshot_destroy(s1);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 static void test_target_floor_cannot_hide_overflow(void **state)
@@ -1041,9 +1041,9 @@ static void test_target_floor_cannot_hide_overflow(void **state)
     assert_true(isfinite(bl_test_sget(s, "acts")[0]) && isfinite(bl_test_sget(s, "errors")[0]));
     assert_true(bl_test_sget(s, "raw_finite")[0] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 static void test_required_positive_values_cannot_underflow(void **state)
@@ -1058,7 +1058,7 @@ static void test_required_positive_values_cannot_underflow(void **state)
     in->config.targ_min = 1;
     in->config.threshold_mult = 1e-46;
     expect_create_error(&in, 1, BL_FLOAT32, "threshold_mult must remain positive after casting");
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 static void test_lossy_mask_casts_are_rejected(void **state)
@@ -1069,7 +1069,7 @@ static void test_lossy_mask_casts_are_rejected(void **state)
     in->recurrent_mask[2] = 0.1;
     expect_create_error(&in, 1, BL_FLOAT32, "binary before");
     expect_create_error(&in, 1, BL_FLOAT64, "binary before");
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 /* ---- allocation failures ----------------------------------------------------------------- */
@@ -1111,11 +1111,11 @@ static void test_allocation_failures(void **state)
             assert_int_equal(st, BL_ENOMEM);
             assert_null(s);
         }
-        bl_snapshot_free(ref);
+        bl_snapshot_destroy(ref);
         bl_model_destroy(m);
     }
-    bl_test_falandays_init_free(ins[0]);
-    bl_test_falandays_init_free(ins[1]);
+    bl_test_falandays_init_destroy(ins[0]);
+    bl_test_falandays_init_destroy(ins[1]);
 }
 
 /* A rejected initial state is rejected whether or not the caller wants the
@@ -1134,7 +1134,7 @@ static void test_invalid_config_rejected_without_error_buffer(void **state)
     bl_error err = {0};
     assert_int_equal(bl_model_create_falandays(slots, 1, BL_FLOAT64, &m, &err), BL_EVALUE);
     assert_non_null(strstr(err.msg, "initials[0]: FalandaysConfig.leak"));
-    bl_test_falandays_init_free(in);
+    bl_test_falandays_init_destroy(in);
 }
 
 int main(void)

@@ -95,7 +95,7 @@ static void test_kat_unsigned_repair(void **state)
     /* The state keeps no pointer to the caller's probabilities. */
     assert_null(s->config.input_link_p);
     assert_true(s->config.repair_masks);
-    bl_falandays_init_free(s);
+    bl_falandays_init_destroy(s);
 }
 
 static void test_kat_dale(void **state)
@@ -126,7 +126,7 @@ static void test_kat_dale(void **state)
      * no weight may be -0.0. */
     for (size_t k = 0; k < 25; k++)
         assert_false(signbit(s->weights[k]));
-    bl_falandays_init_free(s);
+    bl_falandays_init_destroy(s);
 }
 
 /* ---- differential test against NumPy ---------------------------------- */
@@ -272,7 +272,7 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
     bl_test_expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000),
                         bl_test_le_double(rec + 8 * off));
     bl_test_expect_bits(what, 1, bl_gen_random(&g), bl_test_le_double(rec + 8 * (off + 1)));
-    bl_falandays_init_free(s);
+    bl_falandays_init_destroy(s);
 }
 
 static void test_numpy_differential(void **state)
@@ -393,8 +393,8 @@ static void test_scale_preserves_draws(void **state)
                 sources += a->output_mask[i * e + k] == 1.0;
             assert_true(sources >= 1);
         }
-        bl_falandays_init_free(a);
-        bl_falandays_init_free(b);
+        bl_falandays_init_destroy(a);
+        bl_falandays_init_destroy(b);
     }
 }
 
@@ -415,7 +415,7 @@ static void test_signed_zeros(void **state)
         neg += signbit(s->weights[k]) != 0;
     }
     assert_true(neg > 64 && neg < 192);
-    bl_falandays_init_free(s);
+    bl_falandays_init_destroy(s);
 
     c.recurrent_init_scale = -0.0;
     c.input_weight = -0.0;
@@ -429,8 +429,8 @@ static void test_signed_zeros(void **state)
         assert_true(signbit(t->weights[k]) != signbit(u->weights[k]));
     for (size_t i = 0; i < 16; i++)
         assert_true(signbit(t->input_weights[i]));
-    bl_falandays_init_free(t);
-    bl_falandays_init_free(u);
+    bl_falandays_init_destroy(t);
+    bl_falandays_init_destroy(u);
 }
 
 /* ---- §7.1 tests 9 and 10: invalid configurations and shapes ------------- */
@@ -517,7 +517,7 @@ static void test_invalid_shapes(void **state)
     expect_reject(&c, 3, 3, 2, &g, BL_EVALUE, "input_link_p must have one probability per");
     expect_reject(&c, 3, 1, 2, &g, BL_EVALUE, "input_link_p must have one probability per");
     bl_falandays_init *s = construct_ok(&c, 3, 2, 2, &g);
-    bl_falandays_init_free(s);
+    bl_falandays_init_destroy(s);
 
     /* A network too large to address fails cleanly, allocating nothing. */
     bl_falandays_config_default(&c);
@@ -535,7 +535,7 @@ static void test_init_alloc(void **state)
     c.input_link_p_len = 1;
     bl_falandays_init *s = NULL;
     bl_error err = {0};
-    assert_int_equal(bl_falandays_init_alloc(&c, 3, 4, 5, &s, &err), BL_OK);
+    assert_int_equal(bl_falandays_init_create(&c, 3, 4, 5, &s, &err), BL_OK);
     assert_int_equal(s->n, 3);
     assert_int_equal(s->r, 4);
     assert_int_equal(s->e, 5);
@@ -555,16 +555,16 @@ static void test_init_alloc(void **state)
         bl_test_expect_bits("targets", i, s->targets[i], 0.5);
         bl_test_expect_bits("spikes", i, s->spikes[i], 0.0);
     }
-    bl_falandays_init_free(s);
-    bl_falandays_init_free(NULL);
+    bl_falandays_init_destroy(s);
+    bl_falandays_init_destroy(NULL);
 
     static bl_falandays_init sentinel;
     s = &sentinel;
-    assert_int_equal(bl_falandays_init_alloc(&c, 3, 0, 5, &s, &err), BL_EVALUE);
+    assert_int_equal(bl_falandays_init_create(&c, 3, 0, 5, &s, &err), BL_EVALUE);
     assert_null(s);
     c.leak = -1.0;
     s = &sentinel;
-    assert_int_equal(bl_falandays_init_alloc(&c, 3, 1, 5, &s, &err), BL_EVALUE);
+    assert_int_equal(bl_falandays_init_create(&c, 3, 1, 5, &s, &err), BL_EVALUE);
     assert_null(s);
 }
 
@@ -599,7 +599,7 @@ static void test_allocation_failures(void **state)
                 assert_true(attempts < k);
                 assert_memory_equal(s->weights, want->weights, 49 * sizeof(double));
                 assert_memory_equal(&g, &ref, sizeof g);
-                bl_falandays_init_free(s);
+                bl_falandays_init_destroy(s);
                 total = k - 1;
                 break;
             }
@@ -615,7 +615,7 @@ static void test_allocation_failures(void **state)
                                         c.weight_init_mode == BL_WINIT_PONG_MIXED
                                     ? 10
                                     : 9);
-        bl_falandays_init_free(want);
+        bl_falandays_init_destroy(want);
     }
 }
 

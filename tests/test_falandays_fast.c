@@ -134,8 +134,8 @@ static bl_falandays_init *hand_made(bl_gen *g, const bl_falandays_config *c, siz
 {
     bl_falandays_init *h = NULL;
     bl_error err = {0};
-    if (bl_falandays_init_alloc(c, n, r, e, &h, &err) != BL_OK)
-        fail_msg("bl_falandays_init_alloc: %s", err.msg);
+    if (bl_falandays_init_create(c, n, r, e, &h, &err) != BL_OK)
+        fail_msg("bl_falandays_init_create: %s", err.msg);
     const bool dale = c->axis == BL_AXIS_DALE;
     const double p_link =
         sh == SHAPE_DENSE_MASK ? 0.5 + 0.5 * bl_test_uni(g) : 0.03 + 0.2 * bl_test_uni(g);
@@ -226,7 +226,7 @@ static void scen_end(scen *sc, stats *st)
     for (size_t k = 0; k < NMODELS; k++)
         bl_model_destroy(sc->m[k]);
     for (size_t b = 0; b < sc->nslots; b++)
-        bl_falandays_init_free(sc->init[b]);
+        bl_falandays_init_destroy(sc->init[b]);
     free(sc->inputs);
     free(sc->noise);
 }
@@ -307,7 +307,7 @@ static void compare(scen *sc, const char *after, const int32_t *stepped, bool ev
         if (stepped && stepped[b])
             tally(sc, b, s[0], st);
         for (size_t k = 0; k < NMODELS; k++)
-            bl_snapshot_free(s[k]);
+            bl_snapshot_destroy(s[k]);
     }
     const size_t w = bl_test_dtype_size(sc->dt);
     for (size_t k = 1; k < NMODELS; k++) {
@@ -599,7 +599,7 @@ static void test_signed_zeros_and_layouts(void **state)
         bl_falandays_init *in[2];
         bl_error err = {0};
         for (size_t b = 0; b < 2; b++) {
-            if (bl_falandays_init_alloc(&c, 3, 1, 1, &in[b], &err) != BL_OK)
+            if (bl_falandays_init_create(&c, 3, 1, 1, &in[b], &err) != BL_OK)
                 fail_msg("%s", err.msg);
             /* Masked synapses 0 -> 1 and 1 -> 2 (W[dst][src]); all else
              * unmasked -0, except slot 1's W[0][2] = 0.75. */
@@ -640,8 +640,8 @@ static void test_signed_zeros_and_layouts(void **state)
                     assert_true(signbit(wf->data[0 * 3 + 1]));
                 if (f >= 3)
                     assert_false(signbit(wf->data[0 * 3 + 1]));
-                bl_snapshot_free(sr);
-                bl_snapshot_free(sf);
+                bl_snapshot_destroy(sr);
+                bl_snapshot_destroy(sf);
             }
             if (f == 4)
                 break;
@@ -663,8 +663,8 @@ static void test_signed_zeros_and_layouts(void **state)
         assert_int_equal(pc.dense, 3);
         bl_model_destroy(ref);
         bl_model_destroy(fast);
-        bl_falandays_init_free(in[0]);
-        bl_falandays_init_free(in[1]);
+        bl_falandays_init_destroy(in[0]);
+        bl_falandays_init_destroy(in[1]);
     }
 }
 
@@ -683,8 +683,8 @@ static void expect_same_slot(const bl_model *x, const bl_model *y, size_t b, con
                 fail_msg("%s: key %s[%zu]: %.17g vs %.17g", what, p->name, i, p->data[i],
                          q->data[i]);
     }
-    bl_snapshot_free(sx);
-    bl_snapshot_free(sy);
+    bl_snapshot_destroy(sx);
+    bl_snapshot_destroy(sy);
 }
 
 /* A weight update that overflows to -inf in compressed rows: the frame
@@ -705,7 +705,7 @@ static void test_weight_to_minus_inf(void **state)
             c.lrate_wmat = d ? 3e38 : 1e308;
             bl_falandays_init *in = NULL;
             bl_error err = {0};
-            if (bl_falandays_init_alloc(&c, 3, 1, 1, &in, &err) != BL_OK)
+            if (bl_falandays_init_create(&c, 3, 1, 1, &in, &err) != BL_OK)
                 fail_msg("%s", err.msg);
             /* Synapses 0 -> 1 and 0 -> 2 (W[dst][src]); only node 1 gets input. */
             in->recurrent_mask[1 * 3 + 0] = 1.0;
@@ -748,13 +748,13 @@ static void test_weight_to_minus_inf(void **state)
             /* Node 2 had count 1 and e = −1: its weight grows, finitely or not. */
             assert_true(w20 != 0.25);
             assert_int_equal(bl_snapshot_get(s, "raw_finite")->data[1], 0.0);
-            bl_snapshot_free(s);
+            bl_snapshot_destroy(s);
             bl_fal_path_counts pc;
             bl_falandays_path_counts(fast, &pc);
             assert_int_equal(pc.sparse, 1);
             bl_model_destroy(ref);
             bl_model_destroy(fast);
-            bl_falandays_init_free(in);
+            bl_falandays_init_destroy(in);
         }
     }
 }
@@ -798,8 +798,8 @@ static void test_allocation_failures(void **state)
         }
     }
     assert_true(done);
-    bl_falandays_init_free(in[0]);
-    bl_falandays_init_free(in[1]);
+    bl_falandays_init_destroy(in[0]);
+    bl_falandays_init_destroy(in[1]);
 }
 
 int main(void)

@@ -41,7 +41,7 @@ static const char *const KEYS[] = {
  * oracle-only checks do not depend on construction code. */
 static bl_falandays_init *hand_alloc(const bl_falandays_config *c, size_t n, size_t r, size_t e)
 {
-    bl_falandays_init *h = bl_test_falandays_init_new(n, r, e, c);
+    bl_falandays_init *h = bl_test_falandays_init_create(n, r, e, c);
     h->config.input_link_p = NULL;
     h->config.input_link_p_len = 0;
     return h;
@@ -214,9 +214,9 @@ static void batch_free(batch *bt)
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_oracle_falandays_destroy(bt->slots[b].orc);
         if (bt->slots[b].hand)
-            bl_test_falandays_init_free(bt->slots[b].init);
+            bl_test_falandays_init_destroy(bt->slots[b].init);
         else
-            bl_falandays_init_free(bt->slots[b].init);
+            bl_falandays_init_destroy(bt->slots[b].init);
     }
     free(bt->slots);
     bl_model_destroy(bt->model);
@@ -302,7 +302,7 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
             }
         }
     }
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
 
     /* The live views must agree with the snapshot's view of the same state. */
     const int32_t *fin = bl_model_finite(bt->model);
@@ -522,8 +522,8 @@ static double compare_dtypes(const bl_model *m64, const bl_model *m32, size_t b,
                 worst = fabs(x32 - x64);
         }
     }
-    bl_snapshot_free(s64);
-    bl_snapshot_free(s32);
+    bl_snapshot_destroy(s64);
+    bl_snapshot_destroy(s32);
     return worst;
 }
 
@@ -585,7 +585,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(o, "effectors", (double[]){1, 0}, 2, 0);
     assert_int_equal(bl_oracle_falandays_finite(o), 1);
     bl_oracle_falandays_destroy(o);
-    bl_test_falandays_init_free(h);
+    bl_test_falandays_init_destroy(h);
 
     /* Learning uses the previous spikes and the destination's mask. */
     h = tiny_init(&c);
@@ -602,7 +602,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(o, "previous", (double[]){1, 0}, 2, 0);
     expect_state(o, "targets", (double[]){1, 1.05}, 2, 1.05e-7);
     bl_oracle_falandays_destroy(o);
-    bl_test_falandays_init_free(h);
+    bl_test_falandays_init_destroy(h);
 
     /* Dale: signed learning, clamp at 0, unmasked clearing. */
     c.axis = BL_AXIS_DALE;
@@ -625,7 +625,7 @@ static void worked_examples(bl_dtype dt)
     bl_oracle_falandays_get(o, "weights", wt);
     assert_true(wt[0] == 0.0 && wt[1] == 0.0);
     bl_oracle_falandays_destroy(o);
-    bl_test_falandays_init_free(h);
+    bl_test_falandays_init_destroy(h);
 }
 
 static void test_oracle_worked_examples(void **state)
@@ -650,7 +650,7 @@ static double fixture_scalar(const char *dir, const char *name)
 {
     bl_npy *a = fixture(dir, name);
     double v = bl_npy_get_f64(a, 0);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     return v;
 }
 
@@ -754,9 +754,9 @@ static void replay_fixture(const char *dir, bool dale)
     b32.nslots = 0;
     batch_free(&b32);
     batch_free(&bt);
-    bl_npy_free(wmat0), bl_npy_free(mask), bl_npy_free(inw), bl_npy_free(outm);
-    bl_npy_free(sign), bl_npy_free(inputs), bl_npy_free(noise), bl_npy_free(acts);
-    bl_npy_free(targets), bl_npy_free(spikes);
+    bl_npy_destroy(wmat0), bl_npy_destroy(mask), bl_npy_destroy(inw), bl_npy_destroy(outm);
+    bl_npy_destroy(sign), bl_npy_destroy(inputs), bl_npy_destroy(noise), bl_npy_destroy(acts);
+    bl_npy_destroy(targets), bl_npy_destroy(spikes);
 }
 
 static void test_oracle_and_kernel_replay_fixtures(void **state)

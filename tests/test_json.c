@@ -57,7 +57,7 @@ static void assert_canonical(const char *text, const char *expected)
 {
     bl_json *v = parse_ok(text);
     assert_writes(v, BL_JSON_CANONICAL, expected);
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 static void assert_parse_fails(const char *text, bl_status status, const char *expected_msg)
@@ -79,12 +79,12 @@ static void assert_double(double d, const char *expected)
     assert_true(bl_json_write_double(&b, d));
     if (strcmp(b.data, expected) != 0)
         fail_msg("%.17g written as %s, expected %s", d, b.data, expected);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     /* The tree writer agrees with the piece. */
     bl_json *v = bl_json_real(d);
     assert_non_null(v);
     assert_writes(v, BL_JSON_CANONICAL, expected);
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 static void write_text_file(const char *path, const char *text)
@@ -187,7 +187,7 @@ static void test_contract_vector_round_trips(void **state)
     bl_json *w = NULL;
     assert_int_equal(bl_json_read_file(contract_path(), &w, &err), BL_OK);
     assert_true(bl_json_equal(v, w));
-    bl_json_free(w);
+    bl_json_destroy(w);
 
     /* The int/float distinction survives the reader. */
     bl_json *request = bl_json_get(v, "request");
@@ -200,7 +200,7 @@ static void test_contract_vector_round_trips(void **state)
     assert_null(bl_json_get(composition, "no such key"));
 
     bl_free(canon);
-    bl_json_free(v);
+    bl_json_destroy(v);
     free(text);
 }
 
@@ -226,7 +226,7 @@ static void test_contract_int_float_swap_changes_digest(void **state)
     assert_int_equal(bl_json_object_set(composition, "input_gain", bl_json_real(1.0), &err), BL_OK);
     assert_int_equal(bl_json_digest(v, hex, &err), BL_OK);
     assert_string_equal(hex, CONTRACT_DIGEST);
-    bl_json_free(v);
+    bl_json_destroy(v);
 
     /* In the text: the first "input_gain":1.0 becomes 1. */
     char *p = strstr(text, "\"input_gain\":1.0");
@@ -236,7 +236,7 @@ static void test_contract_int_float_swap_changes_digest(void **state)
     assert_int_equal(bl_json_parse(text, len - 2, NULL, &v, &err), BL_OK);
     assert_int_equal(bl_json_digest(v, hex, &err), BL_OK);
     assert_string_not_equal(hex, CONTRACT_DIGEST);
-    bl_json_free(v);
+    bl_json_destroy(v);
     free(text);
 }
 
@@ -291,9 +291,9 @@ static void test_contract_key_order_does_not_matter(void **state)
 
     bl_free(canon);
     bl_free(rtext);
-    bl_json_free(back);
-    bl_json_free(r);
-    bl_json_free(v);
+    bl_json_destroy(back);
+    bl_json_destroy(r);
+    bl_json_destroy(v);
     free(text);
 }
 
@@ -343,7 +343,7 @@ static void test_float_repr_examples(void **state)
     assert_false(bl_json_write_double(&b, INFINITY));
     assert_false(bl_json_write_double(&b, -INFINITY));
     assert_int_equal(b.len, 0);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 enum { N_RANDOM_BITS = 110000, N_DECIMALS = 40000, N_SUBNORMALS = 30000 };
@@ -422,7 +422,7 @@ static void test_float_repr_matches_python(void **state)
     }
 
     if (!bl_test_python_plain()) {
-        bl_buf_free(&b);
+        bl_buf_clear(&b);
         free(values);
         bl_test_missing("python3 (the differential check against Python's repr)");
         skip();
@@ -456,7 +456,7 @@ static void test_float_repr_matches_python(void **state)
     }
     if (mismatches)
         fail_msg("%zu of %zu doubles differ from Python's repr", mismatches, n);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     free(lines);
     free(out);
     bl_test_rmtree(dir);
@@ -474,7 +474,7 @@ static void assert_string_writes(const char *s, size_t len, bool ascii, const ch
     assert_int_equal(bl_json_write_string(&b, s, len, ascii, &err), BL_OK);
     assert_int_equal(b.len, strlen(expected));
     assert_string_equal(b.data, expected);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 static void test_string_escaping(void **state)
@@ -504,7 +504,7 @@ static void test_string_escaping(void **state)
                      BL_OK);
     assert_writes(o, BL_JSON_CANONICAL, "{\"\\u00e9\\n\":\"\\u20ac\"}");
     assert_writes(o, BL_JSON_SORT_KEYS, "{\"\xc3\xa9\\n\":\"\xe2\x82\xac\"}");
-    bl_json_free(o);
+    bl_json_destroy(o);
 }
 
 static void test_string_invalid_utf8(void **state)
@@ -531,15 +531,15 @@ static void test_string_invalid_utf8(void **state)
             assert_int_equal(bl_json_write_string(&b, bad[i].s, bad[i].len, ascii, &err),
                              BL_EVALUE);
             assert_non_null(strstr(err.msg, "UTF-8"));
-            bl_buf_free(&b);
+            bl_buf_clear(&b);
         }
         /* Through the tree writer too. */
         bl_json *v = bl_json_stringn(bad[i].s, bad[i].len);
         bl_buf b;
         bl_buf_init(&b);
         assert_int_equal(bl_json_write(v, 0, &b, NULL), BL_EVALUE);
-        bl_buf_free(&b);
-        bl_json_free(v);
+        bl_buf_clear(&b);
+        bl_json_destroy(v);
     }
 }
 
@@ -622,7 +622,7 @@ static void test_indent_matches_python(void **state)
     char *want = run_python(dir, script, "doc.json", &len);
     bl_json *v = parse_ok(doc);
     assert_writes(v, BL_JSON_INDENT, want);
-    bl_json_free(v);
+    bl_json_destroy(v);
     free(want);
     bl_test_rmtree(dir);
     free(dir);
@@ -637,7 +637,7 @@ static void assert_bigint_writes(bool negative, const uint64_t *limbs, size_t n,
     assert_non_null(v);
     assert_int_equal(bl_json_kindof(v), kind);
     assert_writes(v, BL_JSON_CANONICAL, expected);
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 static void test_integers(void **state)
@@ -645,10 +645,10 @@ static void test_integers(void **state)
     (void)state;
     bl_json *v = bl_json_int(INT64_MAX);
     assert_writes(v, 0, "9223372036854775807");
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = bl_json_int(INT64_MIN);
     assert_writes(v, 0, "-9223372036854775808");
-    bl_json_free(v);
+    bl_json_destroy(v);
     assert_canonical("[0, -0, 7, -9223372036854775808, 9223372036854775807]",
                      "[0,0,7,-9223372036854775808,9223372036854775807]");
 
@@ -699,20 +699,20 @@ static void test_integers(void **state)
     assert_memory_equal(limbs, seed, sizeof seed);
     bl_json *copy = bl_json_copy(v);
     assert_true(bl_json_equal(v, copy));
-    bl_json_free(copy);
+    bl_json_destroy(copy);
     bl_json *neg = bl_json_bigint(true, seed, 4);
     assert_false(bl_json_equal(v, neg));
-    bl_json_free(neg);
-    bl_json_free(v);
+    bl_json_destroy(neg);
+    bl_json_destroy(v);
     v = bl_json_int(INT64_MIN);
     assert_int_equal(bl_json_get_bigint(v, &negative, limbs, 4), 1);
     assert_true(negative);
     assert_true(limbs[0] == UINT64_C(1) << 63);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = bl_json_int(0);
     assert_int_equal(bl_json_get_bigint(v, &negative, limbs, 4), 0);
     assert_false(negative);
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 static void test_bigint_decimal_matches_python(void **state)
@@ -747,7 +747,7 @@ static void test_bigint_decimal_matches_python(void **state)
         bl_json *v = bl_json_bigint(negative, limbs, n);
         assert_non_null(v);
         ours[i] = write_ok(v, 0);
-        bl_json_free(v);
+        bl_json_destroy(v);
     }
     fclose(f);
     static const char script[] =
@@ -780,21 +780,21 @@ static void test_reader_values(void **state)
     bl_json *v = parse_ok("42");
     assert_int_equal(bl_json_kindof(v), BL_JSON_INT);
     assert_int_equal(bl_json_get_int(v), 42);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = parse_ok(" 1.0 ");
     assert_int_equal(bl_json_kindof(v), BL_JSON_REAL);
     assert_true(bl_json_get_real(v) == 1.0);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = parse_ok("1e2");
     assert_int_equal(bl_json_kindof(v), BL_JSON_REAL);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = parse_ok("null");
     assert_int_equal(bl_json_kindof(v), BL_JSON_NULL);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = parse_ok("[true, false]");
     assert_true(bl_json_get_bool(bl_json_at(v, 0)));
     assert_false(bl_json_get_bool(bl_json_at(v, 1)));
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* NUL inside strings is kept with its length. */
     v = parse_ok("\"a\\u0000b\\u00e9\"");
     size_t len;
@@ -802,7 +802,7 @@ static void test_reader_values(void **state)
     assert_int_equal(len, 5);
     assert_memory_equal(s, "a\0b\xc3\xa9", 5);
     assert_writes(v, BL_JSON_CANONICAL, "\"a\\u0000b\\u00e9\"");
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* Surrogate pairs decode to one code point and encode back. */
     assert_canonical("[\"\\uD83D\\uDE00\", \"/\\/\"]", "[\"\\ud83d\\ude00\",\"//\"]");
     /* Reals keep their value: 0.1 stays the double nearest 0.1. */
@@ -811,7 +811,7 @@ static void test_reader_values(void **state)
     bl_error err = {0};
     assert_int_equal(bl_json_parse("[1]xyz", 3, NULL, &v, &err), BL_OK);
     assert_int_equal(bl_json_size(v), 1);
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 static void test_reader_errors(void **state)
@@ -867,7 +867,7 @@ static void test_read_file(void **state)
     write_text_file(path, "{\"b\": [1, 2.0, \"x\"],\n \"a\": {}}\n");
     assert_int_equal(bl_json_read_file(path, &v, &err), BL_OK);
     assert_writes(v, BL_JSON_CANONICAL, "{\"a\":{},\"b\":[1,2.0,\"x\"]}");
-    bl_json_free(v);
+    bl_json_destroy(v);
 
     /* Syntax errors name the file. */
     snprintf(path, sizeof path, "%s/bad.json", dir);
@@ -889,7 +889,7 @@ static void test_read_file(void **state)
     assert_int_equal(bl_json_read_file(path, &v, &err), BL_OK);
     assert_int_equal(bl_json_size(v), 20000);
     assert_int_equal(bl_json_get_int(bl_json_at(v, 19999)), 19999);
-    bl_json_free(v);
+    bl_json_destroy(v);
 
     bl_test_rmtree(dir);
     free(dir);
@@ -915,7 +915,7 @@ static void test_writer_sorting_and_separators(void **state)
     assert_writes(v, BL_JSON_SPACED | BL_JSON_SORT_KEYS,
                   "{\"\": true, \"B\": {}, \"a\": null, \"aa\": 2, \"b\": {\"a\": [{\"x\": 2, \"y\": 1}, []], "
                   "\"z\": 1}, \"\x7f\": 3, \"\xc3\xa9\": 1, \"\xc3\xa9z\": 0}");
-    bl_json_free(v);
+    bl_json_destroy(v);
 
     /* Keys that differ only after an inner NUL sort by bytes and length. */
     bl_json *o = bl_json_object();
@@ -926,7 +926,7 @@ static void test_writer_sorting_and_separators(void **state)
     assert_writes(o, BL_JSON_CANONICAL, "{\"a\":1,\"a\\u0000\":2,\"a\\u0000b\":3}");
     /* bl_json_get matches the whole key, not a prefix up to a NUL. */
     assert_int_equal(bl_json_get_int(bl_json_get(o, "a")), 1);
-    bl_json_free(o);
+    bl_json_destroy(o);
 }
 
 static void test_writer_rejects_non_finite(void **state)
@@ -942,13 +942,13 @@ static void test_writer_rejects_non_finite(void **state)
         bl_buf_init(&b);
         assert_int_equal(bl_json_write(v, 0, &b, &err), BL_EVALUE);
         assert_string_equal(err.msg, "Out of range float values are not JSON compliant");
-        bl_buf_free(&b);
+        bl_buf_clear(&b);
         char *text = (char *)&text;
         assert_int_equal(bl_json_canonical(v, &text, NULL, &err), BL_EVALUE);
         assert_null(text);
         char hex[65];
         assert_int_equal(bl_json_digest(v, hex, &err), BL_EVALUE);
-        bl_json_free(v);
+        bl_json_destroy(v);
     }
 }
 
@@ -971,7 +971,7 @@ static void test_equality_and_copy(void **state)
     bl_json *all[] = {i1, r1, pz, nz, n1, n2, s1, s2, s3, t, f, nul};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         assert_true(bl_json_equal(all[i], all[i]));
-        bl_json_free(all[i]);
+        bl_json_destroy(all[i]);
     }
 
     /* Objects ignore key order; arrays do not ignore element order. */
@@ -1006,14 +1006,14 @@ static void test_equality_and_copy(void **state)
     assert_int_equal(bl_json_array_append(bl_json_get(v, "targets"), NULL, &err), BL_ENOMEM);
     assert_int_equal(bl_json_size(copy), 2);
 
-    bl_json_free(copy);
-    bl_json_free(v);
+    bl_json_destroy(copy);
+    bl_json_destroy(v);
     free(text);
-    bl_json_free(a);
-    bl_json_free(b);
-    bl_json_free(c);
-    bl_json_free(d);
-    bl_json_free(e);
+    bl_json_destroy(a);
+    bl_json_destroy(b);
+    bl_json_destroy(c);
+    bl_json_destroy(d);
+    bl_json_destroy(e);
 }
 
 /* ---- sticky builders -------------------------------------------------- */
@@ -1032,7 +1032,7 @@ static bl_status build_sticky(bl_json **out, bl_error *err)
     bl_json_put(&st, nested, "r", bl_json_real(0.5), err);
     bl_json_put(&st, o, "nested", nested, err);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -1049,7 +1049,7 @@ static void test_sticky_builders(void **state)
     bl_json *v = NULL;
     OK_E(build_sticky(&v, &e_));
     assert_writes(v, BL_JSON_CANONICAL, sticky_text);
-    bl_json_free(v);
+    bl_json_destroy(v);
 
     /* A NULL value or container is out of memory; the value is freed. */
     bl_error err = {0};
@@ -1083,7 +1083,7 @@ static void test_sticky_builders(void **state)
     assert_string_equal(bl_json_key_at(o, 0, NULL), "k");
     assert_int_equal(bl_json_get_int(bl_json_value_at(o, 0)), 7);
     assert_int_equal(bl_json_size(o), 2);
-    bl_json_free(o);
+    bl_json_destroy(o);
 }
 
 /* ---- allocation failures --------------------------------------------- */
@@ -1123,7 +1123,7 @@ static bl_status op_parse_and_digest(const void *ctx, bl_error *err)
     st = bl_json_digest(v, hex, err);
     if (st == BL_OK)
         assert_string_equal(hex, CONTRACT_DIGEST);
-    bl_json_free(v);
+    bl_json_destroy(v);
     return st;
 }
 
@@ -1135,7 +1135,7 @@ static bl_status op_read_file(const void *ctx, bl_error *err)
         assert_int_equal(bl_json_size(v), 2);
     else
         assert_null(v);
-    bl_json_free(v);
+    bl_json_destroy(v);
     return st;
 }
 
@@ -1152,9 +1152,9 @@ static bl_status op_copy_and_write(const void *ctx, bl_error *err)
         bl_buf b;
         bl_buf_init(&b);
         st = bl_json_write(copy, BL_JSON_SPACED | BL_JSON_SORT_KEYS, &b, err);
-        bl_buf_free(&b);
+        bl_buf_clear(&b);
     }
-    bl_json_free(copy);
+    bl_json_destroy(copy);
     return st;
 }
 
@@ -1177,7 +1177,7 @@ static bl_status op_build(const void *ctx, bl_error *err)
     char hex[65];
     if (st == BL_OK)
         st = bl_json_digest(o, hex, err);
-    bl_json_free(o);
+    bl_json_destroy(o);
     return st;
 }
 
@@ -1196,7 +1196,7 @@ static bl_status op_sticky_build(const void *ctx, bl_error *err)
     if (st == BL_OK)
         assert_string_equal(text, sticky_text);
     bl_free(text);
-    bl_json_free(v);
+    bl_json_destroy(v);
     return st;
 }
 
@@ -1210,7 +1210,7 @@ static void test_allocation_failures(void **state)
     bl_json *v = NULL;
     assert_int_equal(bl_json_parse(text, len, NULL, &v, NULL), BL_OK);
     fail_each_allocation(op_copy_and_write, v);
-    bl_json_free(v);
+    bl_json_destroy(v);
     fail_each_allocation(op_build, NULL);
     fail_each_allocation(op_sticky_build, NULL);
     free(text);

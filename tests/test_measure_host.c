@@ -291,7 +291,7 @@ static void test_host_from_fake_tree(void **state)
     assert_false(bl_json_get_bool(at(bl_json_at(ps, 2), "online")));
 
     check_writable(h);
-    bl_json_free(h);
+    bl_json_destroy(h);
     bl_test_rmtree(root);
     free(root);
 }
@@ -317,13 +317,13 @@ static void test_host_fallbacks(void **state)
     assert_false(bl_json_get_bool(at(at(h, "cpu"), "smt")));
     check_text(at(h, "product"), "Box ??");
     check_writable(h);
-    bl_json_free(h);
+    bl_json_destroy(h);
 
     /* A "Hardware" line names ARM boards. */
     put_file(root, "proc/cpuinfo", "processor\t: 0\nCPU part\t: 0xd0c\nHardware\t: Fake Board\n");
     OK_E(bl_host_describe(&paths, &h, &e_));
     check_text(at(at(h, "cpu"), "model"), "Fake Board");
-    bl_json_free(h);
+    bl_json_destroy(h);
     bl_test_rmtree(root);
     free(root);
 }
@@ -373,12 +373,12 @@ static void test_host_with_nothing(void **state)
     bl_json *h = NULL;
     OK_E(bl_host_describe(&paths, &h, &e_));
     check_empty_host(h);
-    bl_json_free(h);
+    bl_json_destroy(h);
 
     bl_test_rmtree(root);
     OK_E(bl_host_describe(&paths, &h, &e_));
     check_empty_host(h);
-    bl_json_free(h);
+    bl_json_destroy(h);
     free(root);
 }
 
@@ -398,8 +398,8 @@ static void test_host_real(void **state)
     assert_true(bl_json_equal(at(at(h, "cpu"), "model"), at(env, "cpu")) ||
                 bl_json_kindof(at(env, "cpu")) == BL_JSON_NULL);
     assert_true(bl_json_equal(at(h, "compiler"), at(env, "compiler")));
-    bl_json_free(env);
-    bl_json_free(h);
+    bl_json_destroy(env);
+    bl_json_destroy(h);
 }
 
 /* ---- /proc/<pid>/stat ------------------------------------------------------------ */
@@ -546,20 +546,20 @@ static void test_activity_judge(void **state)
         check_text(at(p, "executable"), names[i]);
         check_real(at(p, "cpu_percent"), percents[i]);
     }
-    bl_json_free(arr);
+    bl_json_destroy(arr);
 
     /* Without the skip list, 12 (500 %: it had several CPUs) comes first. */
     OK_E(bl_activity_judge(judge_before, 9, judge_after, 9, 2.0, 100.0, 2.0, NULL, 0, &arr, &e_));
     assert_int_equal(bl_json_size(arr), 5);
     check_int(at(bl_json_at(arr, 0), "pid"), 12);
     check_real(at(bl_json_at(arr, 0), "cpu_percent"), 500.0);
-    bl_json_free(arr);
+    bl_json_destroy(arr);
 
     /* No samples: nothing listed. */
     OK_E(bl_activity_judge(NULL, 0, NULL, 0, 1.0, 100.0, 2.0, NULL, 0, &arr, &e_));
     assert_int_equal(bl_json_kindof(arr), BL_JSON_ARRAY);
     assert_int_equal(bl_json_size(arr), 0);
-    bl_json_free(arr);
+    bl_json_destroy(arr);
 
     bl_error err = {0};
     assert_int_equal(bl_activity_judge(judge_before, 9, judge_after, 9, 0.0, 100.0, 2.0, NULL,
@@ -642,7 +642,7 @@ static void test_activity_snapshot_real(void **state)
     assert_non_null(strstr(bl_json_get_string(at(doc, "limits"), NULL), "GPU idleness"));
     check_keys(at(doc, "pressure"), "cpu,memory,io");
     check_writable(doc);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
 
     /* The sleeper was there to be judged: it is in a sample. */
     bl_proc_times *t = NULL;
@@ -677,14 +677,14 @@ static void test_activity_snapshot_unavailable(void **state)
     check_null(at(at(doc, "pressure"), "cpu"));
     assert_non_null(strstr(bl_json_get_string(at(doc, "diagnostic"), NULL), "cannot read"));
     check_writable(doc);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
 
     /* A /proc with no process in it. */
     make_dir(root, "missing");
     OK_E(bl_activity_snapshot(&o, &doc, &e_));
     check_text(at(doc, "status"), "unavailable");
     assert_non_null(strstr(bl_json_get_string(at(doc, "diagnostic"), NULL), "no process"));
-    bl_json_free(doc);
+    bl_json_destroy(doc);
 
     /* A fake /proc where nothing runs: available, nothing listed, the
      * load from that tree. */
@@ -698,7 +698,7 @@ static void test_activity_snapshot_unavailable(void **state)
     assert_int_equal(bl_json_size(at(doc, "processes")), 0);
     check_real(bl_json_at(at(doc, "load_average"), 2), 2.75);
     check_null(at(at(doc, "pressure"), "io"));
-    bl_json_free(doc);
+    bl_json_destroy(doc);
 
     /* Options that make no sense are an error, not telemetry. */
     bl_error err = {0};
@@ -720,7 +720,7 @@ static bl_status op_host(void *ctx, bl_error *err)
     bl_status st = bl_host_describe(ctx, &h, err);
     if (st != BL_OK && h)
         st = BL_ERUNTIME; /* a failure must leave nothing behind */
-    bl_json_free(h);
+    bl_json_destroy(h);
     return st;
 }
 
@@ -743,7 +743,7 @@ static bl_status op_judge(void *ctx, bl_error *err)
         bl_activity_judge(judge_before, 9, judge_after, 9, 2.0, 100.0, 2.0, NULL, 0, &arr, err);
     if (st != BL_OK && arr)
         st = BL_ERUNTIME;
-    bl_json_free(arr);
+    bl_json_destroy(arr);
     return st;
 }
 
@@ -756,7 +756,7 @@ static bl_status op_snapshot(void *ctx, bl_error *err)
     bl_status st = bl_activity_snapshot(&o, &doc, err);
     if (st != BL_OK && doc)
         st = BL_ERUNTIME;
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     return st;
 }
 

@@ -203,13 +203,13 @@ static void test_files_match_numpy(void **state)
         if (bl_npy_read(p, &a, &err) != BL_OK)
             fail_msg("%s", err.msg);
         compare_with_numpy(p, a, rec, nb);
-        bl_npy_free(a);
+        bl_npy_destroy(a);
         /* The in-memory entry point reads the same bytes the same way. */
         bytes b = read_bytes(p);
         if (bl_npy_parse(b.p, b.len, p, &a, &err) != BL_OK)
             fail_msg("%s", err.msg);
         compare_with_numpy(p, a, rec, nb);
-        bl_npy_free(a);
+        bl_npy_destroy(a);
         free(b.p);
     }
     assert_int_equal(pos, len);
@@ -246,14 +246,14 @@ static void test_getters(void **state)
     assert_true(bl_npy_get_f64(a, 0) == 0.5);
     assert_true(signbit(bl_npy_get_f64(a, 1)));
     assert_true(bl_npy_get_f64(a, 2) == 1e300);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     float f4[2] = {0.1f, -7.0f};
     a = parse_ok(craft(1, 0, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", f4, sizeof f4));
     assert_int_equal(a->itemsize, 4);
     assert_true(bl_npy_get_f64(a, 0) == (double)0.1f);
     assert_true(bl_npy_get_f64(a, 1) == -7.0);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     int64_t i8[2] = {INT64_MIN, 123456789012345};
     a = parse_ok(craft(1, 0, "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }", i8, sizeof i8));
@@ -261,27 +261,27 @@ static void test_getters(void **state)
     assert_true(bl_npy_get_i64(a, 0) == INT64_MIN);
     assert_true(bl_npy_get_i64(a, 1) == 123456789012345);
     assert_true(bl_npy_get_f64(a, 1) == 123456789012345.0);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     int32_t i4[2] = {-5, INT32_MAX};
     a = parse_ok(craft(1, 0, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", i4, sizeof i4));
     assert_true(bl_npy_get_i64(a, 0) == -5);
     assert_true(bl_npy_get_i64(a, 1) == INT32_MAX);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     int8_t i1[2] = {-128, 5};
     a = parse_ok(craft(1, 0, "{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", i1, sizeof i1));
     assert_int_equal(a->itemsize, 1);
     assert_true(bl_npy_get_i64(a, 0) == -128);
     assert_true(bl_npy_get_f64(a, 1) == 5.0);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     unsigned char b1[2] = {0, 1};
     a = parse_ok(craft(1, 0, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", b1, sizeof b1));
     assert_true(bl_npy_get_i64(a, 0) == 0);
     assert_true(bl_npy_get_i64(a, 1) == 1);
     assert_true(bl_npy_get_f64(a, 1) == 1.0);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     /* 0-d: no dimensions, one element. */
     int64_t one = 42;
@@ -289,21 +289,21 @@ static void test_getters(void **state)
     assert_int_equal(a->ndim, 0);
     assert_int_equal(a->count, 1);
     assert_true(bl_npy_get_i64(a, 0) == 42);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     /* Empty: zero elements, a valid (freeable) data pointer. */
     a = parse_ok(craft(1, 0, "{'descr': '<f8', 'fortran_order': False, 'shape': (0,), }", NULL, 0));
     assert_int_equal(a->ndim, 1);
     assert_int_equal(a->count, 0);
     assert_non_null(a->data);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     /* A zero dimension empties the array even beside huge ones, as long as
      * the others times the item size fit (NumPy's rule: np.empty((2**59, 0))
      * exists, np.empty((2**62, 0)) is "too big"). */
     a = parse_ok(craft(1, 0, "{'descr': '<f8', 'fortran_order': False, 'shape': (576460752303423488, 0), }", NULL, 0));
     assert_int_equal(a->count, 0);
     assert_int_equal(a->shape[0], (size_t)576460752303423488u);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     bl_error err0 = {0};
     bytes tb = craft(1, 0, "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 0), }", NULL, 0);
     assert_int_equal(bl_npy_parse(tb.p, tb.len, "x", &a, &err0), BL_EVALUE);
@@ -313,7 +313,7 @@ static void test_getters(void **state)
     double eight = 8.0;
     a = parse_ok(craft(1, 0, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1), }", &eight, 8));
     assert_int_equal(a->ndim, 8);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
 
     /* Version 2 with a header beyond version 1's 65535-byte limit. */
     size_t big = 70000;
@@ -327,7 +327,7 @@ static void test_getters(void **state)
     a = parse_ok(craft(2, 0, dict, f8, sizeof f8));
     assert_int_equal(a->count, 3);
     assert_true(bl_npy_get_f64(a, 2) == 1e300);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     /* ... and the same through the file reader. */
     char *dir = bl_test_mkdtemp();
     bytes b = craft(2, 0, dict, f8, sizeof f8);
@@ -336,7 +336,7 @@ static void test_getters(void **state)
     bl_error err = {0};
     assert_int_equal(bl_npy_read(path, &a, &err), BL_OK);
     assert_true(bl_npy_get_f64(a, 0) == 0.5);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     free(path);
     free(dict);
     bl_test_rmtree(dir);
@@ -548,7 +548,7 @@ static void test_allocation_failures(void **state)
         bl_status st = bl_npy_read(path, &a, &err);
         if (st == BL_OK) {
             ok_read = 1;
-            bl_npy_free(a);
+            bl_npy_destroy(a);
         } else {
             assert_int_equal(st, BL_ENOMEM);
             assert_null(a);
@@ -558,7 +558,7 @@ static void test_allocation_failures(void **state)
         st = bl_npy_parse(b.p, b.len, "mem", &a, &err);
         if (st == BL_OK) {
             ok_parse = 1;
-            bl_npy_free(a);
+            bl_npy_destroy(a);
         } else {
             assert_int_equal(st, BL_ENOMEM);
             assert_null(a);
@@ -566,7 +566,7 @@ static void test_allocation_failures(void **state)
     }
     bl_alloc_fail_at(0);
     assert_true(ok_read && ok_parse);
-    bl_npy_free(NULL);
+    bl_npy_destroy(NULL);
     free(path);
     free(b.p);
     bl_test_rmtree(dir);

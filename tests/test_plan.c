@@ -100,7 +100,7 @@ static void test_delayed_cue_contract_vector(void **state)
     assert_string_equal(text, want);
     free(want);
     bl_free(text);
-    bl_json_free(c);
+    bl_json_destroy(c);
 
     /* The printed form carries the hash too. */
     const bl_json *h = bl_json_get(bl_resolved_plain(r), "contract_hash");
@@ -108,8 +108,8 @@ static void test_delayed_cue_contract_vector(void **state)
     assert_string_equal(bl_json_get_string(h, NULL), bl_resolved_contract_hash(r));
     assert_int_equal(bl_resolved_target_count(r), 1);
     assert_string_equal(bl_plan_id(p), "delayed-cue-development");
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
 }
 
 static void test_every_shared_plan_resolves(void **state)
@@ -120,8 +120,8 @@ static void test_every_shared_plan_resolves(void **state)
         bl_plan *p = read_shared(shared_plans[i]);
         bl_resolved_plan *r = resolve_ok(p);
         assert_int_equal(strlen(bl_resolved_contract_hash(r)), 64);
-        bl_resolved_plan_free(r);
-        bl_plan_free(p);
+        bl_resolved_plan_destroy(r);
+        bl_plan_destroy(p);
     }
 
     /* §2.3 (b): horizons, ports and frames of the four benchmark tasks. */
@@ -142,8 +142,8 @@ static void test_every_shared_plan_resolves(void **state)
     assert_string_equal(bl_json_get_string(bl_json_get(cfg, "weight_init_mode"), NULL),
                         "pong_mixed");
     assert_int_equal(bl_json_size(cfg), 19);
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
 }
 
 static void test_sweep_ids_and_labels(void **state)
@@ -169,7 +169,7 @@ static void test_sweep_ids_and_labels(void **state)
         assert_string_equal(bl_json_get_string(bl_json_get(t, "label"), NULL), labels[i]);
         bl_free(label);
     }
-    bl_plan_free(p);
+    bl_plan_destroy(p);
 
     /* Python repr details: quotes, bools, tuples, ints vs floats. */
     bl_json *cell = doc("{`it's`: `a\\\\b`, `x`: [1], `y`: [], `z`: true, `w`: 1e-05, "
@@ -179,7 +179,7 @@ static void test_sweep_ids_and_labels(void **state)
     assert_string_equal(label, "{\"it's\": 'a\\\\b', 'x': (1,), 'y': (), 'z': True, "
                                "'w': 1e-05, 'v': 'say \"hi\"'}");
     bl_free(label);
-    bl_json_free(cell);
+    bl_json_destroy(cell);
 }
 
 static void test_wiring_id_example(void **state)
@@ -197,15 +197,15 @@ static void test_wiring_id_example(void **state)
     assert_string_equal(other, hex);
     OK_E(bl_plan_wiring_id(r, 0, 1, 0, other, &e_));
     assert_string_not_equal(other, hex);
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
 
     p = read_shared("calibration-published-pong.toml");
     r = resolve_ok(p);
     OK_E(bl_plan_wiring_id(r, 0, 0, 0, hex, &e_));
     assert_string_equal(hex, "none");
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
 }
 
 static void test_write_round_trip(void **state)
@@ -234,12 +234,12 @@ static void test_write_round_trip(void **state)
         assert_true(bl_json_equal(bl_plan_plain(p), bl_plan_plain(q)));
         bl_resolved_plan *rq = resolve_ok(q);
         assert_string_equal(bl_resolved_contract_hash(r), bl_resolved_contract_hash(rq));
-        bl_resolved_plan_free(rq);
-        bl_plan_free(q);
-        bl_json_free(back);
-        bl_buf_free(&text);
-        bl_resolved_plan_free(r);
-        bl_plan_free(p);
+        bl_resolved_plan_destroy(rq);
+        bl_plan_destroy(q);
+        bl_json_destroy(back);
+        bl_buf_clear(&text);
+        bl_resolved_plan_destroy(r);
+        bl_plan_destroy(p);
     }
 }
 
@@ -252,7 +252,7 @@ static void test_defaults_and_kinds_are_kept(void **state)
                      "`node`: {`parameters`: {`leak`: 0}}}}]}");
     bl_plan *p = NULL;
     OK_E(bl_plan_from_document(d, &p, &e_));
-    bl_json_free(d);
+    bl_json_destroy(d);
     char *text = NULL;
     size_t len;
     OK_E(bl_json_canonical(bl_plan_plain(p), &text, &len, &e_));
@@ -282,18 +282,18 @@ static void test_defaults_and_kinds_are_kept(void **state)
     OK_E(bl_plan_from_document(d2, &p2, &e_));
     bl_resolved_plan *r2 = resolve_ok(p2);
     assert_string_not_equal(bl_resolved_contract_hash(r), bl_resolved_contract_hash(r2));
-    bl_resolved_plan_free(r2);
-    bl_plan_free(p2);
-    bl_json_free(d2);
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
+    bl_resolved_plan_destroy(r2);
+    bl_plan_destroy(p2);
+    bl_json_destroy(d2);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
 
     /* format_version 4.0 passes, as Python compares numerically. */
     d = doc("{`format`: `brainlesslab-plan`, `format_version`: 4.0, `id`: `p`, `targets`: "
             "[" TARGET "]}");
     OK_E(bl_plan_from_document(d, &p, &e_));
-    bl_plan_free(p);
-    bl_json_free(d);
+    bl_plan_destroy(p);
+    bl_json_destroy(d);
 
     /* input_link_p: the reference stores floats. */
     d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`parameters`: "
@@ -305,9 +305,9 @@ static void test_defaults_and_kinds_are_kept(void **state)
     assert_int_equal(bl_json_size(lp), 3);
     assert_int_equal(bl_json_kindof(bl_json_at(lp, 0)), BL_JSON_REAL);
     assert_true(bl_json_get_real(bl_json_at(lp, 0)) == 1.0);
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
-    bl_json_free(d);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
+    bl_json_destroy(d);
 
     /* SORN: sixteen fields, p_ee = 10/166. */
     d = doc("{" HEAD ", `targets`: [{`id`: `a`, `composition`: {`node`: {`kind`: `sorn`}}}]}");
@@ -317,9 +317,9 @@ static void test_defaults_and_kinds_are_kept(void **state)
     assert_int_equal(bl_json_size(cfg), 16);
     assert_true(bl_json_get_real(bl_json_get(cfg, "p_ee")) == 10.0 / 166.0);
     assert_true(bl_json_get_bool(bl_json_get(cfg, "learn_on")));
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
-    bl_json_free(d);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
+    bl_json_destroy(d);
 }
 
 /* ---- validation -------------------------------------------------------- */
@@ -603,7 +603,7 @@ static void test_sweep_constructor_matches_reference(void **state)
     assert_string_equal(bl_plan_id(got), "sweep");
     assert_string_equal(bl_json_get_string(bl_json_get(bl_plan_plain(got), "operation"), NULL),
                         "sweep");
-    bl_plan_free(got);
+    bl_plan_destroy(got);
     /* Two axes: first outermost, last fastest; labels list only the cell. */
     bl_json *two = doc("{`leak`: [0.1, 0.2], `link_p`: [0.05, 0.1, 0.2]}");
     if (bl_plan_sweep(comp, two, NULL, NULL, "two", false, &got, &err) != BL_OK)
@@ -612,7 +612,7 @@ static void test_sweep_constructor_matches_reference(void **state)
     assert_string_equal(target_str(got, 0, "label"), "{'leak': 0.1, 'link_p': 0.05}");
     assert_string_equal(target_str(got, 1, "label"), "{'leak': 0.1, 'link_p': 0.1}");
     assert_string_equal(target_str(got, 5, "label"), "{'leak': 0.2, 'link_p': 0.2}");
-    bl_plan_free(got);
+    bl_plan_destroy(got);
     /* Empty axes or an empty value list are refused. */
     bl_json *empty[2] = {doc("{}"), doc("{`leak`: []}")};
     for (int k = 0; k < 2; k++) {
@@ -620,13 +620,13 @@ static void test_sweep_constructor_matches_reference(void **state)
                          BL_EVALUE);
         assert_string_equal(err.msg, "sweep needs non-empty explicit parameter axes");
         assert_null(got);
-        bl_json_free(empty[k]);
+        bl_json_destroy(empty[k]);
     }
-    bl_json_free(two);
-    bl_json_free(eval);
-    bl_json_free(axes);
-    bl_json_free(comp);
-    bl_plan_free(want);
+    bl_json_destroy(two);
+    bl_json_destroy(eval);
+    bl_json_destroy(axes);
+    bl_json_destroy(comp);
+    bl_plan_destroy(want);
 }
 
 static void test_other_constructors(void **state)
@@ -641,7 +641,7 @@ static void test_other_constructors(void **state)
     assert_string_equal(bl_plan_id(p), "profile");
     assert_int_equal(bl_json_size(targets_of(p)), 1);
     assert_string_equal(target_str(p, 0, "id"), "baseline");
-    bl_plan_free(p);
+    bl_plan_destroy(p);
     /* ablate: baseline, then one target per verb with its intervention. */
     if (bl_plan_ablate(comp, NULL, 0, 1, NULL, NULL, NULL, false, &p, &err) != BL_OK)
         fail_msg("ablate: %s", err.msg);
@@ -653,7 +653,7 @@ static void test_other_constructors(void **state)
     assert_int_equal(bl_json_get_int(bl_json_get(iv, "tick")), 1);
     assert_string_equal(bl_json_get_string(bl_json_get(iv, "verb"), NULL), "freeze_plasticity");
     assert_int_equal(bl_json_size(bl_json_get(bl_json_at(targets_of(p), 0), "interventions")), 0);
-    bl_plan_free(p);
+    bl_plan_destroy(p);
     static const char *const verbs[] = {"blind_input"};
     if (bl_plan_ablate(comp, verbs, 1, 0, NULL, NULL, NULL, false, &p, &err) == BL_OK)
         fail_msg("an intervention at tick 0 was accepted");
@@ -676,8 +676,8 @@ static void test_other_constructors(void **state)
         assert_string_equal(target_str(p, k, "pairing_key"), pairing);
     }
     bl_resolved_plan *r = resolve_ok(p);
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
     /* calibrate: 1024 x 1 in the calibration partition, resolvable. */
     bl_json *task = doc("{`kind`: `pong`}");
     if (bl_plan_calibrate(task, 91337, NULL, 0, &p, &err) != BL_OK)
@@ -691,11 +691,11 @@ static void test_other_constructors(void **state)
                         "calibration");
     assert_string_equal(target_str(p, 0, "controller"), "reference_null");
     r = resolve_ok(p);
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
-    bl_json_free(task);
-    bl_json_free(node);
-    bl_json_free(comp);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
+    bl_json_destroy(task);
+    bl_json_destroy(node);
+    bl_json_destroy(comp);
 }
 
 static void test_document_errors(void **state)
@@ -711,7 +711,7 @@ static void test_document_errors(void **state)
             fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
                      bl_status_kind(c->status), c->msg);
         assert_null(p);
-        bl_json_free(d);
+        bl_json_destroy(d);
     }
 }
 
@@ -731,8 +731,8 @@ static void test_resolve_errors(void **state)
             fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
                      bl_status_kind(c->status), c->msg);
         assert_null(r);
-        bl_plan_free(p);
-        bl_json_free(d);
+        bl_plan_destroy(p);
+        bl_json_destroy(d);
     }
     /* Allowed: a later freeze_plasticity after freeze_weights, an alias
      * controller (kept as given), diagnostic short horizons. */
@@ -747,9 +747,9 @@ static void test_resolve_errors(void **state)
     const bl_json *t = bl_json_get(bl_resolved_target(r, 1), "target");
     assert_string_equal(bl_json_get_string(bl_json_get(t, "controller"), NULL),
                         "reference_nullblindpolicy");
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
-    bl_json_free(d);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
+    bl_json_destroy(d);
 }
 
 /* bl_test_fail_each's operation: read and resolve the plan file ctx. A
@@ -763,8 +763,8 @@ static bl_status read_and_resolve(void *ctx, bl_error *err)
     bl_status st = bl_plan_read(path, &p, err);
     if (st == BL_OK)
         st = bl_plan_resolve(p, &r, err);
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
     if (st == BL_ENOMEM && strstr(err->msg, path)) {
         char msg[sizeof err->msg];
         memcpy(msg, err->msg, sizeof msg);
@@ -820,7 +820,7 @@ static void test_read_errors_name_the_file(void **state)
             assert_int_equal(bl_plan_resolve(p, &r, &err), cases[i].status);
             assert_string_equal(err.msg, want);
         }
-        bl_plan_free(p);
+        bl_plan_destroy(p);
     }
     /* A plan that resolves, read and resolved under each allocation
      * failure in turn: every one a MemoryError that does not blame the
@@ -854,9 +854,9 @@ static void test_control_characters_outside_the_plan_id(void **state)
     assert_string_equal(bl_plan_id(p), "caf\xc3\xa9\xc2\xa0x");
     bl_resolved_plan *r = resolve_ok(p);
     assert_string_equal(target_str(p, 0, "id"), "t\xc2\x85");
-    bl_resolved_plan_free(r);
-    bl_plan_free(p);
-    bl_json_free(d);
+    bl_resolved_plan_destroy(r);
+    bl_plan_destroy(p);
+    bl_json_destroy(d);
 }
 
 /* ---- allocation failures ---------------------------------------------- */
@@ -882,8 +882,8 @@ static void test_allocation_failures_are_clean(void **state)
             st = bl_plan_wiring_id(r, 0, 1, 0, hex, &err);
         long used = bl_alloc_count();
         bl_alloc_fail_at(0);
-        bl_resolved_plan_free(r);
-        bl_plan_free(p);
+        bl_resolved_plan_destroy(r);
+        bl_plan_destroy(p);
         if (k > used) {
             assert_int_equal(st, BL_OK);
             break;
@@ -892,7 +892,7 @@ static void test_allocation_failures_are_clean(void **state)
             fail_msg("allocation %ld of %ld failed but status %s (%s)", k, used,
                      bl_status_kind(st), err.msg);
     }
-    bl_json_free(d);
+    bl_json_destroy(d);
 }
 
 int main(void)

@@ -118,7 +118,7 @@ static bl_json *row_of(const bl_profile_sample *s)
     bl_buf b;
     bl_buf_init(&b);
     OK_E(bl_json_write(row, 0, &b, &e_));
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return row;
 }
 
@@ -137,16 +137,16 @@ static void test_statistics(void **state)
     assert_true(num(s, "mean") == 2.5);
     assert_true(fabs(num(s, "standard_deviation") - sqrt(1.25)) < 1e-15);
     assert_true(num(s, "minimum") == 1 && num(s, "maximum") == 4);
-    bl_json_free(s);
+    bl_json_destroy(s);
     const double one = 7.0;
     OK_E(bl_sample_stats_json(&one, 1, &s, &e_));
     assert_true(num(s, "standard_deviation") == 0.0);
     assert_true(num(s, "median") == 7.0);
-    bl_json_free(s);
+    bl_json_destroy(s);
     OK_E(bl_sample_stats_json(NULL, 0, &s, &e_));
     assert_int_equal(bl_json_size(s), 1);
     assert_int_equal((int)num(s, "count"), 0);
-    bl_json_free(s);
+    bl_json_destroy(s);
     const double bad[] = {1, NAN};
     assert_int_equal(bl_sample_stats_json(bad, 2, &s, NULL), BL_EVALUE);
 }
@@ -200,7 +200,7 @@ static void test_rates_and_boundaries(void **state)
     /* Horizon 12: trials of 10 and 11 ticks ended early. */
     assert_int_equal((int)num(row, "early_ending_trials"), 2);
     assert_int_equal(bl_json_size(get(row, "trial_work")), 4);
-    bl_json_free(row);
+    bl_json_destroy(row);
 }
 
 static void test_invalid_trials_cannot_be_fast_success(void **state)
@@ -233,7 +233,7 @@ static void test_invalid_trials_cannot_be_fast_success(void **state)
             assert_string_equal(str(get(row, "nonfinite_raw_outcomes"), "3"), "inf");
         if (c >= 3 && c <= 4)
             assert_true(is_null(row, "outcome_signature"));
-        bl_json_free(row);
+        bl_json_destroy(row);
     }
     /* A duration that is not positive fails too. */
     bl_trial_result t[4];
@@ -242,7 +242,7 @@ static void test_invalid_trials_cannot_be_fast_success(void **state)
     s.execute_seconds = 0.0;
     bl_json *row = row_of(&s);
     assert_string_equal(str(row, "error"), "invalid measured duration");
-    bl_json_free(row);
+    bl_json_destroy(row);
     /* A record-writer error fails the row and keeps the raw outcomes. */
     s = base_sample(t, 4);
     s.recorded = true;
@@ -254,7 +254,7 @@ static void test_invalid_trials_cannot_be_fast_success(void **state)
     assert_true(num(row, "completed_world_ticks") == 46);
     assert_true(bl_json_get_real(bl_json_at(get(row, "raw_outcomes"), 3)) == 1.5);
     assert_true(is_null(row, "world_ticks_per_second"));
-    bl_json_free(row);
+    bl_json_destroy(row);
 }
 
 static void test_identity_is_separate_from_early_ending_work(void **state)
@@ -276,9 +276,9 @@ static void test_identity_is_separate_from_early_ending_work(void **state)
     bl_json *c = row_of(&s2);
     assert_string_equal(str(b, "identity_signature"), str(c, "identity_signature"));
     assert_string_equal(str(b, "work_signature"), str(c, "work_signature"));
-    bl_json_free(a);
-    bl_json_free(b);
-    bl_json_free(c);
+    bl_json_destroy(a);
+    bl_json_destroy(b);
+    bl_json_destroy(c);
 }
 
 /* ---- §1.2 and §1.3: the command line and the workload ------------------------------ */
@@ -303,8 +303,8 @@ static void test_batch_capacity_preserves_scientific_protocol(void **state)
         if (i == 0)
             strcpy(first, sig);
         assert_string_equal(sig, first);
-        bl_json_free(protocol);
-        bl_profile_workload_free(&w);
+        bl_json_destroy(protocol);
+        bl_profile_workload_destroy(&w);
     }
 }
 
@@ -326,8 +326,8 @@ static void test_short_physical_horizon_requires_diagnostic(void **state)
     OK_E(bl_profile_protocol(&a, &w, &protocol, sig, &e_));
     assert_int_equal((int)num(protocol, "resolved_horizon"), 50);
     assert_true(bl_json_get_bool(get(protocol, "diagnostic")));
-    bl_json_free(protocol);
-    bl_profile_workload_free(&w);
+    bl_json_destroy(protocol);
+    bl_profile_workload_destroy(&w);
 }
 
 /* ---- the worker ------------------------------------------------------------------------ */
@@ -382,13 +382,13 @@ static void test_worker_excludes_first_and_warmups_from_statistics(void **state)
     char hex[65];
     OK_E(bl_sha256(lock.data, lock.len, d, &e_));
     bl_hex(d, sizeof d, hex);
-    bl_buf_free(&lock);
+    bl_buf_clear(&lock);
     assert_string_equal(str(src, "build_lock_sha256"), hex);
     assert_string_equal(str(src, "package_source_sha256"), bl_source_bundle_sha256());
     assert_true(bl_json_size(get(src, "package_source_files")) > 100);
     /* The runtime block was replaced by the evaluation metadata. */
     assert_non_null(bl_json_get(get(r, "runtime"), "batch_capacities"));
-    bl_json_free(r);
+    bl_json_destroy(r);
 }
 
 static void test_sync_boundaries_with_a_synthetic_clock(void **state)
@@ -430,7 +430,7 @@ static void test_sync_boundaries_with_a_synthetic_clock(void **state)
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal((int)num(get(get(r, "statistics"), "record_wall_seconds"), "count"), 1);
-    bl_json_free(r);
+    bl_json_destroy(r);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -462,7 +462,7 @@ static void test_record_failure_retains_raws_and_fails(void **state)
     assert_true(is_null(first, "neural_frames_per_second"));
     /* The worker stops at the first failed evaluation. */
     assert_int_equal(bl_json_size(get(r, "samples")), 1);
-    bl_json_free(r);
+    bl_json_destroy(r);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -499,7 +499,7 @@ static void test_work_counts_identical_across_batch_partitions(void **state)
         /* Placement is what changed: the admitted capacity follows the request. */
         assert_int_equal(bl_json_get_int(bl_json_at(get(s, "admitted_batch_capacities"), 0)),
                          sizes[i]);
-        bl_json_free(r);
+        bl_json_destroy(r);
     }
 }
 
@@ -522,7 +522,7 @@ static void test_worker_allocation_failures(void **state)
     bl_alloc_fail_at(0);
     assert_int_equal(bl_profile_worker(&a, NULL, &r, &err), 0);
     long total = bl_alloc_count();
-    bl_json_free(r);
+    bl_json_destroy(r);
     for (long k = 1; k <= total; k += k < 64 ? 1 : 97) {
         r = NULL;
         bl_error e = {0};
@@ -538,7 +538,7 @@ static void test_worker_allocation_failures(void **state)
             assert_string_equal(str(r, "status"), "complete");
         else
             assert_string_equal(str(r, "status"), "failed");
-        bl_json_free(r);
+        bl_json_destroy(r);
     }
 }
 
@@ -609,7 +609,7 @@ static bl_status fake_spawn(void *ctx, const char *const *argv, const char *stdo
     bl_buf_puts(&b, "log line\nPROFILE_RECEIPT=");
     bl_json_write(r, BL_JSON_SORT_KEYS, &b, err);
     bl_buf_putc(&b, '\n');
-    bl_json_free(r);
+    bl_json_destroy(r);
     FILE *out = fopen(stdout_path, "w");
     assert_non_null(out);
     fwrite(b.data, 1, b.len, out);
@@ -730,11 +730,11 @@ static void test_background_activity_and_unknown_telemetry_need_opt_in(void **st
         assert_int_equal(bl_json_size(get(r, "background_activity")), c ? 0 : 1);
         assert_string_equal(str(get(r, "activity_telemetry"), "status"),
                             c ? "unavailable" : "available");
-        bl_json_free(r);
+        bl_json_destroy(r);
         bl_free(path);
         bl_test_rmtree(dest);
     }
-    bl_json_free(receipt);
+    bl_json_destroy(receipt);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -781,9 +781,9 @@ static void test_parent_serial_phases_and_receipt_structure(void **state)
     snprintf(log, sizeof log, "%s/cpu-warm_cache_new_process.stdout.txt", dest);
     struct stat sb;
     assert_int_equal(stat(log, &sb), 0);
-    bl_json_free(r);
+    bl_json_destroy(r);
     bl_free(path);
-    bl_json_free(receipt);
+    bl_json_destroy(receipt);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -824,11 +824,11 @@ static void test_parent_rejects_failed_samples_and_changed_work(void **state)
             assert_int_equal(bl_json_size(rows), 1);
             assert_int_equal(f.spawns, 1);
         }
-        bl_json_free(r);
+        bl_json_destroy(r);
         bl_free(path);
         bl_test_rmtree(dest);
     }
-    bl_json_free(receipt);
+    bl_json_destroy(receipt);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -848,7 +848,7 @@ static void test_worker_output_parsing(void **state)
     assert_int_equal(bl_profile_parse_worker_output("PROFILE_RECEIPT=[1]\n", &r, &err), BL_EVALUE);
     OK_E(bl_profile_parse_worker_output("x\nPROFILE_RECEIPT={\"a\": 1}\ny", &r, &e_));
     assert_int_equal((int)num(r, "a"), 1);
-    bl_json_free(r);
+    bl_json_destroy(r);
 }
 
 /* ---- the command, end to end ---------------------------------------------------------- */
@@ -921,8 +921,8 @@ static void test_cli_end_to_end(void **state)
         free(out);
         free(err);
     }
-    bl_json_free(r);
-    bl_json_free(line);
+    bl_json_destroy(r);
+    bl_json_destroy(line);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -976,7 +976,7 @@ static void test_ctrl_c_writes_an_honest_receipt(void **state)
     assert_string_equal(str(row, "status"), "failed");
     assert_int_equal((int)num(row, "returncode"), 130);
     assert_non_null(strstr(str(row, "error"), "KeyboardInterrupt"));
-    bl_json_free(r);
+    bl_json_destroy(r);
     bl_test_rmtree(dir);
     free(dir);
 }

@@ -215,10 +215,10 @@ static void test_zip_deterministic(void **state)
     assert_int_equal(d.len, 6 + a.len);
     assert_memory_equal(d.data, "prefix", 6);
     assert_memory_equal(d.data + 6, a.data, a.len);
-    bl_buf_free(&a);
-    bl_buf_free(&b);
-    bl_buf_free(&c);
-    bl_buf_free(&d);
+    bl_buf_clear(&a);
+    bl_buf_clear(&b);
+    bl_buf_clear(&c);
+    bl_buf_clear(&d);
 }
 
 static void test_zip_round_trip(void **state)
@@ -246,7 +246,7 @@ static void test_zip_round_trip(void **state)
         if (want->len)
             assert_memory_equal(got[i].data, want->data, want->len);
     }
-    bl_zip_entries_free(got, n);
+    bl_zip_entries_destroy(got, n);
 
     /* An archive without members is the bare end record, and reads back empty. */
     bl_buf empty;
@@ -255,9 +255,9 @@ static void test_zip_round_trip(void **state)
     assert_memory_equal(empty.data, "PK\5\6", 4);
     OK_E(bl_zip_read(empty.data, empty.len, &got, &n, &e_));
     assert_int_equal(n, 0);
-    bl_zip_entries_free(got, n);
-    bl_buf_free(&empty);
-    bl_buf_free(&zip);
+    bl_zip_entries_destroy(got, n);
+    bl_buf_clear(&empty);
+    bl_buf_clear(&zip);
 }
 
 static void test_zip_python_reads_it(void **state)
@@ -278,14 +278,14 @@ static void test_zip_python_reads_it(void **state)
     }
     assert_string_equal(out, expect);
     free(out);
-    bl_buf_free(&zip);
+    bl_buf_clear(&zip);
 
     bl_buf empty;
     build(NULL, 0, &empty);
     out = python_zip_check(empty.data, empty.len);
     assert_string_equal(out, "0\n");
     free(out);
-    bl_buf_free(&empty);
+    bl_buf_clear(&empty);
 }
 
 static void test_zip_unsafe_names(void **state)
@@ -306,7 +306,7 @@ static void test_zip_unsafe_names(void **state)
         assert_non_null(strstr(err.msg, "unsafe archive member name"));
         assert_int_equal(out.len, 4); /* the buffer is left as it was */
         assert_string_equal(out.data, "kept");
-        bl_buf_free(&out);
+        bl_buf_clear(&out);
     }
     /* Duplicates, and data missing behind a length. */
     bl_zip_entry dup[3] = {{"a", "1", 1}, {"b", "2", 1}, {"a", "3", 1}};
@@ -321,7 +321,7 @@ static void test_zip_unsafe_names(void **state)
     /* Names that are fine: dots inside names, hidden files, UTF-8. */
     bl_zip_entry good[3] = {{".ci/run", "", 0}, {"a..b/c.d", "", 0}, {"\xc3\xa9t\xc3\xa9", "", 0}};
     OK_E(bl_zip_build(good, 3, &out, &e_));
-    bl_buf_free(&out);
+    bl_buf_clear(&out);
 }
 
 /* An archive made with libzip directly, naming a member `name`. */
@@ -376,7 +376,7 @@ static void test_zip_read_refuses(void **state)
     zip.data[at] ^= 0x10;
     assert_int_equal(bl_zip_read(zip.data, zip.len, &got, &n, &err), BL_EVALUE);
     assert_null(got);
-    bl_buf_free(&zip);
+    bl_buf_clear(&zip);
 
     /* Names another writer let through are refused on reading too. */
     const char *evil[] = {"../evil", "/abs", "dir/"};
@@ -385,15 +385,15 @@ static void test_zip_read_refuses(void **state)
         raw_archive(evil[i], &raw);
         assert_int_equal(bl_zip_read(raw.data, raw.len, &got, &n, &err), BL_EVALUE);
         assert_non_null(strstr(err.msg, "unsafe archive member name"));
-        bl_buf_free(&raw);
+        bl_buf_clear(&raw);
     }
     bl_buf ok;
     raw_archive("fine/name.txt", &ok);
     OK_E(bl_zip_read(ok.data, ok.len, &got, &n, &e_));
     assert_int_equal(n, 1);
     assert_memory_equal(got[0].data, "evil", 4);
-    bl_zip_entries_free(got, n);
-    bl_buf_free(&ok);
+    bl_zip_entries_destroy(got, n);
+    bl_buf_clear(&ok);
 }
 
 /* ---- .npz ----------------------------------------------------------------------- */
@@ -423,7 +423,7 @@ static void test_npz_loads_in_numpy(void **state)
     OK_E(bl_npz_build(names, arrays, lengths, 3, &again, &e_));
     assert_int_equal(npz.len, again.len);
     assert_memory_equal(npz.data, again.data, npz.len);
-    bl_buf_free(&again);
+    bl_buf_clear(&again);
 
     char *dir = bl_test_mkdtemp();
     char path[4096], request[8192];
@@ -481,11 +481,11 @@ static void test_npz_loads_in_numpy(void **state)
                         "'shape': (0,), }",
                         10 + 57);
     assert_int_equal(members[2].len, 128 + 8 * lengths[0]);
-    bl_zip_entries_free(members, n);
+    bl_zip_entries_destroy(members, n);
     bl_test_rmtree(dir);
     free(dir);
     free(longer);
-    bl_buf_free(&npz);
+    bl_buf_clear(&npz);
 
     /* Member names are checked like any archive name. */
     const char *bad[] = {"../up"};
@@ -493,7 +493,7 @@ static void test_npz_loads_in_numpy(void **state)
     const size_t len1[] = {1};
     bl_buf_init(&npz);
     assert_int_equal(bl_npz_build(bad, one, len1, 1, &npz, &err), BL_EVALUE);
-    bl_buf_free(&npz);
+    bl_buf_clear(&npz);
 }
 
 /* ---- the source bundle ------------------------------------------------------------ */
@@ -583,7 +583,7 @@ static void test_source_receipt(void **state)
             fail_msg("bundle member %s differs from the tree (rebuild?)", same[i]);
         free(bytes);
     }
-    bl_zip_entries_free(members, n);
+    bl_zip_entries_destroy(members, n);
 
     /* The receipt writes as record JSON. */
     bl_buf text;
@@ -591,8 +591,8 @@ static void test_source_receipt(void **state)
     OK_E(bl_json_write(receipt, BL_JSON_SORT_KEYS, &text, &e_));
     const char *start = "{\"entrypoint\":\"brainlesslab\",\"file_sha256\":{";
     assert_true(strncmp(text.data, start, strlen(start)) == 0);
-    bl_buf_free(&text);
-    bl_json_free(receipt);
+    bl_buf_clear(&text);
+    bl_json_destroy(receipt);
     free(hex);
 }
 
@@ -617,8 +617,8 @@ static void test_bundle_python_reads_it(void **state)
                       name);
     }
     assert_string_equal(out, expect.data);
-    bl_buf_free(&expect);
-    bl_json_free(receipt);
+    bl_buf_clear(&expect);
+    bl_json_destroy(receipt);
     free(out);
 }
 
@@ -663,7 +663,7 @@ static void test_build_lock(void **state)
         }
         p = end + 1;
     }
-    bl_buf_free(&lock);
+    bl_buf_clear(&lock);
 }
 
 static void test_environment_json(void **state)
@@ -705,8 +705,8 @@ static void test_environment_json(void **state)
     bl_buf text;
     bl_buf_init(&text);
     OK_E(bl_json_write(env, BL_JSON_SORT_KEYS, &text, &e_));
-    bl_buf_free(&text);
-    bl_json_free(env);
+    bl_buf_clear(&text);
+    bl_json_destroy(env);
 }
 
 /* ---- allocation failures --------------------------------------------------------- */
@@ -721,7 +721,7 @@ static bl_status op_zip_build(void *ctx, bl_error *err)
     bl_status st = bl_zip_build(sample, nsample, &out, err);
     if (st != BL_OK && (out.len != 4 || strcmp(out.data, "kept") != 0))
         st = BL_ERUNTIME; /* a failure must leave the buffer as it was */
-    bl_buf_free(&out);
+    bl_buf_clear(&out);
     return st;
 }
 
@@ -733,7 +733,7 @@ static bl_status op_zip_read(void *ctx, bl_error *err)
     bl_status st = bl_zip_read(zip->data, zip->len, &e, &n, err);
     if (st != BL_OK && (e || n))
         st = BL_ERUNTIME;
-    bl_zip_entries_free(e, n);
+    bl_zip_entries_destroy(e, n);
     return st;
 }
 
@@ -747,7 +747,7 @@ static bl_status op_npz(void *ctx, bl_error *err)
     bl_buf out;
     bl_buf_init(&out);
     bl_status st = bl_npz_build(names, arrays, lengths, 2, &out, err);
-    bl_buf_free(&out);
+    bl_buf_clear(&out);
     return st;
 }
 
@@ -758,7 +758,7 @@ static bl_status op_receipt(void *ctx, bl_error *err)
     bl_status st = bl_source_receipt(&r, err);
     if (st != BL_OK && r)
         st = BL_ERUNTIME;
-    bl_json_free(r);
+    bl_json_destroy(r);
     return st;
 }
 
@@ -769,7 +769,7 @@ static bl_status op_environment(void *ctx, bl_error *err)
     bl_status st = bl_environment_json(&env, err);
     if (st != BL_OK && env)
         st = BL_ERUNTIME;
-    bl_json_free(env);
+    bl_json_destroy(env);
     return st;
 }
 
@@ -779,7 +779,7 @@ static bl_status op_lock(void *ctx, bl_error *err)
     bl_buf out;
     bl_buf_init(&out);
     bl_status st = bl_build_lock(&out, err);
-    bl_buf_free(&out);
+    bl_buf_clear(&out);
     return st;
 }
 
@@ -792,7 +792,7 @@ static void test_allocation_failures(void **state)
     bl_buf zip;
     build(sample, nsample, &zip);
     assert_true(bl_test_fail_each(op_zip_read, &zip, 1) > 1);
-    bl_buf_free(&zip);
+    bl_buf_clear(&zip);
     assert_true(bl_test_fail_each(op_npz, NULL, 1) > 1);
     assert_true(bl_test_fail_each(op_environment, NULL, 1) > 1);
     assert_true(bl_test_fail_each(op_lock, NULL, 1) > 1);

@@ -143,7 +143,7 @@ static void test_compare_rules(void **state)
     assert_string_equal(bl_json_get_string(bl_json_get(f, "rule"), NULL), "tolerance");
     assert_true(bl_json_get_real(bl_json_get(f, "observed")) == -1.25 + 1e-3);
     assert_true(bl_json_get_real(bl_json_get(f, "expected")) == -1.25);
-    bl_json_free(j);
+    bl_json_destroy(j);
 
     /* Integer arrays are exact even inside the tolerance. */
     mini_init(&obs, acts, counts, spikes);
@@ -172,7 +172,7 @@ static void test_compare_rules(void **state)
     assert_true(bl_json_get_real(bl_json_get(d, "margin")) == 1e-5);
     assert_true(bl_json_get_real(bl_json_get(d, "float32")) == 1.0);
     assert_true(bl_json_get_real(bl_json_get(d, "float64")) == 0.0);
-    bl_json_free(j);
+    bl_json_destroy(j);
 
     /* A flipped spike with |margin| 1e-3 > atol + rtol·2: a failure. */
     mini_init(&obs, acts, counts, spikes);
@@ -224,8 +224,8 @@ static void test_compare_rules(void **state)
     assert_int_equal(bl_json_get_int(bl_json_get(j, "snapshots")),
                      (int64_t)bl_qualify_ledger_snapshots(l));
     assert_int_equal(bl_json_get_int(bl_json_get(j, "failure_count")), 8);
-    bl_json_free(j);
-    bl_qualify_ledger_free(l);
+    bl_json_destroy(j);
+    bl_qualify_ledger_destroy(l);
 }
 
 static void test_failures_are_capped(void **state)
@@ -250,8 +250,8 @@ static void test_failures_are_capped(void **state)
     const bl_json *last = bl_json_at(fails, BL_QUALIFY_MAX_FAILURES - 1);
     assert_int_equal(bl_json_get_int(bl_json_at(bl_json_get(last, "index"), 0)), 3);
     assert_int_equal(bl_json_get_int(bl_json_at(bl_json_get(last, "index"), 1)), 1);
-    bl_json_free(j);
-    bl_qualify_ledger_free(l);
+    bl_json_destroy(j);
+    bl_qualify_ledger_destroy(l);
 }
 
 /* ---- margins ------------------------------------------------------------------ */
@@ -357,13 +357,13 @@ static void test_injected_difference_fails(void **state)
     assert_string_equal(bl_json_get_string(bl_json_get(f, "array"), NULL), "falandays/weights");
     assert_int_equal(bl_json_get_int(bl_json_at(bl_json_get(f, "index"), 0)), 3);
     assert_int_equal(bl_json_get_int(bl_json_at(bl_json_get(f, "index"), 1)), 5);
-    bl_json_free(j);
-    bl_qualify_ledger_free(l);
-    bl_snapshot_free(s64);
-    bl_snapshot_free(s32);
+    bl_json_destroy(j);
+    bl_qualify_ledger_destroy(l);
+    bl_snapshot_destroy(s64);
+    bl_snapshot_destroy(s32);
     bl_model_destroy(m64);
     bl_model_destroy(m32);
-    bl_falandays_init_free(init);
+    bl_falandays_init_destroy(init);
 }
 
 /* ---- the qualification itself ----------------------------------------------- */
@@ -384,7 +384,7 @@ static size_t model_arrays(bl_model_kind kind)
         OK_E(bl_falandays_construct(&c, 6, 2, 2, &g, &init, &e_));
         const bl_falandays_init *one[1] = {init};
         OK_E(bl_model_create_falandays(one, 1, BL_FLOAT64, &m, &e_));
-        bl_falandays_init_free(init);
+        bl_falandays_init_destroy(init);
     } else {
         bl_sorn_config c;
         bl_sorn_config_default(&c);
@@ -392,12 +392,12 @@ static size_t model_arrays(bl_model_kind kind)
         OK_E(bl_sorn_construct(&c, 6, 2, 2, &g, &init, &e_));
         const bl_sorn_init *one[1] = {init};
         OK_E(bl_model_create_sorn(one, 1, BL_FLOAT64, &m, &e_));
-        bl_sorn_init_free(init);
+        bl_sorn_init_destroy(init);
     }
     bl_snapshot *s = NULL;
     OK_E(bl_model_snapshot(m, 0, &s, &e_));
     const size_t n = s->count;
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
     return n;
 }
@@ -419,9 +419,9 @@ static size_t world_arrays(bl_task_kind kind)
     bl_snapshot *s = NULL;
     OK_E(bl_worlds_snapshot(c, 0, &s, &e_));
     const size_t n = s->count;
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_worlds_destroy(c);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
     return n;
 }
@@ -587,8 +587,8 @@ static void test_receipt(void **state)
     bl_buf b;
     bl_buf_init(&b);
     OK_E(bl_json_write(r, BL_JSON_INDENT, &b, &e_));
-    bl_buf_free(&b);
-    bl_json_free(r);
+    bl_buf_clear(&b);
+    bl_json_destroy(r);
 }
 
 /* The failed cases of a receipt, counted by the test itself. */
@@ -645,7 +645,7 @@ static void test_zero_tolerance_fails(void **state)
     assert_non_null(strstr(err.msg, str(f, "array")));
     assert_non_null(strstr(err.msg, "); see somewhere/receipt.json"));
     assert_null(strchr(err.msg, '\n'));
-    bl_json_free(r);
+    bl_json_destroy(r);
 }
 
 static void test_bad_options(void **state)
@@ -697,7 +697,7 @@ static void inject(int64_t trials, long singles, long spread)
     bl_alloc_fail_at(0);
     OK_E(bl_qualify_run(&o, &r, &passed, &e_));
     const long total = bl_alloc_count();
-    bl_json_free(r);
+    bl_json_destroy(r);
     assert_true(passed && total > 1000);
     const long stride = total / spread;
     for (long n = 1; n <= total; n += n < singles ? 1 : stride) {
@@ -848,8 +848,8 @@ static void test_cli_success(void **state)
     assert_true(strncmp(out, "{\n  \"format\": ", 14) == 0);
     assert_true(out[n - 1] == '\n' && out[n - 2] == '}');
     bl_free(text);
-    bl_json_free(printed);
-    bl_json_free(written);
+    bl_json_destroy(printed);
+    bl_json_destroy(written);
     free(out);
     free(err);
     /* Help. */
@@ -904,7 +904,7 @@ static void test_failure_line(void **state)
         if (strncmp(err.msg, "qualify failed: 1 of 2 cases, 1 failed comparison (first: ", 58) != 0 ||
             !strstr(err.msg, kinds[k].says))
             fail_msg("case %zu: %s", k, err.msg);
-        bl_json_free(r);
+        bl_json_destroy(r);
     }
 }
 
@@ -943,8 +943,8 @@ static void test_cli_failure_says_what_failed(void **state)
     char tail[4400];
     snprintf(tail, sizeof tail, "; see %s\n", receipt);
     assert_string_equal(err + strlen(err) - strlen(tail), tail);
-    bl_json_free(printed);
-    bl_json_free(written);
+    bl_json_destroy(printed);
+    bl_json_destroy(written);
     free(out);
     free(err);
     bl_test_rmtree(tmp);

@@ -61,7 +61,7 @@ static void evaluate_text(const char *toml, evaluated *ev)
     if (bl_toml_parse(toml, strlen(toml), "plan", &doc, &err) != BL_OK)
         fail_msg("toml: %s", err.msg);
     evaluate_doc(doc, ev);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
 }
 
 static void evaluate_tiny(const char *extra, evaluated *ev)
@@ -73,9 +73,9 @@ static void evaluate_tiny(const char *extra, evaluated *ev)
 
 static void evaluated_free(evaluated *ev)
 {
-    bl_evaluation_free(ev->e);
-    bl_resolved_plan_free(ev->resolved);
-    bl_plan_free(ev->plan);
+    bl_evaluation_destroy(ev->e);
+    bl_resolved_plan_destroy(ev->resolved);
+    bl_plan_destroy(ev->plan);
     memset(ev, 0, sizeof *ev);
 }
 
@@ -201,14 +201,14 @@ static bl_json *record_json_file(const char *path)
     OK_E(bl_record_json_text(v, &again, &e_));
     if (again.len != len || memcmp(again.data, text, len) != 0)
         fail_msg("%s is not in record JSON form:\n%s", path, text);
-    bl_buf_free(&again);
+    bl_buf_clear(&again);
     free(text);
     return v;
 }
 
 static int setup(void **state)
 {
-    bl_rt_fixture *fx = bl_rt_fixture_new("plan.toml");
+    bl_rt_fixture *fx = bl_rt_fixture_create("plan.toml");
     if (!fx)
         return -1;
     *state = fx;
@@ -234,7 +234,7 @@ static void test_record_json_and_csv_formats(void **state)
     OK_E(bl_record_json_text(v, &b, &e_));
     assert_string_equal(b.data, "{\"a\":\"Grüße ☃\",\"b\":[1,2.5,null,true],"
                                 "\"c\":{\"y\":1e+16,\"z\":1e-05}}\n");
-    bl_json_free(v);
+    bl_json_destroy(v);
 
     /* Any non-finite number anywhere is refused, before a byte is written. */
     v = parse("{\"a\": [1.0, {\"b\": 2.0}]}");
@@ -245,10 +245,10 @@ static void test_record_json_and_csv_formats(void **state)
     assert_int_equal(bl_record_json_text(v, &b, &err), BL_EVALUE);
     assert_string_equal(err.msg, "records require finite numbers or explicit missing values");
     assert_int_equal(b.len, 0);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = parse("[{\"a\": 1}, 2]");
     assert_int_equal(bl_csv_text(v, &b, &err), BL_ETYPE); /* not rows of objects */
-    bl_json_free(v);
+    bl_json_destroy(v);
 
     /* CSV: sorted union header, CRLF, minimal quoting, Python spellings. */
     v = parse("[{\"b\": \"plain\", \"a\": 1, \"list\": [\"x\", \"é\"], \"n\": null},"
@@ -266,20 +266,20 @@ static void test_record_json_and_csv_formats(void **state)
                         "-0.0,\"comma, \"\"quote\"\"\",,\"{\"\"k\"\":1}\",,,True\r\n"
                         "0.1,\"line\nbreak\",,,,\"cr\r\",False\r\n"
                         "18446744073709551617,,,,,,\r\n");
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* A lone empty field is written "" (Python), so the row is not blank. */
     v = parse("[{\"a\": null}, {\"a\": \"x\"}]");
     bl_buf_reset(&b);
     OK_E(bl_csv_text(v, &b, &e_));
     assert_string_equal(b.data, "a\r\n\"\"\r\nx\r\n");
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = parse("[{\"a\": 1.5}]");
     OK_E(bl_json_object_set(bl_json_at(v, 0), "a", bl_json_real(0.0 / 0.0), &e_));
     bl_buf_reset(&b);
     assert_int_equal(bl_csv_text(v, &b, &err), BL_EVALUE);
     assert_non_null(strstr(err.msg, "finite"));
-    bl_json_free(v);
-    bl_buf_free(&b);
+    bl_json_destroy(v);
+    bl_buf_clear(&b);
 }
 
 /* ---- naming and reservation (§7.1) ------------------------------------------------- */
@@ -390,7 +390,7 @@ static void test_fail_record_keeps_reservation_and_first_cause(void **state)
     /* No machine path leaks into the record. */
     assert_string_equal(bl_json_get_string(bl_json_get(failed, "message"), NULL),
                         "<record>/trials.csv: cannot write: No space left on device");
-    bl_json_free(failed);
+    bl_json_destroy(failed);
     assert_true(bl_rt_exists(bl_rt_at(q, p, ".RESERVED")));
     assert_false(bl_rt_exists(bl_rt_at(q, p, "DONE")));
     assert_true(bl_rt_exists(bl_rt_at(q, p, "partial.txt")));
@@ -532,7 +532,7 @@ static void test_fresh_record(void **state)
         sha256_hex_of(bl_rt_at(q, p, listed[i]), hex);
         assert_string_equal(bl_json_get_string(bl_json_get(hashes, listed[i]), NULL), hex);
     }
-    bl_json_free(m);
+    bl_json_destroy(m);
 
     bl_json *map = inspect_ok(p);
     assert_string_equal(status_of(map), "complete");
@@ -541,7 +541,7 @@ static void test_fresh_record(void **state)
     assert_int_equal(bl_json_size(bl_json_get(map, "invalid_artifacts")), 0);
     assert_int_equal(bl_json_size(bl_json_get(map, "unlisted_artifacts")), 0);
     assert_int_equal(bl_json_size(map), 6);
-    bl_json_free(map);
+    bl_json_destroy(map);
 
     /* Tables: the spec's columns, one row per trial and per (trial, stream). */
     check_csv_header(bl_rt_at(q, p, "trials.csv"),
@@ -585,8 +585,8 @@ static void test_fresh_record(void **state)
     assert_true(bl_json_equal(bl_json_get(env, "execution"), meta));
     assert_non_null(bl_json_get(env, "machine"));
     assert_non_null(bl_json_get(env, "package_version"));
-    bl_json_free(env);
-    bl_json_free(summary);
+    bl_json_destroy(env);
+    bl_json_destroy(summary);
 
     /* The source capture: receipt hashes match the archive and its members,
      * members are portable relative paths, the lock is a separate copy. */
@@ -617,8 +617,8 @@ static void test_fresh_record(void **state)
         has_records_c |= strcmp(name, "src/records/record.c") == 0;
     }
     assert_true(has_records_c);
-    bl_zip_entries_free(entries, nentries);
-    bl_json_free(receipt);
+    bl_zip_entries_destroy(entries, nentries);
+    bl_json_destroy(receipt);
     free(zip);
     bl_buf lock;
     bl_buf_init(&lock);
@@ -628,7 +628,7 @@ static void test_fresh_record(void **state)
     assert_int_equal(llen, lock.len);
     assert_memory_equal(lock_file, lock.data, llen);
     free(lock_file);
-    bl_buf_free(&lock);
+    bl_buf_clear(&lock);
 
     /* request.toml reads back as the same plan; resolved.toml holds the
      * resolved plan without nulls, with a [request] table. */
@@ -638,8 +638,8 @@ static void test_fresh_record(void **state)
     OK_E(bl_plan_resolve(again, &again_resolved, &e_));
     assert_string_equal(bl_resolved_contract_hash(again_resolved),
                         bl_resolved_contract_hash(ev.resolved));
-    bl_resolved_plan_free(again_resolved);
-    bl_plan_free(again);
+    bl_resolved_plan_destroy(again_resolved);
+    bl_plan_destroy(again);
     char *resolved = bl_test_read(bl_rt_at(q, p, "resolved.toml"), NULL);
     assert_non_null(strstr(resolved, "\n[request]\n"));
     assert_non_null(strstr(resolved, "\n[[targets]]\n"));
@@ -650,17 +650,17 @@ static void test_fresh_record(void **state)
     assert_string_equal(bl_json_get_string(bl_json_get(rdoc, "contract_hash"), NULL),
                         bl_resolved_contract_hash(ev.resolved));
     assert_int_equal(bl_json_size(bl_json_get(rdoc, "targets")), 2);
-    bl_json_free(rdoc);
+    bl_json_destroy(rdoc);
 
     /* Calibrations round-trip through the record directory. */
-    bl_json_free(record_json_file(bl_rt_at(q, p, "calibration.json")));
+    bl_json_destroy(record_json_file(bl_rt_at(q, p, "calibration.json")));
     bl_calibration **cals = NULL;
     size_t ncals = 0;
     OK_E(bl_calibrations_read(p, &cals, &ncals, &e_));
     assert_int_equal(ncals, ev.e->ncalibrations);
     for (size_t i = 0; i < ncals; i++)
         assert_string_equal(cals[i]->id, ev.e->calibrations[i]->id);
-    bl_calibrations_free(cals, ncals);
+    bl_calibrations_destroy(cals, ncals);
 
     /* Writing a second record to the same place: FileExistsError, and the
      * first record is byte-identical afterwards (§7.10). */
@@ -707,13 +707,13 @@ static void test_tampering_and_completion_states(void **state)
     assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")),
                         "summary/summary.json");
     assert_int_equal(bl_json_size(bl_json_get(map, "unlisted_artifacts")), 0);
-    bl_json_free(map);
+    bl_json_destroy(map);
     bl_rt_write(q, orig, len);
     free(orig);
     free(text);
     map = inspect_ok(p);
     assert_string_equal(status_of(map), "complete");
-    bl_json_free(map);
+    bl_json_destroy(map);
 
     /* A deleted artifact is invalid; a truncated one too. */
     char *trials = bl_test_read(bl_rt_at(q, p, "trials.csv"), &len);
@@ -721,17 +721,17 @@ static void test_tampering_and_completion_states(void **state)
     map = inspect_ok(p);
     assert_string_equal(status_of(map), "incomplete");
     assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "trials.csv");
-    bl_json_free(map);
+    bl_json_destroy(map);
     bl_rt_write(q, trials, len - 1);
     map = inspect_ok(p);
     assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "trials.csv");
-    bl_json_free(map);
+    bl_json_destroy(map);
     /* A directory where the artifact was is not the artifact either. */
     assert_int_equal(unlink(q), 0);
     assert_int_equal(mkdir(q, 0777), 0);
     map = inspect_ok(p);
     assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "trials.csv");
-    bl_json_free(map);
+    bl_json_destroy(map);
     assert_int_equal(rmdir(q), 0);
     bl_rt_write(q, trials, len);
     free(trials);
@@ -742,12 +742,12 @@ static void test_tampering_and_completion_states(void **state)
     assert_string_equal(status_of(map), "incomplete");
     assert_true(bl_json_get_bool(bl_json_get(map, "checksums_valid")) == false);
     assert_string_equal(only_string(bl_json_get(map, "unlisted_artifacts")), "data/extra.bin");
-    bl_json_free(map);
+    bl_json_destroy(map);
     assert_int_equal(unlink(q), 0);
     bl_rt_write(bl_rt_at(q, p, ".RESERVED"), "stale", 5);
     map = inspect_ok(p);
     assert_string_equal(status_of(map), "complete");
-    bl_json_free(map);
+    bl_json_destroy(map);
     assert_int_equal(unlink(q), 0);
 
     /* DONE missing: incomplete; FAILED beside DONE: failed. */
@@ -756,13 +756,13 @@ static void test_tampering_and_completion_states(void **state)
     map = inspect_ok(p);
     assert_string_equal(status_of(map), "incomplete");
     assert_true(bl_json_get_bool(bl_json_get(map, "checksums_valid")));
-    bl_json_free(map);
+    bl_json_destroy(map);
     assert_int_equal(rename(saved, q), 0);
     bl_rt_write(bl_rt_at(q, p, "FAILED"), "{}\n", 3);
     map = inspect_ok(p);
     assert_string_equal(status_of(map), "failed");
     assert_false(bl_json_get_bool(bl_json_get(map, "complete")));
-    bl_json_free(map);
+    bl_json_destroy(map);
 }
 
 /* §8 test_nonportable_numbers_leave_failed_partial_bundle: a NaN in the
@@ -788,7 +788,7 @@ static void test_nan_leaves_failed_partial_bundle(void **state)
     bl_json *failed = record_json_file(bl_rt_at(q, p, "FAILED"));
     assert_string_equal(bl_json_get_string(bl_json_get(failed, "error_type"), NULL),
                         "ValueError");
-    bl_json_free(failed);
+    bl_json_destroy(failed);
     /* The partial files stay: request.toml exactly as written. */
     bl_buf plan;
     bl_buf_init(&plan);
@@ -798,7 +798,7 @@ static void test_nan_leaves_failed_partial_bundle(void **state)
     assert_int_equal(len, plan.len);
     assert_memory_equal(request, plan.data, len);
     free(request);
-    bl_buf_free(&plan);
+    bl_buf_clear(&plan);
     /* Without a manifest this is no record at all. */
     expect_inspect_error(p, BL_ENOENT, "record.toml");
     evaluated_free(&ev);
@@ -832,12 +832,12 @@ static void test_failed_trials_give_failed_record(void **state)
     bl_json *m = NULL;
     OK_E(bl_toml_read_file(bl_rt_at(q, p, "record.toml"), &m, &e_));
     assert_true(bl_json_equal(bl_json_get(m, "trial_status_counts"), counts));
-    bl_json_free(m);
-    bl_json_free(failed);
+    bl_json_destroy(m);
+    bl_json_destroy(failed);
     bl_json *map = inspect_ok(p);
     assert_string_equal(status_of(map), "failed");
     assert_true(bl_json_get_bool(bl_json_get(map, "checksums_valid")));
-    bl_json_free(map);
+    bl_json_destroy(map);
     evaluated_free(&ev);
 }
 
@@ -878,7 +878,7 @@ static void test_historical_v1_record(void **state)
     bl_json *map = inspect_ok(p);
     /* run.sh is unlisted, so the record is not complete; remove it. */
     assert_string_equal(only_string(bl_json_get(map, "unlisted_artifacts")), "run.sh");
-    bl_json_free(map);
+    bl_json_destroy(map);
     assert_int_equal(unlink(bl_rt_at(q, p, "run.sh")), 0);
     map = inspect_ok(p);
     assert_string_equal(status_of(map), "complete");
@@ -886,7 +886,7 @@ static void test_historical_v1_record(void **state)
     const bl_json *m = bl_json_get(map, "manifest");
     assert_string_equal(bl_json_get_string(bl_json_get(m, "julia_version"), NULL), "1.10.0");
     assert_int_equal(bl_json_get_int(bl_json_get(m, "threads")), 8);
-    bl_json_free(map);
+    bl_json_destroy(map);
     list_tree(p, "", true, after, sizeof after);
     assert_string_equal(after, "DONE\nartifact.txt\nrecord.toml\n");
     assert_false(bl_rt_exists(bl_rt_at(q, p, "executed")));
@@ -995,7 +995,7 @@ static void test_manifest_rules(void **state)
     make_record(bl_rt_at(p, fx->dir, "sound"), full);
     bl_json *map = inspect_ok(p);
     assert_string_equal(status_of(map), "complete");
-    bl_json_free(map);
+    bl_json_destroy(map);
     /* A missing manifest is an error, not an incomplete record. */
     assert_int_equal(unlink(bl_rt_at(q, p, "record.toml")), 0);
     expect_inspect_error(p, BL_ENOENT, "record.toml");
@@ -1046,7 +1046,7 @@ static void test_links_are_refused(void **state)
     assert_int_equal(mkfifo(q, 0666), 0);
     bl_json *map = inspect_ok(p);
     assert_string_equal(only_string(bl_json_get(map, "invalid_artifacts")), "artifact.txt");
-    bl_json_free(map);
+    bl_json_destroy(map);
 }
 
 /* ---- files that are not plain files -------------------------------------------------- */
@@ -1139,7 +1139,7 @@ static void test_calibration_reading(void **state)
     bl_json *task = parse("{\"kind\": \"cartpole_plank_easy\"}");
     bl_plan *plan = NULL;
     OK_E(bl_plan_calibrate(task, 91337, NULL, 0, &plan, &e_));
-    bl_json_free(task);
+    bl_json_destroy(task);
     evaluated ev;
     memset(&ev, 0, sizeof ev);
     ev.plan = plan;
@@ -1162,7 +1162,7 @@ static void test_calibration_reading(void **state)
     assert_int_equal(n, 1);
     assert_string_equal(cals[0]->id, ev.e->calibrations[0]->id);
     assert_true(bl_test_bits(cals[0]->null_mean) == bl_test_bits(ev.e->calibrations[0]->null_mean));
-    bl_calibrations_free(cals, n);
+    bl_calibrations_destroy(cals, n);
 
     /* An exported copy with an edited null_mean fails its content hash. */
     bl_json *doc = record_json_file(bl_rt_at(q, p, "calibration.json"));
@@ -1172,7 +1172,7 @@ static void test_calibration_reading(void **state)
     bl_buf b;
     bl_buf_init(&b);
     OK_E(bl_record_json_text(doc, &b, &e_));
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     bl_rt_write(bl_rt_at(q, fx->dir, "edited.json"), b.data, b.len);
     bl_error err = {0};
     assert_int_not_equal(bl_calibrations_read(q, &cals, &n, &err), BL_OK);
@@ -1184,7 +1184,7 @@ static void test_calibration_reading(void **state)
     assert_non_null(strstr(err.msg, "calibration cannot be a symlink"));
     /* The same edit inside the record: the record is no longer complete. */
     bl_rt_write(bl_rt_at(q, p, "calibration.json"), b.data, b.len);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     assert_int_equal(bl_calibrations_read(p, &cals, &n, &err), BL_EVALUE);
     assert_non_null(strstr(err.msg, "calibration record is incomplete or has invalid checksums"));
     /* A link to a record directory, and a directory that is no record. */
@@ -1265,21 +1265,21 @@ static void test_probe_and_replay_files(void **state)
         assert_int_equal(a->count, 2);
         for (size_t k = 0; k < 2; k++)
             assert_true(bl_test_bits(bl_npy_get_f64(a, k)) == bl_test_bits(features[i][k]));
-        bl_npy_free(a);
+        bl_npy_destroy(a);
     }
-    bl_zip_entries_free(entries, n);
+    bl_zip_entries_destroy(entries, n);
     free(zip);
     bl_json *r0 = record_json_file(bl_rt_at(q, p, "replays/trial_00000000.json"));
     assert_string_equal(bl_json_get_string(bl_json_get(r0, "trial_key"), NULL), "cue/10/0");
-    bl_json_free(r0);
+    bl_json_destroy(r0);
     bl_json *r1 = record_json_file(bl_rt_at(q, p, "replays/trial_00000001.json"));
     assert_string_equal(bl_json_get_string(bl_json_get(r1, "trial_key"), NULL), "cue/2/0");
-    bl_json_free(r1);
+    bl_json_destroy(r1);
     assert_false(bl_rt_exists(bl_rt_at(q, p, "replays/trial_00000002.json")));
     bl_json *map = inspect_ok(p);
     assert_string_equal(status_of(map), "complete");
     assert_int_equal(bl_json_size(bl_json_get(bl_json_get(map, "manifest"), "artifacts")), 15);
-    bl_json_free(map);
+    bl_json_destroy(map);
 
     /* A non-finite feature fails the record like any other NaN. */
     const double bad[] = {1.0, 1.0 / 0.0};
@@ -1292,9 +1292,9 @@ static void test_probe_and_replay_files(void **state)
     assert_non_null(strstr(err.msg, "finite"));
     expect_failed_partial(p);
     assert_false(bl_rt_exists(bl_rt_at(q, p, "data/probe_features.npz")));
-    bl_json_free(events);
-    bl_json_free(ptrials);
-    bl_json_free(replays);
+    bl_json_destroy(events);
+    bl_json_destroy(ptrials);
+    bl_json_destroy(replays);
     evaluated_free(&ev);
 }
 
@@ -1353,7 +1353,7 @@ static void test_disk_full_leaves_failed_record(void **state)
         const char *message = bl_json_get_string(bl_json_get(failed, "message"), NULL);
         if (strncmp(message, "<record>/", 9) != 0 || strstr(message, fx->dir))
             fail_msg("FAILED message: %s", message);
-        bl_json_free(failed);
+        bl_json_destroy(failed);
         expect_inspect_error(dest, BL_ENOENT, "record.toml");
     }
     evaluated_free(&ev);
@@ -1397,7 +1397,7 @@ static void test_allocation_failures_never_complete(void **state)
              * (none is expected; tolerate and check the record). */
             bl_json *map = inspect_ok(dest);
             assert_string_equal(status_of(map), "complete");
-            bl_json_free(map);
+            bl_json_destroy(map);
             continue;
         }
         if (st != BL_ENOMEM)
@@ -1557,12 +1557,12 @@ static void test_stop_signal_before_the_marker_fails_the_record(void **state)
     }
     bl_json *map = inspect_ok(p);
     assert_string_equal(status_of(map), "complete");
-    bl_json_free(map);
+    bl_json_destroy(map);
     char dest[4500];
     snprintf(dest, sizeof dest, "%s/stopped-0", fx->dir);
     map = inspect_ok(dest); /* the manifest is there and verified: failed, never complete */
     assert_string_equal(status_of(map), "failed");
-    bl_json_free(map);
+    bl_json_destroy(map);
     evaluated_free(&ev);
 
     /* A record of failed trials: the signal's FAILED replaces the trials'. */

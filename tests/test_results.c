@@ -67,7 +67,7 @@ static bl_calibration *empirical(bl_task_kind kind, const double *scores, int64_
     bl_calibration *c;
     OK_E(bl_calibration_empirical(sig, scores, BL_NULL_TRAJECTORIES, NAN, NULL, root, 2000, &c,
                                   &e_));
-    bl_json_free(sig);
+    bl_json_destroy(sig);
     return c;
 }
 
@@ -76,7 +76,7 @@ static bl_calibration *analytic(bl_task_kind kind)
     bl_json *sig = signature_for(kind);
     bl_calibration *c;
     OK_E(bl_calibration_analytic(sig, &c, &e_));
-    bl_json_free(sig);
+    bl_json_destroy(sig);
     return c;
 }
 
@@ -148,7 +148,7 @@ static void test_seed_for_seed(void **state)
     unsigned char *out;
     size_t len, pos = 0, nb;
     bl_test_numpy(req.data, &out, &len);
-    bl_buf_free(&req);
+    bl_buf_clear(&req);
     for (int i = 0; i < N; i++) {
         const unsigned char *rec = bl_test_numpy_next(out, len, &pos, &nb);
         assert_true(nb > 32);
@@ -198,7 +198,7 @@ static void test_bootstrap_interval_numpy(void **state)
     unsigned char *out_np;
     size_t len, pos = 0, draws = 0;
     bl_test_numpy(req.data, &out_np, &len);
-    bl_buf_free(&req);
+    bl_buf_clear(&req);
     for (size_t i = 0; i < NS; i++)
         for (size_t k = 0; k < NK; k++)
             for (size_t j = 0; j < NSEEDS; j++) {
@@ -258,7 +258,7 @@ static void test_null_mean_bootstrap_numpy(void **state)
     unsigned char *out;
     size_t len, pos = 0;
     bl_test_numpy(req.data, &out, &len);
-    bl_buf_free(&req);
+    bl_buf_clear(&req);
     for (size_t r = 0; r < NR; r++)
         for (size_t k = 0; k < NK; k++) {
             double *scores = next_doubles(out, len, &pos, BL_NULL_TRAJECTORIES);
@@ -270,13 +270,13 @@ static void test_null_mean_bootstrap_numpy(void **state)
             SAME(c->null_standard_error, want[1]);
             SAME(c->null_interval[0], want[2]);
             SAME(c->null_interval[1], want[3]);
-            bl_calibration_free(c);
+            bl_calibration_destroy(c);
             free(scores);
             free(want);
         }
     assert_int_equal(pos, len);
     free(out);
-    bl_json_free(sig);
+    bl_json_destroy(sig);
 }
 
 /* ---- §5.5 adjusted interval against NumPy --------------------------------- */
@@ -339,7 +339,7 @@ static void test_adjusted_interval_numpy(void **state)
     }
     pos = 0;
     bl_test_numpy(req.data, &out, &len);
-    bl_buf_free(&req);
+    bl_buf_clear(&req);
     size_t with_invalid = 0;
     for (size_t i = 0; i < NC; i++) {
         double *want = next_doubles(out, len, &pos, 9);
@@ -366,7 +366,7 @@ static void test_adjusted_interval_numpy(void **state)
         with_invalid += a.invalid_denominator_draws > 0;
         free(want);
         free(blocks[i]);
-        bl_calibration_free(cal[i]);
+        bl_calibration_destroy(cal[i]);
     }
     assert_int_equal(pos, len);
     free(out);
@@ -396,7 +396,7 @@ static void write_json(const char *path, const bl_json *doc)
     assert_non_null(f);
     assert_int_equal(fwrite(b.data, 1, b.len, f), b.len);
     assert_int_equal(fclose(f), 0);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 static double real_at(const bl_json *o, const char *key, size_t i)
@@ -445,8 +445,8 @@ static void test_published_calibrations(void **state)
         bl_json *mine;
         OK_E(bl_calibration_json(c, &mine, &e_));
         assert_true(bl_json_equal(mine, rec));
-        bl_json_free(mine);
-        bl_calibration_free(c);
+        bl_json_destroy(mine);
+        bl_calibration_destroy(c);
 
         /* Read back through the file reader; the document round-trips. */
         bl_calibration **cals;
@@ -459,8 +459,8 @@ static void test_published_calibrations(void **state)
         bl_json *again;
         OK_E(bl_calibrations_document((const bl_calibration *const *)cals, n, &again, &e_));
         assert_true(bl_json_equal(again, doc));
-        bl_json_free(again);
-        bl_calibrations_free(cals, n);
+        bl_json_destroy(again);
+        bl_calibrations_destroy(cals, n);
 
         /* One ulp of null_mean edited on disk: the content hash says so. */
         char tampered[4300], link[4300];
@@ -479,7 +479,7 @@ static void test_published_calibrations(void **state)
         assert_int_equal(symlink(path, link), 0);
         FAILS(bl_calibrations_read_file(link, &cals, &n, &e_), BL_EVALUE,
               "calibration cannot be a symlink");
-        bl_json_free(doc);
+        bl_json_destroy(doc);
     }
     bl_test_rmtree(dir);
     free(dir);
@@ -536,14 +536,14 @@ static void test_identity_ownership_and_uncertainty(void **state)
     assert_string_equal(back->id, a->id);
     assert_memory_equal(back->trial_scores, a->trial_scores, sizeof scores);
     SAME(back->null_interval[1], a->null_interval[1]);
-    bl_calibration_free(back);
-    bl_json_free(parsed);
+    bl_calibration_destroy(back);
+    bl_json_destroy(parsed);
     bl_free(text);
-    bl_json_free(j);
-    bl_calibration_free(a);
-    bl_calibration_free(b);
-    bl_calibration_free(other);
-    bl_json_free(sig);
+    bl_json_destroy(j);
+    bl_calibration_destroy(a);
+    bl_calibration_destroy(b);
+    bl_calibration_destroy(other);
+    bl_json_destroy(sig);
 }
 
 static void set_path(bl_json *sig, const char *outer, const char *key, bl_json *v)
@@ -580,7 +580,7 @@ static void test_protocol_changes_signature_not_reservoir(void **state)
         OK_E(bl_calibration_signature_id(s, ids[v], &e_));
         for (int w = 0; w < v; w++)
             assert_string_not_equal(ids[v], ids[w]);
-        bl_json_free(s);
+        bl_json_destroy(s);
     }
     static const char *reservoir[] = {"node", "node_kind", "node_count", "count", "n_nodes",
                                       "input_gain", "topology"};
@@ -590,9 +590,9 @@ static void test_protocol_changes_signature_not_reservoir(void **state)
         char id[65];
         FAILS(bl_calibration_signature_id(s, id, &e_), BL_EVALUE, reservoir[k]);
         FAILS(bl_calibration_signature_id(s, id, &e_), BL_EVALUE, "reservoir keys");
-        bl_json_free(s);
+        bl_json_destroy(s);
     }
-    bl_json_free(base);
+    bl_json_destroy(base);
 }
 
 /* 3. Analytic chance and declared upper bounds. */
@@ -616,13 +616,13 @@ static void test_analytic_chance_and_declared_bounds(void **state)
     OK_E(bl_calibration_json(c, &j, &e_));
     assert_string_equal(bl_json_get_string(bl_json_get(j, "method"), NULL), "analytic");
     assert_int_equal(bl_json_kindof(bl_json_get(j, "upper_bound")), BL_JSON_REAL);
-    bl_json_free(j);
-    bl_calibration_free(c);
-    bl_calibration_free(analytic(BL_TASK_REVERSAL_ADAPTATION));
+    bl_json_destroy(j);
+    bl_calibration_destroy(c);
+    bl_calibration_destroy(analytic(BL_TASK_REVERSAL_ADAPTATION));
 
     bl_json *pong = signature_for(BL_TASK_PONG);
     FAILS(bl_calibration_analytic(pong, &c, &e_), BL_EVALUE, "binary tasks, not pong");
-    bl_json_free(pong);
+    bl_json_destroy(pong);
 
     bl_json *cart = signature_for(BL_TASK_CARTPOLE_PLANK_EASY);
     double steps[BL_NULL_TRAJECTORIES];
@@ -638,9 +638,9 @@ static void test_analytic_chance_and_declared_bounds(void **state)
     FAILS(bl_calibration_empirical(cart, steps, BL_NULL_TRAJECTORIES, 1.0, NULL, 3, 2000, &c,
                                    &e_),
           BL_EVALUE, "upper_bound must equal the declared bound");
-    bl_calibration_free(d);
-    bl_calibration_free(e);
-    bl_json_free(cart);
+    bl_calibration_destroy(d);
+    bl_calibration_destroy(e);
+    bl_json_destroy(cart);
 }
 
 /* 4. Adjustment keeps negative values and the calibration identity. */
@@ -667,14 +667,14 @@ static void test_adjustment_keeps_negatives_and_identity(void **state)
     assert_string_equal(bl_adjust_status_name(st), "no_scalar_outcome");
     assert_true(isnan(norm));
     assert_string_equal(id, "");
-    bl_calibration_free(c);
+    bl_calibration_destroy(c);
 
     c = empirical(BL_TASK_PONG, quarter_scores(), 0);
     bl_outcome_adjust(0.75, c, &norm, &st, id);
     SAME(norm, 0.5);
     assert_int_equal(st, BL_ADJUST_EMPIRICAL);
     assert_string_equal(id, c->id);
-    bl_calibration_free(c);
+    bl_calibration_destroy(c);
 }
 
 /* 5. Independent model-block and null-trajectory streams, recomputed here
@@ -721,7 +721,7 @@ static void test_bootstrap_uses_two_named_streams(void **state)
         SAME(got[k][0], lo);
         SAME(got[k][1], hi);
     }
-    bl_calibration_free(c);
+    bl_calibration_destroy(c);
 }
 
 /* 6. Equal model blocks: the null's uncertainty still widens the interval. */
@@ -737,7 +737,7 @@ static void test_null_uncertainty_propagates_with_equal_blocks(void **state)
     SAME(a.raw_interval[1], 0.75);
     assert_int_equal(a.status, BL_INTERVAL_AVAILABLE);
     assert_true(a.interval[0] < a.estimate && a.estimate < a.interval[1]);
-    bl_calibration_free(c);
+    bl_calibration_destroy(c);
 }
 
 /* 7. One block: a point estimate, no interval. */
@@ -763,8 +763,8 @@ static void test_one_block_has_no_interval(void **state)
     assert_int_equal(bl_json_kindof(bl_json_get(j, "interval")), BL_JSON_NULL);
     assert_int_equal(bl_json_kindof(bl_json_get(j, "raw_interval")), BL_JSON_NULL);
     assert_int_equal(bl_json_get_int(bl_json_get(j, "repetitions")), 0);
-    bl_json_free(j);
-    bl_calibration_free(c);
+    bl_json_destroy(j);
+    bl_calibration_destroy(c);
 }
 
 /* 8. Invalid denominators: no value, and every bad draw counted. */
@@ -807,9 +807,9 @@ static void test_invalid_denominators_counted_never_dropped(void **state)
     assert_int_equal(bl_json_kindof(bl_json_get(j, "interval")), BL_JSON_NULL);
     assert_int_equal(bl_json_get_int(bl_json_get(j, "invalid_denominator_draws")),
                      a.invalid_denominator_draws);
-    bl_json_free(j);
-    bl_calibration_free(at_u);
-    bl_calibration_free(near_u);
+    bl_json_destroy(j);
+    bl_calibration_destroy(at_u);
+    bl_calibration_destroy(near_u);
 }
 
 /* 9. Invalid calibration inputs are rejected. */
@@ -839,7 +839,7 @@ static void test_invalid_calibration_inputs_rejected(void **state)
     s[0] = -1.0;
     s[1] = 1.0;
     OK_E(bl_calibration_empirical(track, s, BL_NULL_TRAJECTORIES, NAN, NULL, 0, 2, &c, &e_));
-    bl_calibration_free(c);
+    bl_calibration_destroy(c);
     FAILS(bl_calibration_empirical(track, s, BL_NULL_TRAJECTORIES, NAN, NULL, 0, 1, &c, &e_),
           BL_EVALUE, "bootstrap_repetitions must be >= 2");
 
@@ -851,12 +851,12 @@ static void test_invalid_calibration_inputs_rejected(void **state)
         OK_E(bl_json_array_append(ids, i % 2 ? bl_json_string(text) : bl_json_int(i), &e_));
     }
     OK_E(bl_calibration_empirical(track, s, BL_NULL_TRAJECTORIES, NAN, ids, 0, 2, &c, &e_));
-    bl_calibration_free(c);
+    bl_calibration_destroy(c);
     bl_json *dup = bl_json_copy(ids);
     OK_E(bl_json_array_append(dup, bl_json_string("1"), &e_)); /* 1025 ids */
     FAILS(bl_calibration_empirical(track, s, BL_NULL_TRAJECTORIES, NAN, dup, 0, 2, &c, &e_),
           BL_EVALUE, "exactly 1024 trajectory ids");
-    bl_json_free(dup);
+    bl_json_destroy(dup);
     /* One repeated id among distinct ones; then one bool among ints. */
     bl_json *twice = bl_json_array(), *flagged = bl_json_array();
     for (int i = 0; i < BL_NULL_TRAJECTORIES; i++) {
@@ -869,9 +869,9 @@ static void test_invalid_calibration_inputs_rejected(void **state)
           BL_EVALUE, "must be distinct");
     FAILS(bl_calibration_empirical(track, s, BL_NULL_TRAJECTORIES, NAN, flagged, 0, 2, &c, &e_),
           BL_EVALUE, "strings or 64-bit integers");
-    bl_json_free(twice);
-    bl_json_free(flagged);
-    bl_json_free(ids);
+    bl_json_destroy(twice);
+    bl_json_destroy(flagged);
+    bl_json_destroy(ids);
 
     /* NaN model blocks. */
     c = empirical(BL_TASK_PONG, quarter_scores(), 0);
@@ -892,9 +892,9 @@ static void test_invalid_calibration_inputs_rejected(void **state)
     OK_E(bl_json_object_set(j, "null_mean", bl_json_real(0.25), &e_));
     FAILS(bl_calibration_from_json(j, &back, &e_), BL_EVALUE,
           "calibration content hash does not match the record");
-    bl_json_free(j);
-    bl_calibration_free(c);
-    bl_json_free(track);
+    bl_json_destroy(j);
+    bl_calibration_destroy(c);
+    bl_json_destroy(track);
 }
 
 /* ---- record validation and JSON forms -------------------------------------- */
@@ -940,7 +940,7 @@ static void test_record_and_document_validation(void **state)
         OK_E(bl_json_parse(edits[i].json, strlen(edits[i].json), "edit", &v, &e_));
         OK_E(bl_json_object_set(o, edits[i].key, v, &e_));
         FAILS(bl_calibration_from_json(r, &back, &e_), BL_EVALUE, edits[i].message);
-        bl_json_free(r);
+        bl_json_destroy(r);
     }
     static const char *const required[] = {"trial_scores", "id", "signature"};
     for (size_t i = 0; i < 3; i++) {
@@ -953,7 +953,7 @@ static void test_record_and_document_validation(void **state)
         char want[64];
         snprintf(want, sizeof want, "calibration record is missing '%s'", required[i]);
         FAILS(bl_calibration_from_json(r, &back, &e_), BL_EVALUE, want);
-        bl_json_free(r);
+        bl_json_destroy(r);
     }
     /* Integers stand for reals as Python's float() would read them; the
      * record is rebuilt with reals, so its hash still matches. */
@@ -961,8 +961,8 @@ static void test_record_and_document_validation(void **state)
     OK_E(bl_json_object_set(r, "upper_bound", bl_json_int(1), &e_));
     OK_E(bl_calibration_from_json(r, &back, &e_));
     assert_string_equal(back->id, c->id);
-    bl_calibration_free(back);
-    bl_json_free(r);
+    bl_calibration_destroy(back);
+    bl_json_destroy(r);
 
     /* Documents: format and version. */
     char *dir = bl_test_mkdtemp(), path[4200];
@@ -979,7 +979,7 @@ static void test_record_and_document_validation(void **state)
     assert_string_equal(cals[0]->id, c->id);
     assert_true(cals[1]->analytic);
     assert_string_equal(cals[1]->id, both[1]->id);
-    bl_calibrations_free(cals, n);
+    bl_calibrations_destroy(cals, n);
     static const struct {
         const char *key, *json, *message;
     } docs[] = {
@@ -994,15 +994,15 @@ static void test_record_and_document_validation(void **state)
         OK_E(bl_json_object_set(d, docs[i].key, v, &e_));
         write_json(path, d);
         FAILS(bl_calibrations_read_file(path, &cals, &n, &e_), BL_EVALUE, docs[i].message);
-        bl_json_free(d);
+        bl_json_destroy(d);
     }
     FAILS(bl_calibrations_read_file(dir, &cals, &n, &e_), BL_EISDIR, "");
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     bl_test_rmtree(dir);
     free(dir);
-    bl_calibration_free((bl_calibration *)both[1]);
-    bl_json_free(good);
-    bl_calibration_free(c);
+    bl_calibration_destroy((bl_calibration *)both[1]);
+    bl_json_destroy(good);
+    bl_calibration_destroy(c);
 }
 
 static void test_adjusted_interval_json(void **state)
@@ -1033,14 +1033,14 @@ static void test_adjusted_interval_json(void **state)
     OK_E(bl_json_canonical(j, &text, &len, &e_));
     assert_non_null(strstr(text, "\"null_interval\":[0.5,0.5]"));
     bl_free(text);
-    bl_json_free(j);
+    bl_json_destroy(j);
     /* No blocks at all: no raw mean, written as null. */
     OK_E(bl_adjusted_interval_compute(blocks, 0, c, &seed, 500, &a, &e_));
     OK_E(bl_adjusted_interval_json(&a, &j, &e_));
     assert_int_equal(bl_json_kindof(bl_json_get(j, "raw_mean")), BL_JSON_NULL);
     assert_int_equal(bl_json_kindof(bl_json_get(j, "estimate")), BL_JSON_NULL);
-    bl_json_free(j);
-    bl_calibration_free(c);
+    bl_json_destroy(j);
+    bl_calibration_destroy(c);
 }
 
 /* ---- allocation failures --------------------------------------------------- */
@@ -1067,8 +1067,8 @@ static bl_status stage_create(const alloc_ctx *x, bl_error *err)
                                             NULL, 5, 20, &emp, err);
     if (st == BL_OK)
         st = bl_calibration_analytic(x->cue, &ana, err);
-    bl_calibration_free(emp);
-    bl_calibration_free(ana);
+    bl_calibration_destroy(emp);
+    bl_calibration_destroy(ana);
     return st;
 }
 
@@ -1077,7 +1077,7 @@ static bl_status stage_serialise(const alloc_ctx *x, bl_error *err)
     bl_json *doc = NULL;
     bl_status st = bl_calibrations_document((const bl_calibration *const[]){x->emp, x->ana}, 2,
                                             &doc, err);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     return st;
 }
 
@@ -1090,8 +1090,8 @@ static bl_status stage_parse(const alloc_ctx *x, bl_error *err)
      * the line above, the file adds the document and reading paths. */
     if (st == BL_OK)
         st = bl_calibrations_read_file(x->path, &read, &n, err);
-    bl_calibration_free(c);
-    bl_calibrations_free(read, n);
+    bl_calibration_destroy(c);
+    bl_calibrations_destroy(read, n);
     return st;
 }
 
@@ -1108,7 +1108,7 @@ static bl_status stage_intervals(const alloc_ctx *x, bl_error *err)
         st = bl_adjusted_interval_json(&a, &adj, err);
     if (st == BL_OK)
         st = bl_bootstrap_interval(blocks, 3, &seed, 20, interval, &available, err);
-    bl_json_free(adj);
+    bl_json_destroy(adj);
     return st;
 }
 
@@ -1152,12 +1152,12 @@ static void test_allocation_failures(void **state)
     }
     bl_test_rmtree(dir);
     free(dir);
-    bl_json_free(record);
-    bl_json_free(doc);
-    bl_calibration_free(emp);
-    bl_calibration_free(ana);
-    bl_json_free(pong);
-    bl_json_free(cue);
+    bl_json_destroy(record);
+    bl_json_destroy(doc);
+    bl_calibration_destroy(emp);
+    bl_calibration_destroy(ana);
+    bl_json_destroy(pong);
+    bl_json_destroy(cue);
 }
 
 int main(void)

@@ -23,7 +23,7 @@ static bl_resolved_plan *resolve_file(const char *path)
     bl_resolved_plan *r = NULL;
     OK_E(bl_plan_read(path, &plan, &e_));
     OK_E(bl_plan_resolve(plan, &r, &e_));
-    bl_plan_free(plan);
+    bl_plan_destroy(plan);
     return r;
 }
 
@@ -58,7 +58,7 @@ static bl_run_result *invariant(const bl_resolved_plan *r, const int64_t *batche
                 for (size_t h = 0; h < res->ncohorts; h++)
                     assert_true(res->batch_capacities[h] <= batches[i]);
                 bl_free(got);
-                bl_run_result_free(res);
+                bl_run_result_destroy(res);
             }
     bl_free(want);
     return first;
@@ -178,8 +178,8 @@ static void test_mixed_plan_is_partition_invariant(void **state)
     assert_string_equal(cue->outcome_key, "recall_accuracy");
     /* Oracle on delayed_cue is perfect. */
     assert_true(orc->raw == 1.0);
-    bl_run_result_free(res);
-    bl_resolved_plan_free(r);
+    bl_run_result_destroy(res);
+    bl_resolved_plan_destroy(r);
 }
 
 /* Every verb changes a continuous outcome, from its tick on, and only
@@ -217,9 +217,9 @@ static void test_interventions_take_effect(void **state)
                 fail_msg("%s did not change trial %lld", verbs[v], (long long)k);
         }
     }
-    bl_run_result_free(res);
-    bl_resolved_plan_free(r);
-    bl_buf_free(&text);
+    bl_run_result_destroy(res);
+    bl_resolved_plan_destroy(r);
+    bl_buf_clear(&text);
 }
 
 static void test_core_plan_is_partition_invariant(void **state)
@@ -249,8 +249,8 @@ static void test_core_plan_is_partition_invariant(void **state)
     /* Scope "block": trials of a block share wiring, blocks do not. */
     assert_string_equal(res->trials[0].wiring_id, res->trials[1].wiring_id);
     assert_string_not_equal(res->trials[0].wiring_id, res->trials[2].wiring_id);
-    bl_run_result_free(res);
-    bl_resolved_plan_free(r);
+    bl_run_result_destroy(res);
+    bl_resolved_plan_destroy(r);
 }
 
 /* Reference-null plans: batch 1 / tile 24 and batch 4 / tile 96 give the
@@ -285,8 +285,8 @@ static void test_null_controls_partition_and_early_done(void **state)
             if (k == 2) /* a random CartPole falls long before 15000 steps */
                 assert_true(t->completed_ticks < 15000);
         }
-        bl_run_result_free(res);
-        bl_resolved_plan_free(r);
+        bl_run_result_destroy(res);
+        bl_resolved_plan_destroy(r);
     }
 }
 
@@ -331,8 +331,8 @@ static void test_construction_scopes(void **state)
         char hex[65];
         OK_E(bl_plan_wiring_id(r, 0, 1, 2, hex, &e_));
         assert_string_equal(res->trials[5].wiring_id, hex);
-        bl_run_result_free(res);
-        bl_resolved_plan_free(r);
+        bl_run_result_destroy(res);
+        bl_resolved_plan_destroy(r);
         free(text);
     }
 }
@@ -366,13 +366,13 @@ static void test_labels_and_order_are_not_identity(void **state)
         OK_E(bl_trial_result_json(p, &jp, &e_));
         OK_E(bl_trial_result_json(q, &jq, &e_));
         assert_true(bl_json_equal(jp, jq));
-        bl_json_free(jp);
-        bl_json_free(jq);
+        bl_json_destroy(jp);
+        bl_json_destroy(jq);
     }
-    bl_run_result_free(xa);
-    bl_run_result_free(xb);
-    bl_resolved_plan_free(ra);
-    bl_resolved_plan_free(rb);
+    bl_run_result_destroy(xa);
+    bl_run_result_destroy(xb);
+    bl_resolved_plan_destroy(ra);
+    bl_resolved_plan_destroy(rb);
 }
 
 /* An overflowing SORN wiring fails in its first frame: failed, 0 completed
@@ -408,15 +408,15 @@ static void test_failed_neural_frame_is_latched(void **state)
         assert_int_equal(bl_json_kindof(bl_json_get(bl_json_get(j, "outcome"), "raw")),
                          BL_JSON_NULL);
         assert_string_equal(bl_json_get_string(bl_json_get(j, "status"), NULL), "failed");
-        bl_json_free(j);
+        bl_json_destroy(j);
     }
     for (size_t i = 3; i < 6; i++) {
         assert_int_equal(res->trials[i].status, BL_TRIAL_COMPLETED);
         assert_true(res->trials[i].completed_ticks > 0);
         assert_int_equal(res->trials[i].neural_frames, res->trials[i].completed_ticks * 24);
     }
-    bl_run_result_free(res);
-    bl_resolved_plan_free(r);
+    bl_run_result_destroy(res);
+    bl_resolved_plan_destroy(r);
 }
 
 /* ---- admission ------------------------------------------------------------ */
@@ -486,7 +486,7 @@ static void test_trial_bytes_examples(void **state)
         const bl_json *rt = bl_resolved_target(r, 0);
         const int64_t h = bl_json_get_int(bl_json_get(rt, "horizon"));
         assert_int_equal(bl_trial_bytes(r, 0, h, 64), cases[k].bytes);
-        bl_resolved_plan_free(r);
+        bl_resolved_plan_destroy(r);
     }
 }
 
@@ -503,7 +503,7 @@ static void expect_preflight(const char *plan_text, const bl_execution *x, bl_st
     assert_int_equal(bl_run_execute(r, x, NULL, &res, &err2), want);
     assert_null(res);
     assert_string_equal(err.msg, err2.msg);
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 static void test_memory_and_recording_reject_before_runtime(void **state)
@@ -566,8 +566,8 @@ static void expect_resolve_fails(const char *text, const char *message)
     assert_int_equal(bl_plan_resolve(plan, &r, &err), BL_EVALUE);
     assert_null(r);
     assert_string_equal(err.msg, message);
-    bl_plan_free(plan);
-    bl_json_free(doc);
+    bl_plan_destroy(plan);
+    bl_json_destroy(doc);
 }
 
 /* Products of plan counts that do not fit the engine's integers are
@@ -632,7 +632,7 @@ static void test_overflowing_counts_are_refused(void **state)
     /* The largest values that fit resolve; the runner then meets them with
      * admission, not arithmetic that wraps. */
     count_plan(text, sizeof text, "horizon = 89478485", null, "1", "cartpole_plank_easy");
-    bl_resolved_plan_free(bl_test_resolve_text(text));
+    bl_resolved_plan_destroy(bl_test_resolve_text(text));
     /* Its model term fits; with the noise tile added the estimate does
      * not, and "at least INT64_MAX" is then the truth. */
     count_plan(text, sizeof text, "horizon = 10", "", "379625025", "tracking");
@@ -698,7 +698,7 @@ static void test_job_bytes(void **state)
                          (int64_t)(sizeof(bl_probe_capture) + 3 * 10 * sizeof(double)));
     x.recording = BL_RECORDING_REPLAY;
     assert_int_equal(bl_run_job_bytes(r, 3, &x), base + 1408 + (int64_t)sizeof(bl_json *));
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 /* 200000 blocks x 1000 trials resolve (the counts fit), but their rows
@@ -730,7 +730,7 @@ static void test_job_bytes_must_fit_the_budget(void **state)
     x.memory_budget_bytes = need;
     OK_E(bl_run_preflight(r, &x, &e_));
     OK_E(bl_evaluation_preflight(r, &x, NULL, 0, &e_));
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 /* The job bytes are checked apart from §4.6: the capacity admitted for the
@@ -751,18 +751,18 @@ static void test_reference_capacities_unchanged(void **state)
     assert_int_equal(res->ncohorts, 1);
     assert_int_equal(res->trial_bytes[0], 498248);
     assert_int_equal(res->batch_capacities[0], 3);
-    bl_run_result_free(res);
+    bl_run_result_destroy(res);
     /* One byte less and only two fit. */
     x.memory_budget_bytes = 1992991;
     OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
     assert_int_equal(res->batch_capacities[0], 2);
-    bl_run_result_free(res);
+    bl_run_result_destroy(res);
     /* And the defaults admit the full requested batch, as the spec says. */
     bl_execution_default(&x);
     OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
     assert_int_equal(res->batch_capacities[0], 32);
-    bl_run_result_free(res);
-    bl_resolved_plan_free(r);
+    bl_run_result_destroy(res);
+    bl_resolved_plan_destroy(r);
 }
 
 /* ---- interrupt and allocation failures -------------------------------------- */
@@ -780,7 +780,7 @@ static void test_interrupt_stops_the_run(void **state)
     assert_int_equal(bl_run_execute(r, &x, &hooks, &res, &err), BL_EINTERRUPT);
     assert_null(res);
     assert_string_equal(bl_status_kind(err.status), "KeyboardInterrupt");
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 static void count_progress(void *ctx, size_t done, size_t total)
@@ -805,8 +805,8 @@ static void test_progress_reports_every_batch(void **state)
     OK_E(bl_run_execute(r, &x, &hooks, &res, &e_));
     assert_int_equal(calls[0], 2); /* 6 jobs in batches of 4 */
     assert_int_equal(calls[1], 6);
-    bl_run_result_free(res);
-    bl_resolved_plan_free(r);
+    bl_run_result_destroy(res);
+    bl_resolved_plan_destroy(r);
     free(text);
 }
 
@@ -879,11 +879,11 @@ static void test_prepared_run_matches_one_shot(void **state)
         }
         bl_free(want_meta);
         bl_free(want);
-        bl_run_result_free(once);
-        bl_run_result_free(first);
-        bl_run_result_free(again);
+        bl_run_result_destroy(once);
+        bl_run_result_destroy(first);
+        bl_run_result_destroy(again);
     }
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 /* A preparation refuses what the preflight refuses, with the same message,
@@ -911,7 +911,7 @@ static void test_prepare_refuses_as_the_preflight(void **state)
         assert_null(p);
         assert_string_equal(got.msg, want.msg);
     }
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 static void test_allocation_failures(void **state)
@@ -925,7 +925,7 @@ static void test_allocation_failures(void **state)
     const long before = bl_alloc_count();
     bl_run_result *res = NULL;
     OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
-    bl_run_result_free(res);
+    bl_run_result_destroy(res);
     const long total = bl_alloc_count() - before;
     assert_true(total > 10);
     /* Every allocation is tried when the run is small; a stride keeps the
@@ -941,7 +941,7 @@ static void test_allocation_failures(void **state)
             fail_msg("allocation %ld of %ld: status %d (%s)", n, total, (int)st, err.msg);
         assert_null(res);
     }
-    bl_resolved_plan_free(r);
+    bl_resolved_plan_destroy(r);
 }
 
 int main(void)

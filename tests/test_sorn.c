@@ -123,7 +123,7 @@ static bl_sorn_init *random_init(trng *g, size_t n, size_t r, size_t e,
                                  const bl_sorn_config *c)
 {
     const size_t ne = bl_sorn_excitatory_count(c->inhibitory_fraction, n), ni = n - ne;
-    bl_sorn_init *in = bl_test_sorn_init_new(n, r, e, ne, c);
+    bl_sorn_init *in = bl_test_sorn_init_create(n, r, e, ne, c);
     for (size_t i = 0; i < ne; i++) {
         for (size_t j = 0; j < ne; j++) {
             if (i != j && urand(g) < 0.5) {
@@ -168,7 +168,7 @@ static bl_sorn_init *synchronous_init(void)
 {
     bl_sorn_config c = config_with(0.2, 0.001, 0.001, false);
     assert_int_equal(bl_sorn_excitatory_count(0.2, 3), 2);
-    bl_sorn_init *in = bl_test_sorn_init_new(3, 1, 1, 2, &c);
+    bl_sorn_init *in = bl_test_sorn_init_create(3, 1, 1, 2, &c);
     setv(in->w_ei, 2, (double[]){1, 1});
     setv(in->w_ie, 2, (double[]){1, 0});
     setv(in->w_eu, 2, (double[]){1, 1});
@@ -198,7 +198,7 @@ static void test_threshold_equality_and_synchronous_old_populations(void **state
         assert_values(bl_test_sget(s, "prev_y"), (double[]){0}, 1, "prev_y");
         assert_values(bl_test_sget(s, "effectors"), (double[]){1}, 1, "effectors");
         assert_int_equal(bl_model_finite(m)[0], 1);
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
         /* The inhibition that fired in frame 1 reaches E only now, while
          * I reads the E state of frame 1. */
         step(m, one, NULL);
@@ -206,9 +206,9 @@ static void test_threshold_equality_and_synchronous_old_populations(void **state
         assert_values(bl_test_sget(s, "drive"), (double[]){-1, -1, 0}, 3, "drive, frame 2");
         assert_values(bl_test_sget(s, "activity"), (double[]){0, 0, 1}, 3, "activity, frame 2");
         assert_values(bl_test_sget(s, "effectors"), (double[]){0}, 1, "effectors, frame 2");
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
         bl_model_destroy(m);
-        bl_test_sorn_init_free(in);
+        bl_test_sorn_init_destroy(in);
     }
 }
 
@@ -218,7 +218,7 @@ static void test_zero_drive_fires(void **state)
     (void)state;
     for (int d = 0; d < 2; d++) {
         bl_sorn_config c = config_with(0, 0, 0, false);
-        bl_sorn_init *in = bl_test_sorn_init_new(2, 1, 1, 2, &c);
+        bl_sorn_init *in = bl_test_sorn_init_create(2, 1, 1, 2, &c);
         in->t_e[0] = 0.0;
         in->t_e[1] = -0.0;
         in->output_mask[0] = 1;
@@ -227,9 +227,9 @@ static void test_zero_drive_fires(void **state)
         bl_snapshot *s = bl_test_snap(m, 0);
         assert_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x");
         assert_true(bl_test_sget(s, "drive")[0] == 0 && bl_test_sget(s, "drive")[1] == 0);
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
         bl_model_destroy(m);
-        bl_test_sorn_init_free(in);
+        bl_test_sorn_init_destroy(in);
     }
 }
 
@@ -240,7 +240,7 @@ static bl_sorn_init *pair_init(double eta_stdp, double eta_ip, const double w[4]
 {
     bl_sorn_config c = config_with(0, eta_stdp, eta_ip, true);
     assert_int_equal(bl_sorn_excitatory_count(0, 2), 2);
-    bl_sorn_init *in = bl_test_sorn_init_new(2, 1, 1, 2, &c);
+    bl_sorn_init *in = bl_test_sorn_init_create(2, 1, 1, 2, &c);
     setv(in->w_ee, 4, w);
     setv(in->ee_mask, 4, (double[]){0, 1, 1, 0});
     setv(in->c_e, 2, c_e);
@@ -270,9 +270,9 @@ static void test_zero_original_normalisation_target_skips_scaling(void **state)
     assert_values(bl_test_sget(s, "t_e"), (double[]){2, -1}, 2, "t_e (eta_ip 0)");
     assert_values(bl_test_sget(s, "effectors"), (double[]){0.5}, 1, "effectors");
     assert_int_equal(bl_model_finite(m)[0], 1);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mask(void **state)
@@ -294,7 +294,7 @@ static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mas
     assert_true(fabs(renorm - 0.2) < 1e-16);
     assert_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
     assert_int_equal(bl_model_finite(m)[0], 1);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
 
     /* Input 3 makes unit 0 fire after unit 1: STDP would potentiate (0, 1),
      * but the edge is gone. */
@@ -306,17 +306,17 @@ static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mas
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], 0.0, "pruned weight stays 0");
     bl_test_assert_bits(bl_test_sget(s, "ee_mask")[1], 0.0, "pruned mask stays 0");
     assert_int_equal(bl_model_finite(m)[0], 1);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
 
     bl_test_reset(m, ALL3);
     s = bl_test_snap(m, 0);
     bl_test_assert_snap_identical(s, s0, "reset");
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], 0.0005, "restored weight");
     bl_test_assert_bits(bl_test_sget(s, "ee_mask")[1], 1.0, "restored mask");
-    bl_snapshot_free(s);
-    bl_snapshot_free(s0);
+    bl_snapshot_destroy(s);
+    bl_snapshot_destroy(s0);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* STDP rewrites unmasked entries to +0 on every plastic frame; with the
@@ -344,10 +344,10 @@ static void test_unmasked_entries_and_frozen_weights(void **state)
      * ((-0.0 + 0.5) - 0) + 0 - 2 and ((0.5 + 0.25) - 0) + 0 + 1. */
     for (int k = 0; k < 2; k++)
         assert_values(bl_test_sget(k ? b : a, "drive"), (double[]){-1.5, 1.75}, 2, "drive");
-    bl_snapshot_free(a);
-    bl_snapshot_free(b);
+    bl_snapshot_destroy(a);
+    bl_snapshot_destroy(b);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* float32 batches compute in float: the expected values are formed here in
@@ -380,15 +380,15 @@ static void test_float32_arithmetic_stays_in_float(void **state)
     assert_values(bl_test_sget(s, "t_e"), (double[]){t0, t1}, 2, "t_e");
     assert_values(bl_test_sget(s, "parameters"), (double[]){0.0123f, 0.0371f, 0.137f}, 3,
                   "parameters");
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 
     /* A drive that tells float from double temporaries: ((1 - 0) + 2^-30) - 1
      * is +0 in float (1 + 2^-30 rounds to 1) and 2^-30 in double. The
      * self-weight lies outside the mask and still drives. */
     bl_sorn_config c = config_with(0, 0, 0, false);
-    bl_sorn_init *one = bl_test_sorn_init_new(1, 1, 1, 1, &c);
+    bl_sorn_init *one = bl_test_sorn_init_create(1, 1, 1, 1, &c);
     one->w_ee[0] = 1;
     one->x[0] = 1;
     one->w_eu[0] = 0x1p-30;
@@ -400,10 +400,10 @@ static void test_float32_arithmetic_stays_in_float(void **state)
         s = bl_test_snap(m, 0);
         bl_test_assert_bits(bl_test_sget(s, "drive")[0], d ? 0.0 : 0x1p-30, "drive");
         bl_test_assert_bits(bl_test_sget(s, "x")[0], 1.0, "x");
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
         bl_model_destroy(m);
     }
-    bl_test_sorn_init_free(one);
+    bl_test_sorn_init_destroy(one);
 }
 
 /* ---- §7.2 test 5: freezes, resets and owned storage ------------------------------------ */
@@ -429,7 +429,7 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
     bl_snapshot *scratch = bl_test_snap(m, 2);
     ((double *)bl_test_sget(scratch, "w_ee"))[1] = 42;
     ((double *)bl_test_sget(scratch, "t_e"))[0] = 42;
-    bl_snapshot_free(scratch);
+    bl_snapshot_destroy(scratch);
 
     const double u[6] = {1, 1, 1, 1, 1, 1};
     for (int t = 0; t < 4; t++)
@@ -460,18 +460,18 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
     for (int b = 0; b < 2; b++) {
         bl_snapshot *r = bl_test_snap(m, (size_t)b);
         bl_test_assert_snap_identical(r, initial[b], "reset slot");
-        bl_snapshot_free(r);
+        bl_snapshot_destroy(r);
     }
     bl_snapshot *slot2 = bl_test_snap(m, 2);
     bl_test_assert_snap_identical(slot2, after[2], "slot 2 untouched by the reset");
     assert_values(bl_test_sget(slot2, "plasticity"), (double[]){1, 1}, 2, "slot 2 plasticity");
-    bl_snapshot_free(slot2);
+    bl_snapshot_destroy(slot2);
     for (int b = 0; b < 3; b++) {
-        bl_snapshot_free(initial[b]);
-        bl_snapshot_free(after[b]);
+        bl_snapshot_destroy(initial[b]);
+        bl_snapshot_destroy(after[b]);
     }
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* ---- §7.2 test 6 and batching ------------------------------------------------------------ */
@@ -539,8 +539,8 @@ static void batch_matches_single(bl_dtype dtype)
                 pruned += ins[b]->ee_mask[k] != 0 && mask[k] == 0;
             assert_int_equal(bl_model_finite(m)[b], bl_model_finite(single[b])[0]);
             assert_int_equal(bl_model_finite(m)[b], 1);
-            bl_snapshot_free(x);
-            bl_snapshot_free(y);
+            bl_snapshot_destroy(x);
+            bl_snapshot_destroy(y);
         }
         /* The live views are the snapshot's values. */
         const bool f32 = dtype == BL_FLOAT32;
@@ -556,7 +556,7 @@ static void batch_matches_single(bl_dtype dtype)
                                : ((const double *)bl_model_effector_data(m))[b * BE + k];
                 bl_test_assert_bits(v, bl_test_sget(x, "effectors")[k], "effector view");
             }
-            bl_snapshot_free(x);
+            bl_snapshot_destroy(x);
         }
     }
     /* The run exercised firing and pruning. */
@@ -565,7 +565,7 @@ static void batch_matches_single(bl_dtype dtype)
     bl_model_destroy(m);
     for (int b = 0; b < BSLOTS; b++) {
         bl_model_destroy(single[b]);
-        bl_test_sorn_init_free(ins[b]);
+        bl_test_sorn_init_destroy(ins[b]);
     }
 }
 
@@ -610,18 +610,18 @@ static void test_inactive_batch_members_are_unchanged_and_batching_matches_singl
             }
             bl_snapshot *x = bl_test_snap(m, 0), *y = bl_test_snap(one, 0);
             bl_test_assert_snap_identical(x, y, "slot 0 vs single");
-            bl_snapshot_free(x);
-            bl_snapshot_free(y);
+            bl_snapshot_destroy(x);
+            bl_snapshot_destroy(y);
         }
         bl_snapshot *after = bl_test_snap(m, 1);
         bl_test_assert_snap_identical(after, before, "inactive slot");
         assert_int_equal(bl_model_finite(m)[1], 1);
-        bl_snapshot_free(before);
-        bl_snapshot_free(after);
+        bl_snapshot_destroy(before);
+        bl_snapshot_destroy(after);
         bl_model_destroy(m);
         bl_model_destroy(one);
-        bl_test_sorn_init_free(a);
-        bl_test_sorn_init_free(b);
+        bl_test_sorn_init_destroy(a);
+        bl_test_sorn_init_destroy(b);
     }
 }
 
@@ -633,7 +633,7 @@ static void test_one_node_no_inhibitory_population_and_initial_learning_disabled
     for (int d = 0; d < 2; d++) {
         bl_sorn_config c = config_with(0.2, 0.001, 0.001, false);
         assert_int_equal(bl_sorn_excitatory_count(0.2, 1), 1);
-        bl_sorn_init *in = bl_test_sorn_init_new(1, 1, 1, 1, &c);
+        bl_sorn_init *in = bl_test_sorn_init_create(1, 1, 1, 1, &c);
         in->w_eu[0] = 1;
         in->output_mask[0] = 1;
         in->t_e[0] = 0.3;
@@ -670,11 +670,11 @@ static void test_one_node_no_inhibitory_population_and_initial_learning_disabled
         bl_snapshot *r = bl_test_snap(m, 0);
         assert_values(bl_test_sget(r, "plasticity"), (double[]){0, 0}, 2, "plasticity after reset");
         bl_test_assert_snap_identical(r, s0, "reset");
-        bl_snapshot_free(r);
-        bl_snapshot_free(s);
-        bl_snapshot_free(s0);
+        bl_snapshot_destroy(r);
+        bl_snapshot_destroy(s);
+        bl_snapshot_destroy(s0);
         bl_model_destroy(m);
-        bl_test_sorn_init_free(in);
+        bl_test_sorn_init_destroy(in);
     }
 }
 
@@ -685,7 +685,7 @@ static void test_nonfinite_drive_is_reported_even_when_threshold_output_is_binar
     (void)state;
     for (int d = 0; d < 2; d++) {
         bl_sorn_config c = config_with(0.2, 0.001, 0.001, true);
-        bl_sorn_init *in = bl_test_sorn_init_new(1, 1, 1, 1, &c);
+        bl_sorn_init *in = bl_test_sorn_init_create(1, 1, 1, 1, &c);
         in->w_eu[0] = 1;
         in->output_mask[0] = 1;
         in->t_e[0] = 0.3;
@@ -700,7 +700,7 @@ static void test_nonfinite_drive_is_reported_even_when_threshold_output_is_binar
         /* The weights and thresholds themselves stayed finite. */
         assert_true(bl_test_sget(s, "adaptation_finite")[0] == 1 &&
                     isfinite(bl_test_sget(s, "t_e")[0]));
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
         /* Not latched by the model. */
         step(m, one, NULL);
         assert_int_equal(bl_model_finite(m)[0], 1);
@@ -714,9 +714,9 @@ static void test_nonfinite_drive_is_reported_even_when_threshold_output_is_binar
         s = bl_test_snap(m, 0);
         assert_true(isnan(bl_test_sget(s, "drive")[0]) && bl_test_sget(s, "x")[0] == 0);
         assert_int_equal(bl_model_finite(m)[0], 0);
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
         bl_model_destroy(m);
-        bl_test_sorn_init_free(in);
+        bl_test_sorn_init_destroy(in);
     }
 }
 
@@ -734,9 +734,9 @@ static void test_nonfinite_inhibitory_drive(void **state)
     assert_true(isfinite(bl_test_sget(s, "drive")[0]) && isfinite(bl_test_sget(s, "drive")[1]));
     assert_true(isinf(bl_test_sget(s, "drive")[2]) && bl_test_sget(s, "y")[0] == 1);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* §7.3 #3: a row total that overflows float32 cannot be hidden by the
@@ -746,7 +746,7 @@ static void test_sorn_row_sum_overflow_cannot_be_normalised_away(void **state)
     (void)state;
     bl_sorn_config c = config_with(0, 0, 0, true);
     assert_int_equal(bl_sorn_excitatory_count(0, 3), 3);
-    bl_sorn_init *in = bl_test_sorn_init_new(3, 1, 1, 3, &c);
+    bl_sorn_init *in = bl_test_sorn_init_create(3, 1, 1, 3, &c);
     for (size_t k = 0; k < 9; k++) {
         in->w_ee[k] = 2e38;
         in->ee_mask[k] = 1;
@@ -763,7 +763,7 @@ static void test_sorn_row_sum_overflow_cannot_be_normalised_away(void **state)
         assert_true(bl_test_sget(s, "adaptation_finite")[i] == 0);
     }
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
 
     /* The same state in float64 is harmless and renormalises to 1/3. */
@@ -774,9 +774,9 @@ static void test_sorn_row_sum_overflow_cannot_be_normalised_away(void **state)
     volatile double w = 2e38, tot = 0;
     tot = (tot + w + w) + w;
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[4], w * (1.0 / tot), "renormalised");
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* An STDP result that overflows is flagged before pruning could hide it;
@@ -797,7 +797,7 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     assert_true(isinf(bl_test_sget(s, "w_ee")[1]));
     assert_true(bl_test_sget(s, "adaptation_finite")[0] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
 
     /* float64: a depressed synapse reaching -inf is flagged, then pruned to
@@ -815,7 +815,7 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     bl_test_assert_bits(bl_test_sget(s, "ee_mask")[2], 0.0, "pruned mask");
     assert_true(bl_test_sget(s, "adaptation_finite")[1] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
 
     /* c_e / tot overflowing (a tiny total): the scale is flagged. */
@@ -827,10 +827,10 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     assert_true(bl_test_sget(s, "adaptation_finite")[0] == 0 &&
                 bl_test_sget(s, "adaptation_finite")[1] == 1);
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(tiny);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(tiny);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* IP driving a threshold past the float32 range is reported; the drive
@@ -850,9 +850,9 @@ static void test_threshold_overflow_is_reported(void **state)
     assert_true(isfinite(bl_test_sget(s, "t_e")[0]) && isinf(bl_test_sget(s, "t_e")[1]));
     assert_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
     assert_int_equal(bl_model_finite(m)[0], 0);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* ---- contracts -------------------------------------------------------------------------- */
@@ -868,10 +868,10 @@ static void test_incompatible_batch_and_ports_rejected(void **state)
     bl_sorn_init *mixed[2] = {five, six};
     expect_create_error(mixed, 2, BL_FLOAT64, "dimensions");
     /* Same N, different N_E. */
-    bl_sorn_init *other = bl_test_sorn_init_new(5, 2, 2, 3, &c);
+    bl_sorn_init *other = bl_test_sorn_init_create(5, 2, 2, 3, &c);
     bl_sorn_init *mixed_e[2] = {five, other};
     expect_create_error(mixed_e, 2, BL_FLOAT64, "dimensions");
-    bl_test_sorn_init_free(other);
+    bl_test_sorn_init_destroy(other);
     /* In C a w_ee of the wrong shape is a missing array or an n_e that does
      * not fit the count. */
     double *keep = five->w_ee;
@@ -933,12 +933,12 @@ static void test_incompatible_batch_and_ports_rejected(void **state)
         assert_null(s);
         bl_snapshot *after = bl_test_snap(m, 0);
         bl_test_assert_snap_identical(after, before, "rejected calls");
-        bl_snapshot_free(before);
-        bl_snapshot_free(after);
+        bl_snapshot_destroy(before);
+        bl_snapshot_destroy(after);
         bl_model_destroy(m);
     }
-    bl_test_sorn_init_free(five);
-    bl_test_sorn_init_free(six);
+    bl_test_sorn_init_destroy(five);
+    bl_test_sorn_init_destroy(six);
 }
 
 static void test_initial_state_validation(void **state)
@@ -1015,12 +1015,12 @@ static void test_initial_state_validation(void **state)
 
     /* N_I = 0: the inhibitory arrays may be absent. */
     bl_sorn_config c0 = config_with(0, 0.001, 0.001, true);
-    bl_sorn_init *exc = bl_test_sorn_init_new(3, 1, 1, 3, &c0);
+    bl_sorn_init *exc = bl_test_sorn_init_create(3, 1, 1, 3, &c0);
     assert_null(exc->w_ei);
     bl_model_destroy(create(&exc, 1, BL_FLOAT32));
-    bl_test_sorn_init_free(exc);
-    bl_test_sorn_init_free(in);
-    bl_test_sorn_init_free(ok);
+    bl_test_sorn_init_destroy(exc);
+    bl_test_sorn_init_destroy(in);
+    bl_test_sorn_init_destroy(ok);
 }
 
 /* ---- §7.3: precision casts and lossy masks ------------------------------------------------ */
@@ -1059,8 +1059,8 @@ static void test_precision_overflow_rejected_before_upload(void **state)
     bad->config.eta_ip = 1e40;
     bl_sorn_init *pair[2] = {in, bad};
     expect_create_error(pair, 2, BL_FLOAT32, "initials[1]: config.eta_ip");
-    bl_test_sorn_init_free(bad);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(bad);
+    bl_test_sorn_init_destroy(in);
 }
 
 static void test_lossy_mask_casts_are_rejected(void **state)
@@ -1073,7 +1073,7 @@ static void test_lossy_mask_casts_are_rejected(void **state)
     in->ee_mask[1] = 0;
     in->x[0] = 0.5;
     expect_create_error(&in, 1, BL_FLOAT64, "x must be binary before conversion");
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* ---- snapshots ------------------------------------------------------------------------- */
@@ -1127,9 +1127,9 @@ static void test_snapshot_layout(void **state)
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], -0.0, "signed zero survives");
     assert_true(bl_test_sget(s, "finite")[0] == 1);
     assert_true(bl_model_finite(m)[0] == 1);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_model_destroy(m);
-    bl_test_sorn_init_free(in);
+    bl_test_sorn_init_destroy(in);
 }
 
 /* §7.3 #4 for SORN: step, freeze, step, reset gives the creation snapshot. */
@@ -1151,11 +1151,11 @@ static void test_full_reset_matches_creation_snapshot(void **state)
         bl_test_reset(m, ALL3);
         bl_snapshot *s1 = bl_test_snap(m, 0);
         bl_test_assert_snap_identical(s1, s0, "full reset");
-        bl_snapshot_free(s0);
-        bl_snapshot_free(mid);
-        bl_snapshot_free(s1);
+        bl_snapshot_destroy(s0);
+        bl_snapshot_destroy(mid);
+        bl_snapshot_destroy(s1);
         bl_model_destroy(m);
-        bl_test_sorn_init_free(in);
+        bl_test_sorn_init_destroy(in);
     }
 }
 
@@ -1202,12 +1202,12 @@ static void test_allocation_failures(void **state)
             assert_int_equal(st, BL_ENOMEM);
             assert_null(s);
         }
-        bl_snapshot_free(ref);
+        bl_snapshot_destroy(ref);
         bl_model_destroy(m);
     }
     for (int b = 0; b < 2; b++) {
-        bl_test_sorn_init_free(ins[b]);
-        bl_test_sorn_init_free(exc[b]);
+        bl_test_sorn_init_destroy(ins[b]);
+        bl_test_sorn_init_destroy(exc[b]);
     }
 }
 

@@ -128,7 +128,7 @@ static void test_kat(void **state)
     bl_test_expect_bits("t_i", 0, s->t_i[0], 0.6553740702898639);
     expect_zeros("x", s->x, 5);
     expect_zeros("y", s->y, 1);
-    bl_sorn_init_free(s);
+    bl_sorn_init_destroy(s);
 }
 
 /* ---- population sizes (§3.2) ------------------------------------------- */
@@ -166,7 +166,7 @@ static void test_population_sizes(void **state)
         assert_true((s->w_ie == NULL) == empty);
         assert_true((s->t_i == NULL) == empty);
         assert_true((s->y == NULL) == empty);
-        bl_sorn_init_free(s);
+        bl_sorn_init_destroy(s);
     }
 }
 
@@ -196,7 +196,7 @@ static void test_single_node_draws(void **state)
         bl_test_expect_bits("output_mask", k, s->output_mask[k], 1.0);
     bl_test_expect_bits("t_e", 0, s->t_e[0], 0.5 * u[3]);
     assert_memory_equal(&g, &ref, sizeof g);
-    bl_sorn_init_free(s);
+    bl_sorn_init_destroy(s);
 }
 
 /* ---- differential test against NumPy ---------------------------------- */
@@ -343,7 +343,7 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
     t->empty_i += ni == 0;
     t->big += ne > 128;
     t->repaired += d->c.p_ee == 0.0 && ne >= 2;
-    bl_sorn_init_free(s);
+    bl_sorn_init_destroy(s);
 }
 
 static void test_numpy_differential(void **state)
@@ -496,8 +496,8 @@ static void test_defaults_fanout_no_self_determinism(void **state)
     double kept = b->w_ee[a->n_e - 1];
     a->w_ee[a->n_e - 1] = 42.0;
     bl_test_expect_bits("unaliased w_ee", 0, b->w_ee[a->n_e - 1], kept);
-    bl_sorn_init_free(a);
-    bl_sorn_init_free(b);
+    bl_sorn_init_destroy(a);
+    bl_sorn_init_destroy(b);
 
     /* Ratio 1 with N = 5: 2.5 rounds to even. */
     c.inhibitory_fraction = 1.0;
@@ -507,7 +507,7 @@ static void test_defaults_fanout_no_self_determinism(void **state)
     /* Two E units without self links: each links to the other. */
     const double two[4] = {0, 1, 1, 0};
     bl_test_expect_table("ee_mask", s->ee_mask, two, 4);
-    bl_sorn_init_free(s);
+    bl_sorn_init_destroy(s);
 }
 
 /* ---- §7.2 test 9: invalid configurations; bad shapes ---------------------- */
@@ -577,7 +577,7 @@ static void test_invalid_configs(void **state)
     c.eta_stdp = 0.0;
     c.T_E_max = -0.0;
     bl_sorn_init *s = construct_ok(&c, 4, 1, 1, &g);
-    bl_sorn_init_free(s);
+    bl_sorn_init_destroy(s);
 }
 
 static void test_invalid_shapes(void **state)
@@ -606,7 +606,7 @@ static void test_init_alloc(void **state)
     c.learn_on = false;
     bl_sorn_init *s = NULL;
     bl_error err = {0};
-    assert_int_equal(bl_sorn_init_alloc(&c, 7, 3, 4, &s, &err), BL_OK);
+    assert_int_equal(bl_sorn_init_create(&c, 7, 3, 4, &s, &err), BL_OK);
     assert_int_equal(s->n, 7);
     assert_int_equal(s->r, 3);
     assert_int_equal(s->e, 4);
@@ -623,25 +623,25 @@ static void test_init_alloc(void **state)
     expect_zeros("t_i", s->t_i, 2);
     expect_zeros("x", s->x, 5);
     expect_zeros("y", s->y, 2);
-    bl_sorn_init_free(s);
-    bl_sorn_init_free(NULL);
+    bl_sorn_init_destroy(s);
+    bl_sorn_init_destroy(NULL);
 
     c.inhibitory_fraction = 0.0;
-    assert_int_equal(bl_sorn_init_alloc(&c, 3, 1, 1, &s, &err), BL_OK);
+    assert_int_equal(bl_sorn_init_create(&c, 3, 1, 1, &s, &err), BL_OK);
     assert_int_equal(s->n_e, 3);
     assert_null(s->w_ei);
     assert_null(s->w_ie);
     assert_null(s->t_i);
     assert_null(s->y);
-    bl_sorn_init_free(s);
+    bl_sorn_init_destroy(s);
 
     static bl_sorn_init sentinel;
     s = &sentinel;
-    assert_int_equal(bl_sorn_init_alloc(&c, 3, 0, 5, &s, &err), BL_EVALUE);
+    assert_int_equal(bl_sorn_init_create(&c, 3, 0, 5, &s, &err), BL_EVALUE);
     assert_null(s);
     c.p_ee = 2.0;
     s = &sentinel;
-    assert_int_equal(bl_sorn_init_alloc(&c, 3, 1, 5, &s, &err), BL_EVALUE);
+    assert_int_equal(bl_sorn_init_create(&c, 3, 1, 5, &s, &err), BL_EVALUE);
     assert_null(s);
 }
 
@@ -672,7 +672,7 @@ static void test_allocation_failures(void **state)
                 assert_true(attempts < k);
                 expect_same_state(s, want);
                 assert_memory_equal(&g, &ref, sizeof g);
-                bl_sorn_init_free(s);
+                bl_sorn_init_destroy(s);
                 total = k - 1;
                 break;
             }
@@ -684,7 +684,7 @@ static void test_allocation_failures(void **state)
         }
         /* Struct + 7 arrays (+ 4 for the I population) + the permutation. */
         assert_int_equal(total, variant == 0 ? 13 : 9);
-        bl_sorn_init_free(want);
+        bl_sorn_init_destroy(want);
     }
 }
 

@@ -59,8 +59,8 @@ static void compare(const bl_model *ref, const bl_model *fast, const char *where
                 }
             }
         }
-        bl_snapshot_free(sr);
-        bl_snapshot_free(sf);
+        bl_snapshot_destroy(sr);
+        bl_snapshot_destroy(sf);
     }
 }
 
@@ -164,7 +164,7 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
                 fail();
             }
         } else {
-            assert_int_equal(bl_sorn_init_alloc(&c, n, r, e, &inits[b], &err), BL_OK);
+            assert_int_equal(bl_sorn_init_create(&c, n, r, e, &inits[b], &err), BL_OK);
             hand_fill(&g, inits[b], sh, extreme);
             st->hand_slots++;
             st->unmasked_slots += sh == SHAPE_UNMASKED;
@@ -265,14 +265,14 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
         const bl_snapshot_array *m = bl_snapshot_get(s, "ee_mask");
         for (size_t k = 0; k < m->shape[0] * m->shape[1]; k++)
             st->prunes += inits[b]->ee_mask[k] != m->data[k];
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
     }
     free(u);
     free(noise);
     bl_model_destroy(ref);
     bl_model_destroy(fast);
     for (size_t b = 0; b < nb; b++)
-        bl_sorn_init_free(inits[b]);
+        bl_sorn_init_destroy(inits[b]);
     st->scenarios++;
 }
 
@@ -350,7 +350,7 @@ static void test_wild_weights(void **state)
         c.eta_ip = 0.0;
         bl_sorn_init *in = NULL;
         bl_error err;
-        assert_int_equal(bl_sorn_init_alloc(&c, 3, 1, 1, &in, &err), BL_OK);
+        assert_int_equal(bl_sorn_init_create(&c, 3, 1, 1, &in, &err), BL_OK);
         assert_int_equal(in->n_e, 3);
         /* Row 0 has one synapse, from unit 1, which stays silent. */
         in->ee_mask[0 * 3 + 1] = 1;
@@ -384,7 +384,7 @@ static void test_wild_weights(void **state)
         assert_int_equal(p.sparse_all, 1);
         bl_model_destroy(ref);
         bl_model_destroy(fast);
-        bl_sorn_init_free(in);
+        bl_sorn_init_destroy(in);
     }
 }
 

@@ -47,7 +47,7 @@ static size_t excitatory_count(double ratio, size_t n)
 static bl_sorn_init *hand_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t e,
                                 size_t n_e)
 {
-    return bl_test_sorn_init_new(n, r, e, n_e, c);
+    return bl_test_sorn_init_create(n, r, e, n_e, c);
 }
 
 /* A random valid configuration with the given I/E ratio and learn_on. The
@@ -202,9 +202,9 @@ static void batch_free(batch *bt)
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_oracle_sorn_destroy(bt->slots[b].orc);
         if (bt->slots[b].hand)
-            bl_test_sorn_init_free(bt->slots[b].init);
+            bl_test_sorn_init_destroy(bt->slots[b].init);
         else
-            bl_sorn_init_free(bt->slots[b].init);
+            bl_sorn_init_destroy(bt->slots[b].init);
     }
     free(bt->slots);
     bl_model_destroy(bt->model);
@@ -298,7 +298,7 @@ static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
             }
         }
     }
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
 
     /* The live views must agree with the snapshot's view of the same state. */
     const int32_t *fin = bl_model_finite(bt->model);
@@ -787,7 +787,7 @@ static void test_equations_scenario(void **state)
                     worst = fabs(k32 - o64);
             }
         }
-        bl_snapshot_free(s32);
+        bl_snapshot_destroy(s32);
         /* The fixed blocks are exactly their initial values in the dtype. */
         static const char *const fixed[] = {"w_ei", "w_ie", "t_i", "w_eu", "c_e"};
         const double *src[] = {init->w_ei, init->w_ie, init->t_i, init->w_eu, init->c_e};
@@ -824,7 +824,7 @@ static void test_equations_scenario(void **state)
     b32.slots[0].init = NULL;
     batch_free(&b64);
     batch_free(&b32);
-    bl_sorn_init_free(init);
+    bl_sorn_init_destroy(init);
 }
 
 /* ---- random differential runs ------------------------------------------ */

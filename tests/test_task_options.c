@@ -30,7 +30,7 @@ static void resolve_fails(const char *task, const char *text, bl_status status,
     bl_task_options o;
     bl_error err = {0};
     bl_status st = bl_task_options_resolve(bl_test_task_kind(task), given, &o, &err);
-    bl_json_free(given);
+    bl_json_destroy(given);
     if (st == BL_OK) {
         bl_task_options_clear(&o);
         fail_msg("%s %s: resolved, expected \"%s\"", task, text, message);
@@ -52,7 +52,7 @@ static char *options_text(const bl_task_options *o)
     size_t len = 0;
     if (bl_json_canonical(j, &text, &len, &err) != BL_OK)
         fail_msg("canonical: %s", err.msg);
-    bl_json_free(j);
+    bl_json_destroy(j);
     return text;
 }
 
@@ -110,7 +110,7 @@ static void test_ten_families_resolve_with_defaults(void **state)
             bl_status st = form == 2
                                ? bl_task_options_default((bl_task_kind)k, &o, &err)
                                : bl_task_options_resolve((bl_task_kind)k, empty, &o, &err);
-            bl_json_free(empty);
+            bl_json_destroy(empty);
             assert_int_equal(st, BL_OK);
             bl_task_definition d;
             bl_task_define(&o, &d);
@@ -255,11 +255,11 @@ static void test_calibration_records_task_options(void **state)
         bl_json *back = NULL;
         assert_int_equal(bl_task_options_json(&again, &back, &err), BL_OK);
         assert_true(bl_json_equal(back, reference));
-        bl_json_free(back);
+        bl_json_destroy(back);
         bl_task_options_clear(&again);
-        bl_json_free(ours);
+        bl_json_destroy(ours);
         bl_task_options_clear(&o);
-        bl_json_free(doc);
+        bl_json_destroy(doc);
     }
 }
 
@@ -425,14 +425,14 @@ static void test_validation_messages_and_order(void **state)
     bl_json *arr = bl_json_array();
     bl_error err = {0};
     assert_int_equal(bl_task_options_resolve(BL_TASK_PONG, arr, &o, &err), BL_ETYPE);
-    bl_json_free(arr);
+    bl_json_destroy(arr);
     /* Non-finite reals made in C (JSON cannot carry them). */
     bl_json *given = bl_json_object();
     assert_int_equal(bl_json_object_set(given, "eye_offset_deg", bl_json_real(INFINITY), &err),
                      BL_OK);
     assert_int_equal(bl_task_options_resolve(BL_TASK_TRACKING, given, &o, &err), BL_EVALUE);
     assert_string_equal(err.msg, "eye_offset_deg must be finite");
-    bl_json_free(given);
+    bl_json_destroy(given);
 }
 
 /* Values that pass in float64 (the float32 cast is the cohort's check). */
@@ -512,8 +512,8 @@ static void test_all_64_named_presets(void **state)
         bl_json *k = NULL;
         assert_int_equal(bl_task_options_json(&again, &k, &err), BL_OK);
         assert_true(bl_json_equal(j, k));
-        bl_json_free(j);
-        bl_json_free(k);
+        bl_json_destroy(j);
+        bl_json_destroy(k);
         bl_task_options_clear(&again);
     }
     static const size_t expected[BL_TASK_COUNT] = {0, 0, 0, 5, 6, 4, 9, 36, 3, 1};
@@ -563,7 +563,7 @@ static void test_all_64_named_presets(void **state)
     assert_true(p[20].options.evidence_fraction == 0.25);
     assert_int_equal(p[62].horizon, 64);
     assert_int_equal(p[63].horizon, 2304);
-    bl_capacity_presets_free(p, n);
+    bl_capacity_presets_destroy(p, n);
 }
 
 /* ---- allocation failures -------------------------------------------------- */
@@ -605,9 +605,9 @@ static bl_status workload(int phase, const bl_json *given, long k, long *used, b
     }
     *used = bl_alloc_count();
     bl_alloc_fail_at(0);
-    bl_json_free(j);
+    bl_json_destroy(j);
     bl_task_options_clear(&o);
-    bl_capacity_presets_free(p, n);
+    bl_capacity_presets_destroy(p, n);
     return st;
 }
 
@@ -637,7 +637,7 @@ static void test_allocation_failures_are_clean(void **state)
         }
     }
     for (int i = 0; i < 5; i++)
-        bl_json_free(given[i]);
+        bl_json_destroy(given[i]);
 }
 
 int main(void)

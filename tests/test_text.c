@@ -127,8 +127,8 @@ static void same_repr(const char *s, size_t n)
     assert_false(want.failed || got.failed);
     assert_int_equal(got.len, want.len);
     assert_memory_equal(got.data, want.data, want.len);
-    bl_buf_free(&want);
-    bl_buf_free(&got);
+    bl_buf_clear(&want);
+    bl_buf_clear(&got);
 }
 
 static void test_repr_matches_the_plan_repr(void **state)
@@ -198,7 +198,7 @@ static void test_repr_reads_as_python(void **state)
         bl_buf_init(&b);
         bl_repr_string(&b, cases[i].in, strlen(cases[i].in));
         assert_string_equal(b.data, cases[i].out);
-        bl_buf_free(&b);
+        bl_buf_clear(&b);
     }
 }
 
@@ -214,13 +214,13 @@ static void test_task_option_messages_escape_c1(void **state)
     bl_task_options o;
     assert_int_equal(bl_task_options_resolve(BL_TASK_PONG, given, &o, &err), BL_EVALUE);
     assert_string_equal(err.msg, "could not convert string to float: '1\\x85x'");
-    bl_json_free(given);
+    bl_json_destroy(given);
 
     static const char key[] = "{\"gain\\u009b\": 1}";
     OK_E(bl_json_parse(key, strlen(key), "JSON text", &given, &e_));
     assert_int_equal(bl_task_options_resolve(BL_TASK_PONG, given, &o, &err), BL_EVALUE);
     assert_string_equal(err.msg, "unknown options for pong: ['gain\\x9b']");
-    bl_json_free(given);
+    bl_json_destroy(given);
 }
 
 int main(void)

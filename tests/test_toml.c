@@ -54,7 +54,7 @@ static void assert_toml_json(const char *toml, const char *expected)
     if (strcmp(text, expected) != 0)
         fail_msg("TOML\n%s\ngave %s\nexpected %s", toml, text, expected);
     bl_free(text);
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 static void assert_toml_fails(const char *text, bl_status status, const char *fragment)
@@ -93,7 +93,7 @@ static void assert_round_trip(const bl_json *v)
         char *a = as_json(v), *b = as_json(back);
         fail_msg("round trip differs:\n%s\n%s\nTOML:\n%s", a, b, text);
     }
-    bl_json_free(back);
+    bl_json_destroy(back);
     bl_free(text);
 }
 
@@ -120,7 +120,7 @@ static void test_value_kinds(void **state)
     size_t len;
     bl_json_get_string(bl_json_get(v, "s"), &len);
     assert_int_equal(len, 3);
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* An empty document is an empty table. */
     assert_toml_json("", "{}");
     assert_toml_json("# only a comment\n", "{}");
@@ -133,13 +133,13 @@ static void test_int_float_apart(void **state)
     assert_int_equal(bl_json_kindof(bl_json_get(v, "a")), BL_JSON_INT);
     assert_int_equal(bl_json_kindof(bl_json_get(v, "b")), BL_JSON_REAL);
     assert_false(bl_json_equal(bl_json_get(v, "a"), bl_json_get(v, "b")));
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* nan and inf stay reals: the plan layer refuses them with the spec's text. */
     v = toml_ok("n = nan\np = inf\nm = -inf\n");
     assert_true(isnan(bl_json_get_real(bl_json_get(v, "n"))));
     assert_true(isinf(bl_json_get_real(bl_json_get(v, "p"))));
     assert_true(bl_json_get_real(bl_json_get(v, "m")) < 0);
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 static void test_document_order(void **state)
@@ -342,7 +342,7 @@ static void test_deep_nesting(void **state)
     sprintf(text + len, "\"\nl = '''[[{{.\n.]]'''\n# [[[[.....\n[t.u]\nv = 1\n");
     bl_json *v = toml_ok(text);
     assert_int_equal(bl_json_size(bl_json_get(v, "x")), n);
-    bl_json_free(v);
+    bl_json_destroy(v);
     free(text);
     /* 100,000 dotted table levels: our own depth limit answers, and the
      * teardown of toml++'s tree does not recurse. */
@@ -388,8 +388,8 @@ static void test_files(void **state)
     assert_int_equal(bl_toml_read_file(path, &v, &err), BL_OK);
     bl_json *expected = json_ok("{\"a\":1,\"b\":{\"c\":\"d\"}}");
     assert_true(bl_json_equal(v, expected));
-    bl_json_free(expected);
-    bl_json_free(v);
+    bl_json_destroy(expected);
+    bl_json_destroy(v);
     bl_test_rmtree(dir);
     free(dir);
 }
@@ -422,7 +422,7 @@ static void test_shared_plans(void **state)
         size_t klen;
         assert_string_equal(bl_json_key_at(v, 0, &klen), "format");
         assert_round_trip(v);
-        bl_json_free(v);
+        bl_json_destroy(v);
     }
 }
 
@@ -456,41 +456,41 @@ static void test_write_layout(void **state)
     if (strcmp(text, expected) != 0)
         fail_msg("got:\n%s\nexpected:\n%s", text, expected);
     bl_free(text);
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* Strings and keys needing escapes, floats in every form. */
     v = json_ok("{\"k e\\\"y\":\"\\u0001\\u007f\\\\\\n\\t\\u00e9\",\"f\":[1e-05,1e+16,0.1,"
                 "-0.0,5e-324,1.7976931348623157e+308],\"\":{\"a.b\":[[1,[2]],[]]}}");
     assert_round_trip(v);
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* nan and inf are written as TOML's nan and inf. */
     v = bl_json_object();
     assert_int_equal(bl_json_object_set(v, "n", bl_json_real(NAN), NULL), BL_OK);
     assert_int_equal(bl_json_object_set(v, "i", bl_json_real(-INFINITY), NULL), BL_OK);
     assert_round_trip(v);
-    bl_json_free(v);
+    bl_json_destroy(v);
     /* What TOML cannot hold is an error, not bad text. */
     bl_buf b;
     bl_buf_init(&b);
     bl_error err = {0};
     v = json_ok("{\"a\":[1,null]}");
     assert_int_equal(bl_toml_write(v, &b, &err), BL_ETYPE);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = bl_json_object();
     assert_int_equal(bl_json_object_set(v, "a", bl_json_stringn("\xed\xa0\x80", 3), NULL),
                      BL_OK);
     bl_buf_reset(&b);
     assert_int_equal(bl_toml_write(v, &b, &err), BL_EVALUE); /* a surrogate is not UTF-8 */
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = bl_json_object();
     const uint64_t limbs[2] = {1, 1};
     assert_int_equal(bl_json_object_set(v, "a", bl_json_bigint(false, limbs, 2), NULL), BL_OK);
     bl_buf_reset(&b);
     assert_int_equal(bl_toml_write(v, &b, &err), BL_EVALUE);
-    bl_json_free(v);
+    bl_json_destroy(v);
     v = json_ok("[1]");
     assert_int_equal(bl_toml_write(v, &b, &err), BL_ETYPE);
-    bl_json_free(v);
-    bl_buf_free(&b);
+    bl_json_destroy(v);
+    bl_buf_clear(&b);
 }
 
 /* ---- random trees ------------------------------------------------------- */
@@ -600,10 +600,10 @@ static void test_random_round_trips(void **state)
         bl_json *expected = drop_nulls(v);
         if (!bl_json_equal(expected, back))
             fail_msg("tree %d: round trip differs; TOML:\n%s", i, text);
-        bl_json_free(expected);
-        bl_json_free(back);
+        bl_json_destroy(expected);
+        bl_json_destroy(back);
         bl_free(text);
-        bl_json_free(v);
+        bl_json_destroy(v);
     }
 }
 
@@ -621,7 +621,7 @@ static void test_alloc_failures(void **state)
         long used = bl_alloc_count();
         bl_alloc_fail_at(0);
         if (st == BL_OK) {
-            bl_json_free(v);
+            bl_json_destroy(v);
             if (used < n)
                 break;
             continue;
@@ -638,13 +638,13 @@ static void test_alloc_failures(void **state)
         bl_status st = bl_toml_write(v, &b, &err);
         long used = bl_alloc_count();
         bl_alloc_fail_at(0);
-        bl_buf_free(&b);
+        bl_buf_clear(&b);
         if (st == BL_OK && used < n)
             break;
         if (st != BL_OK)
             assert_int_equal(st, BL_ENOMEM);
     }
-    bl_json_free(v);
+    bl_json_destroy(v);
 }
 
 int main(void)

@@ -31,7 +31,7 @@ static int core(void)
     bl_buf_init(&b);
     bl_buf_puts(&b, "ab");
     int ok = bl_buf_status(&b, NULL) == BL_OK && same(b.data, "ab");
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     if (!ok)
         return 3;
     int fd = -1;
@@ -44,7 +44,7 @@ static int core(void)
     size_t len = 0;
     ok = v && bl_json_canonical(v, &text, &len, &err) == BL_OK && same(text, "7");
     bl_free(text);
-    bl_json_free(v);
+    bl_json_destroy(v);
     if (!ok)
         return 5;
     uint8_t digest[BL_SHA256_BYTES];
@@ -126,11 +126,11 @@ static int upper(void)
         goto done;
     rc = 0;
 done:
-    bl_json_free(out);
-    bl_buf_free(&b);
-    bl_resolved_plan_free(resolved);
-    bl_plan_free(plan);
-    bl_json_free(comp);
+    bl_json_destroy(out);
+    bl_buf_clear(&b);
+    bl_resolved_plan_destroy(resolved);
+    bl_plan_destroy(plan);
+    bl_json_destroy(comp);
     return rc;
 }
 

@@ -121,7 +121,7 @@ static void test_calibration_world_initial_states(void **state)
             assert_int_equal(w->n_draws, 7201);
             expect_bits("pong y", w->physical[1], 1.0 + 498.0 * w->draws[0]);
         }
-        bl_world_init_free(w);
+        bl_world_init_destroy(w);
         bl_task_options_clear(&o);
     }
 }
@@ -146,7 +146,7 @@ static void test_probe_preparation_vectors(void **state)
     assert_int_equal(w->meta_delay, 128);
     expect_sums(w, (const double[]){0, 8, 8});
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     bl_test_task_resolve("recall_interference", NULL, &o);
@@ -162,7 +162,7 @@ static void test_probe_preparation_vectors(void **state)
     for (size_t t = 0; t < w->length; t++)
         assert_true(w->stimuli[t * 3 + 1] == (t >= 22 && t < 26 ? 1.0 : 0.0));
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     bl_test_task_resolve("delayed_xor", NULL, &o);
@@ -174,7 +174,7 @@ static void test_probe_preparation_vectors(void **state)
     expect_sums(w, (const double[]){8, 0, 0, 8, 8});
     assert_int_equal(w->response_start[0], 48);
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     bl_test_task_resolve("evidence_accumulation", NULL, &o);
@@ -186,7 +186,7 @@ static void test_probe_preparation_vectors(void **state)
     assert_int_equal(w->response_start[0], 32);
     expect_sums(w, (const double[]){12, 20, 8});
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     bl_test_task_resolve("context_integration", NULL, &o);
@@ -197,7 +197,7 @@ static void test_probe_preparation_vectors(void **state)
     assert_int_equal(w->labels[0], 1);
     expect_sums(w, (const double[]){0, 8, 12, 20, 20, 12, 8});
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     bl_test_task_resolve("temporal_order", NULL, &o);
@@ -208,7 +208,7 @@ static void test_probe_preparation_vectors(void **state)
     expect_sums(w, (const double[]){8, 8, 8, 8});
     assert_int_equal(w->response_start[0], 32);
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     bl_test_task_resolve("reversal_adaptation", NULL, &o);
@@ -230,7 +230,7 @@ static void test_probe_preparation_vectors(void **state)
         assert_int_equal(w->cue_ends[k], 24 * k + 8);
     }
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 }
 
@@ -306,10 +306,10 @@ static void test_prepared_families_satisfy_structural_contract(void **state)
             assert_true(w->params[0] == 2.4 && w->params[1] == 2.0 && w->params[2] == 0.2095 &&
                         w->params[3] == 2.0);
         }
-        bl_world_init_free(w);
+        bl_world_init_destroy(w);
         bl_task_options_clear(&o);
     }
-    bl_world_init_free(NULL);
+    bl_world_init_destroy(NULL);
 }
 
 /* ---- §10.2 #2, #3, #4: malformed worlds ------------------------------------ */
@@ -407,7 +407,7 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     bl_test_task_resolve("pong", NULL, &pong);
     expect_invalid(w, &pong, "definition");
     bl_task_options_clear(&pong);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     /* An ordinary world may not carry a schedule. */
@@ -422,7 +422,7 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     w->cue_ends = bl_calloc(1, sizeof(int32_t));
     w->round_bounds = bl_calloc(2, sizeof(int32_t));
     expect_invalid(w, &o, "ordinary tasks require empty probe labels and schedules");
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     /* Options the world was made from must be the ones given. */
@@ -435,13 +435,13 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     expect_invalid(w, &t2, "options must match the resolved task specification");
     w->angles[3] += 1.0;
     expect_invalid(w, &t1, "options must match");
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&t2);
     bl_test_task_resolve("tracking", "{\"sensor_offsets_deg\": [0]}", &t2);
     world_gen(&g, 7, "development", "tracking", 0, 0);
     w = prepare(&t1, &g, 0);
     expect_invalid(w, &t2, "definition");
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&t1);
     bl_task_options_clear(&t2);
 
@@ -454,7 +454,7 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     assert_false(w->feedback);
     expect_valid(w, &r2);
     expect_invalid(w, &r1, "options");
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&r1);
     bl_task_options_clear(&r2);
 }
@@ -485,7 +485,7 @@ static void test_reversal_round_order_and_post_reversal_window(void **state)
     expect_invalid(w, &o, "reversal must leave sixteen scored rounds within the declared range");
     w->rounds = 96;
     expect_valid(w, &o);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     /* One-based round 81 starts at index 80: 80 + 15 < 96, the boundary. */
@@ -502,7 +502,7 @@ static void test_reversal_round_order_and_post_reversal_window(void **state)
         bool swapped = (w->meta_initial_mapping != 0) != (k + 1 >= 81);
         assert_int_equal(w->labels[k], swapped ? 3 - cue : cue);
     }
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 }
 
@@ -524,7 +524,7 @@ static void test_tiny_movement_amp_and_zero_controls_pass_in_float64(void **stat
             expect_bits("movement_amp", w->params[2], 1e-50);
         else
             assert_true(w->params[0] == 0.0 && w->params[1] == 0.0);
-        bl_world_init_free(w);
+        bl_world_init_destroy(w);
         bl_task_options_clear(&o);
     }
 }
@@ -547,7 +547,7 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     expect_bits("phi", w->physical[1], 0.0);
     expect_bits("d", w->physical[2], 1.0);
     assert_memory_equal(&g, &ref, sizeof g);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     /* A given θ0 skips its draw: φ takes the first uniform. */
@@ -559,7 +559,7 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     expect_bits("phi", w->physical[1], 2.0 * 3.141592653589793 * bl_gen_random(&ref));
     expect_bits("d", w->physical[2], bl_gen_integers(&ref, 0, 2) ? 1.0 : -1.0);
     assert_memory_equal(&g, &ref, sizeof g);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     /* Degenerate CartPole ranges consume nothing. */
@@ -573,7 +573,7 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     expect_bits("theta", w->physical[2], 2.0);
     expect_bits("theta_dot", w->physical[3], bl_gen_uniform(&ref, 0.0, 0.25));
     assert_memory_equal(&g, &ref, sizeof g);
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     bl_task_options_clear(&o);
 
     /* Pong: (horizon + 1) × 2 draws whose prefix does not depend on it. */
@@ -587,8 +587,8 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     assert_memory_equal(w->draws, w2->draws, 12 * sizeof(double));
     assert_memory_equal(w->physical, w2->physical, sizeof w->physical);
     assert_true(w->physical[4] == (w->draws[1] >= 0.5 ? 5.0 : -5.0));
-    bl_world_init_free(w);
-    bl_world_init_free(w2);
+    bl_world_init_destroy(w);
+    bl_world_init_destroy(w2);
     bl_world_init *bad = (bl_world_init *)&bad;
     bl_error err = {0};
     assert_int_equal(bl_world_prepare(&o, &g, -1, &bad, &err), BL_EVALUE);
@@ -656,8 +656,8 @@ static void test_visibility_controls_preserve_random_world_and_schedules(void **
             }
             expect_valid(x, &a);
             expect_valid(y, &b);
-            bl_world_init_free(x);
-            bl_world_init_free(y);
+            bl_world_init_destroy(x);
+            bl_world_init_destroy(y);
             bl_task_options_clear(&a);
             bl_task_options_clear(&b);
         }
@@ -819,7 +819,7 @@ static void random_options(int k, char *out, size_t size)
     if (bl_buf_status(&b, NULL) != BL_OK || b.len + 1 > size)
         fail_msg("option text too long");
     memcpy(out, b.data, b.len + 1);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 /* The oracle's record layout, from a prepared world and its generator. */
@@ -904,14 +904,14 @@ static void test_prepare_matches_numpy(void **state)
             bl_buf_printf(&req, "%02x", (unsigned char)canon[c]);
         bl_buf_puts(&req, "\n");
         bl_free(canon);
-        bl_json_free(j);
+        bl_json_destroy(j);
         bl_task_options_clear(&o);
     }
     assert_int_equal(bl_buf_status(&req, NULL), BL_OK);
     unsigned char *out = NULL;
     size_t outlen = 0, pos = 0;
     bl_test_numpy(req.data, &out, &outlen);
-    bl_buf_free(&req);
+    bl_buf_clear(&req);
     size_t compared = 0;
     for (size_t i = 0; i < count; i++) {
         int k = (int)(i % BL_TASK_COUNT);
@@ -939,7 +939,7 @@ static void test_prepare_matches_numpy(void **state)
         }
         compared++;
         bl_free(ours);
-        bl_world_init_free(w);
+        bl_world_init_destroy(w);
         bl_task_options_clear(&o);
     }
     assert_int_equal(compared, count);
@@ -984,7 +984,7 @@ static void test_truncated_pulse_counts_follow_the_reference(void **state)
         } else {
             assert_true(ones == 4.0 || ones == 3.0);
         }
-        bl_world_init_free(w);
+        bl_world_init_destroy(w);
     }
     assert_true(failures > 0);
     assert_true(label2 > 0);
@@ -1006,7 +1006,7 @@ static void test_prepare_allocation_failures_are_clean(void **state)
         bl_alloc_fail_at(0);
         bl_world_init *w = prepare(&o, &g, 20);
         long total = bl_alloc_count();
-        bl_world_init_free(w);
+        bl_world_init_destroy(w);
         assert_true(total >= 3);
         for (long n = 1; n <= total; n++) {
             bl_world_init *x = (bl_world_init *)&x;
@@ -1028,7 +1028,7 @@ static void test_prepare_allocation_failures_are_clean(void **state)
         bl_status st = bl_world_init_validate(w, &o, &err);
         bl_alloc_fail_at(0);
         assert_int_equal(st, k <= BL_TASK_PONG ? BL_ENOMEM : BL_OK);
-        bl_world_init_free(w);
+        bl_world_init_destroy(w);
         bl_task_options_clear(&o);
     }
 }

@@ -596,9 +596,9 @@ static void test_tracking_fixture_replay(void **state)
     assert_int_equal(bl_worlds_status(w, 0, true), BL_TRIAL_COMPLETED);
     bl_worlds_destroy(w);
     free_init(in);
-    bl_npy_free(effs);
-    bl_npy_free(st);
-    bl_npy_free(sens);
+    bl_npy_destroy(effs);
+    bl_npy_destroy(st);
+    bl_npy_destroy(sens);
 }
 
 /* §10.1 #9: 720 no-move ticks with warm-up 2. */
@@ -694,8 +694,8 @@ static void test_pong_fixture_replay(void **state)
     assert_int_equal(w->scored[0], 60);
     bl_worlds_destroy(w);
     free_init(in);
-    bl_npy_free(effs);
-    bl_npy_free(st);
+    bl_npy_destroy(effs);
+    bl_npy_destroy(st);
 }
 
 /* §10.1 #11: a boundary bounce, a miss during warm-up, a reset from the
@@ -890,8 +890,8 @@ static void test_cartpole_fixture_replay(void **state)
     assert_int_equal(bl_worlds_ticks(w)[0], 14);
     bl_worlds_destroy(w);
     free_init(in);
-    bl_npy_free(effs);
-    bl_npy_free(dr);
+    bl_npy_destroy(effs);
+    bl_npy_destroy(dr);
 }
 
 /* The 15000-step mission ends the episode even upright. */
@@ -1028,7 +1028,7 @@ static void test_float32_storage_and_nan_advance(void **state)
     assert_int_equal(bl_worlds_snapshot(w, 1, &s, &err), BL_OK);
     assert_true(snap_value(s, "theta", 0) == (double)((const float *)w->physical)[8]);
     assert_true(snap_value(s, "outcome", 0) == (double)((const float *)w->outcome)[1]);
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     bl_worlds_destroy(w);
     free_init(tr);
 
@@ -1122,7 +1122,7 @@ static void test_snapshots(void **state)
             assert_true(snap_value(s, "inputs", 0) == 1.0); /* cue 1 encoded at tick 0 */
             assert_null(bl_snapshot_get(s, "theta"));
         }
-        bl_snapshot_free(s);
+        bl_snapshot_destroy(s);
         bl_worlds_destroy(w);
     }
     free_init(tr);
@@ -1515,7 +1515,7 @@ static void test_prepared_probes_answered(void **state)
             for (size_t j = 0; j < wi->rounds; j++)
                 assert_int_equal(w->ties[2 * w->max_rounds + j], 1);
             bl_worlds_destroy(w);
-            bl_world_init_free(wi);
+            bl_world_init_destroy(wi);
             bl_task_options_clear(&o);
         }
 }
@@ -1578,7 +1578,7 @@ static double null_trial0(bl_task_kind kind, bl_dtype dt, const char *world_hex,
     assert_int_equal(bl_worlds_status(w, 0, true), BL_TRIAL_COMPLETED);
     const double score = bl_worlds_outcome(w, 0);
     bl_worlds_destroy(w);
-    bl_world_init_free(wi);
+    bl_world_init_destroy(wi);
     bl_task_options_clear(&o);
     return score;
 }
@@ -1656,7 +1656,7 @@ static void test_allocation_failures(void **state)
                 assert_int_equal(st, BL_ENOMEM);
                 assert_null(s);
             }
-            bl_snapshot_free(ref);
+            bl_snapshot_destroy(ref);
             bl_worlds_destroy(w);
         }
     free_init(dc);

@@ -202,7 +202,7 @@ int main(int argc, char **argv)
     rc = 0;
 
 done:
-    bl_zip_entries_free(entries, n);
-    bl_buf_free(&zip);
+    bl_zip_entries_destroy(entries, n);
+    bl_buf_clear(&zip);
     return rc;
 }

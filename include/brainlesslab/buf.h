@@ -22,7 +22,8 @@ typedef struct bl_buf {
 void bl_buf_init(bl_buf *b);
 /* A buffer that starts on `storage` (size bytes, size >= 1). */
 void bl_buf_init_fixed(bl_buf *b, char *storage, size_t size);
-void bl_buf_free(bl_buf *b);
+/* Releases the storage; the buffer is empty and may be appended to again. */
+void bl_buf_clear(bl_buf *b);
 void bl_buf_reset(bl_buf *b); /* length 0, keeps the storage */
 
 /* Appends: on allocation failure they set b->failed and return false, so a

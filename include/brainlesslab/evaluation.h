@@ -86,7 +86,7 @@ void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p);
 bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,
                       const bl_calibration *const *supplied, size_t nsupplied,
                       const bl_run_hooks *hooks, bl_evaluation **out, bl_error *err);
-void bl_evaluation_free(bl_evaluation *e);
+void bl_evaluation_destroy(bl_evaluation *e);
 
 /* The checks of bl_evaluation_prepare (with bl_run_preflight in place of
  * the runner's preparation), kept nothing of, for commands that must refuse

@@ -6,7 +6,7 @@
  * bits; a larger one is a clear error) and written by our own writers, because
  * the bytes of canonical JSON are a contract (spec/platform.md §1.5).
  *
- * Ownership: a tree has one owner, who frees it with bl_json_free. Containers
+ * Ownership: a tree has one owner, who frees it with bl_json_destroy. Containers
  * take ownership of the values added to them, also when the add fails. */
 #ifndef BRAINLESSLAB_JSON_H
 #define BRAINLESSLAB_JSON_H
@@ -44,7 +44,7 @@ bl_json *bl_json_stringn(const char *s, size_t len);
 bl_json *bl_json_array(void);
 bl_json *bl_json_object(void);
 
-void bl_json_free(bl_json *v);
+void bl_json_destroy(bl_json *v);
 bl_json *bl_json_copy(const bl_json *v);   /* deep copy, NULL on failure */
 
 /* Containers. Both take ownership of `item` whatever the outcome (a failed

@@ -100,15 +100,15 @@ typedef struct bl_falandays_init {
 } bl_falandays_init;
 
 /* Construction (§2.3) from a generator, in the normative draw order; the
- * result is owned by the caller (bl_falandays_init_free). input_link_p, when
+ * result is owned by the caller (bl_falandays_init_destroy). input_link_p, when
  * given, must have length r. */
 bl_status bl_falandays_construct(const bl_falandays_config *c, size_t n, size_t r, size_t e,
                                  bl_gen *rng, bl_falandays_init **out, bl_error *err);
 /* An initial state with every array allocated and zeroed, signs +1, targets
  * at config->targ_min: for callers that fill arrays themselves. */
-bl_status bl_falandays_init_alloc(const bl_falandays_config *c, size_t n, size_t r, size_t e,
-                                  bl_falandays_init **out, bl_error *err);
-void bl_falandays_init_free(bl_falandays_init *init);
+bl_status bl_falandays_init_create(const bl_falandays_config *c, size_t n, size_t r, size_t e,
+                                   bl_falandays_init **out, bl_error *err);
+void bl_falandays_init_destroy(bl_falandays_init *init);
 
 /* ---- SORN (spec/models.md §3) ------------------------------------------ */
 
@@ -157,13 +157,13 @@ typedef struct bl_sorn_init {
 } bl_sorn_init;
 
 /* Construction (§3.4) from a generator in the normative draw order; owned by
- * the caller (bl_sorn_init_free). */
+ * the caller (bl_sorn_init_destroy). */
 bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t e, bl_gen *rng,
                             bl_sorn_init **out, bl_error *err);
 /* Every array allocated and zeroed, n_e from the config's ratio. */
-bl_status bl_sorn_init_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t e,
-                             bl_sorn_init **out, bl_error *err);
-void bl_sorn_init_free(bl_sorn_init *init);
+bl_status bl_sorn_init_create(const bl_sorn_config *c, size_t n, size_t r, size_t e,
+                              bl_sorn_init **out, bl_error *err);
+void bl_sorn_init_destroy(bl_sorn_init *init);
 
 /* ---- model batches ----------------------------------------------------- */
 
@@ -239,14 +239,14 @@ typedef struct bl_snapshot {
 bl_status bl_model_snapshot(const bl_model *m, size_t slot, bl_snapshot **out, bl_error *err);
 /* The named array, or NULL. */
 const bl_snapshot_array *bl_snapshot_get(const bl_snapshot *s, const char *name);
-void bl_snapshot_free(bl_snapshot *s);
+void bl_snapshot_destroy(bl_snapshot *s);
 
 /* Building a snapshot, for the model families and for world cohorts (whose
  * snapshots, bl_worlds_snapshot, are of this same form). */
 /* A snapshot with `count` empty entries (names NULL, data NULL): the builder
- * fills each with bl_snapshot_entry; bl_snapshot_free releases a partially
+ * fills each with bl_snapshot_entry; bl_snapshot_destroy releases a partially
  * filled one. */
-bl_status bl_snapshot_new(size_t count, bl_snapshot **out, bl_error *err);
+bl_status bl_snapshot_create(size_t count, bl_snapshot **out, bl_error *err);
 /* Names entry k and gives it zeroed storage for d0 * d1 values (ndim 0: one
  * value, ndim 1: d0 values); *data points at it. */
 bl_status bl_snapshot_entry(bl_snapshot *s, size_t k, const char *name, int ndim, size_t d0,

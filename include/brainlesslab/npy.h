@@ -31,13 +31,13 @@ typedef struct bl_npy {
     void *data;                    /* count * itemsize bytes, C order, host order */
 } bl_npy;
 
-/* Reads a whole file; *out is owned by the caller (bl_npy_free). Errors name
+/* Reads a whole file; *out is owned by the caller (bl_npy_destroy). Errors name
  * the path: "<path>: <what is wrong>". */
 bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err);
 /* The same from bytes in memory (`what` names them in messages). */
 bl_status bl_npy_parse(const void *bytes, size_t len, const char *what,
                        bl_npy **out, bl_error *err);
-void bl_npy_free(bl_npy *a);
+void bl_npy_destroy(bl_npy *a);
 
 /* Element i converted to double (any dtype); BL_ASSERTs i < count. */
 double bl_npy_get_f64(const bl_npy *a, size_t i);

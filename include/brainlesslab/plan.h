@@ -51,7 +51,7 @@ bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err
 bl_status bl_plan_read(const char *path, bl_plan **out, bl_error *err);
 /* §2.2: the TOML text of a plan; read back, it gives the same contract hash. */
 bl_status bl_plan_write(const bl_plan *plan, bl_buf *out, bl_error *err);
-void bl_plan_free(bl_plan *plan);
+void bl_plan_destroy(bl_plan *plan);
 
 /* plain(plan): every field of every specification object, defaults
  * included (the "request" of the contract). Owned by the plan. */
@@ -109,7 +109,7 @@ typedef struct bl_resolved_plan bl_resolved_plan;
 
 /* §1.4, in plan order, with the spec's error texts. Pure host work. */
 bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error *err);
-void bl_resolved_plan_free(bl_resolved_plan *r);
+void bl_resolved_plan_destroy(bl_resolved_plan *r);
 
 /* plain(ResolvedPlan): {"contract_hash": ..., "request": ..., "targets": [...]}
  * as `brainlesslab check` prints it. Owned by r. */

@@ -35,10 +35,10 @@ bl_status bl_zip_build(const bl_zip_entry *entries, size_t n, bl_buf *out, bl_er
  * verify what a record carries (environment/package-source.zip, .npz
  * features) and for the tests; the engine itself never reads archives.
  * *entries is a heap array whose names and data are heap copies, released
- * with bl_zip_entries_free. */
+ * with bl_zip_entries_destroy. */
 bl_status bl_zip_read(const void *zip, size_t len, bl_zip_entry **entries, size_t *n,
                       bl_error *err);
-void bl_zip_entries_free(bl_zip_entry *entries, size_t n);
+void bl_zip_entries_destroy(bl_zip_entry *entries, size_t n);
 
 /* A NumPy .npz (deflated ZIP) of float64 1-D arrays, members
  * "<name>.npy" in .npy format 1.0, little-endian, C order. */

@@ -83,17 +83,17 @@ bl_status bl_calibration_json(const bl_calibration *c, bl_json **out, bl_error *
  * frozen true, the record rules above, and id == digest of the other
  * fields ("calibration content hash does not match the record"). */
 bl_status bl_calibration_from_json(const bl_json *record, bl_calibration **out, bl_error *err);
-void bl_calibration_free(bl_calibration *c);
+void bl_calibration_destroy(bl_calibration *c);
 
 /* A "brainlesslab-calibrations" version 1 document: {"calibrations":
  * [records], "format": "brainlesslab-calibrations", "version": 1}. */
 bl_status bl_calibrations_document(const bl_calibration *const *cals, size_t n, bl_json **out,
                                    bl_error *err);
 /* Reads such a document from a file; *out is an owned array of n records
- * (bl_calibrations_free). Errors name the file. */
+ * (bl_calibrations_destroy). Errors name the file. */
 bl_status bl_calibrations_read_file(const char *path, bl_calibration ***out, size_t *n,
                                     bl_error *err);
-void bl_calibrations_free(bl_calibration **cals, size_t n);
+void bl_calibrations_destroy(bl_calibration **cals, size_t n);
 
 /* ---- null adjustment (§5.5) ----------------------------------------------- */
 

@@ -176,7 +176,7 @@ void bl_run_prepared_destroy(bl_run_prepared *p);
  * and bl_run_prepared_destroy in one call. hooks may be NULL. */
 bl_status bl_run_execute(const bl_resolved_plan *plan, const bl_execution *x,
                          const bl_run_hooks *hooks, bl_run_result **out, bl_error *err);
-void bl_run_result_free(bl_run_result *r);
+void bl_run_result_destroy(bl_run_result *r);
 
 /* How many times this process has loaded a plan's targets (once per
  * bl_run_preflight or bl_run_prepare that got that far): shows, in tests,

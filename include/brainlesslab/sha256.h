@@ -16,11 +16,11 @@ bl_status bl_sha256(const void *data, size_t len, uint8_t out[BL_SHA256_BYTES],
 
 /* Incremental digest (files, streams). */
 typedef struct bl_sha256_ctx bl_sha256_ctx;
-bl_status bl_sha256_begin(bl_sha256_ctx **ctx, bl_error *err);
+bl_status bl_sha256_create(bl_sha256_ctx **ctx, bl_error *err);
 bl_status bl_sha256_update(bl_sha256_ctx *ctx, const void *data, size_t len, bl_error *err);
 /* Finishes and frees the context. */
-bl_status bl_sha256_end(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_error *err);
-void bl_sha256_abort(bl_sha256_ctx *ctx);  /* frees without finishing; NULL ok */
+bl_status bl_sha256_finish(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_error *err);
+void bl_sha256_destroy(bl_sha256_ctx *ctx);  /* frees without finishing; NULL ok */
 
 /* Digest of a regular file's bytes (opened as bl_file_open does: a FIFO or
  * a device is refused, never waited on or read without end). */

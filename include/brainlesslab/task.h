@@ -137,7 +137,7 @@ typedef struct bl_task_preset {
 } bl_task_preset;
 
 bl_status bl_capacity_presets(bl_task_preset **out, size_t *count, bl_error *err);
-void bl_capacity_presets_free(bl_task_preset *presets, size_t count);
+void bl_capacity_presets_destroy(bl_task_preset *presets, size_t count);
 
 /* ---- prepared worlds (§1.2, §2.2, §3.2, §4.2, §5) ---------------------- */
 
@@ -178,7 +178,7 @@ bl_status bl_world_prepare(const bl_task_options *o, bl_gen *rng, int64_t horizo
 /* Structural validation of a world made outside prepare (§8.2). */
 bl_status bl_world_init_validate(const bl_world_init *w, const bl_task_options *o,
                                  bl_error *err);
-void bl_world_init_free(bl_world_init *w);
+void bl_world_init_destroy(bl_world_init *w);
 
 /* ---- world cohorts (§1.3, §1.5, §8.3) --------------------------------- */
 

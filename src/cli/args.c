@@ -435,11 +435,11 @@ bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
 done:
     bl_free(st.extras);
     if (r != BL_CLI_PROCEED)
-        bl_cli_args_free(args);
+        bl_cli_args_clear(args);
     return r;
 }
 
-void bl_cli_args_free(bl_cli_args *args)
+void bl_cli_args_clear(bl_cli_args *args)
 {
     for (size_t k = 0; k < BL_CLI_MAX_OPTIONS; k++) {
         bl_free(args->all[k]);

@@ -50,7 +50,7 @@ struct bl_cli_args {
     const char *positional;
     /* Per option, in the command's order: how often it was given, its last
      * value (or the default), the parsed integer for BL_CLI_INT, and every
-     * value for a repeatable option (heap array, see bl_cli_args_free). */
+     * value for a repeatable option (heap array, see bl_cli_args_clear). */
     size_t count[BL_CLI_MAX_OPTIONS];
     const char *value[BL_CLI_MAX_OPTIONS];
     int64_t integer[BL_CLI_MAX_OPTIONS];
@@ -76,11 +76,11 @@ typedef enum bl_cli_parsed {
 } bl_cli_parsed;
 
 /* Parses argv[1..argc-1]; on BL_CLI_PROCEED the caller runs
- * args->command->main(args) and then calls bl_cli_args_free. Help goes to
+ * args->command->main(args) and then calls bl_cli_args_clear. Help goes to
  * stdout, usage errors to stderr. */
 bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
                            bl_cli_args *args);
-void bl_cli_args_free(bl_cli_args *args);
+void bl_cli_args_clear(bl_cli_args *args);
 
 /* The value of option `name` of the parsed command, or NULL. */
 const char *bl_cli_value(const bl_cli_args *args, const char *name);

@@ -40,9 +40,9 @@ static int check_main(const bl_cli_args *args)
         rc = bl_cli_report(&err);
     else
         rc = bl_cli_emit(&out);
-    bl_buf_free(&out);
-    bl_resolved_plan_free(resolved);
-    bl_plan_free(plan);
+    bl_buf_clear(&out);
+    bl_resolved_plan_destroy(resolved);
+    bl_plan_destroy(plan);
     return rc;
 }
 

@@ -35,7 +35,7 @@ int bl_cli_report(const bl_error *err)
     bl_buf_putc(&line, '\n');
     fwrite(line.data, 1, line.len, stderr);
     fflush(stderr);
-    bl_buf_free(&line);
+    bl_buf_clear(&line);
     if (err->status == BL_EUSAGE)
         return 2;
     if (err->status == BL_EINTERRUPT || err->status == BL_ETERMINATED)
@@ -51,7 +51,7 @@ void bl_cli_print_text(FILE *f, const char *text)
     /* Out of memory for a very long id: print what was escaped, never the raw bytes. */
     (void)bl_escape_controls(&b, text, strlen(text));
     fwrite(b.data, 1, b.len, f);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 int bl_cli_emit(const bl_buf *out)

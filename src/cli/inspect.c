@@ -40,8 +40,8 @@ static int inspect_main(const bl_cli_args *args)
         if (rc == 0 && !bl_json_get_bool(bl_json_get(map, "complete")))
             rc = 1;
     }
-    bl_buf_free(&out);
-    bl_json_free(map);
+    bl_buf_clear(&out);
+    bl_json_destroy(map);
     return rc;
 }
 

@@ -46,7 +46,7 @@ static int print_version(void)
     bl_buf_init(&out);
     bl_version_report(&out);
     int rc = bl_cli_emit(&out);
-    bl_buf_free(&out);
+    bl_buf_clear(&out);
     return rc;
 }
 
@@ -88,6 +88,6 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = args.command->main(&args);
-    bl_cli_args_free(&args);
+    bl_cli_args_clear(&args);
     return rc;
 }

@@ -206,9 +206,9 @@ static int worker_main(const bl_profile_args *a, const bl_profile_hooks *h)
     bl_buf_puts(&out, "PROFILE_RECEIPT=");
     bl_status st = bl_json_write(receipt, BL_JSON_SORT_KEYS, &out, &err);
     bl_buf_putc(&out, '\n');
-    bl_json_free(receipt);
+    bl_json_destroy(receipt);
     int rc = st == BL_OK ? bl_cli_emit(&out) : bl_cli_report(&err);
-    bl_buf_free(&out);
+    bl_buf_clear(&out);
     return rc ? rc : code == 130 ? bl_cli_interrupt_exit() : code;
 }
 
@@ -261,8 +261,8 @@ static int profile_main(const bl_cli_args *args)
         st = bl_json_write(line, BL_JSON_SPACED, &out, &err);
     bl_buf_putc(&out, '\n');
     int rc = st == BL_OK ? bl_cli_emit(&out) : bl_cli_report(&err);
-    bl_buf_free(&out);
-    bl_json_free(line);
+    bl_buf_clear(&out);
+    bl_json_destroy(line);
     bl_free(path);
     if (code == 130) { /* stopped by a signal: its own line and exit code */
         bl_fail_signal(&err, bl_cli_interrupted);

@@ -166,8 +166,8 @@ static int qualify_main(const bl_cli_args *args)
         bl_free(path);
     }
 done:
-    bl_buf_free(&out);
-    bl_json_free(receipt);
+    bl_buf_clear(&out);
+    bl_json_destroy(receipt);
     return rc;
 }
 

@@ -144,7 +144,7 @@ typedef struct pool {
 
 static void pool_free(pool *p)
 {
-    bl_calibrations_free(p->cals, p->n);
+    bl_calibrations_destroy(p->cals, p->n);
     p->cals = NULL;
     p->n = 0;
 }
@@ -162,7 +162,7 @@ static bl_status load_calibrations(const bl_cli_args *args, pool *p, bl_error *e
             continue; /* an empty document adds nothing (and allocated nothing) */
         bl_calibration **grown = bl_realloc(p->cals, (p->n + n) * sizeof *grown);
         if (!grown) {
-            bl_calibrations_free(got, n);
+            bl_calibrations_destroy(got, n);
             return bl_fail(err, BL_ENOMEM, "out of memory for calibration records");
         }
         memcpy(grown + p->n, got, n * sizeof *got);
@@ -224,7 +224,7 @@ static bl_status record_line(const char *path, const char *status, bl_buf *out, 
         bl_buf_putc(out, '\n');
         st = bl_buf_status(out, err);
     }
-    bl_json_free(o);
+    bl_json_destroy(o);
     return st;
 }
 
@@ -383,17 +383,17 @@ static int run_main(const bl_cli_args *args)
 report:
     rc = bl_cli_report(&err);
 done:
-    bl_buf_free(&out);
-    bl_json_free(inspection);
-    bl_json_free(replays);
+    bl_buf_clear(&out);
+    bl_json_destroy(inspection);
+    bl_json_destroy(replays);
     bl_recordings_clear(&recs);
     bl_reservation_clear(&res);
     bl_free(dest);
-    bl_evaluation_free(result);
+    bl_evaluation_destroy(result);
     bl_evaluation_prepared_destroy(prepared);
     pool_free(&cals);
-    bl_resolved_plan_free(resolved);
-    bl_plan_free(plan);
+    bl_resolved_plan_destroy(resolved);
+    bl_plan_destroy(plan);
     return rc;
 }
 

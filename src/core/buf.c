@@ -29,7 +29,7 @@ void bl_buf_init_fixed(bl_buf *b, char *storage, size_t size)
     b->failed = false;
 }
 
-void bl_buf_free(bl_buf *b)
+void bl_buf_clear(bl_buf *b)
 {
     if (b->on_heap)
         bl_free(b->data);
@@ -122,7 +122,7 @@ bl_status bl_buf_status(const bl_buf *b, bl_error *err)
 char *bl_buf_take(bl_buf *b, size_t *len)
 {
     if (b->failed) {
-        bl_buf_free(b);
+        bl_buf_clear(b);
         return NULL;
     }
     char *out;
@@ -131,7 +131,7 @@ char *bl_buf_take(bl_buf *b, size_t *len)
     } else {
         out = bl_strndup(b->data, b->len);
         if (!out) {
-            bl_buf_free(b);
+            bl_buf_clear(b);
             return NULL;
         }
     }

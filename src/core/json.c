@@ -136,7 +136,7 @@ bl_json *bl_json_array(void) { return new_value(BL_JSON_ARRAY); }
 
 bl_json *bl_json_object(void) { return new_value(BL_JSON_OBJECT); }
 
-void bl_json_free(bl_json *v)
+void bl_json_destroy(bl_json *v)
 {
     if (!v)
         return;
@@ -149,13 +149,13 @@ void bl_json_free(bl_json *v)
         break;
     case BL_JSON_ARRAY:
         for (size_t i = 0; i < v->u.arr.n; i++)
-            bl_json_free(v->u.arr.items[i]);
+            bl_json_destroy(v->u.arr.items[i]);
         bl_free(v->u.arr.items);
         break;
     case BL_JSON_OBJECT:
         for (size_t i = 0; i < v->u.obj.n; i++) {
             bl_free(v->u.obj.members[i].key);
-            bl_json_free(v->u.obj.members[i].value);
+            bl_json_destroy(v->u.obj.members[i].value);
         }
         bl_free(v->u.obj.members);
         break;
@@ -193,7 +193,7 @@ bl_status bl_json_array_append(bl_json *array, bl_json *item, bl_error *err)
         return out_of_memory(err);
     void *items = array->u.arr.items;
     if (!grow(&items, &array->u.arr.cap, array->u.arr.n, sizeof(bl_json *))) {
-        bl_json_free(item);
+        bl_json_destroy(item);
         return out_of_memory(err);
     }
     array->u.arr.items = items;
@@ -222,7 +222,7 @@ static bl_status append_member(bl_json *object, const char *key, size_t keylen,
     void *members = object->u.obj.members;
     if (!copy || !grow(&members, &object->u.obj.cap, object->u.obj.n, sizeof(bl_json_member))) {
         bl_free(copy);
-        bl_json_free(item);
+        bl_json_destroy(item);
         return out_of_memory(err);
     }
     object->u.obj.members = members;
@@ -239,7 +239,7 @@ bl_status bl_json_object_setn(bl_json *object, const char *key, size_t keylen,
     size_t at = find_member(object, key, keylen);
     if (at != SIZE_MAX) {
         /* Replacing keeps the key's place, as a Python dict does. */
-        bl_json_free(object->u.obj.members[at].value);
+        bl_json_destroy(object->u.obj.members[at].value);
         object->u.obj.members[at].value = item;
         return BL_OK;
     }
@@ -258,7 +258,7 @@ static bool sticky_ready(bl_status *st, const bl_json *container, bl_json *value
 {
     if (*st == BL_OK && container && value)
         return true;
-    bl_json_free(value);
+    bl_json_destroy(value);
     if (*st == BL_OK)
         *st = out_of_memory(err);
     return false;
@@ -299,7 +299,7 @@ bl_json *bl_json_copy(const bl_json *v)
             return NULL;
         for (size_t i = 0; i < v->u.arr.n; i++) {
             if (bl_json_array_append(a, bl_json_copy(v->u.arr.items[i]), NULL) != BL_OK) {
-                bl_json_free(a);
+                bl_json_destroy(a);
                 return NULL;
             }
         }
@@ -312,7 +312,7 @@ bl_json *bl_json_copy(const bl_json *v)
         for (size_t i = 0; i < v->u.obj.n; i++) {
             const bl_json_member *m = &v->u.obj.members[i];
             if (append_member(o, m->key, m->keylen, bl_json_copy(m->value), NULL) != BL_OK) {
-                bl_json_free(o);
+                bl_json_destroy(o);
                 return NULL;
             }
         }
@@ -506,7 +506,7 @@ static bl_json *from_jansson(const json_t *j)
             return NULL;
         for (size_t i = 0; i < json_array_size(j); i++) {
             if (bl_json_array_append(a, from_jansson(json_array_get(j, i)), NULL) != BL_OK) {
-                bl_json_free(a);
+                bl_json_destroy(a);
                 return NULL;
             }
         }
@@ -522,7 +522,7 @@ static bl_json *from_jansson(const json_t *j)
         /* jansson keeps insertion order and has rejected duplicates. */
         json_object_keylen_foreach((json_t *)j, key, keylen, value) {
             if (append_member(o, key, keylen, from_jansson(value), NULL) != BL_OK) {
-                bl_json_free(o);
+                bl_json_destroy(o);
                 return NULL;
             }
         }
@@ -754,7 +754,7 @@ bl_status bl_json_canonical(const bl_json *v, char **out, size_t *len, bl_error 
     bl_buf_init(&b);
     bl_status st = bl_json_write(v, BL_JSON_CANONICAL, &b, err);
     if (st != BL_OK) {
-        bl_buf_free(&b);
+        bl_buf_clear(&b);
         return st;
     }
     size_t n;
@@ -779,6 +779,6 @@ bl_status bl_json_digest(const bl_json *v, char hex[65], bl_error *err)
         st = bl_sha256(b.data, b.len, digest, err);
     if (st == BL_OK)
         bl_hex(digest, sizeof digest, hex);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return st;
 }

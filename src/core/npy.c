@@ -432,7 +432,7 @@ bl_status bl_npy_parse(const void *bytes, size_t len, const char *what, bl_npy *
     *out = a;
     return BL_OK;
 fail:
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     return st;
 }
 
@@ -525,11 +525,11 @@ bl_status bl_npy_read(const char *path, bl_npy **out, bl_error *err)
 fail:
     close(fd);
     bl_free(header);
-    bl_npy_free(a);
+    bl_npy_destroy(a);
     return st;
 }
 
-void bl_npy_free(bl_npy *a)
+void bl_npy_destroy(bl_npy *a)
 {
     if (!a)
         return;

@@ -20,7 +20,7 @@ static const EVP_MD *md(void)
 }
 
 /* struct bl_sha256_ctx is never defined: a handle is libcrypto's EVP_MD_CTX
- * itself, cast (see bl_sha256_begin). */
+ * itself, cast (see bl_sha256_create). */
 
 bl_status bl_sha256(const void *data, size_t len, uint8_t out[BL_SHA256_BYTES],
                     bl_error *err)
@@ -32,7 +32,7 @@ bl_status bl_sha256(const void *data, size_t len, uint8_t out[BL_SHA256_BYTES],
     return BL_OK;
 }
 
-bl_status bl_sha256_begin(bl_sha256_ctx **ctx, bl_error *err)
+bl_status bl_sha256_create(bl_sha256_ctx **ctx, bl_error *err)
 {
     *ctx = NULL;
     const EVP_MD *m = md();
@@ -53,7 +53,7 @@ bl_status bl_sha256_update(bl_sha256_ctx *ctx, const void *data, size_t len, bl_
     return BL_OK;
 }
 
-bl_status bl_sha256_end(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_error *err)
+bl_status bl_sha256_finish(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_error *err)
 {
     unsigned int n = 0;
     int ok = EVP_DigestFinal_ex((EVP_MD_CTX *)ctx, out, &n);
@@ -63,12 +63,12 @@ bl_status bl_sha256_end(bl_sha256_ctx *ctx, uint8_t out[BL_SHA256_BYTES], bl_err
     return BL_OK;
 }
 
-void bl_sha256_abort(bl_sha256_ctx *ctx) { EVP_MD_CTX_free((EVP_MD_CTX *)ctx); }
+void bl_sha256_destroy(bl_sha256_ctx *ctx) { EVP_MD_CTX_free((EVP_MD_CTX *)ctx); }
 
 bl_status bl_sha256_fd(int fd, const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err)
 {
     bl_sha256_ctx *ctx;
-    bl_status st = bl_sha256_begin(&ctx, err);
+    bl_status st = bl_sha256_create(&ctx, err);
     if (st != BL_OK)
         return st;
     unsigned char chunk[65536];
@@ -76,11 +76,11 @@ bl_status bl_sha256_fd(int fd, const char *path, uint8_t out[BL_SHA256_BYTES], b
     do {
         if ((st = bl_file_read_upto(fd, chunk, sizeof chunk, &n, path, err)) != BL_OK ||
             (st = bl_sha256_update(ctx, chunk, n, err)) != BL_OK) {
-            bl_sha256_abort(ctx);
+            bl_sha256_destroy(ctx);
             return st;
         }
     } while (n == sizeof chunk);
-    return bl_sha256_end(ctx, out, err);
+    return bl_sha256_finish(ctx, out, err);
 }
 
 bl_status bl_sha256_file(const char *path, uint8_t out[BL_SHA256_BYTES], bl_error *err)

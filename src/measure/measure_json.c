@@ -34,7 +34,7 @@ bl_json *bl_measure_real_or_null(double v)
 bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out)
 {
     if (st != BL_OK) {
-        bl_json_free(value);
+        bl_json_destroy(value);
         return st;
     }
     *out = value;

@@ -95,7 +95,7 @@ bl_status bl_profile_preflight(const bl_profile_args *a, bool *refused, bl_error
      * own kind and message say what is wrong with the workload. */
     bl_profile_workload w;
     st = bl_profile_workload_build(a, &w, err);
-    bl_profile_workload_free(&w);
+    bl_profile_workload_destroy(&w);
     /* Admission refusals are MemoryErrors of the plan; a real allocation
      * failure ("out of memory ...") stays what it is. */
     BL_ASSERT(err);
@@ -151,11 +151,11 @@ bl_status bl_profile_workload_build(const bl_profile_args *a, bl_profile_workloa
         st = bl_fail(err, BL_ENOMEM, "out of memory for the profile plan");
     if (st == BL_OK)
         st = bl_plan_profile(comp, eval, num, "software-timing", a->diagnostic, &w->plan, err);
-    bl_json_free(node);
-    bl_json_free(task);
-    bl_json_free(comp);
-    bl_json_free(eval);
-    bl_json_free(num);
+    bl_json_destroy(node);
+    bl_json_destroy(task);
+    bl_json_destroy(comp);
+    bl_json_destroy(eval);
+    bl_json_destroy(num);
     if (st == BL_OK)
         st = bl_plan_resolve(w->plan, &w->resolved, err);
     if (st != BL_OK)
@@ -179,10 +179,10 @@ bl_status bl_profile_workload_build(const bl_profile_args *a, bl_profile_workloa
     return st;
 }
 
-void bl_profile_workload_free(bl_profile_workload *w)
+void bl_profile_workload_destroy(bl_profile_workload *w)
 {
-    bl_resolved_plan_free(w->resolved);
-    bl_plan_free(w->plan);
+    bl_resolved_plan_destroy(w->resolved);
+    bl_plan_destroy(w->plan);
     memset(w, 0, sizeof *w);
 }
 
@@ -225,8 +225,8 @@ bl_status bl_profile_protocol(const bl_profile_args *a, const bl_profile_workloa
                    err);
     if (st == BL_OK)
         st = bl_json_digest(sig, signature, err);
-    bl_json_free(sig);
-    bl_buf_free(&text);
+    bl_json_destroy(sig);
+    bl_buf_clear(&text);
     return bl_measure_hand_over(st, p, protocol);
 }
 
@@ -290,16 +290,16 @@ static bl_status signature(const bl_trial_result *trials, size_t n, bool work, c
                 st = items[j] ? bl_json_array_append(tuple, items[j], err)
                               : bl_fail(err, BL_ENOMEM, "out of memory");
             else
-                bl_json_free(items[j]);
+                bl_json_destroy(items[j]);
         }
         if (st == BL_OK)
             st = bl_json_array_append(list, tuple, err);
         else
-            bl_json_free(tuple);
+            bl_json_destroy(tuple);
     }
     if (st == BL_OK)
         st = bl_json_digest(list, hex, err);
-    bl_json_free(list);
+    bl_json_destroy(list);
     bl_free(order);
     return st;
 }
@@ -461,11 +461,11 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
                    err);
     bl_measure_put(&st, r, "compiled_functions", bl_json_string("not_applicable"), err);
 
-    bl_json_free(statuses);
-    bl_json_free(counts);
-    bl_json_free(raws);
-    bl_json_free(nonfinite);
-    bl_json_free(work);
-    bl_json_free(caps);
+    bl_json_destroy(statuses);
+    bl_json_destroy(counts);
+    bl_json_destroy(raws);
+    bl_json_destroy(nonfinite);
+    bl_json_destroy(work);
+    bl_json_destroy(caps);
     return bl_measure_hand_over(st, r, row);
 }

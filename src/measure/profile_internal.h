@@ -29,7 +29,7 @@ typedef struct bl_profile_workload {
  * usage errors). */
 bl_status bl_profile_workload_build(const bl_profile_args *a, bl_profile_workload *w,
                                     bl_error *err);
-void bl_profile_workload_free(bl_profile_workload *w);
+void bl_profile_workload_destroy(bl_profile_workload *w);
 
 /* protocol (§1.10) and protocol_signature: SHA-256 of the canonical JSON
  * {"contract": <contract hash>, "plan": <the plan's TOML text>}. */

@@ -73,7 +73,7 @@ bl_status bl_profile_parse_worker_output(const char *text, bl_json **receipt, bl
         return bl_fail(err, perr.status == BL_ENOMEM ? BL_ENOMEM : BL_EVALUE,
                        "invalid worker receipt: %s", perr.msg);
     if (bl_json_kindof(v) != BL_JSON_OBJECT) {
-        bl_json_free(v);
+        bl_json_destroy(v);
         return bl_fail(err, BL_EVALUE, "invalid worker receipt: not a JSON object");
     }
     *receipt = v;
@@ -292,7 +292,7 @@ static bl_status write_receipt(const char *path, const bl_json *receipt, bl_erro
     }
     if (st == BL_OK)
         st = bl_file_write_new(path, b.data, b.len, err);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return st;
 }
 
@@ -371,7 +371,7 @@ static bl_status run_phase(const bl_profile_args *a, const char *self, const bl_
         bl_measure_put(&st, row, "error", bl_json_string(error), err);
     /* the cache fields are the parent's: the worker cannot override them */
     bl_measure_put(&st, row, "cache_files_before", bl_json_string("not_applicable"), err);
-    bl_json_free(worker);
+    bl_json_destroy(worker);
     bl_free(text);
     bl_free(out_path);
     bl_free(err_path);
@@ -389,7 +389,7 @@ static bl_json *not_applicable(void)
     bl_measure_put(&st, o, "compiled_functions", bl_json_string(why), NULL);
     bl_measure_put(&st, o, "typed_bundle_compiled_counts", bl_json_string(why), NULL);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return NULL;
     }
     return o;
@@ -503,10 +503,10 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     }
 done:
     bl_free(path);
-    bl_json_free(before);
-    bl_json_free(after);
-    bl_json_free(host);
-    bl_json_free(rows);
-    bl_json_free(receipt);
+    bl_json_destroy(before);
+    bl_json_destroy(after);
+    bl_json_destroy(host);
+    bl_json_destroy(rows);
+    bl_json_destroy(receipt);
     return code;
 }

@@ -88,7 +88,7 @@ static bl_status source_block(bl_json **out, bl_error *err)
     uint8_t digest[BL_SHA256_BYTES];
     if (bl_build_lock(&lock, err) == BL_OK && bl_sha256(lock.data, lock.len, digest, err) == BL_OK)
         bl_hex(digest, sizeof digest, lock_hex);
-    bl_buf_free(&lock);
+    bl_buf_clear(&lock);
     st = bl_environment_json(&env, err);
     if (st == BL_OK)
         st = bl_source_receipt(&receipt, err);
@@ -107,8 +107,8 @@ static bl_status source_block(bl_json **out, bl_error *err)
                    err);
     bl_measure_put(&st, src, "package_source_files",
                    receipt ? bl_json_copy(bl_json_get(receipt, "file_sha256")) : NULL, err);
-    bl_json_free(env);
-    bl_json_free(receipt);
+    bl_json_destroy(env);
+    bl_json_destroy(receipt);
     return bl_measure_hand_over(st, src, out);
 }
 
@@ -132,7 +132,7 @@ static bl_json *peak_rss(void)
                        NULL);
     }
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return NULL;
     }
     return o;
@@ -213,7 +213,7 @@ static bl_status write_record(const bl_profile_workload *w, const bl_evaluation 
         st = bl_record_write(&in, &res, &status, err);
     if (st == BL_OK && strcmp(status, "complete") != 0)
         st = bl_fail(err, BL_ERUNTIME, "the record is %s", status);
-    bl_json_free(replays);
+    bl_json_destroy(replays);
     bl_recordings_clear(&recs);
     bl_reservation_clear(&res);
     return st;
@@ -287,12 +287,12 @@ static bl_status one_evaluation(const bl_profile_args *a, const bl_profile_hooks
         s.timings[0] = resolve_seconds + r->seconds_preflight;
         s.timings[1] = r->seconds_execute;
         s.timings[2] = s.execute_seconds;
-        bl_json_free(*runtime);
+        bl_json_destroy(*runtime);
         *runtime = NULL;
         bl_status rst = evaluation_runtime(prepared, w, e, runtime, err);
         if (rst != BL_OK) {
-            bl_evaluation_free(e);
-            bl_resolved_plan_free(resolved);
+            bl_evaluation_destroy(e);
+            bl_resolved_plan_destroy(resolved);
             return rst;
         }
     } else {
@@ -327,8 +327,8 @@ static bl_status one_evaluation(const bl_profile_args *a, const bl_profile_hooks
         st = bl_profile_sample_row(&s, row, err);
     bl_free(full);
     bl_free(relative);
-    bl_evaluation_free(e);
-    bl_resolved_plan_free(resolved);
+    bl_evaluation_destroy(e);
+    bl_resolved_plan_destroy(resolved);
     if (st == BL_OK && est == BL_EINTERRUPT)
         return BL_EINTERRUPT;
     return st;
@@ -509,19 +509,19 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
     bl_measure_put(&st, r, "peak_rss", peak_rss(), err);
     if (st != BL_OK)
         goto out_of_memory;
-    bl_profile_workload_free(&w);
-    bl_json_free(prepared);
+    bl_profile_workload_destroy(&w);
+    bl_json_destroy(prepared);
     *receipt = r;
     return interrupted ? 130 : complete ? 0 : 1;
 
 out_of_memory:
-    bl_profile_workload_free(&w);
-    bl_json_free(r);
-    bl_json_free(samples);
-    bl_json_free(warmups);
-    bl_json_free(prepared);
-    bl_json_free(runtime);
-    bl_json_free(protocol);
-    bl_json_free(source);
+    bl_profile_workload_destroy(&w);
+    bl_json_destroy(r);
+    bl_json_destroy(samples);
+    bl_json_destroy(warmups);
+    bl_json_destroy(prepared);
+    bl_json_destroy(runtime);
+    bl_json_destroy(protocol);
+    bl_json_destroy(source);
     return 1;
 }

@@ -150,8 +150,8 @@ static bl_status run_outcomes(const bl_qualify_config *cfg, bl_task_kind task,
         bl_error_prefix(err, "%s/%s outcomes", cfg->name, bl_task_name(task));
     }
     for (int d = 0; d < 2; d++) {
-        bl_run_result_free(res[d]);
-        bl_resolved_plan_free(plan[d]);
+        bl_run_result_destroy(res[d]);
+        bl_resolved_plan_destroy(plan[d]);
     }
     return st;
 }
@@ -237,7 +237,7 @@ static bl_json *protocol_json(const bl_qualify_options *o, bl_error *err)
                         "horizon, default execution, float64 and float32; reported, not gated"),
                    err);
     if (st != BL_OK) {
-        bl_json_free(p);
+        bl_json_destroy(p);
         return NULL;
     }
     return p;
@@ -312,10 +312,10 @@ bl_status bl_qualify_run(const bl_qualify_options *o, bl_json **receipt, bool *p
         r = NULL;
     }
 done:
-    bl_json_free(r);
-    bl_json_free(cases);
-    bl_json_free(outcomes);
-    bl_qualify_ledger_free(l);
+    bl_json_destroy(r);
+    bl_json_destroy(cases);
+    bl_json_destroy(outcomes);
+    bl_qualify_ledger_destroy(l);
     return st;
 }
 

@@ -57,9 +57,9 @@ static void qcase_clear(qcase *c)
 {
     if (c->has_opts)
         bl_task_options_clear(&c->opts);
-    bl_world_init_free(c->world);
-    bl_falandays_init_free(c->fal);
-    bl_sorn_init_free(c->sorn);
+    bl_world_init_destroy(c->world);
+    bl_falandays_init_destroy(c->fal);
+    bl_sorn_init_destroy(c->sorn);
     bl_model_destroy(c->m64);
     bl_model_destroy(c->m32);
     bl_worlds_destroy(c->w64);
@@ -71,12 +71,12 @@ static void qcase_clear(qcase *c)
     bl_free(c->nz32);
     bl_free(c->eff32);
     for (int s = 0; s < 2; s++) {
-        bl_snapshot_free(c->init64[s]);
-        bl_snapshot_free(c->init32[s]);
-        bl_snapshot_free(c->winit64[s]);
-        bl_snapshot_free(c->winit32[s]);
+        bl_snapshot_destroy(c->init64[s]);
+        bl_snapshot_destroy(c->init32[s]);
+        bl_snapshot_destroy(c->winit64[s]);
+        bl_snapshot_destroy(c->winit32[s]);
     }
-    bl_snapshot_free(c->before64);
+    bl_snapshot_destroy(c->before64);
 }
 
 static bl_status case_gen(const qcase *c, int64_t seed, const char *stream, bl_gen *g,
@@ -224,12 +224,12 @@ static bl_status compare_frame(qcase *c, bl_qualify_ledger *l, int64_t frame, bo
     /* After a failure the states differ anyway; the first one says it. */
     *comparing = v == BL_QUALIFY_PASSED;
     memcpy(prev, cur, 2 * n * sizeof *cur);
-    bl_snapshot_free(c->before64);
+    bl_snapshot_destroy(c->before64);
     c->before64 = s64;
     s64 = NULL;
 done:
-    bl_snapshot_free(s64);
-    bl_snapshot_free(s32);
+    bl_snapshot_destroy(s64);
+    bl_snapshot_destroy(s32);
     return st;
 }
 
@@ -241,8 +241,8 @@ static bl_status compare_worlds(qcase *c, bl_qualify_ledger *l, int64_t tick, bl
         st = bl_worlds_snapshot(c->w32, 0, &s32, err);
     if (st == BL_OK)
         st = check(c, l, "tick", tick, false, cross, s32, s64, false, NULL, NULL, err);
-    bl_snapshot_free(s64);
-    bl_snapshot_free(s32);
+    bl_snapshot_destroy(s64);
+    bl_snapshot_destroy(s32);
     return st;
 }
 
@@ -360,7 +360,7 @@ static bl_status untouched_and_reset(qcase *c, bl_qualify_ledger *l, bl_error *e
         st = check(c, l, "inactive", 0, false, "float32", s[3], c->winit32[1], true, NULL, NULL,
                    err);
     for (int k = 0; k < 4; k++) {
-        bl_snapshot_free(s[k]);
+        bl_snapshot_destroy(s[k]);
         s[k] = NULL;
     }
     if (st == BL_OK)
@@ -375,8 +375,8 @@ static bl_status untouched_and_reset(qcase *c, bl_qualify_ledger *l, bl_error *e
         st = check(c, l, "reset", 0, true, "float64", s[0], c->init64[0], true, NULL, NULL, err);
     if (st == BL_OK)
         st = check(c, l, "reset", 0, true, "float32", s[1], c->init32[0], true, NULL, NULL, err);
-    bl_snapshot_free(s[0]);
-    bl_snapshot_free(s[1]);
+    bl_snapshot_destroy(s[0]);
+    bl_snapshot_destroy(s[1]);
     return st;
 }
 
@@ -399,7 +399,7 @@ static bl_json *case_json(const qcase *c)
     bl_measure_put(&st, o, "precision_check",
                    bl_json_string(c->precision ? c->precision : "passed"), NULL);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return NULL;
     }
     return o;
@@ -437,10 +437,10 @@ bl_status bl_qualify_case_plan(const bl_qualify_config *cfg, bl_task_kind task,
         st = bl_plan_profile(composition, evaluation, numerics, "qualify", false, &plan, err);
     if (st == BL_OK)
         st = bl_plan_resolve(plan, out, err);
-    bl_plan_free(plan);
-    bl_json_free(composition);
-    bl_json_free(evaluation);
-    bl_json_free(numerics);
+    bl_plan_destroy(plan);
+    bl_json_destroy(composition);
+    bl_json_destroy(evaluation);
+    bl_json_destroy(numerics);
     return st;
 }
 
@@ -458,7 +458,7 @@ bl_status bl_qualify_case_run(const bl_qualify_config *cfg, bl_task_kind task,
     bl_status st = bl_qualify_case_plan(cfg, task, o, 1, "float64", &plan, err);
     if (st == BL_OK)
         st = bl_resolved_model_config(plan, 0, &c.kind, &c.fc, &c.sc, &link_p, err);
-    bl_resolved_plan_free(plan);
+    bl_resolved_plan_destroy(plan);
     if (st == BL_OK && c.kind == BL_MODEL_FALANDAYS) {
         bl_free(link_p);
         c.fc.input_link_p = NULL;

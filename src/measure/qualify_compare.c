@@ -128,22 +128,22 @@ bl_status bl_qualify_ledger_create(double rtol, double atol, bl_qualify_ledger *
     l->divergences = bl_json_array();
     l->failures = bl_json_array();
     if (!l->divergences || !l->failures) {
-        bl_qualify_ledger_free(l);
+        bl_qualify_ledger_destroy(l);
         return nomem(err);
     }
     *out = l;
     return BL_OK;
 }
 
-void bl_qualify_ledger_free(bl_qualify_ledger *l)
+void bl_qualify_ledger_destroy(bl_qualify_ledger *l)
 {
     if (!l)
         return;
     for (size_t k = 0; k < l->narrays; k++)
         bl_free(l->arrays[k].key);
     bl_free(l->arrays);
-    bl_json_free(l->divergences);
-    bl_json_free(l->failures);
+    bl_json_destroy(l->divergences);
+    bl_json_destroy(l->failures);
     bl_free(l);
 }
 
@@ -213,7 +213,7 @@ static bl_json *index_json(const bl_snapshot_array *a, size_t flat)
         bl_measure_append(&st, idx, bl_json_int((int64_t)flat), NULL);
     }
     if (st != BL_OK) {
-        bl_json_free(idx);
+        bl_json_destroy(idx);
         return NULL;
     }
     return idx;

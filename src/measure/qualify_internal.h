@@ -101,7 +101,7 @@ typedef struct bl_qualify_ledger bl_qualify_ledger;
 
 bl_status bl_qualify_ledger_create(double rtol, double atol, bl_qualify_ledger **out,
                                    bl_error *err);
-void bl_qualify_ledger_free(bl_qualify_ledger *l);
+void bl_qualify_ledger_destroy(bl_qualify_ledger *l);
 
 /* Compares `observed` with `expected` array by array (the same names and
  * shapes in the same order; a difference there is a failure). `identical`

@@ -44,8 +44,8 @@ bl_status bl_sample_stats_json(const double *x, size_t n, bl_json **out, bl_erro
     double *sorted = n ? bl_mallocarray(n, sizeof *sorted) : NULL;
     bl_json *count = bl_json_int((int64_t)n);
     if (!o || !count || (n && !sorted)) {
-        bl_json_free(o);
-        bl_json_free(count);
+        bl_json_destroy(o);
+        bl_json_destroy(count);
         bl_free(sorted);
         return bl_fail(err, BL_ENOMEM, "out of memory for statistics");
     }

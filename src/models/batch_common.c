@@ -5,8 +5,8 @@
 
 #include "brainlesslab/alloc.h"
 
-bool bl_batch_arrays_alloc(const bl_batch_array *arrays, size_t count, size_t nslots,
-                           bl_dtype dtype)
+bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t nslots,
+                            bl_dtype dtype)
 {
     for (size_t k = 0; k < count; k++) {
         size_t n;
@@ -26,7 +26,7 @@ bool bl_batch_arrays_alloc(const bl_batch_array *arrays, size_t count, size_t ns
     return true;
 }
 
-void bl_batch_arrays_free(const bl_batch_array *arrays, size_t count)
+void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count)
 {
     for (size_t k = 0; k < count; k++) {
         if (arrays[k].real)
@@ -44,7 +44,7 @@ bl_status bl_batch_snapshot(const bl_model *m, size_t b, const bl_batch_field *f
                             bl_snapshot **out, bl_error *err)
 {
     bl_snapshot *s = NULL;
-    bl_status st = bl_snapshot_new(count, &s, err);
+    bl_status st = bl_snapshot_create(count, &s, err);
     if (st != BL_OK)
         return st;
     for (size_t k = 0; k < count; k++) {
@@ -80,6 +80,6 @@ bl_status bl_batch_snapshot(const bl_model *m, size_t b, const bl_batch_field *f
     *out = s;
     return BL_OK;
 fail:
-    bl_snapshot_free(s);
+    bl_snapshot_destroy(s);
     return st;
 }

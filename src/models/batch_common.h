@@ -25,10 +25,10 @@ typedef struct bl_batch_array {
 
 /* Allocates every array of the list for nslots slots, zeroed and in list
  * order; false when one does not fit or is out of memory (those allocated
- * stay for bl_batch_arrays_free). */
-bool bl_batch_arrays_alloc(const bl_batch_array *arrays, size_t count, size_t nslots,
-                           bl_dtype dtype);
-void bl_batch_arrays_free(const bl_batch_array *arrays, size_t count);
+ * stay for bl_batch_arrays_destroy). */
+bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t nslots,
+                            bl_dtype dtype);
+void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count);
 
 /* How a snapshot field is stored in the batch. */
 typedef enum bl_batch_kind {

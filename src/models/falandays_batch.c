@@ -169,7 +169,7 @@ static void fal_destroy(bl_model *m)
     fal_batch *fb = (fal_batch *)m;
     bl_batch_array arrays[FAL_NARRAYS];
     fal_arrays(fb, arrays);
-    bl_batch_arrays_free(arrays, FAL_NARRAYS);
+    bl_batch_arrays_destroy(arrays, FAL_NARRAYS);
     bl_free(fb->row_ptr);
     bl_free(fb->row_dst);
     bl_free(fb->pad_ptr);
@@ -603,7 +603,7 @@ bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, si
     };
     bl_batch_array arrays[FAL_NARRAYS];
     fal_arrays(fb, arrays);
-    if (!bl_batch_arrays_alloc(arrays, FAL_NARRAYS, nslots, dtype))
+    if (!bl_batch_arrays_create(arrays, FAL_NARRAYS, nslots, dtype))
         goto fail;
     for (size_t b = 0; b < nslots; b++) {
         if (dtype == BL_FLOAT32)

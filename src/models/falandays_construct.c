@@ -13,7 +13,7 @@
 #include "brainlesslab/model.h"
 #include "models/model_internal.h"
 
-void bl_falandays_init_free(bl_falandays_init *init)
+void bl_falandays_init_destroy(bl_falandays_init *init)
 {
     if (!init)
         return;
@@ -28,8 +28,8 @@ void bl_falandays_init_free(bl_falandays_init *init)
     bl_free(init);
 }
 
-bl_status bl_falandays_init_alloc(const bl_falandays_config *c, size_t n, size_t r, size_t e,
-                                  bl_falandays_init **out, bl_error *err)
+bl_status bl_falandays_init_create(const bl_falandays_config *c, size_t n, size_t r, size_t e,
+                                   bl_falandays_init **out, bl_error *err)
 {
     BL_ASSERT(c && out);
     *out = NULL;
@@ -72,7 +72,7 @@ bl_status bl_falandays_init_alloc(const bl_falandays_config *c, size_t n, size_t
     return BL_OK;
 
 fail:
-    bl_falandays_init_free(init);
+    bl_falandays_init_destroy(init);
     return bl_fail(err, BL_ENOMEM,
                    "out of memory for a Falandays initial state (N = %zu, R = %zu, E = %zu)", n, r,
                    e);
@@ -189,7 +189,7 @@ bl_status bl_falandays_construct(const bl_falandays_config *c, size_t n, size_t 
                        c->input_link_p_len, r);
 
     bl_falandays_init *s = NULL;
-    if ((st = bl_falandays_init_alloc(c, n, r, e, &s, err)) != BL_OK)
+    if ((st = bl_falandays_init_create(c, n, r, e, &s, err)) != BL_OK)
         return st;
     const size_t nn = n * n;
     unsigned char *pick = NULL;
@@ -197,7 +197,7 @@ bl_status bl_falandays_construct(const bl_falandays_config *c, size_t n, size_t 
      * untouched, so a retry draws the same network. */
     if (c->axis != BL_AXIS_DALE && c->weight_init_mode == BL_WINIT_PONG_MIXED &&
         !(pick = bl_malloc(nn))) {
-        bl_falandays_init_free(s);
+        bl_falandays_init_destroy(s);
         return bl_fail(err, BL_ENOMEM, "out of memory constructing a Falandays network (N = %zu)",
                        n);
     }

@@ -116,7 +116,7 @@ bl_status bl_model_snapshot(const bl_model *m, size_t slot, bl_snapshot **out, b
     return m->ops->snapshot(m, slot, out, err);
 }
 
-bl_status bl_snapshot_new(size_t count, bl_snapshot **out, bl_error *err)
+bl_status bl_snapshot_create(size_t count, bl_snapshot **out, bl_error *err)
 {
     *out = NULL;
     bl_snapshot *s = bl_calloc(1, sizeof *s);
@@ -165,7 +165,7 @@ const bl_snapshot_array *bl_snapshot_get(const bl_snapshot *s, const char *name)
     return NULL;
 }
 
-void bl_snapshot_free(bl_snapshot *s)
+void bl_snapshot_destroy(bl_snapshot *s)
 {
     if (!s)
         return;

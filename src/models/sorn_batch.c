@@ -160,7 +160,7 @@ static void sorn_destroy(bl_model *m)
     sorn_batch *sb = (sorn_batch *)m;
     bl_batch_array arrays[SORN_NARRAYS];
     sorn_arrays(sb, arrays);
-    bl_batch_arrays_free(arrays, SORN_NARRAYS);
+    bl_batch_arrays_destroy(arrays, SORN_NARRAYS);
     void *fast[] = {sb->layout,  sb->cleared, sb->wild,     sb->nz_off,  sb->col_ptr,
                     sb->nz_dst,  sb->cw,      sb->cm,       sb->wei_t,   sb->wie_t,
                     sb->weu_t,   sb->in_ptr,  sb->in_unit,  sb->in_w,    sb->ro_ptr,
@@ -598,7 +598,7 @@ bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslot
     sb->n_i = n - ne;
     bl_batch_array arrays[SORN_NARRAYS];
     sorn_arrays(sb, arrays);
-    if (!bl_batch_arrays_alloc(arrays, SORN_NARRAYS, nslots, dtype))
+    if (!bl_batch_arrays_create(arrays, SORN_NARRAYS, nslots, dtype))
         goto fail;
     for (size_t b = 0; b < nslots; b++) {
         if (dtype == BL_FLOAT32)

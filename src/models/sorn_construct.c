@@ -15,7 +15,7 @@
 #include "models/model_internal.h"
 #include "brainlesslab/npstat.h"
 
-void bl_sorn_init_free(bl_sorn_init *init)
+void bl_sorn_init_destroy(bl_sorn_init *init)
 {
     if (!init)
         return;
@@ -33,8 +33,8 @@ void bl_sorn_init_free(bl_sorn_init *init)
     bl_free(init);
 }
 
-bl_status bl_sorn_init_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t e,
-                             bl_sorn_init **out, bl_error *err)
+bl_status bl_sorn_init_create(const bl_sorn_config *c, size_t n, size_t r, size_t e,
+                              bl_sorn_init **out, bl_error *err)
 {
     BL_ASSERT(c && out);
     *out = NULL;
@@ -77,7 +77,7 @@ bl_status bl_sorn_init_alloc(const bl_sorn_config *c, size_t n, size_t r, size_t
     return BL_OK;
 
 fail:
-    bl_sorn_init_free(init);
+    bl_sorn_init_destroy(init);
     return bl_fail(err, BL_ENOMEM,
                    "out of memory for a SORN initial state (N = %zu, R = %zu, E = %zu)", n, r, e);
 }
@@ -177,12 +177,12 @@ bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t 
         return bl_fail(err, BL_ETYPE, "rng must be a generator");
 
     bl_sorn_init *s = NULL;
-    if ((st = bl_sorn_init_alloc(c, n, r, e, &s, err)) != BL_OK)
+    if ((st = bl_sorn_init_create(c, n, r, e, &s, err)) != BL_OK)
         return st;
     const size_t n_e = s->n_e, n_i = n - n_e;
     int64_t *perm = bl_mallocarray(n_e, sizeof *perm);
     if (!perm) {
-        bl_sorn_init_free(s);
+        bl_sorn_init_destroy(s);
         return bl_fail(err, BL_ENOMEM, "out of memory constructing a SORN network (N = %zu)", n);
     }
 

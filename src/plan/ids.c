@@ -32,7 +32,7 @@ bl_status bl_sweep_label(const bl_json *cell, char **out, bl_error *err)
         if (!*out)
             st = bl_fail(err, BL_ENOMEM, "out of memory for a sweep label");
     }
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return st;
 }
 
@@ -83,8 +83,8 @@ bl_status bl_plan_wiring_id(const bl_resolved_plan *r, size_t target, int64_t bl
 
     bl_json *o = bl_json_object(), *ports = bl_json_array();
     if (!o || !ports) {
-        bl_json_free(o);
-        bl_json_free(ports);
+        bl_json_destroy(o);
+        bl_json_destroy(ports);
         return bl_fail(err, BL_ENOMEM, "out of memory for a wiring id");
     }
     bl_json *cfg = bl_json_copy(bl_plan_member(rt, "model_config"));
@@ -108,8 +108,8 @@ bl_status bl_plan_wiring_id(const bl_resolved_plan *r, size_t target, int64_t bl
     }
     if (st == BL_OK)
         st = bl_json_digest(o, hex, err);
-    bl_json_free(cfg);
-    bl_json_free(ports);
-    bl_json_free(o);
+    bl_json_destroy(cfg);
+    bl_json_destroy(ports);
+    bl_json_destroy(o);
     return st;
 }

@@ -42,7 +42,7 @@ static bl_status finish(const char *id, const char *operation, const bl_json *ev
     *out = NULL;
     bl_json *doc = bl_json_object();
     if (!doc) {
-        bl_json_free(targets);
+        bl_json_destroy(targets);
         return nomem(err);
     }
     bl_status st = put(doc, "targets", targets, err);
@@ -66,7 +66,7 @@ static bl_status finish(const char *id, const char *operation, const bl_json *ev
         st = put(doc, "numerics", bl_json_copy(numerics), err);
     if (st == BL_OK)
         st = bl_plan_from_document(doc, out, err);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     return st;
 }
 
@@ -76,18 +76,18 @@ static bl_status add_target(bl_json *targets, const char *id, bl_json *compositi
 {
     bl_json *t = bl_json_object();
     if (!t) {
-        bl_json_free(composition);
+        bl_json_destroy(composition);
         return nomem(err);
     }
     bl_status st = put(t, "id", bl_json_string(id), err);
     if (st == BL_OK)
         st = put(t, "composition", composition, err);
     else
-        bl_json_free(composition);
+        bl_json_destroy(composition);
     if (st == BL_OK && controller)
         st = put(t, "controller", bl_json_string(controller), err);
     if (st != BL_OK) {
-        bl_json_free(t);
+        bl_json_destroy(t);
         return st;
     }
     if (target)
@@ -108,7 +108,7 @@ bl_status bl_plan_profile(const bl_json *composition, const bl_json *evaluation,
         return nomem(err);
     st = add_target(targets, "baseline", copy_or_empty(composition), NULL, NULL, err);
     if (st != BL_OK) {
-        bl_json_free(targets);
+        bl_json_destroy(targets);
         return st;
     }
     return finish(id ? id : "profile", "profile", evaluation, numerics, diagnostic, targets, out,
@@ -172,9 +172,9 @@ static bl_status sweep_cell(const bl_json *composition, const bl_json *axes, siz
     if (st == BL_OK)
         st = put(t, "label", bl_json_string(label), err);
     bl_free(label);
-    bl_json_free(cell);
-    bl_json_free(merged);
-    bl_json_free(comp);
+    bl_json_destroy(cell);
+    bl_json_destroy(merged);
+    bl_json_destroy(comp);
     return st;
 }
 
@@ -204,7 +204,7 @@ bl_status bl_plan_sweep(const bl_json *composition, const bl_json *axes,
     for (size_t k = 0; k < cells && st == BL_OK; k++)
         st = sweep_cell(composition, axes, k, targets, err);
     if (st != BL_OK) {
-        bl_json_free(targets);
+        bl_json_destroy(targets);
         return st;
     }
     return finish(id ? id : "sweep", "sweep", evaluation, numerics, diagnostic, targets, out,
@@ -245,11 +245,11 @@ bl_status bl_plan_ablate(const bl_json *composition, const char *const *verbs, s
             st = put(t, "interventions", ivs, err);
             ivs = NULL;
         }
-        bl_json_free(iv);
-        bl_json_free(ivs);
+        bl_json_destroy(iv);
+        bl_json_destroy(ivs);
     }
     if (st != BL_OK) {
-        bl_json_free(targets);
+        bl_json_destroy(targets);
         return st;
     }
     return finish(id ? id : "ablation", "ablate", evaluation, numerics, diagnostic, targets, out,
@@ -288,9 +288,9 @@ bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *e
                 st = put(comp, "count", bl_json_int(count), err);
             if (st == BL_OK && node)
                 st = put(comp, "node", bl_json_copy(node), err);
-            bl_json_free(task);
+            bl_json_destroy(task);
             if (st != BL_OK) {
-                bl_json_free(comp);
+                bl_json_destroy(comp);
                 break;
             }
             st = add_target(targets, null ? null_id : tasks[k], comp,
@@ -300,7 +300,7 @@ bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *e
         }
     }
     if (st != BL_OK) {
-        bl_json_free(targets);
+        bl_json_destroy(targets);
         return st;
     }
     return finish(id ? id : "benchmark", "benchmark", evaluation, numerics, false, targets, out,
@@ -336,8 +336,8 @@ bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_jso
         st = finish("calibration", "calibrate", eval, numerics, false, targets, out, err);
         targets = NULL;
     }
-    bl_json_free(comp);
-    bl_json_free(eval);
-    bl_json_free(targets);
+    bl_json_destroy(comp);
+    bl_json_destroy(eval);
+    bl_json_destroy(targets);
     return st;
 }

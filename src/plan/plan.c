@@ -70,7 +70,7 @@ static bl_status put_copy(bl_json *obj, const char *key, const bl_json *given, b
     if (!dflt)
         return nomem(err);
     if (given) {
-        bl_json_free(dflt);
+        bl_json_destroy(dflt);
         return put(obj, key, bl_json_copy(given), err);
     }
     return put(obj, key, dflt, err);
@@ -169,7 +169,7 @@ static const char *toml_kind(const bl_json *v)
 static bl_status fail_buf(bl_error *err, bl_buf *b)
 {
     bl_status st = b->failed ? nomem(err) : bl_fail(err, BL_EVALUE, "%s", b->data);
-    bl_buf_free(b);
+    bl_buf_clear(b);
     return st;
 }
 
@@ -280,7 +280,7 @@ static bl_status check_args(const char *cls, const bl_json *obj, const char *con
         bl_buf_init_fixed(&b, storage, sizeof storage);
         bl_buf_printf(&b, "invalid %s fields: unknown key ", cls);
         bl_plan_repr(&b, name);
-        bl_json_free(name);
+        bl_json_destroy(name);
         bl_buf_puts(&b, " (allowed:");
         for (size_t k = 0; k < nfields; k++)
             bl_buf_printf(&b, "%s %s", k ? "," : "", fields[k]);
@@ -358,11 +358,11 @@ static bl_status check_options(const bl_json *opts, const char *cls, const char 
         /* Keys of a parsed document are valid UTF-8, the one refusal. */
         (void)bl_toml_put_key(&b, key, len, NULL);
         if (b.failed) {
-            bl_buf_free(&b);
+            bl_buf_clear(&b);
             return nomem(err);
         }
         bl_plan_at(st, err, "%s", b.data);
-        bl_buf_free(&b);
+        bl_buf_clear(&b);
         return st;
     }
     return BL_OK;
@@ -418,7 +418,7 @@ static bl_status build_kind_spec(const bl_json *given, bool node, size_t index, 
     if (st == BL_OK)
         st = put_copy(o, optname, opts, bl_json_object(), err);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -477,7 +477,7 @@ static bl_status build_intervention(const bl_json *given, bl_json **out, bl_erro
     if (st == BL_OK)
         st = put(o, "verb", bl_json_copy(verb), err);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -613,12 +613,12 @@ static bl_status build_target(const bl_json *item, size_t index, bl_json **out, 
     return BL_OK;
 
 fail:
-    bl_json_free(node);
-    bl_json_free(task);
+    bl_json_destroy(node);
+    bl_json_destroy(task);
 fail_t:
-    bl_json_free(t);
-    bl_json_free(c);
-    bl_json_free(ivs);
+    bl_json_destroy(t);
+    bl_json_destroy(c);
+    bl_json_destroy(ivs);
     return st;
 }
 
@@ -682,7 +682,7 @@ static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err
     if (st == BL_OK)
         st = put_copy(o, "seed_partition", partition, bl_json_string("development"), err);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -719,7 +719,7 @@ static bl_status build_numerics(const bl_json *n, bl_json **out, bl_error *err)
     if (st == BL_OK)
         st = put_copy(o, "rng", rng, bl_json_string("philox-host-v1"), err);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -917,10 +917,10 @@ bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err
     return BL_OK;
 
 fail:
-    bl_json_free(plain);
-    bl_json_free(targets);
-    bl_json_free(eval);
-    bl_json_free(num);
+    bl_json_destroy(plain);
+    bl_json_destroy(targets);
+    bl_json_destroy(eval);
+    bl_json_destroy(num);
     return st;
 }
 
@@ -932,14 +932,14 @@ bl_status bl_plan_read(const char *path, bl_plan **out, bl_error *err)
     if (st != BL_OK)
         return st;
     st = bl_plan_from_document(doc, out, err);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     if (st != BL_OK)
         return bl_plan_at(st, err, "%s", path);
     /* Kept so that resolution names the file too. */
     size_t len = strlen(path);
     (*out)->source = bl_malloc(len + 1);
     if (!(*out)->source) {
-        bl_plan_free(*out);
+        bl_plan_destroy(*out);
         *out = NULL;
         return nomem(err);
     }
@@ -962,7 +962,7 @@ static bl_json *without_nulls(const bl_json *v)
             const char *key = bl_json_key_at(v, i, &len);
             bl_json *c = without_nulls(item);
             if (!c || bl_json_object_setn(o, key, len, c, NULL) != BL_OK) {
-                bl_json_free(o);
+                bl_json_destroy(o);
                 return NULL;
             }
         }
@@ -975,7 +975,7 @@ static bl_json *without_nulls(const bl_json *v)
         for (size_t i = 0; i < bl_json_size(v); i++) {
             bl_json *c = without_nulls(bl_json_at(v, i));
             if (!c || bl_json_array_append(a, c, NULL) != BL_OK) {
-                bl_json_free(a);
+                bl_json_destroy(a);
                 return NULL;
             }
         }
@@ -1003,15 +1003,15 @@ bl_status bl_plan_write(const bl_plan *plan, bl_buf *out, bl_error *err)
     }
     if (st == BL_OK)
         st = bl_toml_write(payload, out, err);
-    bl_json_free(payload);
+    bl_json_destroy(payload);
     return st;
 }
 
-void bl_plan_free(bl_plan *plan)
+void bl_plan_destroy(bl_plan *plan)
 {
     if (!plan)
         return;
-    bl_json_free(plan->plain);
+    bl_json_destroy(plan->plain);
     bl_free(plan->source);
     bl_free(plan);
 }

@@ -164,13 +164,13 @@ static bl_status link_p_json(const bl_json *given, bl_json **out, bl_error *err)
     for (size_t i = 0; i < bl_json_size(given); i++) {
         double d;
         if (!as_double(bl_json_at(given, i), &d)) {
-            bl_json_free(a);
+            bl_json_destroy(a);
             return bl_fail(err, BL_ETYPE,
                            "FalandaysConfig.input_link_p must be an array of numbers");
         }
         bl_status st = bl_json_array_append(a, bl_json_real(d), err);
         if (st != BL_OK) {
-            bl_json_free(a);
+            bl_json_destroy(a);
             return st;
         }
     }
@@ -210,13 +210,13 @@ static bl_status build_config(const char *cls, const char *kind, const field *fi
             bl_json *name = bl_json_stringn(key, len);
             if (name)
                 bl_plan_repr(&b, name);
-            bl_json_free(name);
+            bl_json_destroy(name);
             bl_buf_puts(&b, " (allowed:");
             for (size_t k = 0; k < nfields; k++)
                 bl_buf_printf(&b, "%s %s", k ? "," : "", fields[k].name);
             bl_buf_putc(&b, ')');
             bl_status st = !name || b.failed ? nomem(err) : bl_fail(err, BL_ETYPE, "%s", b.data);
-            bl_buf_free(&b);
+            bl_buf_clear(&b);
             return st;
         }
     }
@@ -301,7 +301,7 @@ static bl_status build_config(const char *cls, const char *kind, const field *fi
         }
     }
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -327,7 +327,7 @@ static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on
             st = bl_falandays_config_validate(&c, err);
         bl_free(link_p);
         if (st != BL_OK) {
-            bl_json_free(*out);
+            bl_json_destroy(*out);
             *out = NULL;
             return st;
         }
@@ -345,7 +345,7 @@ static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on
     if (st == BL_OK)
         st = bl_sorn_config_validate(&c, err);
     if (st != BL_OK) {
-        bl_json_free(*out);
+        bl_json_destroy(*out);
         *out = NULL;
         return st;
     }
@@ -630,9 +630,9 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, size
     }
 done:
     bl_task_options_clear(&opts);
-    bl_json_free(config);
-    bl_json_free(opts_json);
-    bl_json_free(rt);
+    bl_json_destroy(config);
+    bl_json_destroy(opts_json);
+    bl_json_destroy(rt);
     return bl_plan_at(st, err, "targets[%zu]%s", index, where);
 }
 
@@ -646,8 +646,8 @@ bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error 
     bl_json *o = bl_json_object(), *list = bl_json_array();
     bl_status st = BL_OK;
     if (!o || !list) {
-        bl_json_free(o);
-        bl_json_free(list);
+        bl_json_destroy(o);
+        bl_json_destroy(list);
         return nomem(err);
     }
     for (size_t i = 0; i < bl_json_size(targets) && st == BL_OK; i++) {
@@ -684,8 +684,8 @@ bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error 
         st = bl_json_object_set(o, "contract_hash", bl_json_string(r->hash), err);
     if (st != BL_OK) {
         bl_free(r);
-        bl_json_free(o);
-        bl_json_free(list);
+        bl_json_destroy(o);
+        bl_json_destroy(list);
         return st;
     }
     r->plain = o;
@@ -693,11 +693,11 @@ bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error 
     return BL_OK;
 }
 
-void bl_resolved_plan_free(bl_resolved_plan *r)
+void bl_resolved_plan_destroy(bl_resolved_plan *r)
 {
     if (!r)
         return;
-    bl_json_free(r->plain);
+    bl_json_destroy(r->plain);
     bl_free(r);
 }
 
@@ -755,6 +755,6 @@ bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model
                           sizeof sorn_fields / sizeof *sorn_fields, sc, cfg, &echo, &no_link_p,
                           err);
     }
-    bl_json_free(echo);
+    bl_json_destroy(echo);
     return st;
 }

@@ -105,7 +105,7 @@ bl_status bl_convert_table(const toml::table &tbl, const char *what, int depth, 
             st = bl_json_object_setn(obj, name.data(), name.size(), child, err);
         }
         if (st != BL_OK) {
-            bl_json_free(obj);
+            bl_json_destroy(obj);
             return st;
         }
     }
@@ -135,7 +135,7 @@ bl_status bl_convert(const toml::node &node, const char *what, int depth, bl_jso
             if (st == BL_OK)
                 st = bl_json_array_append(v, child, err);
             if (st != BL_OK) {
-                bl_json_free(v);
+                bl_json_destroy(v);
                 return st;
             }
         }

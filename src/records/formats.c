@@ -194,7 +194,7 @@ bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err)
         }
         bl_buf_puts(out, "\r\n");
     }
-    bl_buf_free(&cell);
+    bl_buf_clear(&cell);
     bl_free(keys);
     if (st != BL_OK)
         return st;

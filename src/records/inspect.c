@@ -268,7 +268,7 @@ static bl_status inventory(const bl_json *manifest, const bl_json **hashes, bl_j
             st = bl_fail(err, BL_EVALUE, mismatch);
     if (st != BL_OK) {
         bl_free(names);
-        bl_json_free(list);
+        bl_json_destroy(list);
         return st;
     }
     *hashes = h;
@@ -351,7 +351,7 @@ static void explain_missing_manifest(int dirfd, const char *path, bl_error *err)
         bl_fail(err, said.status,
                 "%s; the record failed before its manifest was written: %s: %s", said.msg,
                 type ? type : "unknown error", message ? message : "no message recorded");
-    bl_json_free(marker);
+    bl_json_destroy(marker);
     bl_free(failed_path);
 }
 
@@ -463,12 +463,12 @@ bl_status bl_record_inspect_at(int dirfd, const char *path, bl_json **out, bl_er
         map = NULL;
     }
 done:
-    bl_json_free(map);
-    bl_json_free(unlisted);
-    bl_json_free(invalid);
+    bl_json_destroy(map);
+    bl_json_destroy(unlisted);
+    bl_json_destroy(invalid);
     bl_free(sorted);
-    bl_json_free(artifacts);
-    bl_json_free(manifest);
+    bl_json_destroy(artifacts);
+    bl_json_destroy(manifest);
     bl_record_files_clear(&files);
     bl_free(manifest_path);
     return st;
@@ -502,7 +502,7 @@ bl_status bl_calibrations_read(const char *path, bl_calibration ***out, size_t *
     if (st != BL_OK)
         return st;
     const bool complete = bl_json_get_bool(bl_json_get(map, "complete"));
-    bl_json_free(map);
+    bl_json_destroy(map);
     if (!complete)
         return bl_fail(err, BL_EVALUE, "%s: calibration record is incomplete or has invalid "
                                        "checksums", path);

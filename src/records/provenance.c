@@ -99,9 +99,9 @@ bl_status bl_source_receipt(bl_json **out, bl_error *err)
     return BL_OK;
 
 fail:
-    bl_json_free(ctx.files);
-    bl_json_free(ctx.file_sha256);
-    bl_json_free(receipt);
+    bl_json_destroy(ctx.files);
+    bl_json_destroy(ctx.file_sha256);
+    bl_json_destroy(receipt);
     return st;
 }
 
@@ -196,8 +196,8 @@ bl_status bl_environment_json(bl_json **out, bl_error *err)
     return BL_OK;
 
 fail:
-    bl_json_free(compiler);
-    bl_json_free(libs);
-    bl_json_free(env);
+    bl_json_destroy(compiler);
+    bl_json_destroy(libs);
+    bl_json_destroy(env);
     return st;
 }

@@ -94,7 +94,7 @@ bl_status bl_record_name(const char *root, const char *plan_id, char **out, bl_e
     bl_buf_printf(&b, "%s-%s-%s", plan_id, stamp, hex);
     if ((st = bl_buf_status(&b, err)) == BL_OK && !(*out = bl_buf_take(&b, NULL)))
         st = nomem(err);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return st;
 }
 
@@ -355,7 +355,7 @@ static char *redact(const char *message, const char *path)
         p = hit + pl;
     }
     char *s = bl_buf_take(&b, NULL);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return s;
 }
 
@@ -386,8 +386,8 @@ bl_status bl_record_fail(const bl_reservation *r, const bl_error *cause, bl_erro
             st = write_file(fd, r->path, BL_RECORD_FAILED, text.data, text.len, err);
         if (st == BL_OK)
             st = sync_dir(fd, r->path, err);
-        bl_buf_free(&text);
-        bl_json_free(doc);
+        bl_buf_clear(&text);
+        bl_json_destroy(doc);
         bl_free(message);
     }
     close(fd);
@@ -452,7 +452,7 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
         put(&st, m, ints[i].key, bl_json_int(ints[i].value), err);
     if (st != BL_OK) {
-        bl_json_free(m);
+        bl_json_destroy(m);
         return st;
     }
     *out = m;
@@ -528,7 +528,7 @@ static void rec_rendered(rec *w, const char *rel, const bl_json *v, render_fn re
     bl_buf_init(&b);
     w->st = render(v, &b, w->err);
     rec_buf(w, rel, &b);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 static void file_json(rec *w, const char *rel, const bl_json *v)
@@ -573,7 +573,7 @@ static void plan_files(rec *w)
     if (w->st == BL_OK && (w->st = bl_record_check_finite(resolved, w->err)) == BL_OK)
         w->st = bl_toml_write(resolved, &b, w->err);
     rec_buf(w, "resolved.toml", &b);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
 }
 
 /* One row of trials.csv: the trial result with the outcome flattened and
@@ -596,7 +596,7 @@ static void push_trial_row(rec *w, bl_json *trials, const bl_trial_result *t)
             put(&w->st, row, bl_json_key_at(v, j, NULL), bl_json_copy(bl_json_value_at(v, j)),
                 w->err);
     }
-    bl_json_free(full);
+    bl_json_destroy(full);
     bl_json_push(&w->st, trials, row, w->err);
 }
 
@@ -627,8 +627,8 @@ static void trial_files(rec *w)
     }
     file_csv(w, "trials.csv", trials);
     file_csv(w, "seeds.csv", seeds);
-    bl_json_free(trials);
-    bl_json_free(seeds);
+    bl_json_destroy(trials);
+    bl_json_destroy(seeds);
 }
 
 /* Appends json_of(i) for i < n to a new array set under `key`. */
@@ -654,7 +654,7 @@ static void summary_files(rec *w)
         w->st = bl_calibrations_document((const bl_calibration *const *)e->calibrations,
                                          e->ncalibrations, &doc, w->err);
         file_json(w, "calibration.json", doc);
-        bl_json_free(doc);
+        bl_json_destroy(doc);
         if (w->st != BL_OK)
             return;
     }
@@ -676,7 +676,7 @@ static void summary_files(rec *w)
         bl_json_real(run->seconds_preflight + run->seconds_execute), w->err);
     make_dir(w, "summary");
     file_json(w, "summary/summary.json", doc);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
 }
 
 /* environment/: environment.json, source.json, package-source.zip and
@@ -703,9 +703,9 @@ static void environment_files(rec *w)
     if (w->st == BL_OK)
         w->st = bl_build_lock(&lock, w->err);
     rec_buf(w, "environment/build.lock", &lock);
-    bl_buf_free(&lock);
-    bl_json_free(receipt);
-    bl_json_free(env);
+    bl_buf_clear(&lock);
+    bl_json_destroy(receipt);
+    bl_json_destroy(env);
 }
 
 /* The probe events of data/: the events CSV with a feature_array column
@@ -746,10 +746,10 @@ static void probe_event_files(rec *w, size_t nevents)
         w->st = bl_npz_build(name_ptrs, in->probe_features, in->probe_feature_len, nevents,
                              &npz, w->err);
     rec_buf(w, "data/probe_features.npz", &npz);
-    bl_buf_free(&npz);
+    bl_buf_clear(&npz);
     bl_free(name_ptrs);
     bl_free(names);
-    bl_json_free(rows);
+    bl_json_destroy(rows);
 }
 
 /* data/: always created (empty for summary recording); the probe events
@@ -818,7 +818,7 @@ static bl_status status_counts(const bl_run_result *run, bl_json **out, size_t *
         if (counts[k] > 0)
             put(&st, o, names[k], bl_json_int((int64_t)counts[k]), err);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -898,8 +898,8 @@ static void write_manifest(rec *w, const bl_json *counts)
     if (w->st == BL_OK)
         w->st = sync_tree(w->dirfd, w->path, w->err);
     rec_buf(w, BL_RECORD_MANIFEST, &text);
-    bl_buf_free(&text);
-    bl_json_free(m);
+    bl_buf_clear(&text);
+    bl_json_destroy(m);
     bl_record_files_clear(&files);
 }
 
@@ -939,7 +939,7 @@ static void failed_file(rec *w, const bl_json *counts)
     put(&w->st, failed, "status", bl_json_string("failed"), w->err);
     put(&w->st, failed, "trial_status_counts", bl_json_copy(counts), w->err);
     file_json(w, BL_RECORD_FAILED, failed);
-    bl_json_free(failed);
+    bl_json_destroy(failed);
 }
 
 bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
@@ -983,8 +983,8 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
         (void)bl_record_fail(r, e, NULL);
     if (w.dirfd >= 0)
         close(w.dirfd);
-    bl_json_free(inspection);
-    bl_json_free(counts);
-    bl_json_free(w.metadata);
+    bl_json_destroy(inspection);
+    bl_json_destroy(counts);
+    bl_json_destroy(w.metadata);
     return w.st;
 }

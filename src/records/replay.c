@@ -86,7 +86,7 @@ bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
     put(&st, doc, "provenance", prov, err);
     put(&st, doc, "frames", bl_json_copy(frames), err);
     if (st != BL_OK) {
-        bl_json_free(doc);
+        bl_json_destroy(doc);
         return st;
     }
     *out = doc;
@@ -111,16 +111,16 @@ bl_status bl_replay_export(const bl_record_input *in, const bl_json *replay_fram
     bl_status st = bl_replay_document(in, trial_key, frames, &doc, err);
     if (st == BL_OK)
         st = bl_record_json_text(doc, &text, err);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     if (st != BL_OK) {
-        bl_buf_free(&text);
+        bl_buf_clear(&text);
         return st;
     }
     /* Exclusive create: an export never replaces anything. */
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
         const int e = errno;
-        bl_buf_free(&text);
+        bl_buf_clear(&text);
         return bl_fail(err, e == EEXIST ? BL_EEXIST : e == ENOENT ? BL_ENOENT : BL_EOS,
                        "%s: %s", path, strerror(e));
     }
@@ -137,7 +137,7 @@ bl_status bl_replay_export(const bl_record_input *in, const bl_json *replay_fram
     }
     if (close(fd) != 0 && st == BL_OK)
         st = bl_fail(err, BL_EOS, "%s: %s", path, strerror(errno));
-    bl_buf_free(&text);
+    bl_buf_clear(&text);
     return st;
 }
 

@@ -406,7 +406,7 @@ bl_status bl_zip_read(const void *zip, size_t len, bl_zip_entry **entries, size_
     read_ctx ctx = {0};
     bl_status st = bl_zip_visit(zip, len, keep_member, &ctx, err);
     if (st != BL_OK) {
-        bl_zip_entries_free(ctx.entries, ctx.n);
+        bl_zip_entries_destroy(ctx.entries, ctx.n);
         return st;
     }
     *entries = ctx.entries;
@@ -414,7 +414,7 @@ bl_status bl_zip_read(const void *zip, size_t len, bl_zip_entry **entries, size_
     return BL_OK;
 }
 
-void bl_zip_entries_free(bl_zip_entry *entries, size_t n)
+void bl_zip_entries_destroy(bl_zip_entry *entries, size_t n)
 {
     if (!entries)
         return;
@@ -507,7 +507,7 @@ bl_status bl_npz_build(const char *const *names, const double *const *arrays,
 done:
     for (size_t i = 0; i < n && members && files; i++) {
         bl_free(members[i]);
-        bl_buf_free(&files[i]);
+        bl_buf_clear(&files[i]);
     }
     bl_free(entries);
     bl_free(members);

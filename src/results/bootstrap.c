@@ -43,7 +43,7 @@ bl_json *bl_json_reals(const double *v, size_t n)
     bl_json *a = bl_json_array();
     for (size_t i = 0; a && i < n; i++) {
         if (bl_json_array_append(a, bl_json_real(v[i]), NULL) != BL_OK) {
-            bl_json_free(a);
+            bl_json_destroy(a);
             a = NULL;
         }
     }
@@ -242,7 +242,7 @@ bl_status bl_adjusted_interval_json(const bl_adjusted_interval *a, bl_json **out
         (st = bl_json_object_set(o, "repetitions", bl_json_int(a->repetitions), err)) != BL_OK ||
         (st = bl_json_object_set(o, "calibration_id", bl_json_string(a->calibration_id), err)) !=
             BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;

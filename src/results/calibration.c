@@ -171,12 +171,12 @@ bl_status bl_calibration_signature_id(const bl_json *signature, char id[65], bl_
 
 /* ---- records ------------------------------------------------------------ */
 
-void bl_calibration_free(bl_calibration *c)
+void bl_calibration_destroy(bl_calibration *c)
 {
     if (!c)
         return;
-    bl_json_free(c->signature);
-    bl_json_free(c->trajectory_ids);
+    bl_json_destroy(c->signature);
+    bl_json_destroy(c->trajectory_ids);
     bl_free(c->trial_scores);
     bl_free(c);
 }
@@ -194,7 +194,7 @@ static bl_status record_new(const bl_json *signature, bl_calibration **out, bl_e
         return nomem(err);
     c->signature = bl_json_copy(signature);
     if (!c->signature) {
-        bl_calibration_free(c);
+        bl_calibration_destroy(c);
         return nomem(err);
     }
     memcpy(c->signature_id, sid, sizeof sid);
@@ -334,7 +334,7 @@ static bl_status record_build(const bl_calibration *c, bool with_id, bl_json **o
         (st = bl_json_object_set(o, "trial_scores", bl_json_reals(c->trial_scores, c->nscores),
                                  err)) != BL_OK ||
         (st = bl_json_object_set(o, "upper_bound", bl_json_real(c->upper_bound), err)) != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -347,7 +347,7 @@ static bl_status record_digest(const bl_calibration *c, char id[65], bl_error *e
     bl_status st = record_build(c, false, &o, err);
     if (st == BL_OK)
         st = bl_json_digest(o, id, err);
-    bl_json_free(o);
+    bl_json_destroy(o);
     return st;
 }
 
@@ -372,7 +372,7 @@ bl_status bl_calibration_analytic(const bl_json *signature, bl_calibration **out
     if (st == BL_OK)
         st = record_digest(c, c->id, err);
     if (st != BL_OK) {
-        bl_calibration_free(c);
+        bl_calibration_destroy(c);
         return st;
     }
     *out = c;
@@ -411,7 +411,7 @@ static bl_json *default_ids(void)
     bl_json *a = bl_json_array();
     for (int i = 0; a && i < BL_NULL_TRAJECTORIES; i++) {
         if (bl_json_array_append(a, bl_json_int(i), NULL) != BL_OK) {
-            bl_json_free(a);
+            bl_json_destroy(a);
             a = NULL;
         }
     }
@@ -453,7 +453,7 @@ bl_status bl_calibration_empirical(const bl_json *signature, const double *score
     if (st == BL_OK)
         st = record_digest(c, c->id, err);
     if (st != BL_OK) {
-        bl_calibration_free(c);
+        bl_calibration_destroy(c);
         return st;
     }
     *out = c;
@@ -535,7 +535,7 @@ bl_status bl_calibration_from_json(const bl_json *record, bl_calibration **out, 
     if (st == BL_OK && strcmp(c->id, id) != 0)
         st = bl_fail(err, BL_EVALUE, "calibration content hash does not match the record");
     if (st != BL_OK) {
-        bl_calibration_free(c);
+        bl_calibration_destroy(c);
         return st;
     }
     *out = c;
@@ -551,7 +551,7 @@ bl_status bl_calibrations_document(const bl_calibration *const *cals, size_t n, 
     bl_json *doc = bl_json_object(), *list = bl_json_array();
     bl_status st = doc ? bl_json_object_set(doc, "calibrations", list, err) : nomem(err);
     if (!doc)
-        bl_json_free(list);
+        bl_json_destroy(list);
     for (size_t i = 0; st == BL_OK && i < n; i++) {
         bl_json *rec;
         if ((st = bl_calibration_json(cals[i], &rec, err)) == BL_OK)
@@ -562,19 +562,19 @@ bl_status bl_calibrations_document(const bl_calibration *const *cals, size_t n, 
             BL_OK)
         st = bl_json_object_set(doc, "version", bl_json_int(1), err);
     if (st != BL_OK) {
-        bl_json_free(doc);
+        bl_json_destroy(doc);
         return st;
     }
     *out = doc;
     return BL_OK;
 }
 
-void bl_calibrations_free(bl_calibration **cals, size_t n)
+void bl_calibrations_destroy(bl_calibration **cals, size_t n)
 {
     if (!cals)
         return;
     for (size_t i = 0; i < n; i++)
-        bl_calibration_free(cals[i]);
+        bl_calibration_destroy(cals[i]);
     bl_free(cals);
 }
 
@@ -599,7 +599,7 @@ static bl_status records_from_document(const bl_json *doc, bl_calibration ***out
         bl_status st = bl_calibration_from_json(bl_json_at(list, i), &cals[i], err);
         if (st != BL_OK) {
             bl_error_prefix(err, "calibrations[%zu]", i);
-            bl_calibrations_free(cals, count);
+            bl_calibrations_destroy(cals, count);
             return st;
         }
     }
@@ -624,7 +624,7 @@ bl_status bl_calibrations_read_file(const char *path, bl_calibration ***out, siz
     if (st != BL_OK)
         return st;
     st = records_from_document(doc, out, n, err);
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     if (st != BL_OK)
         bl_error_prefix(err, "%s", path);
     return st;

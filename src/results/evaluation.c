@@ -43,8 +43,8 @@ static void ectx_free(ectx *c)
     bl_run_prepared_destroy(c->run);
     c->run = NULL;
     for (size_t i = 0; c->t && i < c->ntargets; i++) {
-        bl_calibration_free(c->t[i].own);
-        bl_json_free(c->t[i].signature);
+        bl_calibration_destroy(c->t[i].own);
+        bl_json_destroy(c->t[i].signature);
     }
     bl_free(c->t);
     c->t = NULL;
@@ -155,7 +155,7 @@ static void put_value(bl_buf *b, const bl_json *v)
         bl_buf_printf(b, "%.*s...", MOST - 3, text.data);
     else
         bl_buf_append(b, text.data, text.len);
-    bl_buf_free(&text);
+    bl_buf_clear(&text);
 }
 
 static void put_difference(bl_buf *b, const char *path, size_t plen, const char *key,
@@ -188,7 +188,7 @@ static void signature_differences(bl_buf *b, const char *path, size_t plen, cons
             if (!sub.failed)
                 signature_differences(b, sub.data, sub.len, cv, pv);
             b->failed = b->failed || sub.failed;
-            bl_buf_free(&sub);
+            bl_buf_clear(&sub);
         } else {
             put_difference(b, path, plen, key, klen, cv, pv);
         }
@@ -212,7 +212,7 @@ static bl_status signature_mismatch(const tinfo *t, const bl_calibration *cal, b
     if (st == BL_OK)
         st = bl_fail(err, BL_EVALUE, "calibration signature mismatch for %s%s%s",
                      bl_task_name(t->task), diff.len ? ": " : "", diff.len ? diff.data : "");
-    bl_buf_free(&diff);
+    bl_buf_clear(&diff);
     return st;
 }
 
@@ -356,7 +356,7 @@ static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_er
     char hex[65];
     if (st == BL_OK)
         st = digest_of(o, hex, err);
-    bl_json_free(o);
+    bl_json_destroy(o);
     if (st != BL_OK)
         return st;
     const bl_key key = BL_KEY_S(hex);
@@ -513,7 +513,7 @@ static bl_status freeze(const ectx *c, size_t i, const bl_run_result *run, bl_ca
         st = bl_calibration_empirical(t->signature, scores, per, NAN, ids, c->root_seed,
                                       BL_BOOTSTRAP_REPETITIONS, out, err);
     bl_free(scores);
-    bl_json_free(ids);
+    bl_json_destroy(ids);
     return st;
 }
 
@@ -528,23 +528,23 @@ static bl_status list_calibration(bl_evaluation *e, const bl_calibration *cal, b
     bl_status st = bl_calibration_json(cal, &j, err);
     if (st == BL_OK)
         st = bl_calibration_from_json(j, &copy, err);
-    bl_json_free(j);
+    bl_json_destroy(j);
     if (st == BL_OK)
         e->calibrations[e->ncalibrations++] = copy;
     return st;
 }
 
-void bl_evaluation_free(bl_evaluation *e)
+void bl_evaluation_destroy(bl_evaluation *e)
 {
     if (!e)
         return;
-    bl_run_result_free(e->run);
+    bl_run_result_destroy(e->run);
     bl_free(e->summaries);
     for (size_t k = 0; e->contrasts && k < e->ncontrasts; k++)
         bl_free(e->contrasts[k].block_differences);
     bl_free(e->contrasts);
     for (size_t k = 0; e->calibrations && k < e->ncalibrations; k++)
-        bl_calibration_free(e->calibrations[k]);
+        bl_calibration_destroy(e->calibrations[k]);
     bl_free(e->calibrations);
     bl_free(e);
 }
@@ -593,7 +593,7 @@ bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hoo
             st = freeze(c, i, e->run, &made, err);
             if (st == BL_OK) {
                 st = list_calibration(e, made, err);
-                bl_calibration_free(made);
+                bl_calibration_destroy(made);
             }
         }
     for (size_t i = 0; i < c->ntargets && st == BL_OK; i++)
@@ -605,7 +605,7 @@ bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hoo
     }
 done:
     bl_free(scratch);
-    bl_evaluation_free(e);
+    bl_evaluation_destroy(e);
     return st;
 }
 
@@ -631,7 +631,7 @@ static bl_json *pair_or_null(bool has, const double p[2])
     bl_json *a = bl_json_array();
     if (a && (bl_json_array_append(a, bl_json_real(p[0]), NULL) != BL_OK ||
               bl_json_array_append(a, bl_json_real(p[1]), NULL) != BL_OK)) {
-        bl_json_free(a);
+        bl_json_destroy(a);
         return NULL;
     }
     return a;
@@ -675,9 +675,9 @@ bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_e
         if (st == BL_OK)
             st = bl_json_object_set(o, "adjusted", adj, err);
     }
-    bl_json_free(oc);
+    bl_json_destroy(oc);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;
@@ -715,10 +715,10 @@ bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err)
         if (st == BL_OK)
             st = bl_json_object_set(o, "interval", pair_or_null(c->has_interval, c->interval),
                                     err);
-        bl_json_free(diffs);
+        bl_json_destroy(diffs);
     }
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;

@@ -15,9 +15,9 @@ static bl_status nomem(bl_error *err)
 
 void bl_recordings_clear(bl_recordings *r)
 {
-    bl_json_free(r->probe_events);
-    bl_json_free(r->probe_trials);
-    bl_json_free(r->replay_frames);
+    bl_json_destroy(r->probe_events);
+    bl_json_destroy(r->probe_trials);
+    bl_json_destroy(r->replay_frames);
     for (size_t k = 0; r->probe_features && k < r->nevents; k++)
         bl_free(r->probe_features[k]);
     bl_free(r->probe_features);
@@ -49,18 +49,18 @@ static bl_status digest3(const char *ka, bl_json *a, const char *kb, bl_json *b,
                          bl_json *c, char hex[65], bl_error *err)
 {
     bl_json *o = bl_json_object();
-    bl_status st = o ? put(o, ka, a, err) : (bl_json_free(a), nomem(err));
+    bl_status st = o ? put(o, ka, a, err) : (bl_json_destroy(a), nomem(err));
     if (st == BL_OK)
         st = put(o, kb, b, err);
     else
-        bl_json_free(b);
+        bl_json_destroy(b);
     if (st == BL_OK && kc)
         st = put(o, kc, c, err);
     else
-        bl_json_free(c);
+        bl_json_destroy(c);
     if (st == BL_OK)
         st = bl_json_digest(o, hex, err);
-    bl_json_free(o);
+    bl_json_destroy(o);
     return st;
 }
 
@@ -103,7 +103,7 @@ static bl_status probe_trial(const bl_resolved_plan *plan, const bl_trial_result
         st = bl_json_array_append(trials, o, err);
         o = NULL;
     }
-    bl_json_free(o);
+    bl_json_destroy(o);
     return st;
 }
 
@@ -151,8 +151,8 @@ static bl_status probe_events(const bl_trial_result *t, const bl_probe_capture *
             out->probe_feature_len[out->nevents++] = pc->n;
             f = NULL;
         }
-        bl_json_free(o);
-        bl_json_free(ids);
+        bl_json_destroy(o);
+        bl_json_destroy(ids);
         bl_free(f);
     }
     return st;

@@ -100,7 +100,7 @@ bl_status bl_seed_payload(int64_t root_seed, const char *partition, const char *
         if (!*out)
             st = bl_fail(err, BL_ENOMEM, "out of memory building a seed payload");
     }
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     return st;
 }
 
@@ -116,7 +116,7 @@ static bl_status seed_for(const bl_seed *big, int64_t root_seed, const char *par
     bl_status st = build_payload(&b, big, root_seed, partition, stream, keys, nkeys, err);
     if (st == BL_OK)
         st = bl_sha256(b.data, b.len, digest, err);
-    bl_buf_free(&b);
+    bl_buf_clear(&b);
     if (st != BL_OK)
         return st;
     /* The reference reads the digest as a little-endian integer. */

@@ -73,12 +73,12 @@ static bl_status construct(const run_ctx *c, wiring *w, bl_error *err)
 static void free_batch(batch *b)
 {
     for (size_t i = 0; b->slots && i < b->n; i++) {
-        bl_world_init_free(b->slots[i].world);
+        bl_world_init_destroy(b->slots[i].world);
         bl_free(b->slots[i].perm);
     }
     for (size_t k = 0; b->wirings && k < b->nwirings; k++) {
-        bl_falandays_init_free(b->wirings[k].fal);
-        bl_sorn_init_free(b->wirings[k].sorn);
+        bl_falandays_init_destroy(b->wirings[k].fal);
+        bl_sorn_init_destroy(b->wirings[k].sorn);
     }
     bl_free(b->slots);
     bl_free(b->wirings);

@@ -49,7 +49,7 @@ static bl_json *real_array(bl_dtype dtype, const void *v, size_t n)
     bl_json *a = bl_json_array();
     for (size_t i = 0; a && i < n; i++)
         if (bl_json_array_append(a, bl_json_real(value_at(dtype, v, i)), NULL) != BL_OK) {
-            bl_json_free(a);
+            bl_json_destroy(a);
             return NULL;
         }
     return a;
@@ -104,8 +104,8 @@ bl_status bl_run_replay_tick(bl_json *frames, const bl_worlds *w, int64_t tick,
         st = bl_json_array_append(frames, f, err);
         f = NULL;
     }
-    bl_snapshot_free(snap);
-    bl_json_free(world);
-    bl_json_free(f);
+    bl_snapshot_destroy(snap);
+    bl_json_destroy(world);
+    bl_json_destroy(f);
     return st;
 }

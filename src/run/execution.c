@@ -97,7 +97,7 @@ bl_status bl_execution_json(const bl_execution *x, bl_json **out, bl_error *err)
     if (st == BL_OK)
         st = bl_json_object_set(o, "cache", bl_json_bool(x->cache), err);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;

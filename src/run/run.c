@@ -29,14 +29,14 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void bl_run_result_free(bl_run_result *r)
+void bl_run_result_destroy(bl_run_result *r)
 {
     if (!r)
         return;
     for (size_t j = 0; r->probes && j < r->ntrials; j++)
         bl_free(r->probes[j].features);
     for (size_t j = 0; r->replays && j < r->ntrials; j++)
-        bl_json_free(r->replays[j]);
+        bl_json_destroy(r->replays[j]);
     bl_free(r->probes);
     bl_free(r->replays);
     bl_free(r->processing_order);
@@ -148,7 +148,7 @@ bl_status bl_run_execute_prepared(const bl_run_prepared *p, const bl_run_hooks *
     res = NULL;
 done:
     bl_run_release_carry(&c);
-    bl_run_result_free(res);
+    bl_run_result_destroy(res);
     return st;
 }
 
@@ -195,7 +195,7 @@ bl_status bl_task_outcome_json(const char *key, double raw, double normalised,
     if (st == BL_OK)
         st = bl_json_object_set(oc, "scoring_window", bl_json_int(scoring_window), err);
     if (st != BL_OK) {
-        bl_json_free(oc);
+        bl_json_destroy(oc);
         return st;
     }
     *out = oc;
@@ -245,10 +245,10 @@ bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error
                                 t->failed ? bl_json_string("non-finite trajectory")
                                           : bl_json_null(),
                                 err);
-    bl_json_free(oc);
-    bl_json_free(seeds);
+    bl_json_destroy(oc);
+    bl_json_destroy(seeds);
     if (st != BL_OK) {
-        bl_json_free(o);
+        bl_json_destroy(o);
         return st;
     }
     *out = o;

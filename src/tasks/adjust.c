@@ -95,7 +95,7 @@ bl_status bl_world_source_hashes(bl_json **out, bl_error *err)
         bl_status st = bl_json_object_set(o, bl_task_sources[i].path,
                                           bl_json_string(bl_task_sources[i].sha256), err);
         if (st != BL_OK) {
-            bl_json_free(o);
+            bl_json_destroy(o);
             return st;
         }
     }
@@ -177,7 +177,7 @@ bl_status bl_calibration_signature_parts(const char *task, const bl_json *task_o
      * piece and one free cleans up any failure. */
     bl_json *sig = bl_json_object(), *numerics = bl_json_object(), *sources = NULL;
     if (!sig) {
-        bl_json_free(numerics);
+        bl_json_destroy(numerics);
         return nomem(err);
     }
     if ((st = put(sig, "numerics", numerics, err)) != BL_OK)
@@ -208,7 +208,7 @@ bl_status bl_calibration_signature_parts(const char *task, const bl_json *task_o
     return BL_OK;
 
 fail:
-    bl_json_free(sig);
+    bl_json_destroy(sig);
     return st;
 }
 
@@ -227,6 +227,6 @@ bl_status bl_calibration_signature(const bl_task_options *o, int64_t horizon, in
         return st;
     st = bl_calibration_signature_parts(bl_task_name(o->kind), opts, def.neural_frames, horizon,
                                         warmup, dtype, backend, out, err);
-    bl_json_free(opts);
+    bl_json_destroy(opts);
     return st;
 }

@@ -54,7 +54,7 @@ static bl_status fail_buf(bl_error *err, bl_status status, bl_buf *b)
     bl_status st = bl_buf_status(b, err);
     if (st == BL_OK)
         st = bl_fail(err, status, "%s", b->data ? b->data : "");
-    bl_buf_free(b);
+    bl_buf_clear(b);
     return st;
 }
 
@@ -654,7 +654,7 @@ bl_json *bl_opt_ints(const int64_t *v, size_t n)
     bl_json *a = bl_json_array();
     for (size_t i = 0; a && i < n; i++)
         if (bl_json_array_append(a, bl_json_int(v[i]), NULL) != BL_OK) {
-            bl_json_free(a);
+            bl_json_destroy(a);
             return NULL;
         }
     return a;
@@ -665,7 +665,7 @@ bl_json *bl_opt_reals(const double *v, size_t n)
     bl_json *a = bl_json_array();
     for (size_t i = 0; a && i < n; i++)
         if (bl_json_array_append(a, bl_json_real(v[i]), NULL) != BL_OK) {
-            bl_json_free(a);
+            bl_json_destroy(a);
             return NULL;
         }
     return a;
@@ -685,6 +685,6 @@ bl_status bl_task_options_json(const bl_task_options *o, bl_json **out, bl_error
     *out = obj;
     return BL_OK;
 fail:
-    bl_json_free(obj);
+    bl_json_destroy(obj);
     return st;
 }

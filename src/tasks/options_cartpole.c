@@ -86,7 +86,7 @@ static bl_status to_json(const bl_task_options *o, bl_json *obj, bl_error *err)
     for (int i = 0; i < 4; i++)
         if ((st = bl_json_array_append(ranges, bl_opt_reals(o->initial_ranges[i], 2), err)) !=
             BL_OK) {
-            bl_json_free(ranges);
+            bl_json_destroy(ranges);
             return st;
         }
     BL_OPT_SET("initial_ranges", ranges);

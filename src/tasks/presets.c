@@ -137,11 +137,11 @@ bl_status bl_capacity_presets(bl_task_preset **out, size_t *count, bl_error *err
     *count = list.n;
     return BL_OK;
 fail:
-    bl_capacity_presets_free(list.items, list.n);
+    bl_capacity_presets_destroy(list.items, list.n);
     return st;
 }
 
-void bl_capacity_presets_free(bl_task_preset *presets, size_t count)
+void bl_capacity_presets_destroy(bl_task_preset *presets, size_t count)
 {
     if (!presets)
         return;

@@ -18,7 +18,7 @@
 #define BL_TWO_PI (2.0 * 3.141592653589793) /* 2 * math.pi, as Python forms it */
 #define BL_HALF_PI (3.141592653589793 / 2.0)
 
-void bl_world_init_free(bl_world_init *w)
+void bl_world_init_destroy(bl_world_init *w)
 {
     if (!w)
         return;
@@ -457,7 +457,7 @@ bl_status bl_world_prepare(const bl_task_options *o, bl_gen *rng, int64_t horizo
 nomem:
     st = nomem(err);
 fail:
-    bl_world_init_free(w);
+    bl_world_init_destroy(w);
     return st;
 }
 

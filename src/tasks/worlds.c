@@ -572,7 +572,7 @@ bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl
     }
     const size_t ncommon = sizeof common / sizeof common[0];
     bl_snapshot *s = NULL;
-    bl_status st = bl_snapshot_new(ncommon + nextra, &s, err);
+    bl_status st = bl_snapshot_create(ncommon + nextra, &s, err);
     if (st != BL_OK)
         return st;
     for (size_t k = 0; k < ncommon + nextra; k++) {
@@ -580,7 +580,7 @@ bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl
         double *data;
         st = bl_snapshot_entry(s, k, f->name, f->ndim, f->d0, f->d1, f->integer, &data, err);
         if (st != BL_OK) {
-            bl_snapshot_free(s);
+            bl_snapshot_destroy(s);
             return st;
         }
         const size_t count = f->d0 * f->d1;

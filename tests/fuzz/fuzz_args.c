@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bl_cli_args args;
     if (bl_cli_parse(&program, argc, argv, &args) == BL_CLI_PROCEED) {
         check_parsed(&args, text, size, argc);
-        bl_cli_args_free(&args);
+        bl_cli_args_clear(&args);
     }
     free(text);
     return 0;

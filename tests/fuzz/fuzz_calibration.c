@@ -29,9 +29,9 @@ static void check_record(const bl_json *v)
                strcmp(again->id, c->id) != 0) {
         abort();
     }
-    bl_calibration_free(again);
-    bl_json_free(written);
-    bl_calibration_free(c);
+    bl_calibration_destroy(again);
+    bl_json_destroy(written);
+    bl_calibration_destroy(c);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = 0;
     bl_error err = {0};
     if (bl_calibrations_read_file(path, &cals, &n, &err) == BL_OK)
-        bl_calibrations_free(cals, n);
+        bl_calibrations_destroy(cals, n);
 
     bl_json *doc = NULL;
     if (bl_json_parse((const char *)data, size, "fuzz.json", &doc, &err) != BL_OK)
@@ -55,6 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (list && bl_json_kindof(list) == BL_JSON_ARRAY)
         for (size_t i = 0; i < bl_json_size(list); i++)
             check_record(bl_json_at(list, i));
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     return 0;
 }

@@ -84,9 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (bl_json_parse(out.data, out.len, "printed map", &back, &err) != BL_OK ||
             !bl_json_equal(map, back))
             abort();
-        bl_json_free(back);
+        bl_json_destroy(back);
     }
-    bl_buf_free(&out);
-    bl_json_free(map);
+    bl_buf_clear(&out);
+    bl_json_destroy(map);
     return 0;
 }

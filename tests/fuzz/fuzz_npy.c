@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     memcmp(mem->data, file->data, mem->count * mem->itemsize) != 0))
             abort();
     }
-    bl_npy_free(mem);
-    bl_npy_free(file);
+    bl_npy_destroy(mem);
+    bl_npy_destroy(file);
     return 0;
 }

@@ -25,17 +25,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (bl_toml_parse(text.data, text.len, "written.toml", &back, &err) != BL_OK ||
             !bl_json_equal(doc, back))
             abort(); /* the writer produced text that does not read back */
-        bl_json_free(back);
+        bl_json_destroy(back);
     }
-    bl_buf_free(&text);
+    bl_buf_clear(&text);
 
     bl_plan *plan = NULL;
     if (bl_plan_from_document(doc, &plan, &err) == BL_OK) {
         bl_resolved_plan *resolved = NULL;
         if (bl_plan_resolve(plan, &resolved, &err) == BL_OK)
-            bl_resolved_plan_free(resolved);
-        bl_plan_free(plan);
+            bl_resolved_plan_destroy(resolved);
+        bl_plan_destroy(plan);
     }
-    bl_json_free(doc);
+    bl_json_destroy(doc);
     return 0;
 }
