@@ -476,6 +476,8 @@ static void test_tiny_movement_amp_and_zero_controls_pass_in_float64(void **stat
 static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
 {
     (void)state;
+    bl_task_options o;
+    bl_gen g, ref;
     static const task_text cases[] = {
         /* randomize_start=false draws nothing: θ π/2, φ 0, d +1. */
         {"tracking", "{\"randomize_start\": false}"},
@@ -486,8 +488,6 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     };
     static const char *const names[2][4] = {{"theta", "phi", "d"},
                                             {"x", "x_dot", "theta", "theta_dot"}};
-    bl_task_options o;
-    bl_gen g, ref;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         bl_world_init *w = world_of(cases[c].task, cases[c].text, 3, 0, 0, &o, &g);
         /* The draws the preparation should have made, in its order. */

@@ -240,7 +240,7 @@ static double tracking_expected(double theta, double phi, double angle, double g
 }
 
 /* The arrays of ../shared/fixtures/env_<family>/: the effectors effs.npy
- * and two more (`second` NULL: one). */
+ * and two more (`second` NULL: one); skips the test without the fixtures. */
 typedef struct fixture {
     bl_npy *effs, *first, *second;
 } fixture;
@@ -256,6 +256,7 @@ static bl_npy *fixture_array(const char *family, const char *name)
 
 static fixture fixture_load(const char *family, const char *first, const char *second)
 {
+    BL_REQUIRE_SHARED();
     fixture f = {fixture_array(family, "effs"), fixture_array(family, first),
                  second ? fixture_array(family, second) : NULL};
     return f;
@@ -558,7 +559,6 @@ static void test_reversal_feedback_and_outcome(void **state)
 static void test_tracking_fixture_replay(void **state)
 {
     (void)state;
-    BL_REQUIRE_SHARED();
     fixture fx = fixture_load("tracking", "state_T", "sensors_T");
     const bl_npy *st = fx.first, *sens = fx.second;
     assert_int_equal(fx.effs->shape[0], 60);
@@ -662,10 +662,8 @@ static void test_tracking_reversal_and_warmup(void **state)
 static void test_pong_fixture_replay(void **state)
 {
     (void)state;
-    BL_REQUIRE_SHARED();
     fixture fx = fixture_load("pong", "state_T", NULL);
-    const bl_npy *st = fx.first;
-    assert_int_equal(st->shape[1], 5);
+    assert_int_equal(fx.first->shape[1], 5);
     static const int active[60] = {
         23, 22, 22, 21, 21, 20, 20, 20, 20, 20, 21, 22, 22, 22, 22, 22, 23, 24, 25, 26,
         26, 27, 27, 27, 26, 26, 26, 25, 24, 25, 26, 26, 26, 26, 25, 24, 24, 23, 24, 23,
@@ -693,7 +691,7 @@ static void test_pong_fixture_replay(void **state)
         double eff[2];
         fixture_effectors(&fx, t, eff);
         finish_tick(w, eff, en);
-        assert_true(bl_test_bits(p[2]) == bl_test_bits(bl_npy_get_f64(st, t * 5 + 2)));
+        assert_true(bl_test_bits(p[2]) == bl_test_bits(bl_npy_get_f64(fx.first, t * 5 + 2)));
         if (t == 0) {
             assert_true(p[0] == 990 && p[1] == 260.8871691007279 && p[2] == 288.5912056652477 &&
                         p[3] == -5 && p[4] == 5);
@@ -855,11 +853,9 @@ static void test_cartpole_spike_ff2_votes_euler(void **state)
 static void test_cartpole_fixture_replay(void **state)
 {
     (void)state;
-    BL_REQUIRE_SHARED();
     fixture fx = fixture_load("cartpole", "draws", NULL);
-    const bl_npy *dr = fx.first;
-    bl_world_init *in = make_cartpole(bl_npy_get_f64(dr, 0), bl_npy_get_f64(dr, 1),
-                                      bl_npy_get_f64(dr, 2), bl_npy_get_f64(dr, 3));
+    bl_world_init *in = make_cartpole(bl_npy_get_f64(fx.first, 0), bl_npy_get_f64(fx.first, 1),
+                                      bl_npy_get_f64(fx.first, 2), bl_npy_get_f64(fx.first, 3));
     assert_true(in->physical[0] == 0.856498863483477);
     bl_worlds *w = create(&in, 1, (int64_t[]){15000}, 0, BL_FLOAT64);
     const int32_t en[1] = {1};
@@ -1257,14 +1253,21 @@ static void ref_put(ref_expect *e, size_t row, size_t col, double v)
     e->v[row * e->cols + col] = v;
 }
 
-static void test_python_reference_dynamics(void **state)
+/* Any python3, else the test is skipped (and fails under CI). */
+static const char *python_or_skip(void)
 {
-    (void)state;
     const char *py = bl_test_python_plain();
     if (!py) {
         bl_test_missing("python3");
         skip();
     }
+    return py;
+}
+
+static void test_python_reference_dynamics(void **state)
+{
+    (void)state;
+    const char *py = python_or_skip();
     char *dir = bl_test_mkdtemp();
     char path[4096], script[4096], cmd[16384];
     snprintf(path, sizeof path, "%s/runs.txt", dir);
