@@ -20,7 +20,9 @@
 #include "brainlesslab/rng.h"
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/task.h"
+#include "model_support.h"
 #include "support.h"
+#include "task_support.h"
 #include "tasks/adjust_internal.h"
 #include "tasks/controllers_internal.h"
 #include "tasks/worlds_internal.h"
@@ -56,9 +58,7 @@ static bl_world_init *prepare_seeded(const bl_task_options *o, uint64_t seed, in
     bl_gen g;
     const bl_seed s = bl_seed_from_u64(seed);
     bl_gen_init(&g, &s);
-    bl_world_init *wi = NULL;
-    OK_E(bl_world_prepare(o, &g, horizon, &wi, &e_));
-    return wi;
+    return bl_test_prepare(o, &g, horizon);
 }
 
 /* A cohort of n worlds prepared from Generator(Philox(seeds[b])). When
@@ -82,37 +82,16 @@ static bl_worlds *make_cohort(const bl_task_options *o, const uint64_t *seeds,
     return w;
 }
 
-static size_t snapshot_values(const bl_snapshot_array *a)
-{
-    if (a->ndim == 0)
-        return 1;
-    if (a->ndim == 1)
-        return a->shape[0];
-    return a->shape[0] * a->shape[1];
-}
-
 /* Every snapshot field of world k of `a` equals that of `b`, bit for bit. */
 static void assert_same_world(const bl_worlds *a, const bl_worlds *b, size_t k, const char *ctx)
 {
     bl_snapshot *sa = NULL, *sb = NULL;
     OK_E(bl_worlds_snapshot(a, k, &sa, &e_));
     OK_E(bl_worlds_snapshot(b, k, &sb, &e_));
-    assert_int_equal(sa->count, sb->count);
     assert_true(sa->count > 0);
-    for (size_t i = 0; i < sa->count; i++) {
-        const bl_snapshot_array *x = &sa->arrays[i], *y = &sb->arrays[i];
-        assert_string_equal(x->name, y->name);
-        assert_int_equal(x->ndim, y->ndim);
-        assert_int_equal(x->shape[0], y->shape[0]);
-        assert_int_equal(x->shape[1], y->shape[1]);
-        const size_t nv = snapshot_values(x);
-        if (memcmp(x->data, y->data, nv * sizeof(double)) != 0) {
-            for (size_t v = 0; v < nv; v++)
-                if (bl_test_bits(x->data[v]) != bl_test_bits(y->data[v]))
-                    fail_msg("%s: world %zu field %s[%zu]: fused %.17g, unfused %.17g", ctx, k,
-                             x->name, v, x->data[v], y->data[v]);
-        }
-    }
+    char what[200];
+    snprintf(what, sizeof what, "%s: world %zu (fused, unfused)", ctx, k);
+    bl_test_assert_snap_identical(sa, sb, what);
     bl_snapshot_destroy(sa);
     bl_snapshot_destroy(sb);
 }
@@ -499,6 +478,17 @@ static void test_run_control_argument_checks(void **state)
     bl_worlds_destroy(w32);
 }
 
+/* bl_test_fail_each's operation: an oracle bundle for the cohort ctx. */
+static bl_status create_oracle(void *ctx, bl_error *err)
+{
+    bl_controllers *c = NULL;
+    const bl_status st = bl_controllers_create(BL_POLICY_ORACLE, ctx, &c, err);
+    if (st != BL_OK)
+        assert_null(c);
+    bl_controllers_destroy(c);
+    return st;
+}
+
 static void test_controllers_allocation_failures(void **state)
 {
     (void)state;
@@ -508,23 +498,8 @@ static void test_controllers_allocation_failures(void **state)
     const int64_t horizons[FUSE_N] = {FUSE_H, FUSE_H, FUSE_H};
     bl_worlds *w = make_cohort(&o, seeds, horizons, FUSE_N, 0, BL_FLOAT64, NULL);
     bl_task_options_clear(&o);
-    bool done = false;
-    for (long n = 1; !done && n < 100; n++) {
-        bl_controllers *c = NULL;
-        bl_error e = {0};
-        bl_alloc_fail_at(n);
-        const bl_status st = bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e);
-        bl_alloc_fail_at(0);
-        if (st == BL_OK) {
-            done = true;
-            assert_true(n > 1);
-        } else {
-            assert_int_equal(st, BL_ENOMEM);
-            assert_null(c);
-        }
-        bl_controllers_destroy(c);
-    }
-    assert_true(done);
+    const long k = bl_test_fail_each(create_oracle, w, 1);
+    assert_true(k > 1 && k < 100);
     bl_worlds_destroy(w);
 }
 
@@ -1176,27 +1151,23 @@ static void test_signature_identity(void **state)
     bl_task_options_clear(&o);
 }
 
+/* bl_test_fail_each's operation: the signature of the options ctx. */
+static bl_status tracking_signature(void *ctx, bl_error *err)
+{
+    bl_json *sig = NULL;
+    const bl_status st = bl_calibration_signature(ctx, 2000, 0, BL_FLOAT64, "cpu", &sig, err);
+    if (st != BL_OK)
+        assert_null(sig);
+    bl_json_destroy(sig);
+    return st;
+}
+
 static void test_signature_allocation_failures(void **state)
 {
     (void)state;
     bl_task_options o;
     resolve(BL_TASK_TRACKING, NULL, &o);
-    bool done = false;
-    for (long n = 1; !done && n < 2000; n++) {
-        bl_json *sig = NULL;
-        bl_error e = {0};
-        bl_alloc_fail_at(n);
-        const bl_status st = bl_calibration_signature(&o, 2000, 0, BL_FLOAT64, "cpu", &sig, &e);
-        bl_alloc_fail_at(0);
-        if (st == BL_OK) {
-            done = true;
-            bl_json_destroy(sig);
-        } else {
-            assert_int_equal(st, BL_ENOMEM);
-            assert_null(sig);
-        }
-    }
-    assert_true(done);
+    assert_true(bl_test_fail_each(tracking_signature, &o, 1) < 2000);
     bl_task_options_clear(&o);
 }
 

@@ -41,6 +41,11 @@ static void resolve_fails(const char *task, const char *text, bl_status status,
     assert_int_equal(err.status, status);
 }
 
+/* A task and the options given to it (JSON text, NULL for the defaults). */
+typedef struct task_given {
+    const char *task, *given;
+} task_given;
+
 /* A resolution that must fail: the task, its options, the status and the
  * whole message. */
 typedef struct bad_options {
@@ -140,32 +145,31 @@ static void test_ten_families_resolve_with_defaults(void **state)
             bl_task_options_clear(&o);
         }
     }
-    /* Horizons follow the options. */
-    bl_task_options o;
-    bl_task_definition d;
-    bl_test_task_resolve("tracking", "{\"sensor_offsets_deg\": [-4, 0, 4]}", &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.n_inputs, 6);
-    bl_task_options_clear(&o);
-    bl_test_task_resolve("delayed_cue",
-                         "{\"delays\": [3, 50, 7], \"cue_ticks\": 2, \"response_ticks\": 5}", &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.default_horizon, 57);
-    bl_task_options_clear(&o);
-    bl_test_task_resolve("reversal_adaptation",
-                         "{\"rounds\": 50, \"cue_ticks\": 1, \"response_ticks\": 2,"
-                         " \"feedback_ticks\": 3, \"reversal_range\": [2, 35]}",
-                         &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.default_horizon, 300);
-    bl_task_options_clear(&o);
-    bl_test_task_resolve("evidence_accumulation",
-                         "{\"pulse_count\": 8, \"evidence_fraction\": 0.5, "
-                         "\"pulse_ticks\": 3}",
-                         &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.default_horizon, 32);
-    bl_task_options_clear(&o);
+    /* Receptors and horizons follow the options. */
+    static const struct {
+        task_given options;
+        size_t inputs;
+        int64_t horizon;
+    } shaped[] = {
+        {{"tracking", "{\"sensor_offsets_deg\": [-4, 0, 4]}"}, 6, 2000},
+        {{"delayed_cue", "{\"delays\": [3, 50, 7], \"cue_ticks\": 2, \"response_ticks\": 5}"},
+         3, 57},
+        {{"reversal_adaptation", "{\"rounds\": 50, \"cue_ticks\": 1, \"response_ticks\": 2,"
+                                 " \"feedback_ticks\": 3, \"reversal_range\": [2, 35]}"},
+         8, 300},
+        {{"evidence_accumulation",
+          "{\"pulse_count\": 8, \"evidence_fraction\": 0.5, \"pulse_ticks\": 3}"},
+         3, 32},
+    };
+    for (size_t i = 0; i < sizeof shaped / sizeof *shaped; i++) {
+        bl_task_options o;
+        bl_task_definition d;
+        bl_test_task_resolve(shaped[i].options.task, shaped[i].options.given, &o);
+        bl_task_define(&o, &d);
+        assert_int_equal(d.n_inputs, shaped[i].inputs);
+        assert_int_equal(d.default_horizon, shaped[i].horizon);
+        bl_task_options_clear(&o);
+    }
 }
 
 /* ---- the JSON form (contracts, calibration signatures) ------------------ */
@@ -412,9 +416,7 @@ static void test_validation_messages_and_order(void **state)
     };
     expect_failures(cases, sizeof cases / sizeof *cases);
     /* The accepted sides of those boundaries. */
-    static const struct {
-        const char *task, *given;
-    } accepted[] = {
+    static const task_given accepted[] = {
         {"recall_interference", "{\"distractors\": 3, \"distractor_ticks\": 9, \"delay\": 32}"},
         /* k = 0 needs nothing. */
         {"recall_interference", "{\"distractors\": 0, \"delay\": 0}"},

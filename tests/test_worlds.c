@@ -1253,6 +1253,17 @@ static void ref_put(ref_expect *e, size_t row, size_t col, double v)
     e->v[row * e->cols + col] = v;
 }
 
+/* One tick of the one-frame world 0 under `eff`, whose effectors go to the
+ * reference's input `in` and whose receptors to row t of e. */
+static void reference_tick(bl_worlds *w, FILE *in, const double eff[2], ref_expect *e, size_t t)
+{
+    fprintf(in, "%a %a\n", eff[0], eff[1]);
+    encode(w, 1, (int32_t[]){1});
+    for (size_t r = 0; r < bl_worlds_inputs_width(w); r++)
+        ref_put(e, t, r, in64(w, 0)[r]);
+    finish_tick(w, eff, (int32_t[]){1});
+}
+
 /* Any python3, else the test is skipped (and fails under CI). */
 static const char *python_or_skip(void)
 {
@@ -1293,11 +1304,7 @@ static void test_python_reference_dynamics(void **state)
         fprintf(in, "tracking %a %a %a %a %a %a 5 %d\n", 5.1, 0.3, 1.0, 0.8, 0.021, 7.5, TT);
         for (size_t t = 0; t < TT; t++) {
             const double eff[2] = {rnd(&seed), rnd(&seed)};
-            fprintf(in, "%a %a\n", eff[0], eff[1]);
-            encode(w, 1, (int32_t[]){1});
-            for (size_t r = 0; r < 62; r++)
-                ref_put(&et, t, r, in64(w, 0)[r]);
-            finish_tick(w, eff, (int32_t[]){1});
+            reference_tick(w, in, eff, &et, t);
             for (size_t k = 0; k < 3; k++)
                 ref_put(&et, t, 62 + k, phys64(w, 0)[k]);
             ref_put(&et, t, 65, bl_worlds_outcome(w, 0));
@@ -1328,11 +1335,7 @@ static void test_python_reference_dynamics(void **state)
                 d = -d;
             d = d > 1 ? 1 : d < -1 ? -1 : d;
             const double eff[2] = {d > 0 ? d : 0, d < 0 ? -d : 0};
-            fprintf(in, "%a %a\n", eff[0], eff[1]);
-            encode(w, 1, (int32_t[]){1});
-            for (size_t r = 0; r < 46; r++)
-                ref_put(&ep, t, r, in64(w, 0)[r]);
-            finish_tick(w, eff, (int32_t[]){1});
+            reference_tick(w, in, eff, &ep, t);
             for (size_t k = 0; k < 7; k++)
                 ref_put(&ep, t, 46 + k, p[k]);
             const int32_t c[5] = {w->hits[0], w->misses[0], w->rally[0], w->longest_rally[0],
