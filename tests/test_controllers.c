@@ -500,18 +500,23 @@ static bl_status allocate(void *ctx, bl_error *err)
     return st;
 }
 
-static void test_controllers_allocation_failures(void **state)
+/* Every allocation of an oracle bundle and of a calibration signature
+ * fails cleanly. */
+static void test_allocation_failures(void **state)
 {
     (void)state;
-    bl_task_options o;
-    resolve(BL_TASK_CONTEXT_INTEGRATION, fusion_options(BL_TASK_CONTEXT_INTEGRATION), &o);
     const uint64_t seeds[FUSE_N] = {1, 3, 8};
     const int64_t horizons[FUSE_N] = {FUSE_H, FUSE_H, FUSE_H};
+    bl_task_options o;
+    resolve(BL_TASK_CONTEXT_INTEGRATION, fusion_options(BL_TASK_CONTEXT_INTEGRATION), &o);
     bl_worlds *w = make_cohort(&o, seeds, horizons, FUSE_N, 0, BL_FLOAT64, NULL);
     bl_task_options_clear(&o);
     const long k = bl_test_fail_each(allocate, &(allocating){w, NULL}, 1);
     assert_true(k > 1 && k < 100);
     bl_worlds_destroy(w);
+    resolve(BL_TASK_TRACKING, NULL, &o);
+    assert_true(bl_test_fail_each(allocate, &(allocating){NULL, &o}, 1) < 2000);
+    bl_task_options_clear(&o);
 }
 
 /* ---- §10.1 #1: the oracle solves every capacity preset ------------------------ */
@@ -1162,15 +1167,6 @@ static void test_signature_identity(void **state)
     bl_task_options_clear(&o);
 }
 
-static void test_signature_allocation_failures(void **state)
-{
-    (void)state;
-    bl_task_options o;
-    resolve(BL_TASK_TRACKING, NULL, &o);
-    assert_true(bl_test_fail_each(allocate, &(allocating){NULL, &o}, 1) < 2000);
-    bl_task_options_clear(&o);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1179,7 +1175,7 @@ int main(void)
         cmocka_unit_test(test_fused_equals_unfused_all_policies),
         cmocka_unit_test(test_fused_failures_latch_like_unfused),
         cmocka_unit_test(test_run_control_argument_checks),
-        cmocka_unit_test(test_controllers_allocation_failures),
+        cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_oracle_solves_all_presets),
         cmocka_unit_test(test_negative_controls),
         cmocka_unit_test(test_flipped_labels_leave_decisions),
@@ -1190,7 +1186,6 @@ int main(void)
         cmocka_unit_test(test_null_adjustment),
         cmocka_unit_test(test_signature_fields),
         cmocka_unit_test(test_signature_identity),
-        cmocka_unit_test(test_signature_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,13 +141,13 @@ typedef struct differential {
     size_t len, pos;
 } differential;
 
-static void diff_begin(differential *d)
+static differential diff_begin(void)
 {
     BL_REQUIRE_NUMPY();
-    make_seeds(d->seeds, d->hex);
-    bl_buf_init(&d->req);
-    d->out = NULL;
-    d->len = d->pos = 0;
+    differential d = {.out = NULL};
+    make_seeds(d.seeds, d.hex);
+    bl_buf_init(&d.req);
+    return d;
 }
 
 static void diff_send(differential *d) { run_oracle(&d->req, &d->out, &d->len); }
@@ -694,8 +694,7 @@ static void test_tape_uniform_and_errors(void **state)
 static void test_numpy_bitstream(void **state)
 {
     (void)state;
-    differential np;
-    diff_begin(&np);
+    differential np = diff_begin();
     const size_t raw_n[] = {1, 3, 4, 5, 8, 1000, 4097};
     enum { NCTR = 6 };
     const uint64_t M = UINT64_MAX;
@@ -799,8 +798,7 @@ static void test_numpy_bitstream(void **state)
 static void test_numpy_random_uniform(void **state)
 {
     (void)state;
-    differential np;
-    diff_begin(&np);
+    differential np = diff_begin();
     const double bounds[][2] = {{0.0, 1.0}, {-1.0, 2.0}, {1e-3, 1e3}, {-3.25, 2.5},
                                 {0.1, 0.7}, {-1e300, 1e300}, {5.0, 5.0}};
     const size_t nb = sizeof bounds / sizeof bounds[0];
@@ -841,8 +839,7 @@ static void test_numpy_random_uniform(void **state)
 static void test_numpy_standard_normal(void **state)
 {
     (void)state;
-    differential np;
-    diff_begin(&np);
+    differential np = diff_begin();
     /* 32 seeds x 32,000 plus a few short runs: over 10^6 normals. */
     const size_t big = 32000;
     for (size_t i = 0; i < N_SEEDS; i++) {
@@ -893,8 +890,7 @@ typedef struct int_case {
 static void test_numpy_integers(void **state)
 {
     (void)state;
-    differential np;
-    diff_begin(&np);
+    differential np = diff_begin();
     const int64_t P32 = INT64_C(1) << 32;
     const int_case cases[] = {
         {0, 1},
@@ -951,8 +947,7 @@ static void test_numpy_integers(void **state)
 static void test_numpy_permutation_shuffle_choice(void **state)
 {
     (void)state;
-    differential np;
-    diff_begin(&np);
+    differential np = diff_begin();
     const size_t sizes[] = {0, 1, 2, 3, 10, 17, 100, 1000, 65539};
     const size_t ns = sizeof sizes / sizeof sizes[0];
     const size_t choice_len[] = {1, 2, 7, 1000, 100003};
@@ -1056,8 +1051,7 @@ static op random_op(void)
 static void test_numpy_interleaved(void **state)
 {
     (void)state;
-    differential np;
-    diff_begin(&np);
+    differential np = diff_begin();
     enum { NOPS = 400, MIXED = 500 };
     static op script[N_SEEDS][NOPS];
     sm_state = 4242;
@@ -1145,8 +1139,7 @@ static void test_numpy_interleaved(void **state)
 static void test_numpy_seed_for(void **state)
 {
     (void)state;
-    differential np;
-    diff_begin(&np);
+    differential np = diff_begin();
     /* Random roots, partitions, streams and typed keys, strings drawn from
      * every UTF-8 length class plus the characters JSON must escape. The
      * request carries the arguments as UTF-8 JSON escaped only where JSON
