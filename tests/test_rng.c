@@ -164,7 +164,7 @@ static void diff_end(differential *d) { finish_oracle(d->out, d->len, d->pos); }
 typedef struct seed_case {
     int64_t root;
     const char *partition, *stream;
-    bl_key keys[6];
+    const bl_key *keys;
     size_t nkeys;
     const char *hex;
     const char *payload;   /* NULL where the spec gives none */
@@ -199,70 +199,71 @@ static void check_seed_case(const seed_case *c)
 static void test_seed_known_answers(void **state)
 {
     (void)state;
+    const bl_key trial[] = {BL_KEY_S("trial")};
+    const bl_key cue_world[] = {BL_KEY_S("paired-worlds"), BL_KEY_S("delayed_cue"), BL_KEY_I(0),
+                                BL_KEY_I(0)};
+    const bl_key construction[] = {BL_KEY_S("paired-construction"), BL_KEY_S("falandays"),
+                                   BL_KEY_I(64), BL_KEY_I(3), BL_KEY_I(2), BL_KEY_I(0)};
+    const bl_key mechanism[] = {BL_KEY_S("paired-mechanism"), BL_KEY_S("falandays"), BL_KEY_I(0),
+                                BL_KEY_I(0)};
+    const bl_key pair_int[] = {BL_KEY_S("pair"), BL_KEY_I(1)};
+    const bl_key pair_str[] = {BL_KEY_S("pair"), BL_KEY_S("1")};
+    const bl_key tracking[] = {BL_KEY_S("tracking")};
     const seed_case cases[] = {
         /* models.md Appendix A.1 */
-        {1, "development", "drive", {BL_KEY_S("trial")}, 1,
+        {1, "development", "drive", trial, 1,
          "f3eb1da8b788b4ca41531cf9d84fc5bdf5646a1b1e1a89decdad1935a2c53180",
          "[\"philox-host-v1\",1,\"development\",\"drive\",[[\"str\",\"trial\"]]]",
          UINT64_C(0x45ec4b57fdb1dfb9), UINT64_C(0xa54b4bf1b8bbf4be)},
-        {0, "development", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("delayed_cue"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
+        {0, "development", "world", cue_world, 4,
          "1acf45837d9102f34b6b05cce6077ec33d3d9d9c05c8bca113c12351f63f60c2", NULL,
          UINT64_C(0xcced038103d3e8b4), UINT64_C(0xcf5ddfca0551b9bf)},
-        {12001, "development", "construction",
-         {BL_KEY_S("paired-construction"), BL_KEY_S("falandays"), BL_KEY_I(64), BL_KEY_I(3),
-          BL_KEY_I(2), BL_KEY_I(0)},
-         6, "d55386b281c32ae309c0ce50038a639c7511f8a10cda6c42da6638d52d84fd60",
+        {12001, "development", "construction", construction, 6,
+         "d55386b281c32ae309c0ce50038a639c7511f8a10cda6c42da6638d52d84fd60",
          "[\"philox-host-v1\",12001,\"development\",\"construction\",[[\"str\",\"paired-"
          "construction\"],[\"str\",\"falandays\"],[\"int\",64],[\"int\",3],[\"int\",2],[\"int\","
          "0]]]",
          UINT64_C(0xd10efd18bde53047), UINT64_C(0x904711fa1b238ead)},
-        {1, "development", "world", {BL_KEY_S("pair"), BL_KEY_I(1)}, 2,
+        {1, "development", "world", pair_int, 2,
          "a4a3bdfee5e1e99f1e7c2eb8b1896ef4352613c65e1f2a1f3a7075022831166d",
          "[\"philox-host-v1\",1,\"development\",\"world\",[[\"str\",\"pair\"],[\"int\",1]]]",
          UINT64_C(0x19437793a88f5600), UINT64_C(0x998a1470a8d0351a)},
-        {1, "development", "world", {BL_KEY_S("pair"), BL_KEY_S("1")}, 2,
+        {1, "development", "world", pair_str, 2,
          "b2b6b754be548ce3eec1792648098de8e6d372cd42d977af30d24dbf67f27593",
          "[\"philox-host-v1\",1,\"development\",\"world\",[[\"str\",\"pair\"],[\"str\",\"1\"]]]",
          UINT64_C(0xf64db64681177ea6), UINT64_C(0xdbad37786f1ff9b2)},
-        {0, "validation", "world", {BL_KEY_S("tracking")}, 1,
+        {0, "validation", "world", tracking, 1,
          "425b81728c208348467daa13730f4fe0206381ad2c08b154bf531ad74d97b8c5",
          "[\"philox-host-v1\",0,\"validation\",\"world\",[[\"str\",\"tracking\"]]]",
          UINT64_C(0x1c9b41ddf26847bf), UINT64_C(0x4056cac33d6199fb)},
         /* platform.md §4.2 (payloads of rows 2-5 follow the rule of step 1) */
-        {11001, "development", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("delayed_cue"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
+        {11001, "development", "world", cue_world, 4,
          "fa4223269fd5d8d4f63b45e313be103f2dfd138aa6d1eeaaa23d65115fc41e73",
          "[\"philox-host-v1\",11001,\"development\",\"world\",[[\"str\",\"paired-worlds\"],"
          "[\"str\",\"delayed_cue\"],[\"int\",0],[\"int\",0]]]",
          0, 0},
-        {11001, "development", "construction",
-         {BL_KEY_S("paired-construction"), BL_KEY_S("falandays"), BL_KEY_I(64), BL_KEY_I(3),
-          BL_KEY_I(2), BL_KEY_I(0)},
-         6, "6e3d4efe93bfcd068a677746ef0de84899f559ecbc30d407d65120e4f02e3626",
+        {11001, "development", "construction", construction, 6,
+         "6e3d4efe93bfcd068a677746ef0de84899f559ecbc30d407d65120e4f02e3626",
          "[\"philox-host-v1\",11001,\"development\",\"construction\",[[\"str\",\"paired-"
          "construction\"],[\"str\",\"falandays\"],[\"int\",64],[\"int\",3],[\"int\",2],[\"int\","
          "0]]]",
          0, 0},
-        {11001, "development", "drive",
-         {BL_KEY_S("paired-mechanism"), BL_KEY_S("falandays"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
+        {11001, "development", "drive", mechanism, 4,
          "354d2ce68199393aa1bae20848537f668adcc933b61c881d3ad57cf423d7b4d6",
          "[\"philox-host-v1\",11001,\"development\",\"drive\",[[\"str\",\"paired-mechanism\"],"
          "[\"str\",\"falandays\"],[\"int\",0],[\"int\",0]]]",
          0, 0},
-        /* tasks.md §7.4: world seeds, root 91337, "calibration", block 0, trial 0 */
-        {91337, "calibration", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("tracking"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
-         "c92b4169b6a903f1dc0302ed1cdb3e2574c3f16ca9503cd8cb9b07627867f203", NULL, 0, 0},
-        {91337, "calibration", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("pong"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
-         "ef446393e2f3d9eaffbdc93d289161c3e5f97938de78de05d3742e1ae8326552", NULL, 0, 0},
-        {91337, "calibration", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("cartpole_plank_easy"), BL_KEY_I(0), BL_KEY_I(0)},
-         4, "36372519c73655dd60a2387b34965b35205b08b3ee05c69ac60780347efd92c7", NULL, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_seed_case(&cases[i]);
+    /* tasks.md §7.4: world seeds, root 91337, "calibration", block 0, trial 0. */
+    for (size_t i = 0; i < 3; i++) {
+        const bl_test_block0 *v = &bl_test_calibration_block0[i];
+        const bl_key keys[] = {BL_KEY_S("paired-worlds"), BL_KEY_S(v->task), BL_KEY_I(0),
+                               BL_KEY_I(0)};
+        check_seed_case(&(seed_case){BL_TEST_CALIBRATION_ROOT, "calibration", "world", keys, 4,
+                                     v->world, NULL, 0, 0});
+    }
 
     /* The display form is the byte-reverse of hexdigest() (platform.md §4.2). */
     char *p = NULL;
@@ -276,34 +277,23 @@ static void test_seed_known_answers(void **state)
     bl_free(p);
 }
 
+/* tasks.md §7.4: control seeds and their first three uniforms. */
 static void test_seed_control_stream(void **state)
 {
     (void)state;
-    /* tasks.md §7.4: control seeds and their first three uniforms. */
-    const struct {
-        const char *kind, *hex;
-        double u[3];
-    } cases[] = {
-        {"tracking", "a3a97a9cef01b9e91ad3dd2fea3e098ca0dd7333574488b31a9ef9cdb2a60d20",
-         {0.508355480901416, 0.5622604593657367, 0.8702656606711142}},
-        {"pong", "17bc96df7a0f10558edfcea588a3772e91ebd48102cf80e95c17af376f30f01a",
-         {0.2869578843979095, 0.6744675641793613, 0.42519220747105446}},
-        {"cartpole_plank_easy",
-         "d3bd3718681446ca87bfef56fcc88b0df65333a2332c73e4f1e15bd8c796de79",
-         {0.9034243245770053, 0.20705797852864072, 0.6966579443011979}},
-    };
     for (size_t i = 0; i < 3; i++) {
-        const bl_key keys[] = {BL_KEY_S("paired-mechanism"), BL_KEY_S(cases[i].kind),
-                               BL_KEY_I(0), BL_KEY_I(0)};
+        const bl_test_block0 *v = &bl_test_calibration_block0[i];
+        const bl_key keys[] = {BL_KEY_S("paired-mechanism"), BL_KEY_S(v->task), BL_KEY_I(0),
+                               BL_KEY_I(0)};
         bl_seed s;
         char hex[65];
-        OK_E(bl_seed_for(91337, "calibration", "control", keys, 4, &s, &e_));
+        OK_E(bl_seed_for(BL_TEST_CALIBRATION_ROOT, "calibration", "control", keys, 4, &s, &e_));
         bl_seed_hex(&s, hex);
-        assert_string_equal(hex, cases[i].hex);
+        assert_string_equal(hex, v->control);
         bl_gen g;
-        OK_E(bl_gen_for(&g, 91337, "calibration", "control", keys, 4, &e_));
+        OK_E(bl_gen_for(&g, BL_TEST_CALIBRATION_ROOT, "calibration", "control", keys, 4, &e_));
         for (size_t k = 0; k < 3; k++)
-            expect_double(cases[i].kind, k, bl_gen_random(&g), cases[i].u[k]);
+            expect_double(v->task, k, bl_gen_random(&g), v->u[k]);
     }
 }
 
