@@ -82,6 +82,18 @@ static bl_worlds *make_cohort(const bl_task_options *o, const uint64_t *seeds,
     return w;
 }
 
+/* make_cohort over the options of `kind` (JSON text, NULL: the defaults),
+ * every world unedited. */
+static bl_worlds *cohort_of(bl_task_kind kind, const char *json, const uint64_t *seeds,
+                            const int64_t *horizons, size_t n, bl_dtype dt)
+{
+    bl_task_options o;
+    resolve(kind, json, &o);
+    bl_worlds *w = make_cohort(&o, seeds, horizons, n, 0, dt, NULL);
+    bl_task_options_clear(&o);
+    return w;
+}
+
 /* Every snapshot field of world k of `a` equals that of `b`, bit for bit. */
 static void assert_same_world(const bl_worlds *a, const bl_worlds *b, size_t k, const char *ctx)
 {
@@ -680,12 +692,9 @@ static void test_sensory_oracle_reads_only_receptors(void **state)
     for (int d = 0; d < 2; d++) {
         const bl_dtype dt = d == 0 ? BL_FLOAT64 : BL_FLOAT32;
         for (int i = 0; i < 2; i++) {
-            bl_task_options o;
-            resolve(kinds[i], NULL, &o);
             const uint64_t seeds[2] = {11, 12};
             const int64_t horizons[2] = {100, 100};
-            bl_worlds *w = make_cohort(&o, seeds, horizons, 2, 0, dt, NULL);
-            bl_task_options_clear(&o);
+            bl_worlds *w = cohort_of(kinds[i], NULL, seeds, horizons, 2, dt);
             /* Different physical states... */
             assert_true(memcmp(w->physical, (char *)w->physical + 8 * dsize(dt),
                                8 * dsize(dt)) != 0);
@@ -717,12 +726,9 @@ static void test_sensory_oracle_reads_only_receptors(void **state)
 static void test_oracle_rules_by_hand(void **state)
 {
     (void)state;
-    bl_task_options o;
-    resolve(BL_TASK_TRACKING, NULL, &o);
     const uint64_t seeds[1] = {1};
     const int64_t horizons[1] = {10};
-    bl_worlds *w = make_cohort(&o, seeds, horizons, 1, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    bl_worlds *w = cohort_of(BL_TASK_TRACKING, NULL, seeds, horizons, 1, BL_FLOAT64);
     bl_controllers *c = NULL;
     OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
     double *in = w->inputs, eff[2];
@@ -747,9 +753,7 @@ static void test_oracle_rules_by_hand(void **state)
     bl_controllers_destroy(c);
     bl_worlds_destroy(w);
 
-    resolve(BL_TASK_PONG, NULL, &o);
-    w = make_cohort(&o, seeds, horizons, 1, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    w = cohort_of(BL_TASK_PONG, NULL, seeds, horizons, 1, BL_FLOAT64);
     OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
     in = w->inputs;
     memset(in, 0, w->width * sizeof *in);
@@ -760,9 +764,7 @@ static void test_oracle_rules_by_hand(void **state)
     bl_controllers_destroy(c);
     bl_worlds_destroy(w);
 
-    resolve(BL_TASK_CARTPOLE_PLANK_EASY, NULL, &o);
-    w = make_cohort(&o, seeds, horizons, 1, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    w = cohort_of(BL_TASK_CARTPOLE_PLANK_EASY, NULL, seeds, horizons, 1, BL_FLOAT64);
     OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
     double *p = w->physical;
     /* cmd = 80 wrap(theta) + 18 theta_dot + x + 2 x_dot. */
@@ -797,10 +799,7 @@ static void test_null_scopes(void **state)
     /* Tracking and Pong: the signed continuous null. */
     const bl_task_kind kinds[2] = {BL_TASK_TRACKING, BL_TASK_PONG};
     for (int i = 0; i < 2; i++) {
-        bl_task_options o;
-        resolve(kinds[i], NULL, &o);
-        bl_worlds *w = make_cohort(&o, seeds, horizons, 3, 0, BL_FLOAT64, NULL);
-        bl_task_options_clear(&o);
+        bl_worlds *w = cohort_of(kinds[i], NULL, seeds, horizons, 3, BL_FLOAT64);
         bl_controllers *c = NULL;
         OK_E(bl_controllers_create(BL_POLICY_REFERENCE_NULL, w, &c, &e_));
         const double u[3] = {0.0, 0.5, 1.0};
@@ -819,10 +818,7 @@ static void test_null_scopes(void **state)
     }
 
     /* CartPole: one fair choice per tick, held across its 24 frames. */
-    bl_task_options o;
-    resolve(BL_TASK_CARTPOLE_PLANK_EASY, NULL, &o);
-    bl_worlds *w = make_cohort(&o, seeds, horizons, 3, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    bl_worlds *w = cohort_of(BL_TASK_CARTPOLE_PLANK_EASY, NULL, seeds, horizons, 3, BL_FLOAT64);
     bl_controllers *c = NULL;
     OK_E(bl_controllers_create(BL_POLICY_REFERENCE_NULL, w, &c, &e_));
     double eff[6];
@@ -852,6 +848,7 @@ static void test_null_scopes(void **state)
 
     /* Probes: one choice per round, held across the round's ticks; for
      * reversal a new round draws again. */
+    bl_task_options o;
     resolve(BL_TASK_REVERSAL_ADAPTATION, fusion_options(BL_TASK_REVERSAL_ADAPTATION), &o);
     bl_task_definition def;
     bl_task_define(&o, &def);
