@@ -77,6 +77,19 @@ static void expect_invalid(const bl_world_init *w, const bl_task_options *o, con
         fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
 }
 
+/* expect_invalid while the array pointer `field` of w is NULL; the pointer
+ * is put back after. */
+static void invalid_without(bl_world_init *w, const bl_task_options *o, void *field,
+                            const char *needle)
+{
+    void *saved;
+    memcpy(&saved, field, sizeof saved);
+    const void *none = NULL;
+    memcpy(field, &none, sizeof none);
+    expect_invalid(w, o, needle);
+    memcpy(field, &saved, sizeof saved);
+}
+
 static void expect_valid(const bl_world_init *w, const bl_task_options *o)
 {
     bl_error err = {0};
@@ -297,21 +310,13 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     w->length = 0;
     expect_invalid(w, &o, "stimuli must have shape (T, n_inputs), with T >= 1");
     w->length = 16;
-    double *stimuli = w->stimuli;
-    w->stimuli = NULL;
-    expect_invalid(w, &o, "stimuli must have shape");
-    w->stimuli = stimuli;
+    invalid_without(w, &o, &w->stimuli, "stimuli must have shape");
     w->n_draws = 0;
     expect_invalid(w, &o, "draws must have shape (K, 2), with K >= 1");
     w->n_draws = 1;
-    int32_t *ends = w->response_end;
-    w->response_end = NULL;
-    expect_invalid(w, &o, "labels, response schedules and cue ends must be equal-length vectors");
-    w->response_end = ends;
-    int32_t *bounds = w->round_bounds;
-    w->round_bounds = NULL;
-    expect_invalid(w, &o, "round_bounds must have shape (number of labels, 2)");
-    w->round_bounds = bounds;
+    invalid_without(w, &o, &w->response_end,
+                    "labels, response schedules and cue ends must be equal-length vectors");
+    invalid_without(w, &o, &w->round_bounds, "round_bounds must have shape (number of labels, 2)");
     expect_valid(w, &o);
 
     /* Labels. */
@@ -538,25 +543,27 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
 
 /* ---- §10.1 #5: hidden variants share draws, schedules and metadata -------- */
 
+/* Each family with its hidden variant. */
+static const task_text hidden_variants[] = {
+    {"delayed_cue", "{\"cue_mode\": \"hidden\"}"},
+    {"recall_interference", "{\"cue_mode\": \"hidden\"}"},
+    {"delayed_xor", "{\"cue_mode\": \"hidden\"}"},
+    {"evidence_accumulation", "{\"input_mode\": \"hidden\"}"},
+    {"context_integration", "{\"context_mode\": \"hidden\"}"},
+    {"temporal_order", "{\"input_mode\": \"hidden\"}"},
+    {"reversal_adaptation", "{\"feedback_mode\": \"hidden\"}"},
+};
+
 static void test_visibility_controls_preserve_random_world_and_schedules(void **state)
 {
     (void)state;
-    /* Each family with its hidden variant. */
-    static const task_text cases[] = {
-        {"delayed_cue", "{\"cue_mode\": \"hidden\"}"},
-        {"recall_interference", "{\"cue_mode\": \"hidden\"}"},
-        {"delayed_xor", "{\"cue_mode\": \"hidden\"}"},
-        {"evidence_accumulation", "{\"input_mode\": \"hidden\"}"},
-        {"context_integration", "{\"context_mode\": \"hidden\"}"},
-        {"temporal_order", "{\"input_mode\": \"hidden\"}"},
-        {"reversal_adaptation", "{\"feedback_mode\": \"hidden\"}"},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (size_t c = 0; c < sizeof hidden_variants / sizeof *hidden_variants; c++)
         for (int64_t trial = 0; trial < 8; trial++) {
             bl_task_options a, b;
             bl_gen ga, gb;
-            bl_world_init *x = world_of(cases[c].task, NULL, 5, 0, trial, &a, &ga);
-            bl_world_init *y = world_of(cases[c].task, cases[c].text, 5, 0, trial, &b, &gb);
+            const task_text *v = &hidden_variants[c];
+            bl_world_init *x = world_of(v->task, NULL, 5, 0, trial, &a, &ga);
+            bl_world_init *y = world_of(v->task, v->text, 5, 0, trial, &b, &gb);
             /* Same generator position afterwards: the same draws. */
             assert_memory_equal(&ga, &gb, sizeof ga);
             assert_int_equal(x->length, y->length);
