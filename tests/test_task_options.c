@@ -647,22 +647,22 @@ static void test_allocation_failures_are_clean(void **state)
         parse("{\"sensor_offsets_deg\": [1, \"2\", 3], \"zz\": 1, \"it's\": 2}"),
     };
     for (int phase = 0; phase < 5; phase++) {
+        bl_json *options = given[phase];
         bl_error err = {0};
         long total = 0;
         bl_status expected = phase == 4 ? BL_EVALUE : BL_OK;
-        assert_int_equal(workload(phase, given[phase], 0, &total, &err), expected);
+        assert_int_equal(workload(phase, options, 0, &total, &err), expected);
         assert_true(total > 0);
         for (long k = 1; k <= total; k++) {
             long used = 0;
             bl_error e = {0};
-            bl_status st = workload(phase, given[phase], k, &used, &e);
+            bl_status st = workload(phase, options, k, &used, &e);
             if (st != BL_ENOMEM || e.status != BL_ENOMEM)
                 fail_msg("phase %d: allocation %ld of %ld failed but status %s (%s)", phase, k,
                          total, bl_status_kind(st), e.msg);
         }
+        bl_json_destroy(options);
     }
-    for (int i = 0; i < 5; i++)
-        bl_json_destroy(given[i]);
 }
 
 int main(void)
