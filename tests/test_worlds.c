@@ -240,7 +240,8 @@ static double tracking_expected(double theta, double phi, double angle, double g
 }
 
 /* The arrays of ../shared/fixtures/env_<family>/: the effectors effs.npy
- * and two more (`second` NULL: one); skips the test without the fixtures. */
+ * and one or two more (`second` NULL: one); skips the test without the
+ * fixtures. */
 typedef struct fixture {
     bl_npy *effs, *first, *second;
 } fixture;
