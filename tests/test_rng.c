@@ -701,8 +701,9 @@ static void test_numpy_bitstream(void **state)
     for (size_t c = 0; c < NCTR; c++) {
         keys[c][0] = sm_next();
         keys[c][1] = sm_next();
-        bl_buf_printf(&np.req, "rawkey %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64
-                            " %" PRIx64 " 9\n",
+        bl_buf_printf(&np.req,
+                      "rawkey %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64
+                      " 9\n",
                       keys[c][0], keys[c][1], ctrs[c][0], ctrs[c][1], ctrs[c][2], ctrs[c][3]);
     }
     diff_send(&np);
