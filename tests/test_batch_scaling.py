@@ -163,15 +163,24 @@ class RenderTests(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
-    def test_clean_set_renders_and_passes(self):
-        ids = synthetic_set(self.src)
+    def render(self, expected_rc, **defects):
+        """Renders the synthetic set with `defects` (see synthetic_set), checks
+        the exit code and returns the cell ids and the script's stdout."""
+        ids = synthetic_set(self.src, **defects)
         rc, out, err = run_script(self.dest, "--from-receipts", self.src)
-        self.assertEqual(rc, 0, err)
+        self.assertEqual(rc, expected_rc, err)
+        return ids, out
+
+    def output(self, name):
+        return os.path.join(self.dest, name)
+
+    def test_clean_set_renders_and_passes(self):
+        ids, out = self.render(0)
         self.assertEqual(json.loads(out)["status"], "passed")
         for name in ("scaling.csv", "scaling.md", "scaling.svg", "scaling.json"):
-            self.assertTrue(os.path.isfile(os.path.join(self.dest, name)), name)
+            self.assertTrue(os.path.isfile(self.output(name)), name)
 
-        rows = {r["cell"]: r for r in read_csv(os.path.join(self.dest, "scaling.csv"))}
+        rows = {r["cell"]: r for r in read_csv(self.output("scaling.csv"))}
         self.assertEqual(sorted(rows), sorted(ids))
         r = rows["sorn-n64-delayed_cue-b8-t2"]
         self.assertEqual((r["node"], r["count"], r["task"], r["dtype"], r["threads"]),
@@ -207,7 +216,7 @@ class RenderTests(unittest.TestCase):
 
         # The plot: valid XML, one polyline per (composition, threads) series,
         # dashed exactly for the multi-thread ones, one marker per cell.
-        tree = ET.parse(os.path.join(self.dest, "scaling.svg"))
+        tree = ET.parse(self.output("scaling.svg"))
         lines = tree.getroot().findall(f".//{SVG}polyline")
         self.assertEqual(len(lines), 4)
         groups = [gr for gr in tree.getroot().iter(f"{SVG}g") if gr.get("class") == "series"]
@@ -228,22 +237,20 @@ class RenderTests(unittest.TestCase):
         self.assertIn("float32", text)
         self.assertIn("Test CPU <9000> & Co", text)
 
-        doc = load_json(os.path.join(self.dest, "scaling.json"))
+        doc = load_json(self.output("scaling.json"))
         self.assertEqual(doc["format"], "brainlesslab-batch-scaling")
         self.assertEqual(doc["checks"]["status"], "passed")
         self.assertEqual(len(doc["checks"]["groups"]), 2)  # one per composition
         self.assertTrue(all(gr["samples_compared"] == 4 * 8 for gr in doc["checks"]["groups"]))
-        md = read_text(os.path.join(self.dest, "scaling.md"))
+        md = read_text(self.output("scaling.md"))
         self.assertIn("## Checks", md)
         self.assertIn("Test CPU &lt;9000&gt; &amp; Co", md)  # escaped for Markdown
         self.assertIn("sorn-n64-delayed_cue-b8-t2", md)
 
     def test_mismatched_work_signature_fails_and_is_reported(self):
         bad = "falandays-n64-delayed_cue-b8-t2"
-        synthetic_set(self.src, bad_cell=bad)
-        rc, out, err = run_script(self.dest, "--from-receipts", self.src)
-        self.assertEqual(rc, 1, err)
-        doc = load_json(os.path.join(self.dest, "scaling.json"))
+        self.render(1, bad_cell=bad)
+        doc = load_json(self.output("scaling.json"))
         self.assertEqual(doc["status"], "failed")
         self.assertEqual(doc["failed_cells"], [])          # every cell itself completed
         mism = doc["checks"]["mismatches"]
@@ -253,24 +260,20 @@ class RenderTests(unittest.TestCase):
         self.assertEqual(mism[0]["process_phase"], "warm_cache_new_process")
         status = {gr["group"].split(" ")[0]: gr["status"] for gr in doc["checks"]["groups"]}
         self.assertEqual(status, {"falandays": "failed", "sorn": "passed"})
-        md = read_text(os.path.join(self.dest, "scaling.md"))
+        md = read_text(self.output("scaling.md"))
         self.assertIn("### Mismatches", md)
         self.assertIn(f"| {bad} | warm_cache_new_process", md)
         self.assertIn("work_signature", md)
 
     def test_failed_cell_fails_the_run(self):
         bad = "sorn-n64-delayed_cue-b1-t1"
-        synthetic_set(self.src, failed_cell=bad)
-        rc, out, err = run_script(self.dest, "--from-receipts", self.src)
-        self.assertEqual(rc, 1, err)
-        doc = load_json(os.path.join(self.dest, "scaling.json"))
+        self.render(1, failed_cell=bad)
+        doc = load_json(self.output("scaling.json"))
         self.assertEqual(doc["failed_cells"], [bad])
-        rows = {r["cell"]: r for r in read_csv(os.path.join(self.dest, "scaling.csv"))}
+        rows = {r["cell"]: r for r in read_csv(self.output("scaling.csv"))}
         self.assertEqual(rows[bad]["status"], "failed")
-        self.assertIn("## Failed cells", read_text(os.path.join(self.dest, "scaling.md")))
-        ET.parse(os.path.join(self.dest, "scaling.svg"))
-        lines = ET.parse(os.path.join(self.dest, "scaling.svg")).getroot().findall(
-            f".//{SVG}polyline")
+        self.assertIn("## Failed cells", read_text(self.output("scaling.md")))
+        lines = ET.parse(self.output("scaling.svg")).getroot().findall(f".//{SVG}polyline")
         self.assertEqual(len(lines), 4)  # the failed cell is left out, its series stays
 
 

@@ -26,9 +26,10 @@
 #include "brainlesslab/run.h"
 #include "brainlesslab/task.h"
 #include "support.h"
+#include "task_support.h"
 #include "tasks/worlds_internal.h"
 
-enum { BLOCKS = 1024, BATCH = 128, TILE_FRAMES = 512, ROOT = 91337 };
+enum { BLOCKS = 1024, BATCH = 128, TILE_FRAMES = 512, ROOT = BL_TEST_CALIBRATION_ROOT };
 
 typedef struct published {
     bl_json *doc;
@@ -64,18 +65,6 @@ static double seconds_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Generator for ("paired-worlds" | "paired-mechanism", task, block, 0). */
-static void calibration_gen(const char *stream, const char *key, const char *task, int64_t block,
-                            bl_gen *g, char hex[65])
-{
-    const bl_key keys[4] = {BL_KEY_S(key), BL_KEY_S(task), BL_KEY_I(block), BL_KEY_I(0)};
-    bl_seed s;
-    OK_E(bl_seed_for(ROOT, "calibration", stream, keys, 4, &s, &e_));
-    if (hex)
-        bl_seed_hex(&s, hex);
-    bl_gen_init(g, &s);
 }
 
 /* Runs ../shared/plans/calibration-published-<task>.toml through the
@@ -161,53 +150,6 @@ static void calibrate(const char *task, bool exact)
     bl_json_destroy(pub.doc);
 }
 
-/* §7.4: the block-0 seeds, initial states and first control uniforms. */
-static void test_block0_vectors(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *task, *world, *control;
-        double physical[4], u[3];
-    } v[3] = {
-        {"tracking", "c92b4169b6a903f1dc0302ed1cdb3e2574c3f16ca9503cd8cb9b07627867f203",
-         "a3a97a9cef01b9e91ad3dd2fea3e098ca0dd7333574488b31a9ef9cdb2a60d20",
-         {2.9262238956239544, 0.7471185742366323, 1.0, 0.0},
-         {0.508355480901416, 0.5622604593657367, 0.8702656606711142}},
-        {"pong", "ef446393e2f3d9eaffbdc93d289161c3e5f97938de78de05d3742e1ae8326552",
-         "17bc96df7a0f10558edfcea588a3772e91ebd48102cf80e95c17af376f30f01a",
-         {995.0, 33.53370249605749, 250.0, -5.0},
-         {0.2869578843979095, 0.6744675641793613, 0.42519220747105446}},
-        {"cartpole_plank_easy",
-         "36372519c73655dd60a2387b34965b35205b08b3ee05c69ac60780347efd92c7",
-         "d3bd3718681446ca87bfef56fcc88b0df65333a2332c73e4f1e15bd8c796de79",
-         {0.45734577733688586, 0.041424955160853205, -0.04033134925859064,
-          0.04261132994573402},
-         {0.9034243245770053, 0.20705797852864072, 0.6966579443011979}},
-    };
-    for (int i = 0; i < 3; i++) {
-        bl_gen g;
-        char hex[65];
-        calibration_gen("world", "paired-worlds", v[i].task, 0, &g, hex);
-        assert_string_equal(hex, v[i].world);
-        bl_task_kind kind;
-        OK_E(bl_task_from_name(v[i].task, &kind, &e_));
-        bl_task_options o;
-        OK_E(bl_task_options_default(kind, &o, &e_));
-        bl_task_definition def;
-        bl_task_define(&o, &def);
-        bl_world_init *wi = NULL;
-        OK_E(bl_world_prepare(&o, &g, def.default_horizon, &wi, &e_));
-        for (int k = 0; k < 4; k++)
-            assert_true(wi->physical[k] == v[i].physical[k]);
-        bl_world_init_destroy(wi);
-        bl_task_options_clear(&o);
-        calibration_gen("control", "paired-mechanism", v[i].task, 0, &g, hex);
-        assert_string_equal(hex, v[i].control);
-        for (int k = 0; k < 3; k++)
-            assert_true(bl_gen_random(&g) == v[i].u[k]);
-    }
-}
-
 /* §6.3's indicative oracle results on calibration blocks 0-2: Tracking
  * about 0.996, 0.995, 0.9988; Pong 20 hits and no miss (blocks 0 and 1);
  * CartPole survives all 15000 steps. */
@@ -217,19 +159,17 @@ static void test_oracle_on_calibration_worlds(void **state)
     const char *tasks[3] = {"tracking", "pong", "cartpole_plank_easy"};
     const double tracking[3] = {0.996, 0.995, 0.9988};
     for (int t = 0; t < 3; t++) {
-        bl_task_kind kind;
-        OK_E(bl_task_from_name(tasks[t], &kind, &e_));
+        const bl_task_kind kind = bl_test_task_kind(tasks[t]);
         bl_task_options o;
-        OK_E(bl_task_options_default(kind, &o, &e_));
         bl_task_definition def;
-        bl_task_define(&o, &def);
+        bl_test_task_defaults(kind, &o, &def);
         bl_world_init *inits[3];
         int64_t horizons[3];
         for (int b = 0; b < 3; b++) {
             bl_gen g;
-            calibration_gen("world", "paired-worlds", tasks[t], b, &g, NULL);
+            bl_test_calibration_gen(&g, "world", tasks[t], b, NULL);
             horizons[b] = def.default_horizon;
-            OK_E(bl_world_prepare(&o, &g, horizons[b], &inits[b], &e_));
+            inits[b] = bl_test_prepare(&o, &g, horizons[b]);
         }
         bl_worlds *w = NULL;
         OK_E(bl_worlds_create((const bl_world_init *const *)inits, 3, horizons, 0, BL_FLOAT64,
@@ -290,7 +230,6 @@ static void test_tracking(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_block0_vectors),
         cmocka_unit_test(test_oracle_on_calibration_worlds),
         cmocka_unit_test(test_pong),
         cmocka_unit_test(test_cartpole_plank_easy),

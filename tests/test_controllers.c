@@ -20,7 +20,9 @@
 #include "brainlesslab/rng.h"
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/task.h"
+#include "model_support.h"
 #include "support.h"
+#include "task_support.h"
 #include "tasks/adjust_internal.h"
 #include "tasks/controllers_internal.h"
 #include "tasks/worlds_internal.h"
@@ -56,9 +58,7 @@ static bl_world_init *prepare_seeded(const bl_task_options *o, uint64_t seed, in
     bl_gen g;
     const bl_seed s = bl_seed_from_u64(seed);
     bl_gen_init(&g, &s);
-    bl_world_init *wi = NULL;
-    OK_E(bl_world_prepare(o, &g, horizon, &wi, &e_));
-    return wi;
+    return bl_test_prepare(o, &g, horizon);
 }
 
 /* A cohort of n worlds prepared from Generator(Philox(seeds[b])). When
@@ -82,13 +82,16 @@ static bl_worlds *make_cohort(const bl_task_options *o, const uint64_t *seeds,
     return w;
 }
 
-static size_t snapshot_values(const bl_snapshot_array *a)
+/* make_cohort over the options of `kind` (JSON text, NULL: the defaults),
+ * every world unedited. */
+static bl_worlds *cohort_of(bl_task_kind kind, const char *json, const uint64_t *seeds,
+                            const int64_t *horizons, size_t n, bl_dtype dt)
 {
-    if (a->ndim == 0)
-        return 1;
-    if (a->ndim == 1)
-        return a->shape[0];
-    return a->shape[0] * a->shape[1];
+    bl_task_options o;
+    resolve(kind, json, &o);
+    bl_worlds *w = make_cohort(&o, seeds, horizons, n, 0, dt, NULL);
+    bl_task_options_clear(&o);
+    return w;
 }
 
 /* Every snapshot field of world k of `a` equals that of `b`, bit for bit. */
@@ -97,22 +100,10 @@ static void assert_same_world(const bl_worlds *a, const bl_worlds *b, size_t k, 
     bl_snapshot *sa = NULL, *sb = NULL;
     OK_E(bl_worlds_snapshot(a, k, &sa, &e_));
     OK_E(bl_worlds_snapshot(b, k, &sb, &e_));
-    assert_int_equal(sa->count, sb->count);
     assert_true(sa->count > 0);
-    for (size_t i = 0; i < sa->count; i++) {
-        const bl_snapshot_array *x = &sa->arrays[i], *y = &sb->arrays[i];
-        assert_string_equal(x->name, y->name);
-        assert_int_equal(x->ndim, y->ndim);
-        assert_int_equal(x->shape[0], y->shape[0]);
-        assert_int_equal(x->shape[1], y->shape[1]);
-        const size_t nv = snapshot_values(x);
-        if (memcmp(x->data, y->data, nv * sizeof(double)) != 0) {
-            for (size_t v = 0; v < nv; v++)
-                if (bl_test_bits(x->data[v]) != bl_test_bits(y->data[v]))
-                    fail_msg("%s: world %zu field %s[%zu]: fused %.17g, unfused %.17g", ctx, k,
-                             x->name, v, x->data[v], y->data[v]);
-        }
-    }
+    char what[200];
+    snprintf(what, sizeof what, "%s: world %zu (fused, unfused)", ctx, k);
+    bl_test_assert_snap_identical(sa, sb, what);
     bl_snapshot_destroy(sa);
     bl_snapshot_destroy(sb);
 }
@@ -499,33 +490,45 @@ static void test_run_control_argument_checks(void **state)
     bl_worlds_destroy(w32);
 }
 
-static void test_controllers_allocation_failures(void **state)
+/* bl_test_fail_each's operation: an oracle bundle for the cohort w or,
+ * without one, the Tracking signature of the options o; a failure leaves
+ * nothing behind. */
+typedef struct allocating {
+    const bl_worlds *w;
+    const bl_task_options *o;
+} allocating;
+
+static bl_status allocate(void *ctx, bl_error *err)
+{
+    const allocating *a = ctx;
+    bl_controllers *c = NULL;
+    bl_json *sig = NULL;
+    const bl_status st =
+        a->w ? bl_controllers_create(BL_POLICY_ORACLE, a->w, &c, err)
+             : bl_calibration_signature(a->o, 2000, 0, BL_FLOAT64, "cpu", &sig, err);
+    assert_true(st == BL_OK || (c == NULL && sig == NULL));
+    bl_controllers_destroy(c);
+    bl_json_destroy(sig);
+    return st;
+}
+
+/* Every allocation of an oracle bundle and of a calibration signature
+ * fails cleanly. */
+static void test_allocation_failures(void **state)
 {
     (void)state;
-    bl_task_options o;
-    resolve(BL_TASK_CONTEXT_INTEGRATION, fusion_options(BL_TASK_CONTEXT_INTEGRATION), &o);
     const uint64_t seeds[FUSE_N] = {1, 3, 8};
     const int64_t horizons[FUSE_N] = {FUSE_H, FUSE_H, FUSE_H};
+    bl_task_options o;
+    resolve(BL_TASK_CONTEXT_INTEGRATION, fusion_options(BL_TASK_CONTEXT_INTEGRATION), &o);
     bl_worlds *w = make_cohort(&o, seeds, horizons, FUSE_N, 0, BL_FLOAT64, NULL);
     bl_task_options_clear(&o);
-    bool done = false;
-    for (long n = 1; !done && n < 100; n++) {
-        bl_controllers *c = NULL;
-        bl_error e = {0};
-        bl_alloc_fail_at(n);
-        const bl_status st = bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e);
-        bl_alloc_fail_at(0);
-        if (st == BL_OK) {
-            done = true;
-            assert_true(n > 1);
-        } else {
-            assert_int_equal(st, BL_ENOMEM);
-            assert_null(c);
-        }
-        bl_controllers_destroy(c);
-    }
-    assert_true(done);
+    const long k = bl_test_fail_each(allocate, &(allocating){w, NULL}, 1);
+    assert_true(k > 1 && k < 100);
     bl_worlds_destroy(w);
+    resolve(BL_TASK_TRACKING, NULL, &o);
+    assert_true(bl_test_fail_each(allocate, &(allocating){NULL, &o}, 1) < 2000);
+    bl_task_options_clear(&o);
 }
 
 /* ---- §10.1 #1: the oracle solves every capacity preset ------------------------ */
@@ -689,12 +692,9 @@ static void test_sensory_oracle_reads_only_receptors(void **state)
     for (int d = 0; d < 2; d++) {
         const bl_dtype dt = d == 0 ? BL_FLOAT64 : BL_FLOAT32;
         for (int i = 0; i < 2; i++) {
-            bl_task_options o;
-            resolve(kinds[i], NULL, &o);
             const uint64_t seeds[2] = {11, 12};
             const int64_t horizons[2] = {100, 100};
-            bl_worlds *w = make_cohort(&o, seeds, horizons, 2, 0, dt, NULL);
-            bl_task_options_clear(&o);
+            bl_worlds *w = cohort_of(kinds[i], NULL, seeds, horizons, 2, dt);
             /* Different physical states... */
             assert_true(memcmp(w->physical, (char *)w->physical + 8 * dsize(dt),
                                8 * dsize(dt)) != 0);
@@ -726,12 +726,9 @@ static void test_sensory_oracle_reads_only_receptors(void **state)
 static void test_oracle_rules_by_hand(void **state)
 {
     (void)state;
-    bl_task_options o;
-    resolve(BL_TASK_TRACKING, NULL, &o);
     const uint64_t seeds[1] = {1};
     const int64_t horizons[1] = {10};
-    bl_worlds *w = make_cohort(&o, seeds, horizons, 1, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    bl_worlds *w = cohort_of(BL_TASK_TRACKING, NULL, seeds, horizons, 1, BL_FLOAT64);
     bl_controllers *c = NULL;
     OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
     double *in = w->inputs, eff[2];
@@ -756,9 +753,7 @@ static void test_oracle_rules_by_hand(void **state)
     bl_controllers_destroy(c);
     bl_worlds_destroy(w);
 
-    resolve(BL_TASK_PONG, NULL, &o);
-    w = make_cohort(&o, seeds, horizons, 1, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    w = cohort_of(BL_TASK_PONG, NULL, seeds, horizons, 1, BL_FLOAT64);
     OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
     in = w->inputs;
     memset(in, 0, w->width * sizeof *in);
@@ -769,9 +764,7 @@ static void test_oracle_rules_by_hand(void **state)
     bl_controllers_destroy(c);
     bl_worlds_destroy(w);
 
-    resolve(BL_TASK_CARTPOLE_PLANK_EASY, NULL, &o);
-    w = make_cohort(&o, seeds, horizons, 1, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    w = cohort_of(BL_TASK_CARTPOLE_PLANK_EASY, NULL, seeds, horizons, 1, BL_FLOAT64);
     OK_E(bl_controllers_create(BL_POLICY_ORACLE, w, &c, &e_));
     double *p = w->physical;
     /* cmd = 80 wrap(theta) + 18 theta_dot + x + 2 x_dot. */
@@ -806,10 +799,7 @@ static void test_null_scopes(void **state)
     /* Tracking and Pong: the signed continuous null. */
     const bl_task_kind kinds[2] = {BL_TASK_TRACKING, BL_TASK_PONG};
     for (int i = 0; i < 2; i++) {
-        bl_task_options o;
-        resolve(kinds[i], NULL, &o);
-        bl_worlds *w = make_cohort(&o, seeds, horizons, 3, 0, BL_FLOAT64, NULL);
-        bl_task_options_clear(&o);
+        bl_worlds *w = cohort_of(kinds[i], NULL, seeds, horizons, 3, BL_FLOAT64);
         bl_controllers *c = NULL;
         OK_E(bl_controllers_create(BL_POLICY_REFERENCE_NULL, w, &c, &e_));
         const double u[3] = {0.0, 0.5, 1.0};
@@ -828,10 +818,7 @@ static void test_null_scopes(void **state)
     }
 
     /* CartPole: one fair choice per tick, held across its 24 frames. */
-    bl_task_options o;
-    resolve(BL_TASK_CARTPOLE_PLANK_EASY, NULL, &o);
-    bl_worlds *w = make_cohort(&o, seeds, horizons, 3, 0, BL_FLOAT64, NULL);
-    bl_task_options_clear(&o);
+    bl_worlds *w = cohort_of(BL_TASK_CARTPOLE_PLANK_EASY, NULL, seeds, horizons, 3, BL_FLOAT64);
     bl_controllers *c = NULL;
     OK_E(bl_controllers_create(BL_POLICY_REFERENCE_NULL, w, &c, &e_));
     double eff[6];
@@ -861,6 +848,7 @@ static void test_null_scopes(void **state)
 
     /* Probes: one choice per round, held across the round's ticks; for
      * reversal a new round draws again. */
+    bl_task_options o;
     resolve(BL_TASK_REVERSAL_ADAPTATION, fusion_options(BL_TASK_REVERSAL_ADAPTATION), &o);
     bl_task_definition def;
     bl_task_define(&o, &def);
@@ -1176,30 +1164,6 @@ static void test_signature_identity(void **state)
     bl_task_options_clear(&o);
 }
 
-static void test_signature_allocation_failures(void **state)
-{
-    (void)state;
-    bl_task_options o;
-    resolve(BL_TASK_TRACKING, NULL, &o);
-    bool done = false;
-    for (long n = 1; !done && n < 2000; n++) {
-        bl_json *sig = NULL;
-        bl_error e = {0};
-        bl_alloc_fail_at(n);
-        const bl_status st = bl_calibration_signature(&o, 2000, 0, BL_FLOAT64, "cpu", &sig, &e);
-        bl_alloc_fail_at(0);
-        if (st == BL_OK) {
-            done = true;
-            bl_json_destroy(sig);
-        } else {
-            assert_int_equal(st, BL_ENOMEM);
-            assert_null(sig);
-        }
-    }
-    assert_true(done);
-    bl_task_options_clear(&o);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1208,7 +1172,7 @@ int main(void)
         cmocka_unit_test(test_fused_equals_unfused_all_policies),
         cmocka_unit_test(test_fused_failures_latch_like_unfused),
         cmocka_unit_test(test_run_control_argument_checks),
-        cmocka_unit_test(test_controllers_allocation_failures),
+        cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_oracle_solves_all_presets),
         cmocka_unit_test(test_negative_controls),
         cmocka_unit_test(test_flipped_labels_leave_decisions),
@@ -1219,7 +1183,6 @@ int main(void)
         cmocka_unit_test(test_null_adjustment),
         cmocka_unit_test(test_signature_fields),
         cmocka_unit_test(test_signature_identity),
-        cmocka_unit_test(test_signature_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

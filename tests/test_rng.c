@@ -13,19 +13,14 @@
 #include "brainlesslab/sha256.h"
 #include "rng/ziggurat.h"
 #include "support.h"
+#include "task_support.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
 static uint64_t sm_state = UINT64_C(0x9e3779b97f4a7c15);
 
-/* splitmix64: the tests' own source of arbitrary seeds and op scripts. */
-static uint64_t sm_next(void)
-{
-    uint64_t z = (sm_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+/* The tests' own source of arbitrary seeds and op scripts. */
+static uint64_t sm_next(void) { return bl_test_splitmix64(&sm_state); }
 
 static uint64_t le64(const unsigned char *b)
 {
@@ -135,12 +130,41 @@ static void make_seeds(bl_seed seeds[N_SEEDS], char hex[N_SEEDS][65])
         bl_seed_hex(&seeds[i], hex[i]);
 }
 
+/* One differential test against the NumPy oracle over the seeds of
+ * make_seeds: requests go to req, diff_send runs them, diff_record reads
+ * the records back in order and diff_end checks that none is left. */
+typedef struct differential {
+    bl_seed seeds[N_SEEDS];
+    char hex[N_SEEDS][65];
+    bl_buf req;
+    unsigned char *out;
+    size_t len, pos;
+} differential;
+
+static differential diff_begin(void)
+{
+    BL_REQUIRE_NUMPY();
+    differential d = {.out = NULL};
+    make_seeds(d.seeds, d.hex);
+    bl_buf_init(&d.req);
+    return d;
+}
+
+static void diff_send(differential *d) { run_oracle(&d->req, &d->out, &d->len); }
+
+static const unsigned char *diff_record(differential *d, size_t nbytes, const char *what)
+{
+    return record(d->out, d->len, &d->pos, nbytes, what);
+}
+
+static void diff_end(differential *d) { finish_oracle(d->out, d->len, d->pos); }
+
 /* ---- seeds: known answers ---------------------------------------------- */
 
 typedef struct seed_case {
     int64_t root;
     const char *partition, *stream;
-    bl_key keys[6];
+    const bl_key *keys;
     size_t nkeys;
     const char *hex;
     const char *payload;   /* NULL where the spec gives none */
@@ -175,70 +199,71 @@ static void check_seed_case(const seed_case *c)
 static void test_seed_known_answers(void **state)
 {
     (void)state;
+    const bl_key trial[] = {BL_KEY_S("trial")};
+    const bl_key cue_world[] = {BL_KEY_S("paired-worlds"), BL_KEY_S("delayed_cue"), BL_KEY_I(0),
+                                BL_KEY_I(0)};
+    const bl_key construction[] = {BL_KEY_S("paired-construction"), BL_KEY_S("falandays"),
+                                   BL_KEY_I(64), BL_KEY_I(3), BL_KEY_I(2), BL_KEY_I(0)};
+    const bl_key mechanism[] = {BL_KEY_S("paired-mechanism"), BL_KEY_S("falandays"), BL_KEY_I(0),
+                                BL_KEY_I(0)};
+    const bl_key pair_int[] = {BL_KEY_S("pair"), BL_KEY_I(1)};
+    const bl_key pair_str[] = {BL_KEY_S("pair"), BL_KEY_S("1")};
+    const bl_key tracking[] = {BL_KEY_S("tracking")};
     const seed_case cases[] = {
         /* models.md Appendix A.1 */
-        {1, "development", "drive", {BL_KEY_S("trial")}, 1,
+        {1, "development", "drive", trial, 1,
          "f3eb1da8b788b4ca41531cf9d84fc5bdf5646a1b1e1a89decdad1935a2c53180",
          "[\"philox-host-v1\",1,\"development\",\"drive\",[[\"str\",\"trial\"]]]",
          UINT64_C(0x45ec4b57fdb1dfb9), UINT64_C(0xa54b4bf1b8bbf4be)},
-        {0, "development", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("delayed_cue"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
+        {0, "development", "world", cue_world, 4,
          "1acf45837d9102f34b6b05cce6077ec33d3d9d9c05c8bca113c12351f63f60c2", NULL,
          UINT64_C(0xcced038103d3e8b4), UINT64_C(0xcf5ddfca0551b9bf)},
-        {12001, "development", "construction",
-         {BL_KEY_S("paired-construction"), BL_KEY_S("falandays"), BL_KEY_I(64), BL_KEY_I(3),
-          BL_KEY_I(2), BL_KEY_I(0)},
-         6, "d55386b281c32ae309c0ce50038a639c7511f8a10cda6c42da6638d52d84fd60",
+        {12001, "development", "construction", construction, 6,
+         "d55386b281c32ae309c0ce50038a639c7511f8a10cda6c42da6638d52d84fd60",
          "[\"philox-host-v1\",12001,\"development\",\"construction\",[[\"str\",\"paired-"
          "construction\"],[\"str\",\"falandays\"],[\"int\",64],[\"int\",3],[\"int\",2],[\"int\","
          "0]]]",
          UINT64_C(0xd10efd18bde53047), UINT64_C(0x904711fa1b238ead)},
-        {1, "development", "world", {BL_KEY_S("pair"), BL_KEY_I(1)}, 2,
+        {1, "development", "world", pair_int, 2,
          "a4a3bdfee5e1e99f1e7c2eb8b1896ef4352613c65e1f2a1f3a7075022831166d",
          "[\"philox-host-v1\",1,\"development\",\"world\",[[\"str\",\"pair\"],[\"int\",1]]]",
          UINT64_C(0x19437793a88f5600), UINT64_C(0x998a1470a8d0351a)},
-        {1, "development", "world", {BL_KEY_S("pair"), BL_KEY_S("1")}, 2,
+        {1, "development", "world", pair_str, 2,
          "b2b6b754be548ce3eec1792648098de8e6d372cd42d977af30d24dbf67f27593",
          "[\"philox-host-v1\",1,\"development\",\"world\",[[\"str\",\"pair\"],[\"str\",\"1\"]]]",
          UINT64_C(0xf64db64681177ea6), UINT64_C(0xdbad37786f1ff9b2)},
-        {0, "validation", "world", {BL_KEY_S("tracking")}, 1,
+        {0, "validation", "world", tracking, 1,
          "425b81728c208348467daa13730f4fe0206381ad2c08b154bf531ad74d97b8c5",
          "[\"philox-host-v1\",0,\"validation\",\"world\",[[\"str\",\"tracking\"]]]",
          UINT64_C(0x1c9b41ddf26847bf), UINT64_C(0x4056cac33d6199fb)},
         /* platform.md §4.2 (payloads of rows 2-5 follow the rule of step 1) */
-        {11001, "development", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("delayed_cue"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
+        {11001, "development", "world", cue_world, 4,
          "fa4223269fd5d8d4f63b45e313be103f2dfd138aa6d1eeaaa23d65115fc41e73",
          "[\"philox-host-v1\",11001,\"development\",\"world\",[[\"str\",\"paired-worlds\"],"
          "[\"str\",\"delayed_cue\"],[\"int\",0],[\"int\",0]]]",
          0, 0},
-        {11001, "development", "construction",
-         {BL_KEY_S("paired-construction"), BL_KEY_S("falandays"), BL_KEY_I(64), BL_KEY_I(3),
-          BL_KEY_I(2), BL_KEY_I(0)},
-         6, "6e3d4efe93bfcd068a677746ef0de84899f559ecbc30d407d65120e4f02e3626",
+        {11001, "development", "construction", construction, 6,
+         "6e3d4efe93bfcd068a677746ef0de84899f559ecbc30d407d65120e4f02e3626",
          "[\"philox-host-v1\",11001,\"development\",\"construction\",[[\"str\",\"paired-"
          "construction\"],[\"str\",\"falandays\"],[\"int\",64],[\"int\",3],[\"int\",2],[\"int\","
          "0]]]",
          0, 0},
-        {11001, "development", "drive",
-         {BL_KEY_S("paired-mechanism"), BL_KEY_S("falandays"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
+        {11001, "development", "drive", mechanism, 4,
          "354d2ce68199393aa1bae20848537f668adcc933b61c881d3ad57cf423d7b4d6",
          "[\"philox-host-v1\",11001,\"development\",\"drive\",[[\"str\",\"paired-mechanism\"],"
          "[\"str\",\"falandays\"],[\"int\",0],[\"int\",0]]]",
          0, 0},
-        /* tasks.md §7.4: world seeds, root 91337, "calibration", block 0, trial 0 */
-        {91337, "calibration", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("tracking"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
-         "c92b4169b6a903f1dc0302ed1cdb3e2574c3f16ca9503cd8cb9b07627867f203", NULL, 0, 0},
-        {91337, "calibration", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("pong"), BL_KEY_I(0), BL_KEY_I(0)}, 4,
-         "ef446393e2f3d9eaffbdc93d289161c3e5f97938de78de05d3742e1ae8326552", NULL, 0, 0},
-        {91337, "calibration", "world",
-         {BL_KEY_S("paired-worlds"), BL_KEY_S("cartpole_plank_easy"), BL_KEY_I(0), BL_KEY_I(0)},
-         4, "36372519c73655dd60a2387b34965b35205b08b3ee05c69ac60780347efd92c7", NULL, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_seed_case(&cases[i]);
+    /* tasks.md §7.4: world seeds, root 91337, "calibration", block 0, trial 0. */
+    for (size_t i = 0; i < 3; i++) {
+        const bl_test_block0 *v = &bl_test_calibration_block0[i];
+        const bl_key keys[] = {BL_KEY_S("paired-worlds"), BL_KEY_S(v->task), BL_KEY_I(0),
+                               BL_KEY_I(0)};
+        check_seed_case(&(seed_case){BL_TEST_CALIBRATION_ROOT, "calibration", "world", keys, 4,
+                                     v->world, NULL, 0, 0});
+    }
 
     /* The display form is the byte-reverse of hexdigest() (platform.md §4.2). */
     char *p = NULL;
@@ -252,34 +277,23 @@ static void test_seed_known_answers(void **state)
     bl_free(p);
 }
 
+/* tasks.md §7.4: control seeds and their first three uniforms. */
 static void test_seed_control_stream(void **state)
 {
     (void)state;
-    /* tasks.md §7.4: control seeds and their first three uniforms. */
-    const struct {
-        const char *kind, *hex;
-        double u[3];
-    } cases[] = {
-        {"tracking", "a3a97a9cef01b9e91ad3dd2fea3e098ca0dd7333574488b31a9ef9cdb2a60d20",
-         {0.508355480901416, 0.5622604593657367, 0.8702656606711142}},
-        {"pong", "17bc96df7a0f10558edfcea588a3772e91ebd48102cf80e95c17af376f30f01a",
-         {0.2869578843979095, 0.6744675641793613, 0.42519220747105446}},
-        {"cartpole_plank_easy",
-         "d3bd3718681446ca87bfef56fcc88b0df65333a2332c73e4f1e15bd8c796de79",
-         {0.9034243245770053, 0.20705797852864072, 0.6966579443011979}},
-    };
     for (size_t i = 0; i < 3; i++) {
-        const bl_key keys[] = {BL_KEY_S("paired-mechanism"), BL_KEY_S(cases[i].kind),
-                               BL_KEY_I(0), BL_KEY_I(0)};
+        const bl_test_block0 *v = &bl_test_calibration_block0[i];
+        const bl_key keys[] = {BL_KEY_S("paired-mechanism"), BL_KEY_S(v->task), BL_KEY_I(0),
+                               BL_KEY_I(0)};
         bl_seed s;
         char hex[65];
-        OK_E(bl_seed_for(91337, "calibration", "control", keys, 4, &s, &e_));
+        OK_E(bl_seed_for(BL_TEST_CALIBRATION_ROOT, "calibration", "control", keys, 4, &s, &e_));
         bl_seed_hex(&s, hex);
-        assert_string_equal(hex, cases[i].hex);
+        assert_string_equal(hex, v->control);
         bl_gen g;
-        OK_E(bl_gen_for(&g, 91337, "calibration", "control", keys, 4, &e_));
+        OK_E(bl_gen_for(&g, BL_TEST_CALIBRATION_ROOT, "calibration", "control", keys, 4, &e_));
         for (size_t k = 0; k < 3; k++)
-            expect_double(cases[i].kind, k, bl_gen_random(&g), cases[i].u[k]);
+            expect_double(v->task, k, bl_gen_random(&g), v->u[k]);
     }
 }
 
@@ -670,10 +684,7 @@ static void test_tape_uniform_and_errors(void **state)
 static void test_numpy_bitstream(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    bl_seed seeds[N_SEEDS];
-    char hex[N_SEEDS][65];
-    make_seeds(seeds, hex);
+    differential np = diff_begin();
     const size_t raw_n[] = {1, 3, 4, 5, 8, 1000, 4097};
     enum { NCTR = 6 };
     const uint64_t M = UINT64_MAX;
@@ -682,46 +693,43 @@ static void test_numpy_bitstream(void **state)
         {M - 1, M, M, 0},     {M - 1, M, M, M},   {12345, 678, 9, 10},
     };
     uint64_t keys[NCTR][2];
-    bl_buf req;
-    bl_buf_init(&req);
     for (size_t i = 0; i < N_SEEDS; i++) {
-        bl_buf_printf(&req, "seedseq %s 16\n", hex[i]);
-        bl_buf_printf(&req, "raw %s %zu\n", hex[i], raw_n[i % 7]);
-        bl_buf_printf(&req, "raw %s 512\n", hex[i]);
+        bl_buf_printf(&np.req, "seedseq %s 16\n", np.hex[i]);
+        bl_buf_printf(&np.req, "raw %s %zu\n", np.hex[i], raw_n[i % 7]);
+        bl_buf_printf(&np.req, "raw %s 512\n", np.hex[i]);
     }
     for (size_t c = 0; c < NCTR; c++) {
         keys[c][0] = sm_next();
         keys[c][1] = sm_next();
-        bl_buf_printf(&req, "rawkey %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64
-                            " %" PRIx64 " 9\n",
+        bl_buf_printf(&np.req,
+                      "rawkey %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64 " %" PRIx64
+                      " 9\n",
                       keys[c][0], keys[c][1], ctrs[c][0], ctrs[c][1], ctrs[c][2], ctrs[c][3]);
     }
-    unsigned char *out;
-    size_t len, pos = 0;
-    run_oracle(&req, &out, &len);
+    diff_send(&np);
 
     size_t words = 0;
     for (size_t i = 0; i < N_SEEDS; i++) {
         uint32_t ss[16];
-        bl_seedseq_generate(&seeds[i], ss, 16);
-        const unsigned char *rec = record(out, len, &pos, 16 * 4, "seedseq");
+        bl_seedseq_generate(&np.seeds[i], ss, 16);
+        const unsigned char *rec = diff_record(&np, 16 * 4, "seedseq");
         for (size_t k = 0; k < 16; k++)
             if (ss[k] != le32(rec + 4 * k))
-                fail_msg("seedseq %s word %zu: C %08x numpy %08x", hex[i], k, ss[k],
+                fail_msg("seedseq %s word %zu: C %08x numpy %08x", np.hex[i], k, ss[k],
                          le32(rec + 4 * k));
 
         bl_philox p;
-        bl_philox_seed(&p, &seeds[i]);
+        bl_philox_seed(&p, &np.seeds[i]);
         size_t n = raw_n[i % 7];
-        rec = record(out, len, &pos, n * 8, "raw");
+        rec = diff_record(&np, n * 8, "raw");
         for (size_t k = 0; k < n; k++)
-            expect_u64(hex[i], k, bl_philox_next64(&p), le64(rec + 8 * k));
+            expect_u64(np.hex[i], k, bl_philox_next64(&p), le64(rec + 8 * k));
         words += n;
 
         /* The 512-word stream also proves next32, next_double and
          * random_interval's consumption, derived from raw words here. */
-        rec = record(out, len, &pos, 512 * 8, "raw 512");
-        bl_philox_seed(&p, &seeds[i]);
+        rec = diff_record(&np, 512 * 8, "raw 512");
+        bl_philox_seed(&p, &np.seeds[i]);
         for (size_t k = 0; k < 64; k++) {
             uint64_t w = le64(rec + 8 * k);
             expect_u64("next32 low", k, bl_philox_next32(&p), w & UINT32_MAX);
@@ -731,7 +739,7 @@ static void test_numpy_bitstream(void **state)
             expect_double("next_double", k, bl_philox_next_double(&p),
                           (double)(le64(rec + 8 * k) >> 11) * 0x1p-53);
         bl_gen g;
-        bl_gen_init(&g, &seeds[i]);
+        bl_gen_init(&g, &np.seeds[i]);
         for (size_t k = 0; k < 128; k++)
             (void)bl_philox_next64(&g.bits);
         size_t at = 128;
@@ -769,42 +777,36 @@ static void test_numpy_bitstream(void **state)
     for (size_t c = 0; c < NCTR; c++) {
         bl_philox p;
         bl_philox_set(&p, keys[c], ctrs[c]);
-        const unsigned char *rec = record(out, len, &pos, 9 * 8, "rawkey");
+        const unsigned char *rec = diff_record(&np, 9 * 8, "rawkey");
         for (size_t k = 0; k < 9; k++)
             expect_u64("raw from key and counter", c * 100 + k, bl_philox_next64(&p),
                        le64(rec + 8 * k));
     }
-    finish_oracle(out, len, pos);
+    diff_end(&np);
     print_message("  %d seeds, %zu raw words, %d counter wraps\n", N_SEEDS, words, NCTR);
 }
 
 static void test_numpy_random_uniform(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    bl_seed seeds[N_SEEDS];
-    char hex[N_SEEDS][65];
-    make_seeds(seeds, hex);
+    differential np = diff_begin();
     const double bounds[][2] = {{0.0, 1.0}, {-1.0, 2.0}, {1e-3, 1e3}, {-3.25, 2.5},
                                 {0.1, 0.7}, {-1e300, 1e300}, {5.0, 5.0}};
     const size_t nb = sizeof bounds / sizeof bounds[0];
-    bl_buf req;
-    bl_buf_init(&req);
     for (size_t i = 0; i < N_SEEDS; i++) {
-        bl_buf_printf(&req, "random %s %zu\n", hex[i], 1000 + i);
+        bl_buf_printf(&np.req, "random %s %zu\n", np.hex[i], 1000 + i);
         const double *b = bounds[i % nb];
-        bl_buf_printf(&req, "uniform %s %.17g %.17g 777\n", hex[i], b[0], b[1]);
+        bl_buf_printf(&np.req, "uniform %s %.17g %.17g 777\n", np.hex[i], b[0], b[1]);
     }
-    unsigned char *out;
-    size_t len, pos = 0, draws = 0;
-    run_oracle(&req, &out, &len);
+    size_t draws = 0;
+    diff_send(&np);
     double *buf = bl_mallocarray(2000, sizeof *buf);
     assert_non_null(buf);
     for (size_t i = 0; i < N_SEEDS; i++) {
         bl_gen g;
         size_t n = 1000 + i;
-        bl_gen_init(&g, &seeds[i]);
-        const unsigned char *rec = record(out, len, &pos, n * 8, "random");
+        bl_gen_init(&g, &np.seeds[i]);
+        const unsigned char *rec = diff_record(&np, n * 8, "random");
         if (i % 2) {
             bl_gen_random_fill(&g, buf, n);
         } else {
@@ -814,41 +816,35 @@ static void test_numpy_random_uniform(void **state)
         for (size_t k = 0; k < n; k++)
             expect_u64("random", k, bl_test_bits(buf[k]), le64(rec + 8 * k));
         const double *b = bounds[i % nb];
-        bl_gen_init(&g, &seeds[i]);
-        rec = record(out, len, &pos, 777 * 8, "uniform");
+        bl_gen_init(&g, &np.seeds[i]);
+        rec = diff_record(&np, 777 * 8, "uniform");
         for (size_t k = 0; k < 777; k++)
             expect_u64("uniform", k, bl_test_bits(bl_gen_uniform(&g, b[0], b[1])), le64(rec + 8 * k));
         draws += n + 777;
     }
     bl_free(buf);
-    finish_oracle(out, len, pos);
+    diff_end(&np);
     print_message("  %d seeds, %zu draws\n", N_SEEDS, draws);
 }
 
 static void test_numpy_standard_normal(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    bl_seed seeds[N_SEEDS];
-    char hex[N_SEEDS][65];
-    make_seeds(seeds, hex);
+    differential np = diff_begin();
     /* 32 seeds x 32,000 plus a few short runs: over 10^6 normals. */
     const size_t big = 32000;
-    bl_buf req;
-    bl_buf_init(&req);
     for (size_t i = 0; i < N_SEEDS; i++) {
-        bl_buf_printf(&req, "normal %s %zu\n", hex[i], big);
-        bl_buf_printf(&req, "normal %s %zu\n", hex[i], 1 + i % 5);
+        bl_buf_printf(&np.req, "normal %s %zu\n", np.hex[i], big);
+        bl_buf_printf(&np.req, "normal %s %zu\n", np.hex[i], 1 + i % 5);
     }
-    unsigned char *out;
-    size_t len, pos = 0, draws = 0, tail = 0;
-    run_oracle(&req, &out, &len);
+    size_t draws = 0, tail = 0;
+    diff_send(&np);
     double *buf = bl_mallocarray(big, sizeof *buf);
     assert_non_null(buf);
     for (size_t i = 0; i < N_SEEDS; i++) {
         bl_gen g;
-        bl_gen_init(&g, &seeds[i]);
-        const unsigned char *rec = record(out, len, &pos, big * 8, "normal");
+        bl_gen_init(&g, &np.seeds[i]);
+        const unsigned char *rec = diff_record(&np, big * 8, "normal");
         if (i % 2) {
             bl_gen_standard_normal_fill(&g, buf, big);
         } else {
@@ -857,7 +853,7 @@ static void test_numpy_standard_normal(void **state)
         }
         for (size_t k = 0; k < big; k++) {
             if (bl_test_bits(buf[k]) != le64(rec + 8 * k))
-                fail_msg("normal seed %s draw %zu: C %.17g numpy %.17g", hex[i], k, buf[k],
+                fail_msg("normal seed %s draw %zu: C %.17g numpy %.17g", np.hex[i], k, buf[k],
                          bl_test_double(le64(rec + 8 * k)));
             /* Only the tail branch can give |x| beyond r. */
             if (buf[k] > BL_ZIG_R || buf[k] < -BL_ZIG_R)
@@ -865,14 +861,14 @@ static void test_numpy_standard_normal(void **state)
         }
         draws += big;
         size_t n = 1 + i % 5;
-        bl_gen_init(&g, &seeds[i]);
-        rec = record(out, len, &pos, n * 8, "normal short");
+        bl_gen_init(&g, &np.seeds[i]);
+        rec = diff_record(&np, n * 8, "normal short");
         for (size_t k = 0; k < n; k++)
             expect_u64("normal short", k, bl_test_bits(bl_gen_standard_normal(&g)), le64(rec + 8 * k));
         draws += n;
     }
     bl_free(buf);
-    finish_oracle(out, len, pos);
+    diff_end(&np);
     print_message("  %d seeds, %zu normals, %zu tail draws\n", N_SEEDS, draws, tail);
     assert_true(draws >= 1000000);
     assert_true(tail >= 100);
@@ -885,10 +881,7 @@ typedef struct int_case {
 static void test_numpy_integers(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    bl_seed seeds[N_SEEDS];
-    char hex[N_SEEDS][65];
-    make_seeds(seeds, hex);
+    differential np = diff_begin();
     const int64_t P32 = INT64_C(1) << 32;
     const int_case cases[] = {
         {0, 1},
@@ -915,57 +908,48 @@ static void test_numpy_integers(void **state)
     };
     const size_t nc = sizeof cases / sizeof cases[0];
     const size_t n = 300;
-    bl_buf req;
-    bl_buf_init(&req);
     for (size_t i = 0; i < N_SEEDS; i++)
         for (size_t c = 0; c < nc; c++)
-            bl_buf_printf(&req, "%s %s %" PRId64 " %" PRId64 " %zu\n",
-                          (i + c) % 4 ? "integers" : "integers1", hex[i], cases[c].low,
+            bl_buf_printf(&np.req, "%s %s %" PRId64 " %" PRId64 " %zu\n",
+                          (i + c) % 4 ? "integers" : "integers1", np.hex[i], cases[c].low,
                           cases[c].high, n);
-    unsigned char *out;
-    size_t len, pos = 0, draws = 0;
-    run_oracle(&req, &out, &len);
+    size_t draws = 0;
+    diff_send(&np);
     for (size_t i = 0; i < N_SEEDS; i++) {
         for (size_t c = 0; c < nc; c++) {
             bl_gen g;
-            bl_gen_init(&g, &seeds[i]);
-            const unsigned char *rec = record(out, len, &pos, n * 8, "integers");
+            bl_gen_init(&g, &np.seeds[i]);
+            const unsigned char *rec = diff_record(&np, n * 8, "integers");
             for (size_t k = 0; k < n; k++) {
                 int64_t v = bl_gen_integers(&g, cases[c].low, cases[c].high);
                 int64_t ref = (int64_t)le64(rec + 8 * k);
                 if (v != ref)
                     fail_msg("integers(%" PRId64 ", %" PRId64 ") seed %s draw %zu: C %" PRId64
                              " numpy %" PRId64,
-                             cases[c].low, cases[c].high, hex[i], k, v, ref);
+                             cases[c].low, cases[c].high, np.hex[i], k, v, ref);
             }
             draws += n;
         }
     }
-    finish_oracle(out, len, pos);
+    diff_end(&np);
     print_message("  %d seeds, %zu ranges, %zu draws\n", N_SEEDS, nc, draws);
 }
 
 static void test_numpy_permutation_shuffle_choice(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    bl_seed seeds[N_SEEDS];
-    char hex[N_SEEDS][65];
-    make_seeds(seeds, hex);
+    differential np = diff_begin();
     const size_t sizes[] = {0, 1, 2, 3, 10, 17, 100, 1000, 65539};
     const size_t ns = sizeof sizes / sizeof sizes[0];
     const size_t choice_len[] = {1, 2, 7, 1000, 100003};
     const size_t nch = sizeof choice_len / sizeof choice_len[0];
-    bl_buf req;
-    bl_buf_init(&req);
     for (size_t i = 0; i < N_SEEDS; i++) {
-        bl_buf_printf(&req, "permutation %s %zu\n", hex[i], sizes[i % ns]);
-        bl_buf_printf(&req, "shuffle %s %zu\n", hex[i], sizes[(i + 3) % ns]);
-        bl_buf_printf(&req, "choice %s %zu 50\n", hex[i], choice_len[i % nch]);
+        bl_buf_printf(&np.req, "permutation %s %zu\n", np.hex[i], sizes[i % ns]);
+        bl_buf_printf(&np.req, "shuffle %s %zu\n", np.hex[i], sizes[(i + 3) % ns]);
+        bl_buf_printf(&np.req, "choice %s %zu 50\n", np.hex[i], choice_len[i % nch]);
     }
-    unsigned char *out;
-    size_t len, pos = 0, items = 0;
-    run_oracle(&req, &out, &len);
+    size_t items = 0;
+    diff_send(&np);
     int64_t *a = bl_mallocarray(2 * 65539, sizeof *a);
     unsigned char *b3 = bl_mallocarray(65539, 3);
     assert_non_null(a);
@@ -973,9 +957,9 @@ static void test_numpy_permutation_shuffle_choice(void **state)
     for (size_t i = 0; i < N_SEEDS; i++) {
         bl_gen g;
         size_t n = sizes[i % ns];
-        bl_gen_init(&g, &seeds[i]);
+        bl_gen_init(&g, &np.seeds[i]);
         bl_gen_permutation(&g, a, n);
-        const unsigned char *rec = record(out, len, &pos, n * 8, "permutation");
+        const unsigned char *rec = diff_record(&np, n * 8, "permutation");
         for (size_t k = 0; k < n; k++)
             expect_i64("permutation", k, a[k], (int64_t)le64(rec + 8 * k));
         items += n;
@@ -983,9 +967,9 @@ static void test_numpy_permutation_shuffle_choice(void **state)
         /* shuffle twice in a row; the 3-byte copy proves the generic path. */
         n = sizes[(i + 3) % ns];
         bl_gen g3;
-        bl_gen_init(&g, &seeds[i]);
-        bl_gen_init(&g3, &seeds[i]);
-        rec = record(out, len, &pos, 2 * n * 8, "shuffle");
+        bl_gen_init(&g, &np.seeds[i]);
+        bl_gen_init(&g3, &np.seeds[i]);
+        rec = diff_record(&np, 2 * n * 8, "shuffle");
         for (int round = 0; round < 2; round++) {
             for (size_t k = 0; k < n; k++) {
                 a[k] = (int64_t)k;
@@ -1005,8 +989,8 @@ static void test_numpy_permutation_shuffle_choice(void **state)
         }
 
         size_t cl = choice_len[i % nch];
-        bl_gen_init(&g, &seeds[i]);
-        rec = record(out, len, &pos, 50 * 8, "choice");
+        bl_gen_init(&g, &np.seeds[i]);
+        rec = diff_record(&np, 50 * 8, "choice");
         for (size_t k = 0; k < 50; k++)
             expect_i64("choice", k, (int64_t)bl_gen_choice_index(&g, cl),
                        (int64_t)le64(rec + 8 * k));
@@ -1014,7 +998,7 @@ static void test_numpy_permutation_shuffle_choice(void **state)
     }
     bl_free(a);
     bl_free(b3);
-    finish_oracle(out, len, pos);
+    diff_end(&np);
     print_message("  %d seeds, %zu items\n", N_SEEDS, items);
 }
 
@@ -1058,32 +1042,26 @@ static op random_op(void)
 static void test_numpy_interleaved(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    bl_seed seeds[N_SEEDS];
-    char hex[N_SEEDS][65];
-    make_seeds(seeds, hex);
+    differential np = diff_begin();
     enum { NOPS = 400, MIXED = 500 };
     static op script[N_SEEDS][NOPS];
     sm_state = 4242;
-    bl_buf req;
-    bl_buf_init(&req);
     for (size_t i = 0; i < N_SEEDS; i++) {
-        bl_buf_printf(&req, "mixed %s %d\nops %s ", hex[i], MIXED, hex[i]);
+        bl_buf_printf(&np.req, "mixed %s %d\nops %s ", np.hex[i], MIXED, np.hex[i]);
         for (size_t k = 0; k < NOPS; k++) {
             script[i][k] = random_op();
             if (k)
-                bl_buf_putc(&req, ',');
-            op_text(&req, &script[i][k]);
+                bl_buf_putc(&np.req, ',');
+            op_text(&np.req, &script[i][k]);
         }
-        bl_buf_putc(&req, '\n');
+        bl_buf_putc(&np.req, '\n');
     }
-    unsigned char *out;
-    size_t len, pos = 0, values = 0;
-    run_oracle(&req, &out, &len);
+    size_t values = 0;
+    diff_send(&np);
     for (size_t i = 0; i < N_SEEDS; i++) {
         bl_gen g;
-        bl_gen_init(&g, &seeds[i]);
-        const unsigned char *rec = record(out, len, &pos, MIXED * 4 * 8, "mixed");
+        bl_gen_init(&g, &np.seeds[i]);
+        const unsigned char *rec = diff_record(&np, MIXED * 4 * 8, "mixed");
         for (size_t k = 0; k < MIXED; k++) {
             double v[4];
             v[0] = (double)bl_gen_integers(&g, 0, 7);
@@ -1100,8 +1078,8 @@ static void test_numpy_interleaved(void **state)
             nbytes += 8 * (script[i][k].kind == 'p' || script[i][k].kind == 's'
                                ? (size_t)script[i][k].a
                                : 1);
-        rec = record(out, len, &pos, nbytes, "ops");
-        bl_gen_init(&g, &seeds[i]);
+        rec = diff_record(&np, nbytes, "ops");
+        bl_gen_init(&g, &np.seeds[i]);
         size_t at = 0;
         for (size_t k = 0; k < NOPS; k++) {
             const op *o = &script[i][k];
@@ -1145,14 +1123,14 @@ static void test_numpy_interleaved(void **state)
             values++;
         }
     }
-    finish_oracle(out, len, pos);
+    diff_end(&np);
     print_message("  %d seeds, %zu interleaved values\n", N_SEEDS, values);
 }
 
 static void test_numpy_seed_for(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
+    differential np = diff_begin();
     /* Random roots, partitions, streams and typed keys, strings drawn from
      * every UTF-8 length class plus the characters JSON must escape. The
      * request carries the arguments as UTF-8 JSON escaped only where JSON
@@ -1163,8 +1141,6 @@ static void test_numpy_seed_for(void **state)
     static size_t nkeys[NCASES];
     static int64_t roots[NCASES];
     sm_state = 99;
-    bl_buf req;
-    bl_buf_init(&req);
     for (size_t c = 0; c < NCASES; c++) {
         roots[c] = (int64_t)(sm_next() >> (1 + sm_next() % 63)) * (sm_next() % 2 ? 1 : -1);
         nkeys[c] = (size_t)(sm_next() % (MAXK + 1));
@@ -1239,18 +1215,16 @@ static void test_numpy_seed_for(void **state)
         }
         bl_buf_puts(&js, nkeys[c] ? "]]" : ",[]]");
         assert_int_equal(bl_buf_status(&js, NULL), BL_OK);
-        bl_buf_puts(&req, "seedfor ");
+        bl_buf_puts(&np.req, "seedfor ");
         for (size_t j = 0; j < js.len; j++)
-            bl_buf_printf(&req, "%02x", (unsigned char)js.data[j]);
-        bl_buf_putc(&req, '\n');
+            bl_buf_printf(&np.req, "%02x", (unsigned char)js.data[j]);
+        bl_buf_putc(&np.req, '\n');
         bl_buf_clear(&js);
     }
-    unsigned char *out;
-    size_t len, pos = 0;
-    run_oracle(&req, &out, &len);
+    diff_send(&np);
     for (size_t c = 0; c < NCASES; c++) {
         size_t n = 0;
-        const unsigned char *rec = bl_test_numpy_next(out, len, &pos, &n);
+        const unsigned char *rec = bl_test_numpy_next(np.out, np.len, &np.pos, &n);
         assert_true(n > 32);
         char *payload = NULL;
         bl_seed s;
@@ -1263,7 +1237,7 @@ static void test_numpy_seed_for(void **state)
         for (size_t l = 0; l < 4; l++)
             expect_u64("seed limb", c * 4 + l, s.limb[l], le64(rec + 8 * l));
     }
-    finish_oracle(out, len, pos);
+    diff_end(&np);
     print_message("  %d seed_for payloads\n", NCASES);
 }
 

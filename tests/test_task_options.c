@@ -41,6 +41,25 @@ static void resolve_fails(const char *task, const char *text, bl_status status,
     assert_int_equal(err.status, status);
 }
 
+/* A task and the options given to it (JSON text, NULL for the defaults). */
+typedef struct task_given {
+    const char *task, *given;
+} task_given;
+
+/* A resolution that must fail: the task, its options, the status and the
+ * whole message. */
+typedef struct bad_options {
+    const char *task, *given;
+    bl_status status;
+    const char *message;
+} bad_options;
+
+static void expect_failures(const bad_options *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        resolve_fails(cases[i].task, cases[i].given, cases[i].status, cases[i].message);
+}
+
 /* The canonical JSON text of resolved options (caller frees). */
 static char *options_text(const bl_task_options *o)
 {
@@ -126,32 +145,31 @@ static void test_ten_families_resolve_with_defaults(void **state)
             bl_task_options_clear(&o);
         }
     }
-    /* Horizons follow the options. */
-    bl_task_options o;
-    bl_task_definition d;
-    bl_test_task_resolve("tracking", "{\"sensor_offsets_deg\": [-4, 0, 4]}", &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.n_inputs, 6);
-    bl_task_options_clear(&o);
-    bl_test_task_resolve("delayed_cue",
-                         "{\"delays\": [3, 50, 7], \"cue_ticks\": 2, \"response_ticks\": 5}", &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.default_horizon, 57);
-    bl_task_options_clear(&o);
-    bl_test_task_resolve("reversal_adaptation",
-                         "{\"rounds\": 50, \"cue_ticks\": 1, \"response_ticks\": 2,"
-                         " \"feedback_ticks\": 3, \"reversal_range\": [2, 35]}",
-                         &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.default_horizon, 300);
-    bl_task_options_clear(&o);
-    bl_test_task_resolve("evidence_accumulation",
-                         "{\"pulse_count\": 8, \"evidence_fraction\": 0.5, "
-                         "\"pulse_ticks\": 3}",
-                         &o);
-    bl_task_define(&o, &d);
-    assert_int_equal(d.default_horizon, 32);
-    bl_task_options_clear(&o);
+    /* Receptors and horizons follow the options. */
+    static const struct {
+        task_given options;
+        size_t inputs;
+        int64_t horizon;
+    } shaped[] = {
+        {{"tracking", "{\"sensor_offsets_deg\": [-4, 0, 4]}"}, 6, 2000},
+        {{"delayed_cue", "{\"delays\": [3, 50, 7], \"cue_ticks\": 2, \"response_ticks\": 5}"},
+         3, 57},
+        {{"reversal_adaptation", "{\"rounds\": 50, \"cue_ticks\": 1, \"response_ticks\": 2,"
+                                 " \"feedback_ticks\": 3, \"reversal_range\": [2, 35]}"},
+         8, 300},
+        {{"evidence_accumulation",
+          "{\"pulse_count\": 8, \"evidence_fraction\": 0.5, \"pulse_ticks\": 3}"},
+         3, 32},
+    };
+    for (size_t i = 0; i < sizeof shaped / sizeof *shaped; i++) {
+        bl_task_options o;
+        bl_task_definition d;
+        bl_test_task_resolve(shaped[i].options.task, shaped[i].options.given, &o);
+        bl_task_define(&o, &d);
+        assert_int_equal(d.n_inputs, shaped[i].inputs);
+        assert_int_equal(d.default_horizon, shaped[i].horizon);
+        bl_task_options_clear(&o);
+    }
 }
 
 /* ---- the JSON form (contracts, calibration signatures) ------------------ */
@@ -268,159 +286,166 @@ static void test_calibration_records_task_options(void **state)
 static void test_task_option_validation(void **state)
 {
     (void)state;
-    /* §10.1 #13, in its order. */
-    resolve_fails("delayed_cue", "{\"cue_ticks\": 0}", BL_EVALUE,
-                  "cue_ticks must be an integer >= 1");
-    resolve_fails("delayed_cue", "{\"delays\": [8, 8]}", BL_EVALUE,
-                  "delays must be nonempty and distinct");
-    resolve_fails("recall_interference", "{\"delay\": 8}", BL_EVALUE,
-                  "distractors need delay >= 32 and blank frames between cues");
-    resolve_fails("recall_interference", "{\"distractors\": 20}", BL_EVALUE,
-                  "distractors need delay >= 32 and blank frames between cues");
-    resolve_fails("delayed_xor", "{\"gap\": -1}", BL_EVALUE, "gap must be an integer >= 0");
-    resolve_fails("evidence_accumulation", "{\"pulse_count\": 17}", BL_EVALUE,
-                  "evidence counts must be integral and permit either final pulse");
-    resolve_fails("evidence_accumulation", "{\"evidence_fraction\": 1}", BL_EVALUE,
-                  "evidence_fraction must lie in (0, 1)");
-    resolve_fails("temporal_order", "{\"terminal_ticks\": 0}", BL_EVALUE,
-                  "terminal_ticks must be an integer >= 1");
-    resolve_fails("reversal_adaptation", "{\"reversal_range\": [90, 95]}", BL_EVALUE,
-                  "reversal must leave sixteen scored rounds");
-    resolve_fails("pong", "{\"speed\": 3}", BL_EVALUE, "unknown options for pong: ['speed']");
-    resolve_fails("tracking", "{\"sensor_offsets_deg\": []}", BL_EVALUE,
-                  "sensor_offsets_deg needs finite offsets");
-    resolve_fails("cartpole_plank_easy",
-                  "{\"initial_ranges\": [[1, -1], [0, 0], [0, 0], [0, 0]]}", BL_EVALUE,
-                  "initial_ranges needs four finite ordered pairs");
+    static const bad_options cases[] = {
+        /* §10.1 #13, in its order. */
+        {"delayed_cue", "{\"cue_ticks\": 0}",
+         BL_EVALUE, "cue_ticks must be an integer >= 1"},
+        {"delayed_cue", "{\"delays\": [8, 8]}",
+         BL_EVALUE, "delays must be nonempty and distinct"},
+        {"recall_interference", "{\"delay\": 8}",
+         BL_EVALUE, "distractors need delay >= 32 and blank frames between cues"},
+        {"recall_interference", "{\"distractors\": 20}",
+         BL_EVALUE, "distractors need delay >= 32 and blank frames between cues"},
+        {"delayed_xor", "{\"gap\": -1}",
+         BL_EVALUE, "gap must be an integer >= 0"},
+        {"evidence_accumulation", "{\"pulse_count\": 17}",
+         BL_EVALUE, "evidence counts must be integral and permit either final pulse"},
+        {"evidence_accumulation", "{\"evidence_fraction\": 1}",
+         BL_EVALUE, "evidence_fraction must lie in (0, 1)"},
+        {"temporal_order", "{\"terminal_ticks\": 0}",
+         BL_EVALUE, "terminal_ticks must be an integer >= 1"},
+        {"reversal_adaptation", "{\"reversal_range\": [90, 95]}",
+         BL_EVALUE, "reversal must leave sixteen scored rounds"},
+        {"pong", "{\"speed\": 3}",
+         BL_EVALUE, "unknown options for pong: ['speed']"},
+        {"tracking", "{\"sensor_offsets_deg\": []}",
+         BL_EVALUE, "sensor_offsets_deg needs finite offsets"},
+        {"cartpole_plank_easy", "{\"initial_ranges\": [[1, -1], [0, 0], [0, 0], [0, 0]]}",
+         BL_EVALUE, "initial_ranges needs four finite ordered pairs"},
+    };
+    expect_failures(cases, sizeof cases / sizeof *cases);
 }
 
 static void test_validation_messages_and_order(void **state)
 {
     (void)state;
-    /* Unknown keys: sorted, Python's list repr, checked before anything. */
-    resolve_fails("pong", "{\"zeta\": 1, \"it's\": 2, \"alpha\": 3, \"sensory_gain\": -1}",
-                  BL_EVALUE, "unknown options for pong: ['alpha', \"it's\", 'zeta']");
-    resolve_fails("delayed_cue", "{\"gap\": 1}", BL_EVALUE,
-                  "unknown options for delayed_cue: ['gap']");
-    /* "integer" rejects bools, reals (2.0 too) and strings. */
-    resolve_fails("delayed_cue", "{\"cue_ticks\": true}", BL_EVALUE,
-                  "cue_ticks must be an integer >= 1");
-    resolve_fails("delayed_cue", "{\"cue_ticks\": 8.0}", BL_EVALUE,
-                  "cue_ticks must be an integer >= 1");
-    resolve_fails("delayed_cue", "{\"response_ticks\": \"8\"}", BL_EVALUE,
-                  "response_ticks must be an integer >= 1");
-    resolve_fails("delayed_cue", "{\"delays\": [8, 2.0]}", BL_EVALUE,
-                  "delays must be an integer >= 0");
-    resolve_fails("delayed_cue", "{\"delays\": []}", BL_EVALUE,
-                  "delays must be nonempty and distinct");
-    resolve_fails("delayed_cue", "{\"delays\": 8}", BL_ETYPE, "'int' object is not iterable");
-    resolve_fails("delayed_cue", "{\"delays\": \"8\"}", BL_EVALUE,
-                  "delays must be an integer >= 0");
-    /* The reference's order: the integer checks come before the modes, the
-     * per-family checks after them. */
-    resolve_fails("temporal_order", "{\"input_mode\": \"loud\", \"gap\": -2, \"cue_ticks\": 0}",
-                  BL_EVALUE, "cue_ticks must be an integer >= 1");
-    resolve_fails("temporal_order", "{\"input_mode\": \"loud\", \"gap\": -2}", BL_EVALUE,
-                  "gap must be an integer >= 0");
-    resolve_fails("temporal_order", "{\"input_mode\": \"loud\"}", BL_EVALUE,
-                  "input_mode must be one of ('visible', 'hidden')");
-    resolve_fails("delayed_cue", "{\"cue_mode\": \"Transient\"}", BL_EVALUE,
-                  "cue_mode must be one of ('transient', 'persistent', 'hidden')");
-    resolve_fails("context_integration", "{\"context_mode\": 1}", BL_EVALUE,
-                  "context_mode must be one of ('transient', 'persistent', 'hidden')");
-    resolve_fails("context_integration", "{\"congruency\": \"both\"}", BL_EVALUE,
-                  "congruency must be one of ('mixed', 'congruent', 'conflicting')");
-    resolve_fails("reversal_adaptation", "{\"feedback_mode\": \"shown\"}", BL_EVALUE,
-                  "feedback_mode must be one of ('visible', 'hidden')");
-    resolve_fails("recall_interference", "{\"distractor_mode\": \"none\"}", BL_EVALUE,
-                  "distractor_mode must be one of ('random', 'matched', 'opposite', 'absent')");
-    resolve_fails("recall_interference", "{\"distractor_mode\": \"none\", \"delay\": 31}",
-                  BL_EVALUE, "distractors need delay >= 32 and blank frames between cues");
-    /* k*w + k + 1 <= delay is the boundary; k = 0 needs nothing. */
+    /* The accepted sides of boundaries checked below. */
+    static const task_given accepted[] = {
+        {"recall_interference", "{\"distractors\": 3, \"distractor_ticks\": 9, \"delay\": 32}"},
+        /* k = 0 needs nothing. */
+        {"recall_interference", "{\"distractors\": 0, \"delay\": 0}"},
+        /* n = 4, f = 0.5: left = 3, n - left = 1 is the smallest allowed. */
+        {"evidence_accumulation", "{\"pulse_count\": 4, \"evidence_fraction\": 0.5}"},
+        {"reversal_adaptation", "{\"reversal_range\": [81, 81]}"},
+    };
     bl_task_options o;
-    bl_test_task_resolve("recall_interference",
-                         "{\"distractors\": 3, \"distractor_ticks\": 9, "
-                         "\"delay\": 32}",
-                         &o);
-    bl_task_options_clear(&o);
-    resolve_fails("recall_interference", "{\"distractors\": 3, \"distractor_ticks\": 10}",
-                  BL_EVALUE, "distractors need delay >= 32 and blank frames between cues");
-    bl_test_task_resolve("recall_interference", "{\"distractors\": 0, \"delay\": 0}", &o);
-    bl_task_options_clear(&o);
-    resolve_fails("evidence_accumulation", "{\"pulse_count\": 3}", BL_EVALUE,
-                  "pulse_count must be an integer >= 4");
-    resolve_fails("evidence_accumulation", "{\"evidence_fraction\": 0.3}", BL_EVALUE,
-                  "evidence counts must be integral and permit either final pulse");
-    resolve_fails("context_integration", "{\"evidence_fraction\": 0}", BL_EVALUE,
-                  "evidence_fraction must lie in (0, 1)");
-    resolve_fails("context_integration", "{\"evidence_fraction\": \"nan\"}", BL_EVALUE,
-                  "evidence_fraction must lie in (0, 1)");
-    resolve_fails("context_integration", "{\"evidence_fraction\": [0.5]}", BL_ETYPE,
-                  "float() argument must be a string or a real number, not 'tuple'");
-    /* n = 4, f = 0.5: left = 3, n - left = 1 is the smallest allowed. */
-    bl_test_task_resolve("evidence_accumulation", "{\"pulse_count\": 4, \"evidence_fraction\": 0.5}", &o);
-    bl_task_options_clear(&o);
-    resolve_fails("reversal_adaptation", "{\"rounds\": 47}", BL_EVALUE,
-                  "rounds must be an integer >= 48");
-    resolve_fails("reversal_adaptation", "{\"reversal_range\": [32, 64, 70]}", BL_EVALUE,
-                  "reversal_range needs two endpoints");
-    resolve_fails("reversal_adaptation", "{\"reversal_range\": 5}", BL_ETYPE,
-                  "object of type 'int' has no len()");
-    resolve_fails("reversal_adaptation", "{\"reversal_range\": [1, 40]}", BL_EVALUE,
-                  "reversal_range must be an integer >= 2");
-    resolve_fails("reversal_adaptation", "{\"reversal_range\": [40, 39]}", BL_EVALUE,
-                  "reversal must leave sixteen scored rounds");
-    bl_test_task_resolve("reversal_adaptation", "{\"reversal_range\": [81, 81]}", &o);
-    bl_task_options_clear(&o);
-    resolve_fails("reversal_adaptation", "{\"reversal_range\": [82, 82]}", BL_EVALUE,
-                  "reversal must leave sixteen scored rounds");
-    resolve_fails("pong", "{\"sensory_gain\": -1}", BL_EVALUE,
-                  "sensory_gain must be finite and nonnegative");
-    resolve_fails("pong", "{\"sensory_gain\": \"inf\"}", BL_EVALUE,
-                  "sensory_gain must be finite and nonnegative");
-    resolve_fails("pong", "{\"sensory_gain\": \"1,5\"}", BL_EVALUE,
-                  "could not convert string to float: '1,5'");
-    resolve_fails("pong", "{\"sensory_gain\": \"1__5\"}", BL_EVALUE,
-                  "could not convert string to float: '1__5'");
-    resolve_fails("pong", "{\"sensory_gain\": null}", BL_ETYPE,
-                  "float() argument must be a string or a real number, not 'NoneType'");
-    resolve_fails("tracking", "{\"movement_amp\": 0}", BL_EVALUE,
-                  "movement_amp must be positive");
-    resolve_fails("tracking", "{\"movement_amp\": -1e-300}", BL_EVALUE,
-                  "movement_amp must be positive");
-    resolve_fails("tracking", "{\"theta0\": \"abc\"}", BL_EVALUE,
-                  "could not convert string to float: 'abc'");
-    resolve_fails("tracking", "{\"phi0\": \"-Infinity\"}", BL_EVALUE, "phi0 must be finite");
-    resolve_fails("tracking", "{\"randomize_start\": 1}", BL_EVALUE,
-                  "randomize_start must be boolean");
-    resolve_fails("tracking", "{\"sensor_offsets_deg\": [1, \"x\"]}", BL_EVALUE,
-                  "could not convert string to float: 'x'");
-    resolve_fails("tracking", "{\"sensor_offsets_deg\": 4}", BL_ETYPE,
-                  "'int' object is not iterable");
-    resolve_fails("tracking", "{\"sensor_offsets_deg\": [0, \"nan\"]}", BL_EVALUE,
-                  "sensor_offsets_deg needs finite offsets");
-    /* sensory_gain is checked before the other Tracking reals. */
-    resolve_fails("tracking", "{\"movement_amp\": 0, \"sensory_gain\": -2}", BL_EVALUE,
-                  "sensory_gain must be finite and nonnegative");
-    resolve_fails("cartpole_plank_easy", "{\"initial_ranges\": [[0, 1], [0, 1], [0, 1]]}",
-                  BL_EVALUE, "initial_ranges needs four finite ordered pairs");
-    resolve_fails("cartpole_plank_easy",
-                  "{\"initial_ranges\": [[0, 1], [0, 1], [0, 1], [0, 1, 2]]}", BL_EVALUE,
-                  "initial_ranges needs four finite ordered pairs");
-    resolve_fails("cartpole_plank_easy",
-                  "{\"initial_ranges\": [[0, 1], [0, 1], [0, 1], [\"-inf\", 1]]}", BL_EVALUE,
-                  "initial_ranges needs four finite ordered pairs");
-    resolve_fails("cartpole_plank_easy", "{\"initial_ranges\": [[0, 1], 3]}", BL_ETYPE,
-                  "'int' object is not iterable");
-    resolve_fails("cartpole_plank_easy", "{\"initial_ranges\": \"1234\"}", BL_EVALUE,
-                  "initial_ranges needs four finite ordered pairs");
-    /* Beyond the int32 tick range no world could exist. */
-    resolve_fails("delayed_cue", "{\"cue_ticks\": 3000000000}", BL_EVALUE,
-                  "cue_ticks must be an integer <= 2147483647");
-    resolve_fails("reversal_adaptation",
-                  "{\"rounds\": 2000000000, \"cue_ticks\": 2000000000, "
-                  "\"reversal_range\": [2, 2]}",
-                  BL_EVALUE, "reversal_adaptation episode must fit in 2147483647 ticks");
+    for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+        bl_test_task_resolve(accepted[i].task, accepted[i].given, &o);
+        bl_task_options_clear(&o);
+    }
+    static const bad_options cases[] = {
+        /* Unknown keys: sorted, Python's list repr, checked before anything. */
+        {"pong", "{\"zeta\": 1, \"it's\": 2, \"alpha\": 3, \"sensory_gain\": -1}",
+         BL_EVALUE, "unknown options for pong: ['alpha', \"it's\", 'zeta']"},
+        {"delayed_cue", "{\"gap\": 1}",
+         BL_EVALUE, "unknown options for delayed_cue: ['gap']"},
+        /* "integer" rejects bools, reals (2.0 too) and strings. */
+        {"delayed_cue", "{\"cue_ticks\": true}",
+         BL_EVALUE, "cue_ticks must be an integer >= 1"},
+        {"delayed_cue", "{\"cue_ticks\": 8.0}",
+         BL_EVALUE, "cue_ticks must be an integer >= 1"},
+        {"delayed_cue", "{\"response_ticks\": \"8\"}",
+         BL_EVALUE, "response_ticks must be an integer >= 1"},
+        {"delayed_cue", "{\"delays\": [8, 2.0]}",
+         BL_EVALUE, "delays must be an integer >= 0"},
+        {"delayed_cue", "{\"delays\": []}",
+         BL_EVALUE, "delays must be nonempty and distinct"},
+        {"delayed_cue", "{\"delays\": 8}",
+         BL_ETYPE, "'int' object is not iterable"},
+        {"delayed_cue", "{\"delays\": \"8\"}",
+         BL_EVALUE, "delays must be an integer >= 0"},
+        /* The reference's order: the integer checks come before the modes, the
+         * per-family checks after them. */
+        {"temporal_order", "{\"input_mode\": \"loud\", \"gap\": -2, \"cue_ticks\": 0}",
+         BL_EVALUE, "cue_ticks must be an integer >= 1"},
+        {"temporal_order", "{\"input_mode\": \"loud\", \"gap\": -2}",
+         BL_EVALUE, "gap must be an integer >= 0"},
+        {"temporal_order", "{\"input_mode\": \"loud\"}",
+         BL_EVALUE, "input_mode must be one of ('visible', 'hidden')"},
+        {"delayed_cue", "{\"cue_mode\": \"Transient\"}",
+         BL_EVALUE, "cue_mode must be one of ('transient', 'persistent', 'hidden')"},
+        {"context_integration", "{\"context_mode\": 1}",
+         BL_EVALUE, "context_mode must be one of ('transient', 'persistent', 'hidden')"},
+        {"context_integration", "{\"congruency\": \"both\"}",
+         BL_EVALUE, "congruency must be one of ('mixed', 'congruent', 'conflicting')"},
+        {"reversal_adaptation", "{\"feedback_mode\": \"shown\"}",
+         BL_EVALUE, "feedback_mode must be one of ('visible', 'hidden')"},
+        {"recall_interference", "{\"distractor_mode\": \"none\"}",
+         BL_EVALUE, "distractor_mode must be one of ('random', 'matched', 'opposite', 'absent')"},
+        {"recall_interference", "{\"distractor_mode\": \"none\", \"delay\": 31}",
+         BL_EVALUE, "distractors need delay >= 32 and blank frames between cues"},
+        /* k*w + k + 1 <= delay is the boundary. */
+        {"recall_interference", "{\"distractors\": 3, \"distractor_ticks\": 10}",
+         BL_EVALUE, "distractors need delay >= 32 and blank frames between cues"},
+        {"evidence_accumulation", "{\"pulse_count\": 3}",
+         BL_EVALUE, "pulse_count must be an integer >= 4"},
+        {"evidence_accumulation", "{\"evidence_fraction\": 0.3}",
+         BL_EVALUE, "evidence counts must be integral and permit either final pulse"},
+        {"context_integration", "{\"evidence_fraction\": 0}",
+         BL_EVALUE, "evidence_fraction must lie in (0, 1)"},
+        {"context_integration", "{\"evidence_fraction\": \"nan\"}",
+         BL_EVALUE, "evidence_fraction must lie in (0, 1)"},
+        {"context_integration", "{\"evidence_fraction\": [0.5]}",
+         BL_ETYPE, "float() argument must be a string or a real number, not 'tuple'"},
+        {"reversal_adaptation", "{\"rounds\": 47}",
+         BL_EVALUE, "rounds must be an integer >= 48"},
+        {"reversal_adaptation", "{\"reversal_range\": [32, 64, 70]}",
+         BL_EVALUE, "reversal_range needs two endpoints"},
+        {"reversal_adaptation", "{\"reversal_range\": 5}",
+         BL_ETYPE, "object of type 'int' has no len()"},
+        {"reversal_adaptation", "{\"reversal_range\": [1, 40]}",
+         BL_EVALUE, "reversal_range must be an integer >= 2"},
+        {"reversal_adaptation", "{\"reversal_range\": [40, 39]}",
+         BL_EVALUE, "reversal must leave sixteen scored rounds"},
+        {"reversal_adaptation", "{\"reversal_range\": [82, 82]}",
+         BL_EVALUE, "reversal must leave sixteen scored rounds"},
+        {"pong", "{\"sensory_gain\": -1}",
+         BL_EVALUE, "sensory_gain must be finite and nonnegative"},
+        {"pong", "{\"sensory_gain\": \"inf\"}",
+         BL_EVALUE, "sensory_gain must be finite and nonnegative"},
+        {"pong", "{\"sensory_gain\": \"1,5\"}",
+         BL_EVALUE, "could not convert string to float: '1,5'"},
+        {"pong", "{\"sensory_gain\": \"1__5\"}",
+         BL_EVALUE, "could not convert string to float: '1__5'"},
+        {"pong", "{\"sensory_gain\": null}",
+         BL_ETYPE, "float() argument must be a string or a real number, not 'NoneType'"},
+        {"tracking", "{\"movement_amp\": 0}",
+         BL_EVALUE, "movement_amp must be positive"},
+        {"tracking", "{\"movement_amp\": -1e-300}",
+         BL_EVALUE, "movement_amp must be positive"},
+        {"tracking", "{\"theta0\": \"abc\"}",
+         BL_EVALUE, "could not convert string to float: 'abc'"},
+        {"tracking", "{\"phi0\": \"-Infinity\"}",
+         BL_EVALUE, "phi0 must be finite"},
+        {"tracking", "{\"randomize_start\": 1}",
+         BL_EVALUE, "randomize_start must be boolean"},
+        {"tracking", "{\"sensor_offsets_deg\": [1, \"x\"]}",
+         BL_EVALUE, "could not convert string to float: 'x'"},
+        {"tracking", "{\"sensor_offsets_deg\": 4}",
+         BL_ETYPE, "'int' object is not iterable"},
+        {"tracking", "{\"sensor_offsets_deg\": [0, \"nan\"]}",
+         BL_EVALUE, "sensor_offsets_deg needs finite offsets"},
+        /* sensory_gain is checked before the other Tracking reals. */
+        {"tracking", "{\"movement_amp\": 0, \"sensory_gain\": -2}",
+         BL_EVALUE, "sensory_gain must be finite and nonnegative"},
+        {"cartpole_plank_easy", "{\"initial_ranges\": [[0, 1], [0, 1], [0, 1]]}",
+         BL_EVALUE, "initial_ranges needs four finite ordered pairs"},
+        {"cartpole_plank_easy", "{\"initial_ranges\": [[0, 1], [0, 1], [0, 1], [0, 1, 2]]}",
+         BL_EVALUE, "initial_ranges needs four finite ordered pairs"},
+        {"cartpole_plank_easy", "{\"initial_ranges\": [[0, 1], [0, 1], [0, 1], [\"-inf\", 1]]}",
+         BL_EVALUE, "initial_ranges needs four finite ordered pairs"},
+        {"cartpole_plank_easy", "{\"initial_ranges\": [[0, 1], 3]}",
+         BL_ETYPE, "'int' object is not iterable"},
+        {"cartpole_plank_easy", "{\"initial_ranges\": \"1234\"}",
+         BL_EVALUE, "initial_ranges needs four finite ordered pairs"},
+        /* Beyond the int32 tick range no world could exist. */
+        {"delayed_cue", "{\"cue_ticks\": 3000000000}",
+         BL_EVALUE, "cue_ticks must be an integer <= 2147483647"},
+        {"reversal_adaptation",
+         "{\"rounds\": 2000000000, \"cue_ticks\": 2000000000, \"reversal_range\": [2, 2]}",
+         BL_EVALUE, "reversal_adaptation episode must fit in 2147483647 ticks"},
+    };
+    expect_failures(cases, sizeof cases / sizeof *cases);
     /* A non-object is not an option map. */
     bl_json *arr = bl_json_array();
     bl_error err = {0};
@@ -622,22 +647,22 @@ static void test_allocation_failures_are_clean(void **state)
         parse("{\"sensor_offsets_deg\": [1, \"2\", 3], \"zz\": 1, \"it's\": 2}"),
     };
     for (int phase = 0; phase < 5; phase++) {
+        bl_json *options = given[phase];
         bl_error err = {0};
         long total = 0;
         bl_status expected = phase == 4 ? BL_EVALUE : BL_OK;
-        assert_int_equal(workload(phase, given[phase], 0, &total, &err), expected);
+        assert_int_equal(workload(phase, options, 0, &total, &err), expected);
         assert_true(total > 0);
         for (long k = 1; k <= total; k++) {
             long used = 0;
             bl_error e = {0};
-            bl_status st = workload(phase, given[phase], k, &used, &e);
+            bl_status st = workload(phase, options, k, &used, &e);
             if (st != BL_ENOMEM || e.status != BL_ENOMEM)
                 fail_msg("phase %d: allocation %ld of %ld failed but status %s (%s)", phase, k,
                          total, bl_status_kind(st), e.msg);
         }
+        bl_json_destroy(options);
     }
-    for (int i = 0; i < 5; i++)
-        bl_json_destroy(given[i]);
 }
 
 int main(void)

@@ -15,29 +15,30 @@
 #include "brainlesslab/rng.h"
 #include "brainlesslab/task.h"
 #include "support.h"
+#include "task_support.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
-/* The world stream of the paired-worlds key (§7.1). */
-static void world_gen(bl_gen *g, int64_t root, const char *partition, const char *task,
-                      int64_t block, int64_t trial)
+/* Resolves `task` with the options `text` (NULL: the defaults) into *o and
+ * prepares its world, for the default horizon, from the development world
+ * stream (root, block, trial); *g, unless NULL, gets that generator after
+ * the preparation. */
+static bl_world_init *world_of(const char *task, const char *text, int64_t root, int64_t block,
+                               int64_t trial, bl_task_options *o, bl_gen *g)
 {
-    bl_key keys[4] = {BL_KEY_S("paired-worlds"), BL_KEY_S(task), BL_KEY_I(block),
-                      BL_KEY_I(trial)};
-    bl_error err = {0};
-    if (bl_gen_for(g, root, partition, "world", keys, 4, &err) != BL_OK)
-        fail_msg("seed: %s", err.msg);
-}
-
-static bl_world_init *prepare(const bl_task_options *o, bl_gen *g, int64_t horizon)
-{
-    bl_world_init *w = NULL;
-    bl_error err = {0};
-    if (bl_world_prepare(o, g, horizon, &w, &err) != BL_OK)
-        fail_msg("prepare %s: %s", bl_task_name(o->kind), err.msg);
-    assert_non_null(w);
+    bl_test_task_resolve(task, text, o);
+    bl_gen own;
+    bl_test_world_gen(&own, root, "development", task, block, trial);
+    bl_world_init *w = bl_test_prepare(o, &own, 0);
+    if (g)
+        *g = own;
     return w;
 }
+
+/* A task and an option text, a case of the table-driven tests. */
+typedef struct task_text {
+    const char *task, *text;
+} task_text;
 
 static void expect_bits(const char *what, double got, double expected)
 {
@@ -76,6 +77,19 @@ static void expect_invalid(const bl_world_init *w, const bl_task_options *o, con
         fail_msg("message \"%s\" lacks \"%s\"", err.msg, needle);
 }
 
+/* expect_invalid while the array pointer `field` of w is NULL; the pointer
+ * is put back after. */
+static void invalid_without(bl_world_init *w, const bl_task_options *o, void *field,
+                            const char *needle)
+{
+    void *saved;
+    memcpy(&saved, field, sizeof saved);
+    const void *none = NULL;
+    memcpy(field, &none, sizeof none);
+    expect_invalid(w, o, needle);
+    memcpy(field, &saved, sizeof saved);
+}
+
 static void expect_valid(const bl_world_init *w, const bl_task_options *o)
 {
     bl_error err = {0};
@@ -85,36 +99,23 @@ static void expect_valid(const bl_world_init *w, const bl_task_options *o)
 
 /* ---- §7.4 known answers --------------------------------------------------- */
 
+/* Block 0 of the calibration bank: the world seeds, the initial states
+ * prepared from them with the default options (and the default horizon),
+ * the control seeds and their first uniforms. */
 static void test_calibration_world_initial_states(void **state)
 {
     (void)state;
-    const char *tasks[] = {"tracking", "pong", "cartpole_plank_easy"};
-    const char *seeds[] = {
-        "c92b4169b6a903f1dc0302ed1cdb3e2574c3f16ca9503cd8cb9b07627867f203",
-        "ef446393e2f3d9eaffbdc93d289161c3e5f97938de78de05d3742e1ae8326552",
-        "36372519c73655dd60a2387b34965b35205b08b3ee05c69ac60780347efd92c7",
-    };
-    const double physical[3][8] = {
-        {2.9262238956239544, 0.7471185742366323, 1.0},
-        {995.0, 33.53370249605749, 250.0, -5.0, -5.0, 0.0, 0.0},
-        {0.45734577733688586, 0.041424955160853205, -0.04033134925859064, 0.04261132994573402},
-    };
     for (int i = 0; i < 3; i++) {
-        bl_key keys[4] = {BL_KEY_S("paired-worlds"), BL_KEY_S(tasks[i]), BL_KEY_I(0),
-                          BL_KEY_I(0)};
-        bl_seed seed;
-        char hex[65];
-        bl_error err = {0};
-        assert_int_equal(bl_seed_for(91337, "calibration", "world", keys, 4, &seed, &err), BL_OK);
-        bl_seed_hex(&seed, hex);
-        assert_string_equal(hex, seeds[i]);
+        const bl_test_block0 *v = &bl_test_calibration_block0[i];
         bl_gen g;
-        bl_gen_init(&g, &seed);
+        char hex[65];
+        bl_test_calibration_gen(&g, "world", v->task, 0, hex);
+        assert_string_equal(hex, v->world);
         bl_task_options o;
-        bl_test_task_resolve(tasks[i], NULL, &o);
-        bl_world_init *w = prepare(&o, &g, 0);
+        bl_test_task_resolve(v->task, NULL, &o);
+        bl_world_init *w = bl_test_prepare(&o, &g, 0);
         for (int k = 0; k < 8; k++)
-            expect_bits(tasks[i], w->physical[k], physical[i][k]);
+            expect_bits(v->task, w->physical[k], v->physical[k]);
         expect_valid(w, &o);
         if (i == 1) {
             /* Default horizon 7200: 7201 rows of draws. */
@@ -123,115 +124,89 @@ static void test_calibration_world_initial_states(void **state)
         }
         bl_world_init_destroy(w);
         bl_task_options_clear(&o);
+        bl_test_calibration_gen(&g, "control", v->task, 0, hex);
+        assert_string_equal(hex, v->control);
+        for (int k = 0; k < 3; k++)
+            expect_bits(v->task, bl_gen_random(&g), v->u[k]);
     }
 }
 
+/* Every probe's world of block 0, trial 0 (root 0, default options): its
+ * length, first label and response start (-1: not checked) and the column
+ * sums of its stimuli, then what is particular to the family. */
 static void test_probe_preparation_vectors(void **state)
 {
     (void)state;
-    bl_task_options o;
-    bl_world_init *w;
-    bl_gen g;
-
-    bl_test_task_resolve("delayed_cue", NULL, &o);
-    world_gen(&g, 0, "development", "delayed_cue", 0, 0);
-    w = prepare(&o, &g, 0);
-    assert_int_equal(w->length, 144);
-    assert_int_equal(w->rounds, 1);
-    assert_int_equal(w->labels[0], 2);
-    assert_int_equal(w->response_start[0], 136);
-    assert_int_equal(w->response_end[0], 144);
-    assert_int_equal(w->cue_ends[0], 8);
-    assert_int_equal(w->meta_cue, 2);
-    assert_int_equal(w->meta_delay, 128);
-    expect_sums(w, (const double[]){0, 8, 8});
-    expect_valid(w, &o);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    bl_test_task_resolve("recall_interference", NULL, &o);
-    world_gen(&g, 0, "development", "recall_interference", 0, 0);
-    w = prepare(&o, &g, 0);
-    assert_int_equal(w->length, 48);
-    assert_int_equal(w->labels[0], 1);
-    assert_int_equal(w->meta_n_distractors, 1);
-    assert_int_equal(w->meta_distractor_labels[0], 2);
-    assert_int_equal(w->meta_distractor_starts[0], 22);
-    expect_sums(w, (const double[]){8, 4, 8});
-    /* The distractor is on receptor 1 during ticks 22..25 only. */
-    for (size_t t = 0; t < w->length; t++)
-        assert_true(w->stimuli[t * 3 + 1] == (t >= 22 && t < 26 ? 1.0 : 0.0));
-    expect_valid(w, &o);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    bl_test_task_resolve("delayed_xor", NULL, &o);
-    world_gen(&g, 0, "development", "delayed_xor", 0, 0);
-    w = prepare(&o, &g, 0);
-    assert_int_equal(w->length, 56);
-    assert_int_equal(w->labels[0], 2);
-    assert_int_equal(w->meta_cue, 1);
-    expect_sums(w, (const double[]){8, 0, 0, 8, 8});
-    assert_int_equal(w->response_start[0], 48);
-    expect_valid(w, &o);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    bl_test_task_resolve("evidence_accumulation", NULL, &o);
-    world_gen(&g, 0, "development", "evidence_accumulation", 0, 0);
-    w = prepare(&o, &g, 0);
-    assert_int_equal(w->length, 40);
-    assert_int_equal(w->labels[0], 2);
-    assert_int_equal(w->cue_ends[0], 1);
-    assert_int_equal(w->response_start[0], 32);
-    expect_sums(w, (const double[]){12, 20, 8});
-    expect_valid(w, &o);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    bl_test_task_resolve("context_integration", NULL, &o);
-    world_gen(&g, 0, "development", "context_integration", 0, 0);
-    w = prepare(&o, &g, 0);
-    assert_int_equal(w->length, 48);
-    assert_int_equal(w->meta_context, 2);
-    assert_int_equal(w->labels[0], 1);
-    expect_sums(w, (const double[]){0, 8, 12, 20, 20, 12, 8});
-    expect_valid(w, &o);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    bl_test_task_resolve("temporal_order", NULL, &o);
-    world_gen(&g, 0, "development", "temporal_order", 0, 0);
-    w = prepare(&o, &g, 0);
-    assert_int_equal(w->length, 40);
-    assert_int_equal(w->labels[0], 1);
-    expect_sums(w, (const double[]){8, 8, 8, 8});
-    assert_int_equal(w->response_start[0], 32);
-    expect_valid(w, &o);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    bl_test_task_resolve("reversal_adaptation", NULL, &o);
-    world_gen(&g, 0, "development", "reversal_adaptation", 0, 0);
-    w = prepare(&o, &g, 0);
-    assert_int_equal(w->length, 2304);
-    assert_int_equal(w->rounds, 96);
-    assert_int_equal(w->reversal, 47);
-    static const int32_t first[] = {2, 2, 2, 2, 2, 1, 1, 2};
-    for (int k = 0; k < 8; k++)
-        assert_int_equal(w->labels[k], first[k]);
-    expect_sums(w, (const double[]){720, 816, 768, 768, 0, 0, 0, 0});
-    assert_true(w->feedback);
-    for (size_t k = 0; k < 96; k++) {
-        assert_int_equal(w->round_bounds[2 * k], 24 * k);
-        assert_int_equal(w->round_bounds[2 * k + 1], 24 * k + 24);
-        assert_int_equal(w->response_start[k], 24 * k + 8);
-        assert_int_equal(w->response_end[k], 24 * k + 16);
-        assert_int_equal(w->cue_ends[k], 24 * k + 8);
+    static const struct {
+        const char *task;
+        size_t length;
+        int32_t label, response_start;
+        double sums[8];
+    } cases[] = {
+        {"delayed_cue", 144, 2, 136, {0, 8, 8}},
+        {"recall_interference", 48, 1, -1, {8, 4, 8}},
+        {"delayed_xor", 56, 2, 48, {8, 0, 0, 8, 8}},
+        {"evidence_accumulation", 40, 2, 32, {12, 20, 8}},
+        {"context_integration", 48, 1, -1, {0, 8, 12, 20, 20, 12, 8}},
+        {"temporal_order", 40, 1, 32, {8, 8, 8, 8}},
+        {"reversal_adaptation", 2304, 2, 8, {720, 816, 768, 768, 0, 0, 0, 0}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        bl_task_options o;
+        bl_world_init *w = world_of(cases[c].task, NULL, 0, 0, 0, &o, NULL);
+        assert_int_equal(w->length, cases[c].length);
+        assert_int_equal(w->labels[0], cases[c].label);
+        if (cases[c].response_start >= 0)
+            assert_int_equal(w->response_start[0], cases[c].response_start);
+        expect_sums(w, cases[c].sums);
+        switch (w->kind) {
+        case BL_TASK_DELAYED_CUE:
+            assert_int_equal(w->rounds, 1);
+            assert_int_equal(w->response_end[0], 144);
+            assert_int_equal(w->cue_ends[0], 8);
+            assert_int_equal(w->meta_cue, 2);
+            assert_int_equal(w->meta_delay, 128);
+            break;
+        case BL_TASK_RECALL_INTERFERENCE:
+            assert_int_equal(w->meta_n_distractors, 1);
+            assert_int_equal(w->meta_distractor_labels[0], 2);
+            assert_int_equal(w->meta_distractor_starts[0], 22);
+            /* The distractor is on receptor 1 during ticks 22..25 only. */
+            for (size_t t = 0; t < w->length; t++)
+                assert_true(w->stimuli[t * 3 + 1] == (t >= 22 && t < 26 ? 1.0 : 0.0));
+            break;
+        case BL_TASK_DELAYED_XOR:
+            assert_int_equal(w->meta_cue, 1);
+            break;
+        case BL_TASK_EVIDENCE_ACCUMULATION:
+            assert_int_equal(w->cue_ends[0], 1);
+            break;
+        case BL_TASK_CONTEXT_INTEGRATION:
+            assert_int_equal(w->meta_context, 2);
+            break;
+        case BL_TASK_REVERSAL_ADAPTATION: {
+            assert_int_equal(w->rounds, 96);
+            assert_int_equal(w->reversal, 47);
+            static const int32_t first[] = {2, 2, 2, 2, 2, 1, 1, 2};
+            for (int k = 0; k < 8; k++)
+                assert_int_equal(w->labels[k], first[k]);
+            assert_true(w->feedback);
+            for (size_t k = 0; k < 96; k++) {
+                assert_int_equal(w->round_bounds[2 * k], 24 * k);
+                assert_int_equal(w->round_bounds[2 * k + 1], 24 * k + 24);
+                assert_int_equal(w->response_start[k], 24 * k + 8);
+                assert_int_equal(w->response_end[k], 24 * k + 16);
+                assert_int_equal(w->cue_ends[k], 24 * k + 8);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        expect_valid(w, &o);
+        bl_world_init_destroy(w);
+        bl_task_options_clear(&o);
     }
-    expect_valid(w, &o);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
 }
 
 /* ---- §10.2 #1: prepared families satisfy the structural contract -------- */
@@ -243,12 +218,9 @@ static void test_prepared_families_satisfy_structural_contract(void **state)
     (void)state;
     for (int k = 0; k < BL_TASK_COUNT; k++) {
         bl_task_options o;
-        bl_test_task_resolve(all_tasks[k], NULL, &o);
+        bl_world_init *w = world_of(all_tasks[k], NULL, 7, 1, 2, &o, NULL);
         bl_task_definition d;
         bl_task_define(&o, &d);
-        bl_gen g;
-        world_gen(&g, 7, "development", all_tasks[k], 1, 2);
-        bl_world_init *w = prepare(&o, &g, 0);
         expect_valid(w, &o);
         assert_int_equal(w->kind, k);
         assert_int_equal(w->n_inputs, d.n_inputs);
@@ -317,10 +289,7 @@ static void test_prepared_families_satisfy_structural_contract(void **state)
 /* The reference's probe for these tests: delayed_cue, delays (0,), L = 16. */
 static bl_world_init *probe(bl_task_options *o)
 {
-    bl_test_task_resolve("delayed_cue", "{\"delays\": [0]}", o);
-    bl_gen g;
-    world_gen(&g, 7, "development", "delayed_cue", 0, 0);
-    bl_world_init *w = prepare(o, &g, 0);
+    bl_world_init *w = world_of("delayed_cue", "{\"delays\": [0]}", 7, 0, 0, o, NULL);
     assert_int_equal(w->length, 16);
     expect_valid(w, o);
     return w;
@@ -341,21 +310,13 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     w->length = 0;
     expect_invalid(w, &o, "stimuli must have shape (T, n_inputs), with T >= 1");
     w->length = 16;
-    double *stimuli = w->stimuli;
-    w->stimuli = NULL;
-    expect_invalid(w, &o, "stimuli must have shape");
-    w->stimuli = stimuli;
+    invalid_without(w, &o, &w->stimuli, "stimuli must have shape");
     w->n_draws = 0;
     expect_invalid(w, &o, "draws must have shape (K, 2), with K >= 1");
     w->n_draws = 1;
-    int32_t *ends = w->response_end;
-    w->response_end = NULL;
-    expect_invalid(w, &o, "labels, response schedules and cue ends must be equal-length vectors");
-    w->response_end = ends;
-    int32_t *bounds = w->round_bounds;
-    w->round_bounds = NULL;
-    expect_invalid(w, &o, "round_bounds must have shape (number of labels, 2)");
-    w->round_bounds = bounds;
+    invalid_without(w, &o, &w->response_end,
+                    "labels, response schedules and cue ends must be equal-length vectors");
+    invalid_without(w, &o, &w->round_bounds, "round_bounds must have shape (number of labels, 2)");
     expect_valid(w, &o);
 
     /* Labels. */
@@ -411,10 +372,7 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     bl_task_options_clear(&o);
 
     /* An ordinary world may not carry a schedule. */
-    bl_test_task_resolve("cartpole_plank_easy", NULL, &o);
-    bl_gen g;
-    world_gen(&g, 7, "development", "cartpole_plank_easy", 0, 0);
-    w = prepare(&o, &g, 0);
+    w = world_of("cartpole_plank_easy", NULL, 7, 0, 0, &o, NULL);
     w->rounds = 1;
     w->labels = bl_calloc(1, sizeof(int32_t));
     w->response_start = bl_calloc(1, sizeof(int32_t));
@@ -427,10 +385,8 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
 
     /* Options the world was made from must be the ones given. */
     bl_task_options t1, t2;
-    bl_test_task_resolve("tracking", NULL, &t1);
+    w = world_of("tracking", NULL, 7, 0, 0, &t1, NULL);
     bl_test_task_resolve("tracking", "{\"sensory_gain\": 2}", &t2);
-    world_gen(&g, 7, "development", "tracking", 0, 0);
-    w = prepare(&t1, &g, 0);
     expect_valid(w, &t1);
     expect_invalid(w, &t2, "options must match the resolved task specification");
     w->angles[3] += 1.0;
@@ -438,8 +394,9 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
     bl_world_init_destroy(w);
     bl_task_options_clear(&t2);
     bl_test_task_resolve("tracking", "{\"sensor_offsets_deg\": [0]}", &t2);
-    world_gen(&g, 7, "development", "tracking", 0, 0);
-    w = prepare(&t1, &g, 0);
+    bl_gen g;
+    bl_test_world_gen(&g, 7, "development", "tracking", 0, 0);
+    w = bl_test_prepare(&t1, &g, 0);
     expect_invalid(w, &t2, "definition");
     bl_world_init_destroy(w);
     bl_task_options_clear(&t1);
@@ -447,10 +404,8 @@ static void test_malformed_shapes_labels_and_schedules(void **state)
 
     /* Reversal's feedback flag follows feedback_mode. */
     bl_task_options r1, r2;
+    w = world_of("reversal_adaptation", "{\"feedback_mode\": \"hidden\"}", 7, 0, 0, &r2, NULL);
     bl_test_task_resolve("reversal_adaptation", NULL, &r1);
-    bl_test_task_resolve("reversal_adaptation", "{\"feedback_mode\": \"hidden\"}", &r2);
-    world_gen(&g, 7, "development", "reversal_adaptation", 0, 0);
-    w = prepare(&r2, &g, 0);
     assert_false(w->feedback);
     expect_valid(w, &r2);
     expect_invalid(w, &r1, "options");
@@ -465,10 +420,7 @@ static void test_reversal_round_order_and_post_reversal_window(void **state)
 {
     (void)state;
     bl_task_options o;
-    bl_test_task_resolve("reversal_adaptation", NULL, &o);
-    bl_gen g;
-    world_gen(&g, 7, "development", "reversal_adaptation", 0, 0);
-    bl_world_init *w = prepare(&o, &g, 0);
+    bl_world_init *w = world_of("reversal_adaptation", NULL, 7, 0, 0, &o, NULL);
     expect_valid(w, &o);
     int32_t saved = w->round_bounds[2];
     w->round_bounds[2] = w->round_bounds[1] - 1; /* round 1 starts inside round 0 */
@@ -489,9 +441,7 @@ static void test_reversal_round_order_and_post_reversal_window(void **state)
     bl_task_options_clear(&o);
 
     /* One-based round 81 starts at index 80: 80 + 15 < 96, the boundary. */
-    bl_test_task_resolve("reversal_adaptation", "{\"reversal_range\": [81, 81]}", &o);
-    world_gen(&g, 7, "development", "reversal_adaptation", 0, 1);
-    w = prepare(&o, &g, 0);
+    w = world_of("reversal_adaptation", "{\"reversal_range\": [81, 81]}", 7, 0, 1, &o, NULL);
     assert_int_equal(w->reversal, 81);
     assert_true(w->reversal - 1 + 15 < (int32_t)w->rounds);
     expect_valid(w, &o);
@@ -515,10 +465,7 @@ static void test_tiny_movement_amp_and_zero_controls_pass_in_float64(void **stat
                           "{\"stim_speed_rad\": 0, \"sensory_gain\": 0}"};
     for (int i = 0; i < 2; i++) {
         bl_task_options o;
-        bl_test_task_resolve("tracking", opts[i], &o);
-        bl_gen g;
-        world_gen(&g, 7, "development", "tracking", 0, 0);
-        bl_world_init *w = prepare(&o, &g, 0);
+        bl_world_init *w = world_of("tracking", opts[i], 7, 0, 0, &o, NULL);
         expect_valid(w, &o);
         if (i == 0)
             expect_bits("movement_amp", w->params[2], 1e-50);
@@ -536,53 +483,50 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
     (void)state;
     bl_task_options o;
     bl_gen g, ref;
-    bl_world_init *w;
-
-    /* randomize_start=false draws nothing: θ π/2, φ 0, d +1. */
-    bl_test_task_resolve("tracking", "{\"randomize_start\": false}", &o);
-    world_gen(&g, 3, "development", "tracking", 0, 0);
-    ref = g;
-    w = prepare(&o, &g, 0);
-    expect_bits("theta", w->physical[0], 1.5707963267948966);
-    expect_bits("phi", w->physical[1], 0.0);
-    expect_bits("d", w->physical[2], 1.0);
-    assert_memory_equal(&g, &ref, sizeof g);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    /* A given θ0 skips its draw: φ takes the first uniform. */
-    bl_test_task_resolve("tracking", "{\"theta0\": -7.5}", &o);
-    world_gen(&g, 3, "development", "tracking", 0, 0);
-    ref = g;
-    w = prepare(&o, &g, 0);
-    expect_bits("theta", w->physical[0], -7.5);
-    expect_bits("phi", w->physical[1], 2.0 * 3.141592653589793 * bl_gen_random(&ref));
-    expect_bits("d", w->physical[2], bl_gen_integers(&ref, 0, 2) ? 1.0 : -1.0);
-    assert_memory_equal(&g, &ref, sizeof g);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
-
-    /* Degenerate CartPole ranges consume nothing. */
-    bl_test_task_resolve("cartpole_plank_easy",
-                         "{\"initial_ranges\": [[0.5, 0.5], [-1, 1], [2, 2], [0, 0.25]]}", &o);
-    world_gen(&g, 3, "development", "cartpole_plank_easy", 0, 0);
-    ref = g;
-    w = prepare(&o, &g, 0);
-    expect_bits("x", w->physical[0], 0.5);
-    expect_bits("x_dot", w->physical[1], bl_gen_uniform(&ref, -1.0, 1.0));
-    expect_bits("theta", w->physical[2], 2.0);
-    expect_bits("theta_dot", w->physical[3], bl_gen_uniform(&ref, 0.0, 0.25));
-    assert_memory_equal(&g, &ref, sizeof g);
-    bl_world_init_destroy(w);
-    bl_task_options_clear(&o);
+    static const task_text cases[] = {
+        /* randomize_start=false draws nothing: θ π/2, φ 0, d +1. */
+        {"tracking", "{\"randomize_start\": false}"},
+        /* A given θ0 skips its draw: φ takes the first uniform. */
+        {"tracking", "{\"theta0\": -7.5}"},
+        /* Degenerate CartPole ranges consume nothing. */
+        {"cartpole_plank_easy", "{\"initial_ranges\": [[0.5, 0.5], [-1, 1], [2, 2], [0, 0.25]]}"},
+    };
+    static const char *const names[2][4] = {{"theta", "phi", "d"},
+                                            {"x", "x_dot", "theta", "theta_dot"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        bl_world_init *w = world_of(cases[c].task, cases[c].text, 3, 0, 0, &o, &g);
+        /* The draws the preparation should have made, in its order. */
+        bl_test_world_gen(&ref, 3, "development", cases[c].task, 0, 0);
+        double want[4];
+        if (c == 0) {
+            want[0] = 1.5707963267948966;
+            want[1] = 0.0;
+            want[2] = 1.0;
+        } else if (c == 1) {
+            want[0] = -7.5;
+            want[1] = 2.0 * 3.141592653589793 * bl_gen_random(&ref);
+            want[2] = bl_gen_integers(&ref, 0, 2) ? 1.0 : -1.0;
+        } else {
+            want[0] = 0.5;
+            want[1] = bl_gen_uniform(&ref, -1.0, 1.0);
+            want[2] = 2.0;
+            want[3] = bl_gen_uniform(&ref, 0.0, 0.25);
+        }
+        const size_t n = c < 2 ? 3 : 4;
+        for (size_t k = 0; k < n; k++)
+            expect_bits(names[c / 2][k], w->physical[k], want[k]);
+        assert_memory_equal(&g, &ref, sizeof g);
+        bl_world_init_destroy(w);
+        bl_task_options_clear(&o);
+    }
 
     /* Pong: (horizon + 1) × 2 draws whose prefix does not depend on it. */
     bl_test_task_resolve("pong", NULL, &o);
-    world_gen(&g, 3, "development", "pong", 0, 0);
+    bl_test_world_gen(&g, 3, "development", "pong", 0, 0);
     ref = g;
-    w = prepare(&o, &g, 5);
+    bl_world_init *w = bl_test_prepare(&o, &g, 5);
     assert_int_equal(w->n_draws, 6);
-    bl_world_init *w2 = prepare(&o, &ref, 50);
+    bl_world_init *w2 = bl_test_prepare(&o, &ref, 50);
     assert_int_equal(w2->n_draws, 51);
     assert_memory_equal(w->draws, w2->draws, 12 * sizeof(double));
     assert_memory_equal(w->physical, w2->physical, sizeof w->physical);
@@ -599,29 +543,27 @@ static void test_tracking_and_cartpole_draw_only_what_they_need(void **state)
 
 /* ---- §10.1 #5: hidden variants share draws, schedules and metadata -------- */
 
+/* Each family with its hidden variant. */
+static const task_text hidden_variants[] = {
+    {"delayed_cue", "{\"cue_mode\": \"hidden\"}"},
+    {"recall_interference", "{\"cue_mode\": \"hidden\"}"},
+    {"delayed_xor", "{\"cue_mode\": \"hidden\"}"},
+    {"evidence_accumulation", "{\"input_mode\": \"hidden\"}"},
+    {"context_integration", "{\"context_mode\": \"hidden\"}"},
+    {"temporal_order", "{\"input_mode\": \"hidden\"}"},
+    {"reversal_adaptation", "{\"feedback_mode\": \"hidden\"}"},
+};
+
 static void test_visibility_controls_preserve_random_world_and_schedules(void **state)
 {
     (void)state;
-    static const struct {
-        const char *task, *hidden;
-    } cases[] = {
-        {"delayed_cue", "{\"cue_mode\": \"hidden\"}"},
-        {"recall_interference", "{\"cue_mode\": \"hidden\"}"},
-        {"delayed_xor", "{\"cue_mode\": \"hidden\"}"},
-        {"evidence_accumulation", "{\"input_mode\": \"hidden\"}"},
-        {"context_integration", "{\"context_mode\": \"hidden\"}"},
-        {"temporal_order", "{\"input_mode\": \"hidden\"}"},
-        {"reversal_adaptation", "{\"feedback_mode\": \"hidden\"}"},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (size_t c = 0; c < sizeof hidden_variants / sizeof *hidden_variants; c++)
         for (int64_t trial = 0; trial < 8; trial++) {
             bl_task_options a, b;
-            bl_test_task_resolve(cases[c].task, NULL, &a);
-            bl_test_task_resolve(cases[c].task, cases[c].hidden, &b);
             bl_gen ga, gb;
-            world_gen(&ga, 5, "development", cases[c].task, 0, trial);
-            world_gen(&gb, 5, "development", cases[c].task, 0, trial);
-            bl_world_init *x = prepare(&a, &ga, 0), *y = prepare(&b, &gb, 0);
+            const task_text *v = &hidden_variants[c];
+            bl_world_init *x = world_of(v->task, NULL, 5, 0, trial, &a, &ga);
+            bl_world_init *y = world_of(v->task, v->text, 5, 0, trial, &b, &gb);
             /* Same generator position afterwards: the same draws. */
             assert_memory_equal(&ga, &gb, sizeof ga);
             assert_int_equal(x->length, y->length);
@@ -667,13 +609,7 @@ static void test_visibility_controls_preserve_random_world_and_schedules(void **
 
 static uint64_t sm_state = UINT64_C(0x5eed0fba11a5e7);
 
-static uint64_t sm_next(void)
-{
-    uint64_t z = (sm_state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
+static uint64_t sm_next(void) { return bl_test_splitmix64(&sm_state); }
 
 static int64_t pick(int64_t lo, int64_t hi) /* inclusive */
 {
@@ -923,7 +859,7 @@ static void test_prepare_matches_numpy(void **state)
         assert_int_equal(bl_seed_from_hex(seeds[i], &seed, NULL), BL_OK);
         bl_gen g;
         bl_gen_init(&g, &seed);
-        bl_world_init *w = prepare(&o, &g, horizons[i]);
+        bl_world_init *w = bl_test_prepare(&o, &g, horizons[i]);
         expect_valid(w, &o);
         size_t n = 0;
         double *ours = world_vector(w, &g, &n);
@@ -963,7 +899,7 @@ static void test_truncated_pulse_counts_follow_the_reference(void **state)
     int failures = 0, label2 = 0;
     for (int64_t trial = 0; trial < 64; trial++) {
         bl_gen g;
-        world_gen(&g, 1, "development", "evidence_accumulation", 0, trial);
+        bl_test_world_gen(&g, 1, "development", "evidence_accumulation", 0, trial);
         bl_world_init *w = NULL;
         bl_error err = {0};
         bl_status st = bl_world_prepare(&o, &g, 0, &w, &err);
@@ -1001,10 +937,10 @@ static void test_prepare_allocation_failures_are_clean(void **state)
         bl_test_task_resolve(all_tasks[k],
                              k == BL_TASK_RECALL_INTERFERENCE ? "{\"distractors\": 2}" : NULL, &o);
         bl_gen g0;
-        world_gen(&g0, 11, "development", all_tasks[k], 0, 0);
+        bl_test_world_gen(&g0, 11, "development", all_tasks[k], 0, 0);
         bl_gen g = g0;
         bl_alloc_fail_at(0);
-        bl_world_init *w = prepare(&o, &g, 20);
+        bl_world_init *w = bl_test_prepare(&o, &g, 20);
         long total = bl_alloc_count();
         bl_world_init_destroy(w);
         assert_true(total >= 3);
@@ -1022,7 +958,7 @@ static void test_prepare_allocation_failures_are_clean(void **state)
         }
         /* Validation allocates only for the angle comparison. */
         g = g0;
-        w = prepare(&o, &g, 20);
+        w = bl_test_prepare(&o, &g, 20);
         bl_alloc_fail_at(1);
         bl_error err = {0};
         bl_status st = bl_world_init_validate(w, &o, &err);

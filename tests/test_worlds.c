@@ -15,27 +15,15 @@
 #include "brainlesslab/rng.h"
 #include "brainlesslab/task.h"
 #include "support.h"
+#include "task_support.h"
 #include "tasks/worlds_internal.h"
 
 #define PI 3.14159265358979323846
 
 /* ---- hand-built worlds --------------------------------------------------- */
 
-static void free_init(bl_world_init *w)
-{
-    if (!w)
-        return;
-    bl_free(w->angles);
-    bl_free(w->draws);
-    bl_free(w->stimuli);
-    bl_free(w->response_start);
-    bl_free(w->response_end);
-    bl_free(w->cue_ends);
-    bl_free(w->labels);
-    bl_free(w->round_bounds);
-    bl_free(w);
-}
-
+/* Hand-built worlds are allocated as prepared ones are, so that
+ * bl_world_init_destroy releases them. */
 static bl_world_init *new_init(bl_task_kind kind, size_t nr)
 {
     bl_world_init *w = bl_calloc(1, sizeof *w);
@@ -211,6 +199,14 @@ static void advance(bl_worlds *w, const void *eff, const int32_t *en)
         fail_msg("advance: %s", err.msg);
 }
 
+/* The rest of a one-frame tick whose frame is encoded: the effectors are
+ * accumulated, then the world advances. */
+static void finish_tick(bl_worlds *w, const void *eff, const int32_t *en)
+{
+    accumulate(w, eff, 1, en);
+    advance(w, eff, en);
+}
+
 /* One world tick as the runner does it: every frame encodes and
  * accumulates the same effectors, then the world advances. */
 static void tick(bl_worlds *w, const void *eff, const int32_t *en)
@@ -243,13 +239,42 @@ static double tracking_expected(double theta, double phi, double angle, double g
     return fabs(*delta) <= 4 ? gain : gain * exp(((-*delta) * *delta) / 10);
 }
 
-static bl_npy *load(const char *rel)
+/* The arrays of ../shared/fixtures/env_<family>/: the effectors effs.npy
+ * and one or two more (`second` NULL: one); skips the test without the
+ * fixtures. */
+typedef struct fixture {
+    bl_npy *effs, *first, *second;
+} fixture;
+
+static bl_npy *fixture_array(const char *family, const char *name)
 {
+    char rel[256];
+    snprintf(rel, sizeof rel, "fixtures/env_%s/%s.npy", family, name);
     bl_npy *a = NULL;
-    bl_error err = {0};
-    if (bl_npy_read(bl_test_shared_path(rel), &a, &err) != BL_OK)
-        fail_msg("%s", err.msg);
+    OK_E(bl_npy_read(bl_test_shared_path(rel), &a, &e_));
     return a;
+}
+
+static fixture fixture_load(const char *family, const char *first, const char *second)
+{
+    BL_REQUIRE_SHARED();
+    fixture f = {fixture_array(family, "effs"), fixture_array(family, first),
+                 second ? fixture_array(family, second) : NULL};
+    return f;
+}
+
+static void fixture_clear(fixture *f)
+{
+    bl_npy_destroy(f->effs);
+    bl_npy_destroy(f->first);
+    bl_npy_destroy(f->second);
+}
+
+/* The fixture's effectors of tick t. */
+static void fixture_effectors(const fixture *f, size_t t, double eff[2])
+{
+    eff[0] = bl_npy_get_f64(f->effs, 2 * t);
+    eff[1] = bl_npy_get_f64(f->effs, 2 * t + 1);
 }
 
 /* ---- creation ------------------------------------------------------------ */
@@ -338,7 +363,7 @@ static void test_create_validation(void **state)
     bad->n_draws = 1;
     bad->n_inputs = 45;
     expect_reject((bl_world_init *[]){bad}, 1, h, 0, BL_FLOAT64, "cannot have 45 receptors");
-    free_init(bad);
+    bl_world_init_destroy(bad);
     dc->labels[0] = 3;
     expect_reject((bl_world_init *[]){dc}, 1, h, 0, BL_FLOAT64, "labels must be 1 or 2");
     dc->labels[0] = 1;
@@ -355,7 +380,7 @@ static void test_create_validation(void **state)
     expect_reject((bl_world_init *[]){rv}, 1, h, 0, BL_FLOAT64, "sixteen scored rounds");
     rv->reversal = 2;
     assert_int_equal(try_create((bl_world_init *[]){rv}, 1, h, 0, BL_FLOAT64, &err), BL_OK);
-    free_init(rv);
+    bl_world_init_destroy(rv);
 
     /* The cohort is a copy: editing the caller's arrays changes nothing. */
     bl_worlds *w = create((bl_world_init *[]){tr}, 1, h, 0, BL_FLOAT64);
@@ -389,11 +414,11 @@ static void test_create_validation(void **state)
     assert_int_equal(bl_worlds_ticks(w)[0], 0);
     bl_worlds_destroy(w);
 
-    free_init(tr);
-    free_init(tr2);
-    free_init(pg);
-    free_init(dc);
-    free_init(cp);
+    bl_world_init_destroy(tr);
+    bl_world_init_destroy(tr2);
+    bl_world_init_destroy(pg);
+    bl_world_init_destroy(dc);
+    bl_world_init_destroy(cp);
 }
 
 /* ---- probes: §10.1 #6 ------------------------------------------------------ */
@@ -413,8 +438,7 @@ static void test_delayed_cue_discard_ties_incomplete_early_stop(void **state)
         assert_true(x[0] == 0 && x[1] == (t < 2 ? 1.0 : 0.0) && x[2] == 0);
         assert_true(y[0] == 0 && y[1] == 0 && y[2] == 0);
         const double eff[4] = {1, 0, 1, 0};
-        accumulate(w, eff, 1, en);
-        advance(w, eff, en);
+        finish_tick(w, eff, en);
     }
     const double *ev = (const double *)w->evidence;
     assert_true(ev[0] == 0 && ev[1] == 0);
@@ -426,8 +450,7 @@ static void test_delayed_cue_discard_ties_incomplete_early_stop(void **state)
         encode(w, 1, en);
         assert_true(in64(w, 0)[2] == 1.0);
         const double eff[4] = {0, 0, 0, 0};
-        accumulate(w, eff, 1, en);
-        advance(w, eff, en);
+        finish_tick(w, eff, en);
     }
     assert_int_equal(w->decisions[0], 1);
     assert_int_equal(w->ties[0], 1);
@@ -475,8 +498,8 @@ static void test_delayed_cue_discard_ties_incomplete_early_stop(void **state)
     assert_string_equal(bl_trial_status_name(BL_TRIAL_FAILED), "failed");
     assert_string_equal(bl_trial_status_name(BL_TRIAL_INCOMPLETE), "incomplete");
     bl_worlds_destroy(w);
-    free_init(a);
-    free_init(b);
+    bl_world_init_destroy(a);
+    bl_world_init_destroy(b);
 }
 
 /* §5.10: feedback shows round k's own decision during its feedback ticks
@@ -512,8 +535,7 @@ static void test_reversal_feedback_and_outcome(void **state)
             }
         }
         const double eff[4] = {choice == 1, choice == 2, choice == 1, choice == 2};
-        accumulate(w, eff, 1, en);
-        advance(w, eff, en);
+        finish_tick(w, eff, en);
         if (phase == 3) {
             assert_int_equal(w->round[0], k + 1);
             assert_int_equal(w->decisions[k], choice);
@@ -527,8 +549,8 @@ static void test_reversal_feedback_and_outcome(void **state)
     assert_true(bl_worlds_outcome(w, 1) == correct / 16.0);
     assert_true(correct > 0 && correct < 16);
     bl_worlds_destroy(w);
-    free_init(vis);
-    free_init(hid);
+    bl_world_init_destroy(vis);
+    bl_world_init_destroy(hid);
 }
 
 /* ---- Tracking ------------------------------------------------------------- */
@@ -538,11 +560,9 @@ static void test_reversal_feedback_and_outcome(void **state)
 static void test_tracking_fixture_replay(void **state)
 {
     (void)state;
-    BL_REQUIRE_SHARED();
-    bl_npy *effs = load("fixtures/env_tracking/effs.npy");
-    bl_npy *st = load("fixtures/env_tracking/state_T.npy");
-    bl_npy *sens = load("fixtures/env_tracking/sensors_T.npy");
-    assert_int_equal(effs->shape[0], 60);
+    fixture fx = fixture_load("tracking", "state_T", "sensors_T");
+    const bl_npy *st = fx.first, *sens = fx.second;
+    assert_int_equal(fx.effs->shape[0], 60);
     assert_int_equal(st->shape[1], 4);
     bl_world_init *in = make_tracking(PI / 2, 0, 1, 1, PI / 180, 10);
     bl_worlds *w = create(&in, 1, (int64_t[]){60}, 0, BL_FLOAT64);
@@ -580,9 +600,9 @@ static void test_tracking_fixture_replay(void **state)
             assert_true(bl_npy_get_f64(sens, 32) == 0.20189651799465538);
         }
         total += sum;
-        const double eff[2] = {bl_npy_get_f64(effs, 2 * t), bl_npy_get_f64(effs, 2 * t + 1)};
-        accumulate(w, eff, 1, en);
-        advance(w, eff, en);
+        double eff[2];
+        fixture_effectors(&fx, t, eff);
+        finish_tick(w, eff, en);
         for (size_t k = 0; k < 3; k++)
             assert_true(bl_test_bits(p[k]) == bl_test_bits(bl_npy_get_f64(st, t * 4 + k)));
     }
@@ -595,10 +615,8 @@ static void test_tracking_fixture_replay(void **state)
     assert_int_equal(w->scored[0], 60);
     assert_int_equal(bl_worlds_status(w, 0, true), BL_TRIAL_COMPLETED);
     bl_worlds_destroy(w);
-    free_init(in);
-    bl_npy_destroy(effs);
-    bl_npy_destroy(st);
-    bl_npy_destroy(sens);
+    bl_world_init_destroy(in);
+    fixture_clear(&fx);
 }
 
 /* §10.1 #9: 720 no-move ticks with warm-up 2. */
@@ -637,7 +655,7 @@ static void test_tracking_reversal_and_warmup(void **state)
     tick(w, (double[2]){0, 0}, en);
     assert_true(fabs(phys64(w, 0)[1] - (before - PI / 180)) <= 1e-15);
     bl_worlds_destroy(w);
-    free_init(in);
+    bl_world_init_destroy(in);
 }
 
 /* ---- Pong ---------------------------------------------------------------- */
@@ -645,10 +663,8 @@ static void test_tracking_reversal_and_warmup(void **state)
 static void test_pong_fixture_replay(void **state)
 {
     (void)state;
-    BL_REQUIRE_SHARED();
-    bl_npy *effs = load("fixtures/env_pong/effs.npy");
-    bl_npy *st = load("fixtures/env_pong/state_T.npy");
-    assert_int_equal(st->shape[1], 5);
+    fixture fx = fixture_load("pong", "state_T", NULL);
+    assert_int_equal(fx.first->shape[1], 5);
     static const int active[60] = {
         23, 22, 22, 21, 21, 20, 20, 20, 20, 20, 21, 22, 22, 22, 22, 22, 23, 24, 25, 26,
         26, 27, 27, 27, 26, 26, 26, 25, 24, 25, 26, 26, 26, 26, 25, 24, 24, 23, 24, 23,
@@ -673,10 +689,10 @@ static void test_pong_fixture_replay(void **state)
             }
         assert_int_equal(count, 1);
         assert_int_equal(at, active[t]);
-        const double eff[2] = {bl_npy_get_f64(effs, 2 * t), bl_npy_get_f64(effs, 2 * t + 1)};
-        accumulate(w, eff, 1, en);
-        advance(w, eff, en);
-        assert_true(bl_test_bits(p[2]) == bl_test_bits(bl_npy_get_f64(st, t * 5 + 2)));
+        double eff[2];
+        fixture_effectors(&fx, t, eff);
+        finish_tick(w, eff, en);
+        assert_true(bl_test_bits(p[2]) == bl_test_bits(bl_npy_get_f64(fx.first, t * 5 + 2)));
         if (t == 0) {
             assert_true(p[0] == 990 && p[1] == 260.8871691007279 && p[2] == 288.5912056652477 &&
                         p[3] == -5 && p[4] == 5);
@@ -693,9 +709,8 @@ static void test_pong_fixture_replay(void **state)
     assert_true(bl_worlds_outcome(w, 0) == 0.0);
     assert_int_equal(w->scored[0], 60);
     bl_worlds_destroy(w);
-    free_init(in);
-    bl_npy_destroy(effs);
-    bl_npy_destroy(st);
+    bl_world_init_destroy(in);
+    fixture_clear(&fx);
 }
 
 /* §10.1 #11: a boundary bounce, a miss during warm-up, a reset from the
@@ -752,9 +767,9 @@ static void test_pong_boundary_miss_reset_warmup(void **state)
     assert_true(p[0] == 995 && p[6] == 1 && p[1] == 1 + 498 * 0.3);
     assert_int_equal(w->scored[0], bl_worlds_ticks(w)[0]);
     bl_worlds_destroy(w);
-    free_init(h);
-    free_init(in);
-    free_init(one);
+    bl_world_init_destroy(h);
+    bl_world_init_destroy(in);
+    bl_world_init_destroy(one);
 }
 
 /* §3.3: closed bins: a bearing on a bin edge lights two receptors; a ball
@@ -778,10 +793,10 @@ static void test_pong_bins(void **state)
         assert_true(in64(w, 3)[r] == (r == 0 ? 1.0 : 0.0));
     }
     bl_worlds_destroy(w);
-    free_init(a);
-    free_init(b);
-    free_init(c);
-    free_init(d);
+    bl_world_init_destroy(a);
+    bl_world_init_destroy(b);
+    bl_world_init_destroy(c);
+    bl_world_init_destroy(d);
 }
 
 /* ---- CartPole -------------------------------------------------------------- */
@@ -831,7 +846,7 @@ static void test_cartpole_spike_ff2_votes_euler(void **state)
     accumulate(w, (double[4]){0, 1, 0, 1}, 1, en);
     assert_true(votes[0] == 0 && votes[1] == 1);
     bl_worlds_destroy(w);
-    free_init(in);
+    bl_world_init_destroy(in);
 }
 
 /* §11.2: current rules from the fixture's initial state, effectors held
@@ -839,11 +854,9 @@ static void test_cartpole_spike_ff2_votes_euler(void **state)
 static void test_cartpole_fixture_replay(void **state)
 {
     (void)state;
-    BL_REQUIRE_SHARED();
-    bl_npy *effs = load("fixtures/env_cartpole/effs.npy");
-    bl_npy *dr = load("fixtures/env_cartpole/draws.npy");
-    bl_world_init *in = make_cartpole(bl_npy_get_f64(dr, 0), bl_npy_get_f64(dr, 1),
-                                      bl_npy_get_f64(dr, 2), bl_npy_get_f64(dr, 3));
+    fixture fx = fixture_load("cartpole", "draws", NULL);
+    bl_world_init *in = make_cartpole(bl_npy_get_f64(fx.first, 0), bl_npy_get_f64(fx.first, 1),
+                                      bl_npy_get_f64(fx.first, 2), bl_npy_get_f64(fx.first, 3));
     assert_true(in->physical[0] == 0.856498863483477);
     bl_worlds *w = create(&in, 1, (int64_t[]){15000}, 0, BL_FLOAT64);
     const int32_t en[1] = {1};
@@ -851,7 +864,8 @@ static void test_cartpole_fixture_replay(void **state)
     double spikes[8] = {0};
     size_t t = 0;
     for (; t < 200 && !bl_worlds_done(w)[0]; t++) {
-        const double eff[2] = {bl_npy_get_f64(effs, 2 * t), bl_npy_get_f64(effs, 2 * t + 1)};
+        double eff[2];
+        fixture_effectors(&fx, t, eff);
         for (int32_t f = 1; f <= 24; f++) {
             encode(w, f, en);
             if (t == 0)
@@ -889,9 +903,8 @@ static void test_cartpole_fixture_replay(void **state)
     advance(w, (double[2]){0, 1}, en);
     assert_int_equal(bl_worlds_ticks(w)[0], 14);
     bl_worlds_destroy(w);
-    free_init(in);
-    bl_npy_destroy(effs);
-    bl_npy_destroy(dr);
+    bl_world_init_destroy(in);
+    fixture_clear(&fx);
 }
 
 /* The 15000-step mission ends the episode even upright. */
@@ -908,7 +921,7 @@ static void test_cartpole_mission_end(void **state)
     assert_int_equal(bl_worlds_done(w)[0], 1);
     assert_true(bl_worlds_outcome(w, 0) == 15000.0);
     bl_worlds_destroy(w);
-    free_init(in);
+    bl_world_init_destroy(in);
 }
 
 /* ---- finite rules (§1.3) ---------------------------------------------------- */
@@ -970,8 +983,8 @@ static void test_finite_rules(void **state)
     assert_int_equal(bl_worlds_finite(w)[0], 0);
     assert_int_equal(bl_worlds_ticks(w)[0], 1);
     bl_worlds_destroy(w);
-    free_init(cp);
-    free_init(tr);
+    bl_world_init_destroy(cp);
+    bl_world_init_destroy(tr);
 }
 
 /* ---- float32 (§10.1 #12) ---------------------------------------------------- */
@@ -1004,8 +1017,7 @@ static void test_float32_storage_and_nan_advance(void **state)
         }
         const float eff[4] = {0.75f, 0.125f, 0.25f, 0.5f};
         const float th = p[0], ph = p[1];
-        accumulate(w, eff, 1, en);
-        advance(w, eff, en);
+        finish_tick(w, eff, en);
         const float turn = 10.0f * (eff[0] - eff[1]) * (float)(PI / 180.0);
         const float pi = (float)PI;
         float nt = fmodf(th + turn + pi, pi + pi);
@@ -1030,7 +1042,7 @@ static void test_float32_storage_and_nan_advance(void **state)
     assert_true(snap_value(s, "outcome", 0) == (double)((const float *)w->outcome)[1]);
     bl_snapshot_destroy(s);
     bl_worlds_destroy(w);
-    free_init(tr);
+    bl_world_init_destroy(tr);
 
     /* float32 CartPole: the same tie rule and single step in float. */
     bl_world_init *cp = make_cartpole(0.852, -0.007, 0.018, -0.659);
@@ -1046,7 +1058,7 @@ static void test_float32_storage_and_nan_advance(void **state)
     assert_true(p[0] == x0 + 0.02f * xd && p[1] == xd + 0.02f * xa && p[2] == th + 0.02f * thd &&
                 p[3] == thd + 0.02f * ta);
     bl_worlds_destroy(w);
-    free_init(cp);
+    bl_world_init_destroy(cp);
 }
 
 /* ---- snapshots ------------------------------------------------------------- */
@@ -1125,11 +1137,11 @@ static void test_snapshots(void **state)
         bl_snapshot_destroy(s);
         bl_worlds_destroy(w);
     }
-    free_init(tr);
-    free_init(pg);
-    free_init(cp);
-    free_init(dc);
-    free_init(dc2);
+    bl_world_init_destroy(tr);
+    bl_world_init_destroy(pg);
+    bl_world_init_destroy(cp);
+    bl_world_init_destroy(dc);
+    bl_world_init_destroy(dc2);
 }
 
 /* ---- an independent reference (Python, standard library) ----------------- */
@@ -1242,14 +1254,32 @@ static void ref_put(ref_expect *e, size_t row, size_t col, double v)
     e->v[row * e->cols + col] = v;
 }
 
-static void test_python_reference_dynamics(void **state)
+/* One tick of the one-frame world 0 under `eff`, whose effectors go to the
+ * reference's input `in` and whose receptors to row t of e. */
+static void reference_tick(bl_worlds *w, FILE *in, const double eff[2], ref_expect *e, size_t t)
 {
-    (void)state;
+    fprintf(in, "%a %a\n", eff[0], eff[1]);
+    encode(w, 1, (int32_t[]){1});
+    for (size_t r = 0; r < bl_worlds_inputs_width(w); r++)
+        ref_put(e, t, r, in64(w, 0)[r]);
+    finish_tick(w, eff, (int32_t[]){1});
+}
+
+/* Any python3, else the test is skipped (and fails under CI). */
+static const char *python_or_skip(void)
+{
     const char *py = bl_test_python_plain();
     if (!py) {
         bl_test_missing("python3");
         skip();
     }
+    return py;
+}
+
+static void test_python_reference_dynamics(void **state)
+{
+    (void)state;
+    const char *py = python_or_skip();
     char *dir = bl_test_mkdtemp();
     char path[4096], script[4096], cmd[16384];
     snprintf(path, sizeof path, "%s/runs.txt", dir);
@@ -1275,12 +1305,7 @@ static void test_python_reference_dynamics(void **state)
         fprintf(in, "tracking %a %a %a %a %a %a 5 %d\n", 5.1, 0.3, 1.0, 0.8, 0.021, 7.5, TT);
         for (size_t t = 0; t < TT; t++) {
             const double eff[2] = {rnd(&seed), rnd(&seed)};
-            fprintf(in, "%a %a\n", eff[0], eff[1]);
-            encode(w, 1, (int32_t[]){1});
-            for (size_t r = 0; r < 62; r++)
-                ref_put(&et, t, r, in64(w, 0)[r]);
-            accumulate(w, eff, 1, (int32_t[]){1});
-            advance(w, eff, (int32_t[]){1});
+            reference_tick(w, in, eff, &et, t);
             for (size_t k = 0; k < 3; k++)
                 ref_put(&et, t, 62 + k, phys64(w, 0)[k]);
             ref_put(&et, t, 65, bl_worlds_outcome(w, 0));
@@ -1288,7 +1313,7 @@ static void test_python_reference_dynamics(void **state)
         }
         assert_true(phys64(w, 0)[2] == 1.0); /* flipped twice */
         bl_worlds_destroy(w);
-        free_init(ti);
+        bl_world_init_destroy(ti);
     }
     /* Pong: a noisy ball follower that hits and misses; warm-up 300. */
     {
@@ -1311,12 +1336,7 @@ static void test_python_reference_dynamics(void **state)
                 d = -d;
             d = d > 1 ? 1 : d < -1 ? -1 : d;
             const double eff[2] = {d > 0 ? d : 0, d < 0 ? -d : 0};
-            fprintf(in, "%a %a\n", eff[0], eff[1]);
-            encode(w, 1, (int32_t[]){1});
-            for (size_t r = 0; r < 46; r++)
-                ref_put(&ep, t, r, in64(w, 0)[r]);
-            accumulate(w, eff, 1, (int32_t[]){1});
-            advance(w, eff, (int32_t[]){1});
+            reference_tick(w, in, eff, &ep, t);
             for (size_t k = 0; k < 7; k++)
                 ref_put(&ep, t, 46 + k, p[k]);
             const int32_t c[5] = {w->hits[0], w->misses[0], w->rally[0], w->longest_rally[0],
@@ -1328,7 +1348,7 @@ static void test_python_reference_dynamics(void **state)
         }
         assert_true(w->hits[0] > 5 && w->misses[0] > 5 && w->longest_rally[0] >= 2);
         bl_worlds_destroy(w);
-        free_init(pi);
+        bl_world_init_destroy(pi);
         free(draws);
     }
     /* CartPole: a cohort of six with per-frame effectors from a noisy
@@ -1392,7 +1412,7 @@ static void test_python_reference_dynamics(void **state)
                     const double *slot = frames + ((b * TC + t) * 24 + f) * 2;
                     fprintf(in, "%a %a\n", slot[0], slot[1]);
                 }
-            free_init(ci[b]);
+            bl_world_init_destroy(ci[b]);
         }
         /* Half the cohort balances (noisy rule), half pushes at random. */
         assert_true(fell >= 3 && fell < NC);
@@ -1464,15 +1484,11 @@ static void test_prepared_probes_answered(void **state)
             const bl_task_kind kind = (bl_task_kind)k;
             const bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
             bl_task_options o;
-            OK_E(bl_task_options_default(kind, &o, &e_));
             bl_task_definition def;
-            bl_task_define(&o, &def);
-            const bl_key keys[4] = {BL_KEY_S("paired-worlds"), BL_KEY_S(bl_task_name(kind)),
-                                    BL_KEY_I(0), BL_KEY_I(0)};
+            bl_test_task_defaults(kind, &o, &def);
             bl_gen g;
-            OK_E(bl_gen_for(&g, 0, "development", "world", keys, 4, &e_));
-            bl_world_init *wi = NULL;
-            OK_E(bl_world_prepare(&o, &g, def.default_horizon, &wi, &e_));
+            bl_test_world_gen(&g, 0, "development", bl_task_name(kind), 0, 0);
+            bl_world_init *wi = bl_test_prepare(&o, &g, def.default_horizon);
             bl_world_init *ins[3] = {wi, wi, wi};
             const int64_t h = def.default_horizon;
             bl_worlds *w = create(ins, 3, (int64_t[]){h, h, h}, 0, dt);
@@ -1527,35 +1543,26 @@ static void test_prepared_probes_answered(void **state)
  * the control stream; the cohort must reproduce the frozen trial-0 null
  * scores: Pong 8/29 and CartPole 39 exactly, Tracking to a few ulp (the
  * platform cos inside the running sum, §0.2). */
-static double null_trial0(bl_task_kind kind, bl_dtype dt, const char *world_hex,
-                          const double first_uniforms[3], const double initial[4])
+static double null_trial0(const bl_test_block0 *v, bl_dtype dt)
 {
-    const char *name = bl_task_name(kind);
-    const bl_key wkeys[4] = {BL_KEY_S("paired-worlds"), BL_KEY_S(name), BL_KEY_I(0), BL_KEY_I(0)};
-    const bl_key ckeys[4] = {BL_KEY_S("paired-mechanism"), BL_KEY_S(name), BL_KEY_I(0),
-                             BL_KEY_I(0)};
-    bl_seed ws;
-    char hex[65];
-    OK_E(bl_seed_for(91337, "calibration", "world", wkeys, 4, &ws, &e_));
-    bl_seed_hex(&ws, hex);
-    assert_string_equal(hex, world_hex);
+    const bl_task_kind kind = bl_test_task_kind(v->task);
     bl_gen wg, cg;
-    bl_gen_init(&wg, &ws);
-    OK_E(bl_gen_for(&cg, 91337, "calibration", "control", ckeys, 4, &e_));
+    char hex[65];
+    bl_test_calibration_gen(&wg, "world", v->task, 0, hex);
+    assert_string_equal(hex, v->world);
+    bl_test_calibration_gen(&cg, "control", v->task, 0, NULL);
     bl_task_options o;
-    OK_E(bl_task_options_default(kind, &o, &e_));
     bl_task_definition d;
-    bl_task_define(&o, &d);
-    bl_world_init *wi = NULL;
-    OK_E(bl_world_prepare(&o, &wg, d.default_horizon, &wi, &e_));
+    bl_test_task_defaults(kind, &o, &d);
+    bl_world_init *wi = bl_test_prepare(&o, &wg, d.default_horizon);
     for (int i = 0; i < 4; i++)
-        assert_true(wi->physical[i] == initial[i]);
+        assert_true(wi->physical[i] == v->physical[i]);
     bl_worlds *w = create(&wi, 1, (int64_t[]){d.default_horizon}, 0, dt);
     const int32_t en[1] = {1};
     for (int64_t t = 0; t < d.default_horizon && !bl_worlds_done(w)[0]; t++) {
         const double u = bl_gen_random(&cg);
         if (t < 3)
-            assert_true(u == first_uniforms[t]);
+            assert_true(u == v->u[t]);
         double e0, e1;
         if (kind == BL_TASK_CARTPOLE_PLANK_EASY) {
             const bool right = (dt == BL_FLOAT32 ? (double)(float)u : u) >= 0.5;
@@ -1586,37 +1593,53 @@ static double null_trial0(bl_task_kind kind, bl_dtype dt, const char *world_hex,
 static void test_calibration_trial0_null_scores(void **state)
 {
     (void)state;
-    const double tr = null_trial0(
-        BL_TASK_TRACKING, BL_FLOAT64,
-        "c92b4169b6a903f1dc0302ed1cdb3e2574c3f16ca9503cd8cb9b07627867f203",
-        (double[3]){0.508355480901416, 0.5622604593657367, 0.8702656606711142},
-        (double[4]){2.9262238956239544, 0.7471185742366323, 1, 0});
-    assert_true(fabs(tr - 0.169408907573753) <= 1e-15);
-    const double pg = null_trial0(
-        BL_TASK_PONG, BL_FLOAT64,
-        "ef446393e2f3d9eaffbdc93d289161c3e5f97938de78de05d3742e1ae8326552",
-        (double[3]){0.2869578843979095, 0.6744675641793613, 0.42519220747105446},
-        (double[4]){995, 33.53370249605749, 250, -5});
-    assert_true(pg == 8.0 / 29.0);
-    const double cp = null_trial0(
-        BL_TASK_CARTPOLE_PLANK_EASY, BL_FLOAT64,
-        "36372519c73655dd60a2387b34965b35205b08b3ee05c69ac60780347efd92c7",
-        (double[3]){0.9034243245770053, 0.20705797852864072, 0.6966579443011979},
-        (double[4]){0.45734577733688586, 0.041424955160853205, -0.04033134925859064,
-                    0.04261132994573402});
-    assert_true(cp == 39.0);
+    const bl_test_block0 *v = bl_test_calibration_block0;
+    assert_true(fabs(null_trial0(&v[0], BL_FLOAT64) - 0.169408907573753) <= 1e-15);
+    assert_true(null_trial0(&v[1], BL_FLOAT64) == 8.0 / 29.0);
+    assert_true(null_trial0(&v[2], BL_FLOAT64) == 39.0);
     /* float32 CartPole scores equal float64 ones in the frozen records. */
-    const double cp32 = null_trial0(
-        BL_TASK_CARTPOLE_PLANK_EASY, BL_FLOAT32,
-        "36372519c73655dd60a2387b34965b35205b08b3ee05c69ac60780347efd92c7",
-        (double[3]){0.9034243245770053, 0.20705797852864072, 0.6966579443011979},
-        (double[4]){0.45734577733688586, 0.041424955160853205, -0.04033134925859064,
-                    0.04261132994573402});
-    assert_true(cp32 == 39.0);
+    assert_true(null_trial0(&v[2], BL_FLOAT32) == 39.0);
 }
 
 /* ---- allocation failures ---------------------------------------------------- */
 
+/* bl_test_fail_each's operations on a cohort of two copies of one world:
+ * its creation, and the snapshot of its world 1 (w). */
+typedef struct alloc_case {
+    bl_world_init *ins[2];
+    bl_dtype dt;
+    const bl_worlds *w;
+} alloc_case;
+
+static bl_status create_op(void *ctx, bl_error *err)
+{
+    const alloc_case *c = ctx;
+    bl_worlds *x = (bl_worlds *)&x;
+    const bl_status st = bl_worlds_create((const bl_world_init *const *)c->ins, 2,
+                                          (int64_t[]){20, 20}, 0, c->dt, &x, err);
+    if (st == BL_OK) {
+        bl_worlds_destroy(x);
+    } else {
+        assert_null(x);
+        assert_int_equal(err->status, st);
+    }
+    return st;
+}
+
+static bl_status snapshot_op(void *ctx, bl_error *err)
+{
+    const alloc_case *c = ctx;
+    bl_snapshot *s = (bl_snapshot *)&s;
+    const bl_status st = bl_worlds_snapshot(c->w, 1, &s, err);
+    if (st == BL_OK)
+        bl_snapshot_destroy(s);
+    else
+        assert_null(s);
+    return st;
+}
+
+/* Every allocation of a creation and of a snapshot fails cleanly, and the
+ * first allocation past the count of a successful run never comes. */
 static void test_allocation_failures(void **state)
 {
     (void)state;
@@ -1625,42 +1648,24 @@ static void test_allocation_failures(void **state)
     bl_world_init *sets[2] = {dc, pg};
     for (int k = 0; k < 2; k++)
         for (int d = 0; d < 2; d++) {
-            const bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
-            bl_world_init *ins[2] = {sets[k], sets[k]};
+            alloc_case c = {{sets[k], sets[k]}, d ? BL_FLOAT32 : BL_FLOAT64, NULL};
             bl_alloc_fail_at(0);
-            bl_worlds *w = create(ins, 2, (int64_t[]){20, 20}, 0, dt);
+            bl_worlds *w = create(c.ins, 2, (int64_t[]){20, 20}, 0, c.dt);
             long total = bl_alloc_count();
             assert_true(total > 10);
-            for (long n = 1; n <= total; n++) {
-                bl_worlds *x = (bl_worlds *)&x;
-                bl_error err = {0};
-                bl_alloc_fail_at(n);
-                bl_status st = bl_worlds_create((const bl_world_init *const *)ins, 2,
-                                                (int64_t[]){20, 20}, 0, dt, &x, &err);
-                bl_alloc_fail_at(0);
-                assert_int_equal(st, BL_ENOMEM);
-                assert_null(x);
-                assert_int_equal(err.status, BL_ENOMEM);
-            }
+            assert_int_equal(bl_test_fail_each(create_op, &c, 1), total + 1);
+            c.w = w;
             bl_snapshot *ref = NULL;
-            bl_error err = {0};
             bl_alloc_fail_at(0);
-            assert_int_equal(bl_worlds_snapshot(w, 1, &ref, &err), BL_OK);
+            OK_E(bl_worlds_snapshot(w, 1, &ref, &e_));
             total = bl_alloc_count();
             assert_true(total > 10);
-            for (long n = 1; n <= total; n++) {
-                bl_snapshot *s = (bl_snapshot *)&s;
-                bl_alloc_fail_at(n);
-                bl_status st = bl_worlds_snapshot(w, 1, &s, &err);
-                bl_alloc_fail_at(0);
-                assert_int_equal(st, BL_ENOMEM);
-                assert_null(s);
-            }
+            assert_int_equal(bl_test_fail_each(snapshot_op, &c, 1), total + 1);
             bl_snapshot_destroy(ref);
             bl_worlds_destroy(w);
         }
-    free_init(dc);
-    free_init(pg);
+    bl_world_init_destroy(dc);
+    bl_world_init_destroy(pg);
 }
 
 int main(void)
