@@ -8,17 +8,8 @@
 
 #include "brainlesslab/alloc.h"
 
-#define BL_ORC_REAL double
-#define BL_ORC_SFX f64
-#include "falandays_oracle.impl.inc"
-#undef BL_ORC_REAL
-#undef BL_ORC_SFX
-
-#define BL_ORC_REAL float
-#define BL_ORC_SFX f32
-#include "falandays_oracle.impl.inc"
-#undef BL_ORC_REAL
-#undef BL_ORC_SFX
+#define BL_ORACLE_DTYPE_FILE "falandays_oracle.impl.inc"
+#include "oracle_dtypes.inc"
 
 bl_status bl_oracle_falandays_create(const bl_falandays_init *init, bl_dtype dtype,
                                      bl_oracle_falandays **out, bl_error *err)

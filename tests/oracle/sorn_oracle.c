@@ -15,17 +15,8 @@ const char *const bl_oracle_sorn_keys[] = {
 };
 const size_t bl_oracle_sorn_nkeys = sizeof bl_oracle_sorn_keys / sizeof *bl_oracle_sorn_keys;
 
-#define BL_SORC_REAL double
-#define BL_SORC_SFX f64
-#include "sorn_oracle.impl.inc"
-#undef BL_SORC_REAL
-#undef BL_SORC_SFX
-
-#define BL_SORC_REAL float
-#define BL_SORC_SFX f32
-#include "sorn_oracle.impl.inc"
-#undef BL_SORC_REAL
-#undef BL_SORC_SFX
+#define BL_ORACLE_DTYPE_FILE "sorn_oracle.impl.inc"
+#include "oracle_dtypes.inc"
 
 bl_status bl_oracle_sorn_create(const bl_sorn_init *init, bl_dtype dtype, bl_oracle_sorn **out,
                                 bl_error *err)
