@@ -2,9 +2,11 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "brainlesslab/alloc.h"
 #include "support.h"
 
 void *bl_test_xcalloc(size_t count, size_t size)
@@ -116,6 +118,264 @@ void bl_test_expect_create_failed(bl_status st, const bl_model *m, const bl_erro
     assert_null(m);
     if (!strstr(err->msg, needle))
         fail_msg("message \"%s\" lacks \"%s\"", err->msg, needle);
+}
+
+/* ---- the two families: shared property checks ---------------------------- */
+
+static bl_status create_falandays(const void *inits, size_t nslots, bl_dtype dtype,
+                                  bl_model **out, bl_error *err)
+{
+    return bl_model_create_falandays((const bl_falandays_init *const *)inits, nslots, dtype, out,
+                                     err);
+}
+
+static bl_status create_sorn(const void *inits, size_t nslots, bl_dtype dtype, bl_model **out,
+                             bl_error *err)
+{
+    return bl_model_create_sorn((const bl_sorn_init *const *)inits, nslots, dtype, out, err);
+}
+
+static void step_falandays(bl_model *m, const double *u, const int32_t *active)
+{
+    bl_test_step(m, u, NULL, active);
+}
+
+/* The noise is junk: SORN must ignore it. */
+static void step_sorn(bl_model *m, const double *u, const int32_t *active)
+{
+    size_t n = bl_model_slots(m) * bl_model_nodes(m);
+    double *junk = bl_test_xcalloc(n, sizeof(double));
+    for (size_t k = 0; k < n; k++)
+        junk[k] = k % 2 ? NAN : 1e30;
+    bl_test_step(m, u, junk, active);
+    free(junk);
+}
+
+const bl_test_family bl_test_falandays_family = {BL_MODEL_FALANDAYS, create_falandays,
+                                                 step_falandays};
+const bl_test_family bl_test_sorn_family = {BL_MODEL_SORN, create_sorn, step_sorn};
+
+bl_model *bl_test_family_create(const bl_test_family *f, const void *inits, size_t nslots,
+                                bl_dtype dtype)
+{
+    bl_model *m = NULL;
+    bl_error err = {0};
+    bl_status st = f->create(inits, nslots, dtype, &m, &err);
+    return bl_test_created(st, m, &err);
+}
+
+void bl_test_family_create_fails(const bl_test_family *f, const void *inits, size_t nslots,
+                                 bl_dtype dtype, const char *needle)
+{
+    bl_model *m = (bl_model *)&m; /* must be cleared on failure */
+    bl_error err = {0};
+    bl_status st = f->create(inits, nslots, dtype, &m, &err);
+    bl_test_expect_create_failed(st, m, &err, needle);
+}
+
+void bl_test_expect_allocation_failures(const bl_test_family *f, const void *inits,
+                                        bl_dtype dtype)
+{
+    bl_alloc_fail_at(0);
+    bl_model *m = bl_test_family_create(f, inits, 2, dtype);
+    /* First the creation, then a snapshot of slot 1: each allocation that
+     * a clean call makes fails in turn. */
+    for (int snap = 0; snap < 2; snap++) {
+        bl_snapshot *ref = NULL;
+        if (snap) {
+            bl_alloc_fail_at(0);
+            ref = bl_test_snap(m, 1);
+        }
+        long total = bl_alloc_count();
+        assert_true(total > 1);
+        for (long k = 1; k <= total; k++) {
+            bl_model *x = (bl_model *)&x;  /* each must come back NULL */
+            bl_snapshot *s = (bl_snapshot *)&s;
+            bl_error err = {0};
+            bl_alloc_fail_at(k);
+            bl_status st = snap ? bl_model_snapshot(m, 1, &s, &err)
+                                : f->create(inits, 2, dtype, &x, &err);
+            bl_alloc_fail_at(0);
+            assert_int_equal(st, BL_ENOMEM);
+            assert_null(snap ? (void *)s : (void *)x);
+            assert_int_equal(err.status, BL_ENOMEM);
+        }
+        bl_snapshot_destroy(ref);
+    }
+    bl_model_destroy(m);
+}
+
+void bl_test_expect_full_reset(const bl_test_family *f, bl_model *m, const double *u,
+                               const char *moved)
+{
+    size_t nb = bl_model_slots(m);
+    int32_t *all = bl_test_xcalloc(nb, sizeof *all);
+    for (size_t b = 0; b < nb; b++)
+        all[b] = 1;
+    bl_snapshot *s[3]; /* at creation, after the frames, after the reset */
+    s[0] = bl_test_snap(m, 0);
+    f->step(m, u, NULL);
+    bl_test_freeze(m, all, true);
+    f->step(m, u, NULL);
+    s[1] = bl_test_snap(m, 0);
+    assert_false(bl_test_same_key(s[1], s[0], moved));
+    bl_test_reset(m, all);
+    s[2] = bl_test_snap(m, 0);
+    bl_test_assert_snap_identical(s[2], s[0], "full reset");
+    for (size_t k = 0; k < 3; k++)
+        bl_snapshot_destroy(s[k]);
+    free(all);
+}
+
+static void expect_step_rejected(bl_model *m, const bl_matrix *u, const bl_matrix *x,
+                                 const int32_t *active, size_t nactive, const char *needle)
+{
+    bl_error err = {0};
+    assert_int_equal(bl_model_step(m, u, x, active, nactive, &err), BL_EVALUE);
+    if (!strstr(err.msg, needle))
+        fail_msg("step (inputs %zux%zu, noise %zux%zu, %zu active): \"%s\" lacks \"%s\"",
+                 u->rows, u->cols, x->rows, x->cols, nactive, err.msg, needle);
+}
+
+void bl_test_expect_call_contracts(const bl_test_family *f, bl_model *m, bl_dtype dt,
+                                   size_t nodes)
+{
+    const bl_dtype other = dt == BL_FLOAT64 ? BL_FLOAT32 : BL_FLOAT64;
+    assert_int_equal(bl_model_kindof(m), f->kind);
+    assert_int_equal(bl_model_dtype(m), dt);
+    assert_int_equal(bl_model_slots(m), 2);
+    assert_int_equal(bl_model_nodes(m), nodes);
+    assert_int_equal(bl_model_receptors(m), 2);
+    assert_int_equal(bl_model_effectors(m), 2);
+    bl_snapshot *before = bl_test_snap(m, 0);
+    /* Room for every shape below, in either dtype. */
+    double big[32];
+    float bigf[32];
+    for (size_t k = 0; k < 32; k++)
+        big[k] = bigf[k] = 5;
+    assert_true(3 * (nodes + 1) <= 32);
+    const void *right = dt == BL_FLOAT32 ? (const void *)bigf : (const void *)big;
+    const void *wrong = dt == BL_FLOAT32 ? (const void *)big : (const void *)bigf;
+    const int32_t active[3] = {1, 1, 1};
+    const size_t n = nodes;
+    const struct {
+        bl_matrix u, x;
+        size_t nactive;
+        const int32_t *act;
+        const char *needle;
+    } cases[] = {
+        {{other, 2, 2, wrong}, {dt, 2, n, right}, 2, active, "inputs must match the model dtype"},
+        {{dt, 2, 2, right}, {other, 2, n, wrong}, 2, active, "noise must match the model dtype"},
+        {{dt, 2, 3, right}, {dt, 2, n, right}, 2, active, "inputs"},
+        {{dt, 1, 2, right}, {dt, 2, n, right}, 2, active, "inputs"},
+        {{dt, 3, 2, right}, {dt, 3, n, right}, 2, active, "inputs"},
+        {{dt, 2, 2, NULL}, {dt, 2, n, right}, 2, active, "inputs"},
+        {{dt, 2, 2, right}, {dt, 2, n, right}, 3, active, "active"},
+        {{dt, 2, 2, right}, {dt, 2, n, right}, 1, active, "active"},
+        {{dt, 2, 2, right}, {dt, 2, n, right}, 2, NULL, "active"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        expect_step_rejected(m, &cases[k].u, &cases[k].x, cases[k].act, cases[k].nactive,
+                             cases[k].needle);
+    /* Noise of any other width. */
+    const bl_matrix u = {dt, 2, 2, right};
+    for (size_t w = 1; w <= n + 1; w++) {
+        const bl_matrix x = {dt, 2, w, right};
+        if (w != n)
+            expect_step_rejected(m, &u, &x, active, 2, "noise");
+    }
+    const bl_matrix x = {dt, 2, n, right};
+    bl_error err = {0};
+    assert_int_equal(bl_model_step(m, NULL, &x, active, 2, &err), BL_EVALUE);
+    assert_int_equal(bl_model_step(m, &u, NULL, active, 2, &err), BL_EVALUE);
+    assert_int_equal(bl_model_reset(m, active, 3, &err), BL_EVALUE);
+    assert_non_null(strstr(err.msg, "active"));
+    assert_int_equal(bl_model_freeze_weights(m, active, 1, &err), BL_EVALUE);
+    assert_int_equal(bl_model_freeze_plasticity(m, NULL, 2, &err), BL_EVALUE);
+    bl_snapshot *s = (bl_snapshot *)&s;
+    assert_int_equal(bl_model_snapshot(m, 2, &s, &err), BL_EVALUE);
+    assert_null(s);
+    /* Nothing ran. */
+    bl_snapshot *after = bl_test_snap(m, 0);
+    bl_test_assert_snap_identical(after, before, "rejected calls");
+    bl_snapshot_destroy(before);
+    bl_snapshot_destroy(after);
+}
+
+bl_snapshot *bl_test_expect_as_single(const bl_model *m, size_t b, const bl_model *single)
+{
+    bl_snapshot *x = bl_test_snap(m, b), *y = bl_test_snap(single, 0);
+    bl_test_assert_snap_identical(x, y, "batched slot vs single run");
+    assert_int_equal(bl_model_finite(m)[b], bl_model_finite(single)[0]);
+    assert_int_equal(bl_model_finite(m)[b], 1);
+    bl_snapshot_destroy(y);
+    return x;
+}
+
+void bl_test_expect_slot_kept(const bl_model *m, size_t b, bl_snapshot *before,
+                              const char *what)
+{
+    bl_snapshot *after = bl_test_snap(m, b);
+    bl_test_assert_snap_identical(after, before, what);
+    assert_int_equal(bl_model_finite(m)[b], 1);
+    bl_snapshot_destroy(before);
+    bl_snapshot_destroy(after);
+}
+
+void bl_test_expect_layout(const bl_snapshot *s, const bl_test_layout *keys, size_t count)
+{
+    assert_int_equal(s->count, count);
+    for (size_t k = 0; k < count; k++) {
+        const bl_snapshot_array *a = &s->arrays[k];
+        assert_string_equal(a->name, keys[k].name);
+        assert_ptr_equal(bl_snapshot_get(s, keys[k].name), a);
+        assert_int_equal(a->ndim, keys[k].ndim);
+        assert_int_equal(a->shape[0], keys[k].d0);
+        assert_int_equal(a->shape[1], keys[k].d1);
+        assert_int_equal(a->integer, keys[k].integer);
+    }
+}
+
+bool bl_test_same_key(const bl_snapshot *a, const bl_snapshot *b, const char *name)
+{
+    const bl_snapshot_array *x = bl_snapshot_get(a, name), *y = bl_snapshot_get(b, name);
+    assert_non_null(x);
+    assert_non_null(y);
+    return x->shape[0] == y->shape[0] && x->shape[1] == y->shape[1] &&
+           memcmp(x->data, y->data, bl_test_values_of(x) * sizeof(double)) == 0;
+}
+
+void bl_test_expect_values(const double *got, const double *want, size_t count,
+                           const char *what)
+{
+    for (size_t k = 0; k < count; k++)
+        if (bl_test_bits(got[k]) != bl_test_bits(want[k]))
+            fail_msg("%s[%zu]: got %.17g, want %.17g", what, k, got[k], want[k]);
+}
+
+void bl_test_expect_values_rejected(const bl_test_family *f, const void *inits, bl_dtype dtype,
+                                    double *const *arrays, const char *const *names,
+                                    size_t count, size_t at, double even, double odd,
+                                    const char *format, bool f64_accepts)
+{
+    for (size_t k = 0; k < count; k++) {
+        double keep = arrays[k][at];
+        arrays[k][at] = k % 2 ? odd : even;
+        char want[96];
+        snprintf(want, sizeof want, format, names[k]);
+        bl_test_family_create_fails(f, inits, 1, dtype, want);
+        if (f64_accepts)
+            bl_model_destroy(bl_test_family_create(f, inits, 1, BL_FLOAT64));
+        arrays[k][at] = keep;
+    }
+}
+
+double bl_test_urand(bl_test_trng *g)
+{
+    g->s ^= g->s << 13;
+    g->s ^= g->s >> 7;
+    g->s ^= g->s << 17;
+    return (double)(g->s >> 11) * 0x1.0p-53;
 }
 
 /* ---- generator draws and dtype buffers ---------------------------------- */

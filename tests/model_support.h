@@ -28,6 +28,20 @@
 #define BL_TEST_FRAME_DIV 1
 #endif
 
+/* Defines the cmocka tests name_float64 and name_float32, which call
+ * run(BL_FLOAT64) and run(BL_FLOAT32). */
+#define BL_TEST_PER_DTYPE(name, run)                                                          \
+    static void name##_float64(void **state)                                                   \
+    {                                                                                          \
+        (void)state;                                                                           \
+        run(BL_FLOAT64);                                                                       \
+    }                                                                                          \
+    static void name##_float32(void **state)                                                   \
+    {                                                                                          \
+        (void)state;                                                                           \
+        run(BL_FLOAT32);                                                                       \
+    }
+
 /* calloc that fails the test on exhaustion (count 0 allocates one). */
 void *bl_test_xcalloc(size_t count, size_t size);
 
@@ -55,6 +69,84 @@ bl_model *bl_test_created(bl_status st, bl_model *m, const bl_error *err);
  * *out NULL (m). */
 void bl_test_expect_create_failed(bl_status st, const bl_model *m, const bl_error *err,
                                   const char *needle);
+
+/* ---- the two families: shared property checks ---------------------------- */
+
+/* What the family-neutral checks below need of a model family. */
+typedef struct bl_test_family {
+    bl_model_kind kind;
+    /* bl_model_create_<family> on `inits`, an array of nslots pointers to
+     * that family's initial states (NULL passes through). */
+    bl_status (*create)(const void *inits, size_t nslots, bl_dtype dtype, bl_model **out,
+                        bl_error *err);
+    /* One frame; u [B][R] may be NULL (zeros), active NULL (all). Falandays
+     * gets zero noise; SORN gets junk, which it must ignore. */
+    void (*step)(bl_model *m, const double *u, const int32_t *active);
+} bl_test_family;
+
+extern const bl_test_family bl_test_falandays_family;
+extern const bl_test_family bl_test_sorn_family;
+
+/* A batch that must be created (else the test fails with the message). */
+bl_model *bl_test_family_create(const bl_test_family *f, const void *inits, size_t nslots,
+                                bl_dtype dtype);
+/* A creation that must fail with ValueError naming needle, leaving the
+ * model pointer NULL. */
+void bl_test_family_create_fails(const bl_test_family *f, const void *inits, size_t nslots,
+                                 bl_dtype dtype, const char *needle);
+/* Every allocation of creating a 2-slot batch from inits, and of a
+ * snapshot of it, fails in turn: BL_ENOMEM, nothing returned. */
+void bl_test_expect_allocation_failures(const bl_test_family *f, const void *inits,
+                                        bl_dtype dtype);
+/* §7.3 #4: step, freeze everything, step, reset gives the creation
+ * snapshot; `moved` is a key the frames must change. */
+void bl_test_expect_full_reset(const bl_test_family *f, bl_model *m, const double *u,
+                               const char *moved);
+/* The argument contract of a 2-slot batch of `nodes` nodes, 2 receptors
+ * and 2 effectors: its kind, dtype and dimensions, then every malformed step, reset, freeze
+ * and snapshot call is a ValueError that changes nothing. */
+void bl_test_expect_call_contracts(const bl_test_family *f, bl_model *m, bl_dtype dt,
+                                   size_t nodes);
+/* Slot b of a batch equals the 1-slot batch `single` (every key, and both
+ * finite); returns the batch's snapshot for further looks. */
+bl_snapshot *bl_test_expect_as_single(const bl_model *m, size_t b, const bl_model *single);
+/* Slot b is still the snapshot `before` (which this destroys), and finite. */
+void bl_test_expect_slot_kept(const bl_model *m, size_t b, bl_snapshot *before,
+                              const char *what);
+
+/* One snapshot key's expected layout. */
+typedef struct bl_test_layout {
+    const char *name;
+    int ndim;
+    size_t d0, d1;
+    bool integer;
+} bl_test_layout;
+
+/* The snapshot holds exactly these keys, in this order. */
+void bl_test_expect_layout(const bl_snapshot *s, const bl_test_layout *keys, size_t count);
+/* Both snapshots hold key name with equal shapes and bits. */
+bool bl_test_same_key(const bl_snapshot *a, const bl_snapshot *b, const char *name);
+/* got[k] has the bits of want[k] for every k < count. */
+void bl_test_expect_values(const double *got, const double *want, size_t count,
+                           const char *what);
+/* For each array k of count (named names[k]): element `at` set to `even`
+ * (k even) or `odd` (k odd) makes creating a 1-slot batch of inits (the
+ * address of one initial state's pointer) in dtype a ValueError whose
+ * message holds names[k] formatted into `format` (one %s); when
+ * `f64_accepts`, a float64 batch of it is still created. The element is
+ * restored after each. */
+void bl_test_expect_values_rejected(const bl_test_family *f, const void *inits, bl_dtype dtype,
+                                    double *const *arrays, const char *const *names,
+                                    size_t count, size_t at, double even, double odd,
+                                    const char *format, bool f64_accepts);
+
+/* A small deterministic xorshift generator for hand-made states. */
+typedef struct bl_test_trng {
+    uint64_t s;
+} bl_test_trng;
+
+/* Uniform in [0, 1). */
+double bl_test_urand(bl_test_trng *g);
 
 /* ---- generator draws and dtype buffers ---------------------------------- */
 

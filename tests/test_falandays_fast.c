@@ -537,23 +537,16 @@ static void expect_coverage(const stats *st)
     assert_true(big_rate > 0.05 && big_rate < 0.95);
 }
 
-static void test_random_float64(void **state)
+static void random_runs(bl_dtype dt)
 {
-    (void)state;
     stats st = {0};
-    run_random(BL_FLOAT64, 0xfa57f64, 40, 3, &st);
-    print_stats("float64", &st);
+    const bool f64 = dt == BL_FLOAT64;
+    run_random(dt, f64 ? 0xfa57f64 : 0xfa57f32, 40, 3, &st);
+    print_stats(f64 ? "float64" : "float32", &st);
     expect_coverage(&st);
 }
 
-static void test_random_float32(void **state)
-{
-    (void)state;
-    stats st = {0};
-    run_random(BL_FLOAT32, 0xfa57f32, 40, 3, &st);
-    print_stats("float32", &st);
-    expect_coverage(&st);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* Failed slots stepped on: weights may hold inf or NaN, which the paths
  * that visit silent sources must turn into NaN as w·0 does. NaN payloads

@@ -822,17 +822,7 @@ static void random_runs(bl_dtype dtype)
     assert_int_equal(st.combos_seen, 0xffffu);
 }
 
-static void test_random_float64(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT64);
-}
-
-static void test_random_float32(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* ---- float32 against float64 on random sparse slots (§5.6, §8.3) -------- */
 
@@ -1017,17 +1007,7 @@ static void nonfinite_runs(bl_dtype dtype)
     assert_true(recovered >= 5);
 }
 
-static void test_nonfinite_float64(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT64);
-}
-
-static void test_nonfinite_float32(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_nonfinite, nonfinite_runs)
 
 int main(void)
 {

@@ -304,17 +304,12 @@ static void run_random(bl_dtype dt, uint64_t seed0)
     assert_true(st.big_slots > 0);
 }
 
-static void test_random_float64(void **state)
+static void random_runs(bl_dtype dt)
 {
-    (void)state;
-    run_random(BL_FLOAT64, 1000);
+    run_random(dt, dt == BL_FLOAT64 ? 1000 : 5000);
 }
 
-static void test_random_float32(void **state)
-{
-    (void)state;
-    run_random(BL_FLOAT32, 5000);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* A normalisation product that overflows although no flag of §3.6 fires
  * (scale = c_e / tot finite, w · scale rounded past the largest finite

@@ -891,17 +891,7 @@ static void random_runs(bl_dtype dtype)
     assert_true(st.no_i_batches >= 2 && st.one_node_batches >= 1 && st.max_n > 50);
 }
 
-static void test_random_float64(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT64);
-}
-
-static void test_random_float32(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* ---- non-finite handling ------------------------------------------------ */
 
@@ -1044,17 +1034,7 @@ static void nonfinite_runs(bl_dtype dtype)
     assert_true(st.explosive_slots >= 5 && st.ip_slots >= 2 && st.subnormal_slots >= 2);
 }
 
-static void test_nonfinite_float64(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT64);
-}
-
-static void test_nonfinite_float32(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_nonfinite, nonfinite_runs)
 
 int main(void)
 {
