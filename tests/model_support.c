@@ -457,6 +457,69 @@ void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
                      i);
 }
 
+/* ---- the Falandays fixtures of spec/models.md §8 --------------------------- */
+
+bl_npy *bl_test_fixture(const char *dir, const char *name)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "fixtures/%s/%s.npy", dir, name);
+    bl_npy *a = NULL;
+    bl_error err = {0};
+    if (bl_npy_read(bl_test_shared_path(rel), &a, &err) != BL_OK)
+        fail_msg("%s", err.msg);
+    return a;
+}
+
+double bl_test_fixture_scalar(const char *dir, const char *name)
+{
+    bl_npy *a = bl_test_fixture(dir, name);
+    assert_int_equal(a->count, 1);
+    double v = bl_npy_get_f64(a, 0);
+    bl_npy_destroy(a);
+    return v;
+}
+
+bl_falandays_init *bl_test_fixture_init(const char *dir, bool dale)
+{
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    c.leak = bl_test_fixture_scalar(dir, "leak");
+    c.lrate_wmat = bl_test_fixture_scalar(dir, "lrate_wmat");
+    c.lrate_targ = bl_test_fixture_scalar(dir, "lrate_targ");
+    c.threshold_mult = bl_test_fixture_scalar(dir, "threshold_mult");
+    c.targ_min = bl_test_fixture_scalar(dir, "targ_min");
+    c.input_weight = bl_test_fixture_scalar(dir, "input_weight");
+    c.weight_init_std = bl_test_fixture_scalar(dir, "weight_init_std");
+    c.membrane_noise = bl_test_fixture_scalar(dir, "membrane_noise");
+    c.noise_gain = bl_test_fixture_scalar(dir, "noise_gain");
+    c.learn_on = bl_test_fixture_scalar(dir, "learn_on") != 0.0;
+    c.rectify = bl_test_fixture_scalar(dir, "rectify") != 0.0;
+    c.axis = dale ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+
+    bl_npy *wmat0 = bl_test_fixture(dir, "wmat0"), *mask = bl_test_fixture(dir, "recurrent_mask");
+    bl_npy *inw = bl_test_fixture(dir, "input_wmat"), *outm = bl_test_fixture(dir, "output_mask");
+    bl_npy *sign = bl_test_fixture(dir, "sign");
+    const size_t n = wmat0->shape[0], r = inw->shape[0], e = outm->shape[1];
+    bl_falandays_init *in = bl_test_falandays_init_create(n, r, e, &c);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            in->weights[i * n + j] = bl_npy_get_f64(wmat0, j * n + i);
+            in->recurrent_mask[i * n + j] = (double)bl_npy_get_i64(mask, j * n + i);
+        }
+        for (size_t q = 0; q < r; q++)
+            in->input_weights[i * r + q] = bl_npy_get_f64(inw, q * n + i);
+        for (size_t k = 0; k < e; k++)
+            in->output_mask[i * e + k] = bl_npy_get_f64(outm, i * e + k);
+        in->signs[i] = (int32_t)bl_npy_get_i64(sign, i);
+    }
+    bl_npy_destroy(wmat0);
+    bl_npy_destroy(mask);
+    bl_npy_destroy(inw);
+    bl_npy_destroy(outm);
+    bl_npy_destroy(sign);
+    return in;
+}
+
 /* ---- hand-made initial states --------------------------------------------- */
 
 /* Zero arrays, signs +1, targets at targ_min: the adapter's defaults. */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "brainlesslab/model.h"
+#include "brainlesslab/npy.h"
 #include "brainlesslab/rng.h"
 
 /* Sanitizer builds (CI) run a third of the frames of the long differential
@@ -184,6 +185,17 @@ void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, b
 void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
                         const double *want, bool nan_equiv, const char *view_name,
                         const char *what, size_t frame);
+
+/* ---- the Falandays fixtures of spec/models.md §8 --------------------------- */
+
+/* fixtures/<dir>/<name>.npy of the shared folder (BL_REQUIRE_SHARED first). */
+bl_npy *bl_test_fixture(const char *dir, const char *name);
+/* A one-value fixture array. */
+double bl_test_fixture_scalar(const char *dir, const char *name);
+/* The initial state of fixture dir, a hand-made one (see below): its
+ * parameters on the Dale axis or the unsigned one, and its arrays, which
+ * the files hold [source][destination]. */
+bl_falandays_init *bl_test_fixture_init(const char *dir, bool dale);
 
 /* ---- hand-made initial states --------------------------------------------- */
 

@@ -108,26 +108,6 @@ static bl_falandays_init *random_init(bl_test_trng *g, size_t n, size_t r, size_
 
 /* ---- §8 fixture replays ----------------------------------------------------------- */
 
-static bl_npy *load(const char *dir, const char *name)
-{
-    char rel[256];
-    snprintf(rel, sizeof rel, "fixtures/%s/%s.npy", dir, name);
-    bl_npy *a = NULL;
-    bl_error err = {0};
-    if (bl_npy_read(bl_test_shared_path(rel), &a, &err) != BL_OK)
-        fail_msg("%s", err.msg);
-    return a;
-}
-
-static double scalar(const char *dir, const char *name)
-{
-    bl_npy *a = load(dir, name);
-    assert_int_equal(a->count, 1);
-    double v = bl_npy_get_f64(a, 0);
-    bl_npy_destroy(a);
-    return v;
-}
-
 static void check_sha(const char *dir, const char *want)
 {
     char rel[256], hex[2 * BL_SHA256_BYTES + 1];
@@ -148,48 +128,20 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
 {
     BL_REQUIRE_SHARED();
     check_sha(dir, sha);
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = scalar(dir, "leak");
-    c.lrate_wmat = scalar(dir, "lrate_wmat");
-    c.lrate_targ = scalar(dir, "lrate_targ");
-    c.threshold_mult = scalar(dir, "threshold_mult");
-    c.targ_min = scalar(dir, "targ_min");
-    c.input_weight = scalar(dir, "input_weight");
-    c.weight_init_std = scalar(dir, "weight_init_std");
-    c.membrane_noise = scalar(dir, "membrane_noise");
-    c.noise_gain = scalar(dir, "noise_gain");
-    c.learn_on = scalar(dir, "learn_on") != 0.0;
-    c.rectify = scalar(dir, "rectify") != 0.0;
-    c.axis = dale ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+    bl_falandays_init *in = bl_test_fixture_init(dir, dale);
+    const bl_falandays_config c = in->config;
     assert_true(c.lrate_wmat == 0.1);
     assert_true(c.rectify == !dale);
 
-    bl_npy *wmat0 = load(dir, "wmat0"), *rmask = load(dir, "recurrent_mask");
-    bl_npy *inw = load(dir, "input_wmat"), *omask = load(dir, "output_mask");
-    bl_npy *sign = load(dir, "sign"), *inputs = load(dir, "inputs");
-    bl_npy *noise = load(dir, "noise_draws"), *acts_t = load(dir, "acts_T");
-    bl_npy *targets_t = load(dir, "targets_T"), *spikes_t = load(dir, "spikes_T");
-    bl_npy *margin_t = load(dir, "margin_T");
-    const size_t n = wmat0->shape[0], nr = inw->shape[0], ne = omask->shape[1];
+    bl_npy *inputs = bl_test_fixture(dir, "inputs"), *noise = bl_test_fixture(dir, "noise_draws");
+    bl_npy *acts_t = bl_test_fixture(dir, "acts_T"), *targets_t = bl_test_fixture(dir, "targets_T");
+    bl_npy *spikes_t = bl_test_fixture(dir, "spikes_T"), *margin_t = bl_test_fixture(dir, "margin_T");
+    const size_t n = in->n, nr = in->r, ne = in->e;
     assert_int_equal(n, 24);
     assert_int_equal(nr, 8);
     assert_int_equal(ne, 2);
     assert_int_equal(inputs->shape[0], 40);
 
-    /* The archival adapter: [source][destination] files transposed. */
-    bl_falandays_init *in = bl_test_falandays_init_create(n, nr, ne, &c);
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < n; j++) {
-            in->weights[i * n + j] = bl_npy_get_f64(wmat0, j * n + i);
-            in->recurrent_mask[i * n + j] = (double)bl_npy_get_i64(rmask, j * n + i);
-        }
-        for (size_t q = 0; q < nr; q++)
-            in->input_weights[i * nr + q] = bl_npy_get_f64(inw, q * n + i);
-        for (size_t e = 0; e < ne; e++)
-            in->output_mask[i * ne + e] = bl_npy_get_f64(omask, i * ne + e);
-        in->signs[i] = (int32_t)bl_npy_get_i64(sign, i);
-    }
     bl_model *m = create(&in, 1, dtype);
 
     double maxdev = 0;
@@ -264,8 +216,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
     free(prev_targets);
     bl_model_destroy(m);
     bl_test_falandays_init_destroy(in);
-    bl_npy *all[] = {wmat0, rmask, inw, omask, sign, inputs, noise, acts_t, targets_t, spikes_t,
-                     margin_t};
+    bl_npy *all[] = {inputs, noise, acts_t, targets_t, spikes_t, margin_t};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         bl_npy_destroy(all[k]);
 }

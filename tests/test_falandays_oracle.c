@@ -635,50 +635,15 @@ static void test_oracle_worked_examples(void **state)
     worked_examples(BL_FLOAT32);
 }
 
-static bl_npy *fixture(const char *dir, const char *name)
-{
-    char rel[256];
-    snprintf(rel, sizeof rel, "fixtures/%s/%s.npy", dir, name);
-    bl_npy *a = NULL;
-    bl_error err = {0};
-    if (bl_npy_read(bl_test_shared_path(rel), &a, &err) != BL_OK)
-        fail_msg("%s", err.msg);
-    return a;
-}
-
-static double fixture_scalar(const char *dir, const char *name)
-{
-    bl_npy *a = fixture(dir, name);
-    double v = bl_npy_get_f64(a, 0);
-    bl_npy_destroy(a);
-    return v;
-}
-
 /* §8.3 replay: the oracle reproduces the reference's trajectories bit for
  * bit (§5.6), and the kernel reproduces the oracle. */
 static void replay_fixture(const char *dir, bool dale)
 {
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = fixture_scalar(dir, "leak");
-    c.lrate_wmat = fixture_scalar(dir, "lrate_wmat");
-    c.lrate_targ = fixture_scalar(dir, "lrate_targ");
-    c.threshold_mult = fixture_scalar(dir, "threshold_mult");
-    c.targ_min = fixture_scalar(dir, "targ_min");
-    c.input_weight = fixture_scalar(dir, "input_weight");
-    c.weight_init_std = fixture_scalar(dir, "weight_init_std");
-    c.membrane_noise = fixture_scalar(dir, "membrane_noise");
-    c.noise_gain = fixture_scalar(dir, "noise_gain");
-    c.learn_on = fixture_scalar(dir, "learn_on") != 0.0;
-    c.rectify = fixture_scalar(dir, "rectify") != 0.0;
-    c.axis = dale ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
-
-    bl_npy *wmat0 = fixture(dir, "wmat0"), *mask = fixture(dir, "recurrent_mask");
-    bl_npy *inw = fixture(dir, "input_wmat"), *outm = fixture(dir, "output_mask");
-    bl_npy *sign = fixture(dir, "sign"), *inputs = fixture(dir, "inputs");
-    bl_npy *noise = fixture(dir, "noise_draws"), *acts = fixture(dir, "acts_T");
-    bl_npy *targets = fixture(dir, "targets_T"), *spikes = fixture(dir, "spikes_T");
-    size_t n = wmat0->shape[0], r = inw->shape[0], e = outm->shape[1];
+    bl_falandays_init *h = bl_test_fixture_init(dir, dale);
+    bl_npy *inputs = bl_test_fixture(dir, "inputs"), *noise = bl_test_fixture(dir, "noise_draws");
+    bl_npy *acts = bl_test_fixture(dir, "acts_T"), *targets = bl_test_fixture(dir, "targets_T");
+    bl_npy *spikes = bl_test_fixture(dir, "spikes_T");
+    size_t n = h->n, r = h->r, e = h->e;
     size_t frames = inputs->shape[0];
 
     batch bt;
@@ -688,20 +653,8 @@ static void replay_fixture(const char *dir, bool dale)
     bt.what = dir;
     bt.slots = calloc(1, sizeof *bt.slots);
     assert_non_null(bt.slots);
-    bl_falandays_init *h = hand_alloc(&c, n, r, e);
     bt.slots[0].init = h;
     bt.slots[0].hand = true;
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < n; j++) { /* fixtures are [source][destination] */
-            h->weights[i * n + j] = bl_npy_get_f64(wmat0, j * n + i);
-            h->recurrent_mask[i * n + j] = bl_npy_get_f64(mask, j * n + i);
-        }
-        for (size_t q = 0; q < r; q++)
-            h->input_weights[i * r + q] = bl_npy_get_f64(inw, q * n + i);
-        for (size_t k = 0; k < e; k++)
-            h->output_mask[i * e + k] = bl_npy_get_f64(outm, i * e + k);
-        h->signs[i] = (int32_t)bl_npy_get_i64(sign, i);
-    }
     batch_start(&bt);
     /* The float32 replay of §8.3, compared with float64 for 12 frames. */
     batch b32 = bt;
@@ -754,8 +707,7 @@ static void replay_fixture(const char *dir, bool dale)
     b32.nslots = 0;
     batch_free(&b32);
     batch_free(&bt);
-    bl_npy_destroy(wmat0), bl_npy_destroy(mask), bl_npy_destroy(inw), bl_npy_destroy(outm);
-    bl_npy_destroy(sign), bl_npy_destroy(inputs), bl_npy_destroy(noise), bl_npy_destroy(acts);
+    bl_npy_destroy(inputs), bl_npy_destroy(noise), bl_npy_destroy(acts);
     bl_npy_destroy(targets), bl_npy_destroy(spikes);
 }
 
