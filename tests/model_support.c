@@ -151,9 +151,33 @@ static void step_sorn(bl_model *m, const double *u, const int32_t *active)
     free(junk);
 }
 
+static bl_status construct_falandays(const void *config, size_t n, size_t r, size_t e,
+                                     bl_gen *g, void **out, bl_error *err)
+{
+    bl_falandays_init *s = *out;
+    bl_status st = bl_falandays_construct(config, n, r, e, g, &s, err);
+    *out = s;
+    return st;
+}
+
+static bl_status construct_sorn(const void *config, size_t n, size_t r, size_t e, bl_gen *g,
+                                void **out, bl_error *err)
+{
+    bl_sorn_init *s = *out;
+    bl_status st = bl_sorn_construct(config, n, r, e, g, &s, err);
+    *out = s;
+    return st;
+}
+
+static void destroy_falandays(void *init) { bl_falandays_init_destroy(init); }
+
+static void destroy_sorn(void *init) { bl_sorn_init_destroy(init); }
+
 const bl_test_family bl_test_falandays_family = {BL_MODEL_FALANDAYS, create_falandays,
-                                                 step_falandays};
-const bl_test_family bl_test_sorn_family = {BL_MODEL_SORN, create_sorn, step_sorn};
+                                                 step_falandays, construct_falandays,
+                                                 destroy_falandays};
+const bl_test_family bl_test_sorn_family = {BL_MODEL_SORN, create_sorn, step_sorn,
+                                            construct_sorn, destroy_sorn};
 
 bl_model *bl_test_family_create(const bl_test_family *f, const void *inits, size_t nslots,
                                 bl_dtype dtype)
@@ -300,6 +324,135 @@ void bl_test_expect_call_contracts(const bl_test_family *f, bl_model *m, bl_dtyp
     bl_test_assert_snap_identical(after, before, "rejected calls");
     bl_snapshot_destroy(before);
     bl_snapshot_destroy(after);
+}
+
+void *bl_test_construct_ok(const bl_test_family *f, const void *config, size_t n, size_t r,
+                           size_t e, bl_gen *g)
+{
+    void *s = NULL;
+    bl_error err = {0};
+    if (f->construct(config, n, r, e, g, &s, &err) != BL_OK)
+        fail_msg("construct: %s", err.msg);
+    assert_non_null(s);
+    return s;
+}
+
+void bl_test_expect_construct_rejected(const bl_test_family *f, const void *config, size_t n,
+                                       size_t r, size_t e, bl_gen *g, bl_status want,
+                                       const char *needle)
+{
+    static char sentinel;
+    void *s = &sentinel; /* must come back NULL */
+    bl_error err = {0};
+    const bl_gen before = bl_test_gen_state(g);
+    bl_status st = f->construct(config, n, r, e, g, &s, &err);
+    bl_test_expect_rejected(st, &err, s, &before, g, want, needle);
+}
+
+void bl_test_expect_construct_shapes(const bl_test_family *f, const void *config)
+{
+    bl_gen g = bl_test_gen_for("shapes");
+    const struct {
+        size_t n, r, e;
+        bool gen;
+        bl_status want;
+        const char *needle;
+    } cases[] = {
+        {0, 2, 2, true, BL_EVALUE, "N must be an integer >= 1"},
+        {3, 0, 2, true, BL_EVALUE, "R must be an integer >= 1"},
+        {3, 2, 0, true, BL_EVALUE, "E must be an integer >= 1"},
+        {3, 2, 2, false, BL_ETYPE, "rng"},
+        /* Dimensions come before the generator, as in the reference. */
+        {0, 2, 2, false, BL_EVALUE, "N must be"},
+        /* A network too large to address fails cleanly, allocating nothing. */
+        {SIZE_MAX / 2, 1, 1, true, BL_ENOMEM, "too large"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        bl_test_expect_construct_rejected(f, config, cases[k].n, cases[k].r, cases[k].e,
+                                          cases[k].gen ? &g : NULL, cases[k].want,
+                                          cases[k].needle);
+}
+
+long bl_test_construct_allocations(const bl_test_family *f, const void *config, size_t n,
+                                   void (*same)(const void *got, const void *want))
+{
+    bl_gen ref = bl_test_gen_for("alloc");
+    void *want = bl_test_construct_ok(f, config, n, 2, 3, &ref);
+    long total = -1;
+    for (long k = 1; total < 0; k++) {
+        bl_gen g = bl_test_gen_for("alloc");
+        const bl_gen fresh = g;
+        void *s = NULL;
+        bl_error err = {0};
+        bl_alloc_fail_at(k);
+        bl_status st = f->construct(config, n, 2, 3, &g, &s, &err);
+        long attempts = bl_alloc_count();
+        bl_alloc_fail_at(0);
+        if (st == BL_OK) {
+            /* No injected failure was reached: the full count is known. */
+            assert_true(attempts < k);
+            same(s, want);
+            assert_memory_equal(&g, &ref, sizeof g);
+            f->init_destroy(s);
+            total = k - 1;
+            continue;
+        }
+        assert_int_equal(st, BL_ENOMEM);
+        assert_int_equal(err.status, BL_ENOMEM);
+        assert_null(s);
+        /* Nothing is drawn before every allocation has succeeded. */
+        assert_memory_equal(&g, &fresh, sizeof g);
+    }
+    f->init_destroy(want);
+    return total;
+}
+
+void *bl_test_numpy_differential(const bl_test_numpy_run *run, void *ctx)
+{
+    BL_REQUIRE_NUMPY();
+    unsigned char *cases = bl_test_xcalloc(run->count, run->size);
+    bl_gen g;
+    bl_test_gen_seeded(&g, run->root);
+    size_t cap = run->count * 512, len = 0;
+    char *req = bl_test_xcalloc(cap, 1);
+    for (size_t i = 0; i < run->count; i++) {
+        run->make(&g, i, cases + i * run->size);
+        len += run->format(req + len, cap - len, cases + i * run->size);
+    }
+    unsigned char *out = NULL;
+    size_t outlen = 0, pos = 0;
+    bl_test_numpy(req, &out, &outlen);
+    free(req);
+    for (size_t i = 0; i < run->count; i++) {
+        size_t nbytes = 0;
+        const unsigned char *rec = bl_test_numpy_next(out, outlen, &pos, &nbytes);
+        run->check(i, cases + i * run->size, rec, nbytes, ctx);
+    }
+    assert_int_equal(pos, outlen);
+    free(out);
+    return cases;
+}
+
+size_t bl_test_expect_parts(size_t idx, size_t n, size_t r, size_t e, const bl_test_part *parts,
+                            size_t count, const unsigned char *rec, size_t off)
+{
+    char what[128];
+    for (size_t p = 0; p < count; p++) {
+        snprintf(what, sizeof what, "case %zu (N=%zu R=%zu E=%zu) %s", idx, n, r, e,
+                 parts[p].name);
+        for (size_t k = 0; k < parts[p].len; k++, off++)
+            bl_test_expect_bits(what, k, parts[p].data[k], bl_test_le_double(rec + 8 * off));
+    }
+    return off;
+}
+
+void bl_test_expect_gen_position(size_t idx, bl_gen *g, const unsigned char *rec, size_t off)
+{
+    char what[64];
+    snprintf(what, sizeof what, "case %zu generator position", idx);
+    bl_test_expect_bits(what, 0, (double)bl_gen_integers(g, 0, 1000),
+                        bl_test_le_double(rec + 8 * off));
+    bl_test_expect_bits(what, 1, bl_gen_random(g), bl_test_le_double(rec + 8 * (off + 1)));
 }
 
 bl_snapshot *bl_test_expect_as_single(const bl_model *m, size_t b, const bl_model *single)

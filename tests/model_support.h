@@ -83,6 +83,11 @@ typedef struct bl_test_family {
     /* One frame; u [B][R] may be NULL (zeros), active NULL (all). Falandays
      * gets zero noise; SORN gets junk, which it must ignore. */
     void (*step)(bl_model *m, const double *u, const int32_t *active);
+    /* bl_<family>_construct of that family's config; *out as the call
+     * leaves it. */
+    bl_status (*construct)(const void *config, size_t n, size_t r, size_t e, bl_gen *g,
+                           void **out, bl_error *err);
+    void (*init_destroy)(void *init); /* bl_<family>_init_destroy */
 } bl_test_family;
 
 extern const bl_test_family bl_test_falandays_family;
@@ -114,6 +119,60 @@ bl_snapshot *bl_test_expect_as_single(const bl_model *m, size_t b, const bl_mode
 /* Slot b is still the snapshot `before` (which this destroys), and finite. */
 void bl_test_expect_slot_kept(const bl_model *m, size_t b, bl_snapshot *before,
                               const char *what);
+
+/* ---- construction --------------------------------------------------------- */
+
+/* The initial state of a construction that must succeed. */
+void *bl_test_construct_ok(const bl_test_family *f, const void *config, size_t n, size_t r,
+                           size_t e, bl_gen *g);
+/* A construction that must be rejected with status want and needle in the
+ * message, returning no state and drawing nothing from g (which may be
+ * NULL). */
+void bl_test_expect_construct_rejected(const bl_test_family *f, const void *config, size_t n,
+                                       size_t r, size_t e, bl_gen *g, bl_status want,
+                                       const char *needle);
+/* The dimension checks of construction (config must be valid): N, R and E
+ * of 0, a missing generator, their order, and a network too large to
+ * address. */
+void bl_test_expect_construct_shapes(const bl_test_family *f, const void *config);
+/* Every allocation of constructing config (N 7 or 9, R 2, E 3, generator
+ * "alloc") fails in turn: BL_ENOMEM, no state, nothing drawn; the first
+ * count that reaches no failure gives a state that same() finds equal to
+ * a clean construction's, and the generator where the clean one left it.
+ * Returns the number of allocations. */
+long bl_test_construct_allocations(const bl_test_family *f, const void *config, size_t n,
+                                   void (*same)(const void *got, const void *want));
+
+/* One array of a construction as NumPy's record lists it. */
+typedef struct bl_test_part {
+    const char *name;
+    size_t len;
+    const double *data;
+} bl_test_part;
+
+/* The differential test of a construction against NumPy's
+ * (tests/oracle/numpy_ref.py): `count` cases of `size` bytes each, made by
+ * make() from a generator seeded with `root` and sent as one request of
+ * format()'s lines; check() compares each case with its answer record. */
+typedef struct bl_test_numpy_run {
+    size_t count, size;
+    uint64_t root;
+    void (*make)(bl_gen *g, size_t idx, void *c);
+    size_t (*format)(char *buf, size_t cap, const void *c);
+    void (*check)(size_t idx, const void *c, const unsigned char *rec, size_t nbytes,
+                  void *ctx);
+} bl_test_numpy_run;
+
+/* Runs the cases; returns them (free them) for the caller's coverage
+ * counts. */
+void *bl_test_numpy_differential(const bl_test_numpy_run *run, void *ctx);
+/* The parts of case idx (dimensions n, r, e) against the record's values
+ * from double `off` on; returns the offset after them. */
+size_t bl_test_expect_parts(size_t idx, size_t n, size_t r, size_t e, const bl_test_part *parts,
+                            size_t count, const unsigned char *rec, size_t off);
+/* g ends where NumPy's generator did: the record's next two values are its
+ * integers(0, 1000) (the 32-bit cache) and random(). */
+void bl_test_expect_gen_position(size_t idx, bl_gen *g, const unsigned char *rec, size_t off);
 
 /* One snapshot key's expected layout. */
 typedef struct bl_test_layout {
