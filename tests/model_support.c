@@ -586,11 +586,9 @@ const char *bl_test_op_name(bl_test_op which)
                                              : "freeze_plasticity";
 }
 
-void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
-                       const char *what)
+void bl_test_apply_op(bl_model *m, bl_test_op which, const int32_t *active, size_t nslots,
+                      const char *what)
 {
-    for (size_t b = 0; b < nslots; b++)
-        active[b] = bl_test_uni(g) < 0.5 ? 1 : 0;
     bl_error err = {0};
     bl_status rc = which == BL_TEST_RESET ? bl_model_reset(m, active, nslots, &err)
                    : which == BL_TEST_FREEZE_WEIGHTS
@@ -598,6 +596,14 @@ void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, b
                        : bl_model_freeze_plasticity(m, active, nslots, &err);
     if (rc != BL_OK)
         fail_msg("%s: operation %d: %s", what, (int)which, err.msg);
+}
+
+void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
+                       const char *what)
+{
+    for (size_t b = 0; b < nslots; b++)
+        active[b] = bl_test_uni(g) < 0.5 ? 1 : 0;
+    bl_test_apply_op(m, which, active, nslots, what);
 }
 
 void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
@@ -715,6 +721,41 @@ void bl_test_falandays_init_destroy(bl_falandays_init *in)
     free(in->targets);
     free(in->spikes);
     free(in);
+}
+
+void bl_test_falandays_random_flags(bl_gen *g, unsigned combo, bl_falandays_config *c)
+{
+    c->weight_init_mode = (bl_weight_init)bl_test_pick(g, 3);
+    c->recurrent_init_scale = bl_test_pick(g, 2) ? 1.0 : 2.0 * bl_test_uni(g);
+    c->repair_masks = bl_test_pick(g, 2) != 0;
+    c->inhibitory_frac = 0.5 * bl_test_uni(g);
+    c->axis = (combo & 1u) ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+    c->drive = (combo & 2u) ? BL_DRIVE_OOSAWA : BL_DRIVE_NONE;
+    c->rectify = (combo & 4u) != 0;
+    c->learn_on = (combo & 8u) == 0;
+    /* Non-zero gains mostly, also under drive "none", which must ignore
+     * them; sometimes zero, which is legal and inert. */
+    c->membrane_noise = bl_test_pick(g, 5) ? 0.05 + 0.5 * bl_test_uni(g) : 0.0;
+    c->noise_gain = bl_test_pick(g, 5) ? 0.05 + 0.3 * bl_test_uni(g) : 0.0;
+}
+
+bl_falandays_config bl_test_tiny_config(void)
+{
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    c.leak = 0.0;
+    c.lrate_wmat = 1.0;
+    c.lrate_targ = 0.1;
+    c.rectify = false;
+    return c;
+}
+
+bl_falandays_init *bl_test_tiny_init(const bl_falandays_config *c)
+{
+    bl_falandays_init *in = bl_test_falandays_init_create(2, 2, 2, c);
+    in->input_weights[0] = in->input_weights[3] = 1.0;
+    in->output_mask[0] = in->output_mask[3] = 1.0;
+    return in;
 }
 
 /* Every array zero; the arrays of an empty inhibitory population are NULL,

@@ -234,6 +234,10 @@ typedef enum bl_test_op {
 
 /* "reset", "freeze_weights" or "freeze_plasticity". */
 const char *bl_test_op_name(bl_test_op which);
+/* Applies `which` to the slots in active of m (what names the caller in a
+ * failure). */
+void bl_test_apply_op(bl_model *m, bl_test_op which, const int32_t *active, size_t nslots,
+                      const char *what);
 /* Draws each of the nslots slots into active with probability 1/2, then
  * applies `which` to those slots of m; the caller applies it to its
  * oracles. */
@@ -266,6 +270,17 @@ bl_falandays_init *bl_test_fixture_init(const char *dir, bool dale);
 bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
                                               const bl_falandays_config *c);
 void bl_test_falandays_init_destroy(bl_falandays_init *in);
+/* The last draws of a random Falandays configuration: initial-weight mode
+ * and scale, mask repair, inhibitory fraction and the gains; the four
+ * switches of the frame equations (axis, drive, rectify, learn_on) come
+ * from the bits of `combo`, so consecutive slots can walk through all 16
+ * combinations. */
+void bl_test_falandays_random_flags(bl_gen *g, unsigned combo, bl_falandays_config *c);
+/* The tiny configuration of the worked examples (spec/models.md §2.7). */
+bl_falandays_config bl_test_tiny_config(void);
+/* A hand-made state of the worked examples: N = R = E = 2, identity input
+ * weights and readout. */
+bl_falandays_init *bl_test_tiny_init(const bl_falandays_config *c);
 bl_sorn_init *bl_test_sorn_init_create(size_t n, size_t r, size_t e, size_t n_e,
                                     const bl_sorn_config *c);
 void bl_test_sorn_init_destroy(bl_sorn_init *in);

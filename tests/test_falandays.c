@@ -20,27 +20,6 @@
 
 /* ---- initial states ------------------------------------------------------- */
 
-/* The tiny configuration of §2.7. */
-static bl_falandays_config tiny_config(void)
-{
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = 0.0;
-    c.lrate_wmat = 1.0;
-    c.lrate_targ = 0.1;
-    c.rectify = false;
-    return c;
-}
-
-/* N = R = E = 2, input weights and readout the identity. */
-static bl_falandays_init *tiny_init(const bl_falandays_config *c)
-{
-    bl_falandays_init *in = bl_test_falandays_init_create(2, 2, 2, c);
-    in->input_weights[0] = in->input_weights[3] = 1.0;
-    in->output_mask[0] = in->output_mask[3] = 1.0;
-    return in;
-}
-
 static void set4(double *dst, double a, double b, double c, double d)
 {
     dst[0] = a;
@@ -101,7 +80,8 @@ static bl_falandays_init *random_init(bl_test_trng *g, size_t n, size_t r, size_
             if (bl_test_urand(g) < 0.6)
                 in->input_weights[i * r + q] = 1.875;
         for (size_t k = 0; k < e; k++)
-            in->output_mask[i * e + k] = bl_test_urand(g) < 0.5 ? (bl_test_urand(g) < 0.3 ? 0.5 : 1.0) : 0.0;
+            in->output_mask[i * e + k] =
+                bl_test_urand(g) < 0.5 ? (bl_test_urand(g) < 0.3 ? 0.5 : 1.0) : 0.0;
     }
     return in;
 }
@@ -135,7 +115,8 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
 
     bl_npy *inputs = bl_test_fixture(dir, "inputs"), *noise = bl_test_fixture(dir, "noise_draws");
     bl_npy *acts_t = bl_test_fixture(dir, "acts_T"), *targets_t = bl_test_fixture(dir, "targets_T");
-    bl_npy *spikes_t = bl_test_fixture(dir, "spikes_T"), *margin_t = bl_test_fixture(dir, "margin_T");
+    bl_npy *spikes_t = bl_test_fixture(dir, "spikes_T");
+    bl_npy *margin_t = bl_test_fixture(dir, "margin_T");
     const size_t n = in->n, nr = in->r, ne = in->e;
     assert_int_equal(n, 24);
     assert_int_equal(nr, 8);
@@ -250,8 +231,8 @@ static void test_fixture_float32_short(void **state)
 static void test_threshold_equality_residual_error_and_floor(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->recurrent_mask, 1, 1, 1, 1);
     bl_model *m = create(&in, 1, BL_FLOAT64);
     const double u[2] = {2, -3};
@@ -278,8 +259,8 @@ static void test_threshold_equality_residual_error_and_floor(void **state)
 static void test_learning_uses_previous_spikes_and_destination_mask(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     in->spikes[0] = 1;
     set4(in->weights, 0, 7, 0, 0);
     set4(in->recurrent_mask, 1, 0, 1, 1);
@@ -303,10 +284,10 @@ static void test_learning_uses_previous_spikes_and_destination_mask(void **state
 static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_targ = 0.0;
     c.axis = BL_AXIS_DALE;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->weights, 0.1, 0.2, 0.4, 0.1);
     set4(in->recurrent_mask, 1, 0, 1, 1);
     in->signs[0] = -1;
@@ -341,12 +322,12 @@ static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
 static void test_oosawa_drive_and_rectify_order(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.drive = BL_DRIVE_OOSAWA;
     c.membrane_noise = 0.5;
     c.noise_gain = 0.25;
     c.learn_on = false;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT64);
     /* Node 0: θ = 2, a = 1, σ = 0.5 + 0.25 * 1, a = 1 + 2 * 0.75 = 2.5 -> spike,
      * residual 0.5. Node 1: a = 3 >= θ, deficit negative so σ = 0.5,
@@ -363,9 +344,9 @@ static void test_oosawa_drive_and_rectify_order(void **state)
 
     /* An infinite input would poison both nodes (inf * 0); overflow in
      * node 1's own sum reaches -inf without touching node 0. */
-    c = tiny_config();
+    c = bl_test_tiny_config();
     c.rectify = true;
-    in = tiny_init(&c);
+    in = bl_test_tiny_init(&c);
     in->acts[1] = -1e308;
     m = create(&in, 1, BL_FLOAT64);
     const double v[2] = {-1, -1e308};
@@ -392,11 +373,11 @@ static void test_float32_leak_complement_in_dtype(void **state)
             leak = l;
     }
     assert_true(leak > 0);
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.leak = leak;
     c.learn_on = false;
     c.threshold_mult = 100;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     in->acts[0] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT32);
     bl_test_step(m, NULL, NULL, NULL);
@@ -413,10 +394,10 @@ static void test_float32_leak_complement_in_dtype(void **state)
 static void test_freeze_modes_are_distinct_and_reset_restores_flags(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     bl_falandays_init *ins[3];
     for (int b = 0; b < 3; b++) {
-        ins[b] = tiny_init(&c);
+        ins[b] = bl_test_tiny_init(&c);
         set4(ins[b]->recurrent_mask, 1, 1, 1, 1);
         ins[b]->spikes[0] = ins[b]->spikes[1] = 1;
     }
@@ -585,8 +566,8 @@ static void test_inactive_slots_hold_state(void **state)
 static void test_zero_effector_degree_float32_and_nonfinite(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->output_mask, 0, 0, 0, 0);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     assert_int_equal(bl_model_dtype(m), BL_FLOAT32);
@@ -609,9 +590,9 @@ static void test_zero_effector_degree_float32_and_nonfinite(void **state)
 static void test_finite_is_recomputed_every_frame(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_targ = 1e38;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[2] = {-1e38, 0};
     bl_test_step(m, u, NULL, NULL);
@@ -628,8 +609,8 @@ static void test_finite_is_recomputed_every_frame(void **state)
 static void test_shape_and_dtype_contracts(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *ins[2] = {tiny_init(&c), tiny_init(&c)};
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *ins[2] = {bl_test_tiny_init(&c), bl_test_tiny_init(&c)};
     expect_create_error(ins, 0, BL_FLOAT64, "at least one");
     expect_create_error(NULL, 1, BL_FLOAT64, "at least one");
     expect_create_error(ins, 2, (bl_dtype)7, "float64 or float32");
@@ -658,9 +639,9 @@ static void test_shape_and_dtype_contracts(void **state)
 static void test_initial_state_validation(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
-    bl_falandays_init *ok = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
+    bl_falandays_init *ok = bl_test_tiny_init(&c);
     bl_falandays_init *pair[2] = {ok, in};
 
     in->recurrent_mask[1] = 0.1;
@@ -725,8 +706,8 @@ static void test_initial_state_validation(void **state)
 static void test_owned_storage(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->weights, 0.5, 0.25, 0.125, 1);
     set4(in->recurrent_mask, 0, 1, 1, 0);
     bl_model *m = create(&in, 1, BL_FLOAT64);
@@ -750,7 +731,7 @@ static void test_owned_storage(void **state)
 static void test_snapshot_layout(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     bl_falandays_init *in = bl_test_falandays_init_create(3, 2, 4, &c);
     in->spikes[1] = 1;
     in->output_mask[1 * 4 + 2] = 2;
@@ -787,9 +768,9 @@ static void test_snapshot_layout(void **state)
 static void test_precision_overflow_rejected_before_upload(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_wmat = 1e40;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     expect_create_error(&in, 1, BL_FLOAT32, "after casting");
     expect_create_error(&in, 1, BL_FLOAT32, "lrate_wmat is not finite after casting to float32");
     bl_model_destroy(create(&in, 1, BL_FLOAT64));
@@ -812,11 +793,11 @@ static void test_precision_overflow_rejected_before_upload(void **state)
 static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.axis = BL_AXIS_DALE;
     c.lrate_wmat = 1e38;
     c.lrate_targ = 0.01;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->recurrent_mask, 0, 1, 1, 0);
     set4(in->weights, 0, 1, 1, 0);
     in->spikes[0] = in->spikes[1] = 1;
@@ -853,9 +834,9 @@ static void test_full_reset_matches_creation_snapshot(void **state)
 static void test_target_floor_cannot_hide_overflow(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_targ = 1e38;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[2] = {-1e38, 0};
     bl_test_step(m, u, NULL, NULL);
@@ -872,9 +853,9 @@ static void test_target_floor_cannot_hide_overflow(void **state)
 static void test_required_positive_values_cannot_underflow(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.targ_min = 1e-50;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     expect_create_error(&in, 1, BL_FLOAT32, "positive after casting");
     expect_create_error(&in, 1, BL_FLOAT32, "targ_min");
     bl_model_destroy(create(&in, 1, BL_FLOAT64));
@@ -887,8 +868,8 @@ static void test_required_positive_values_cannot_underflow(void **state)
 static void test_lossy_mask_casts_are_rejected(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     in->recurrent_mask[2] = 0.1;
     expect_create_error(&in, 1, BL_FLOAT32, "binary before");
     expect_create_error(&in, 1, BL_FLOAT64, "binary before");
@@ -918,7 +899,7 @@ static void test_invalid_config_rejected_without_error_buffer(void **state)
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     c.leak = 1.5;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     const bl_falandays_init *slots[1] = {in};
     bl_model *m = NULL;
     assert_int_equal(bl_model_create_falandays(slots, 1, BL_FLOAT64, &m, NULL), BL_EVALUE);

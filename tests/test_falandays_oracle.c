@@ -81,18 +81,7 @@ static void random_config(bl_gen *g, unsigned combo, bl_falandays_config *c)
     case 2: c->link_p = 0.5; break;
     default: c->link_p = 0.3 * bl_test_uni(g); break;
     }
-    c->weight_init_mode = (bl_weight_init)bl_test_pick(g, 3);
-    c->recurrent_init_scale = bl_test_pick(g, 2) ? 1.0 : 2.0 * bl_test_uni(g);
-    c->repair_masks = bl_test_pick(g, 2) != 0;
-    c->inhibitory_frac = 0.5 * bl_test_uni(g);
-    c->axis = (combo & 1u) ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
-    c->drive = (combo & 2u) ? BL_DRIVE_OOSAWA : BL_DRIVE_NONE;
-    c->rectify = (combo & 4u) != 0;
-    c->learn_on = (combo & 8u) == 0;
-    /* Non-zero gains mostly, also under drive "none", which must ignore
-     * them; sometimes zero, which is legal and inert. */
-    c->membrane_noise = bl_test_pick(g, 5) ? 0.05 + 0.5 * bl_test_uni(g) : 0.0;
-    c->noise_gain = bl_test_pick(g, 5) ? 0.05 + 0.3 * bl_test_uni(g) : 0.0;
+    bl_test_falandays_random_flags(g, combo, c);
 }
 
 /* Fills a hand-made state with what construction never produces: weights
@@ -529,28 +518,6 @@ static double compare_dtypes(const bl_model *m64, const bl_model *m32, size_t b,
 
 /* ---- the oracle on its own: spec worked examples and fixtures ----------- */
 
-static bl_falandays_config tiny_config(void)
-{
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = 0.0;
-    c.lrate_wmat = 1.0;
-    c.lrate_targ = 0.1;
-    c.rectify = false;
-    return c;
-}
-
-/* §2.7 tiny examples, N = R = E = 2, identity input weights and readout. */
-static bl_falandays_init *tiny_init(const bl_falandays_config *c)
-{
-    bl_falandays_init *h = hand_alloc(c, 2, 2, 2);
-    h->input_weights[0] = h->input_weights[3] = 1.0;
-    h->output_mask[0] = h->output_mask[3] = 1.0;
-    for (size_t i = 0; i < 2; i++)
-        h->targets[i] = 1.0;
-    return h;
-}
-
 static void expect_state(bl_oracle_falandays *o, const char *key, const double *want, size_t n,
                          double tol)
 {
@@ -567,8 +534,8 @@ static void worked_examples(bl_dtype dt)
     bl_error err = {0};
 
     /* Threshold equality, residual error, target floor. */
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *h = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *h = bl_test_tiny_init(&c);
     for (size_t k = 0; k < 4; k++)
         h->recurrent_mask[k] = 1.0;
     bl_oracle_falandays *o = NULL;
@@ -588,7 +555,7 @@ static void worked_examples(bl_dtype dt)
     bl_test_falandays_init_destroy(h);
 
     /* Learning uses the previous spikes and the destination's mask. */
-    h = tiny_init(&c);
+    h = bl_test_tiny_init(&c);
     h->spikes[0] = 1.0;
     h->weights[1] = 7.0;
     h->recurrent_mask[0] = h->recurrent_mask[2] = h->recurrent_mask[3] = 1.0;
@@ -607,7 +574,7 @@ static void worked_examples(bl_dtype dt)
     /* Dale: signed learning, clamp at 0, unmasked clearing. */
     c.axis = BL_AXIS_DALE;
     c.lrate_targ = 0.0;
-    h = tiny_init(&c);
+    h = bl_test_tiny_init(&c);
     const double w0[4] = {0.1, 0.2, 0.4, 0.1};
     memcpy(h->weights, w0, sizeof w0);
     h->recurrent_mask[0] = h->recurrent_mask[2] = h->recurrent_mask[3] = 1.0;

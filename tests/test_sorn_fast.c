@@ -193,23 +193,19 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
                 if (act[b])
                     failed[b] = false;
             }
-            assert_int_equal(bl_model_reset(ref, act, nb, &err), BL_OK);
-            assert_int_equal(bl_model_reset(fast, act, nb, &err), BL_OK);
+            bl_test_apply_op(ref, BL_TEST_RESET, act, nb, "reset");
+            bl_test_apply_op(fast, BL_TEST_RESET, act, nb, "reset");
             st->resets++;
             compare(ref, fast, "reset", f);
             continue;
         }
         if (op < 0.08) {
-            const bool all = bl_test_uni(&g) < 0.5;
+            const bl_test_op which =
+                bl_test_uni(&g) < 0.5 ? BL_TEST_FREEZE_PLASTICITY : BL_TEST_FREEZE_WEIGHTS;
             for (size_t b = 0; b < nb; b++)
                 act[b] = bl_test_uni(&g) < 0.5;
-            if (all) {
-                assert_int_equal(bl_model_freeze_plasticity(ref, act, nb, &err), BL_OK);
-                assert_int_equal(bl_model_freeze_plasticity(fast, act, nb, &err), BL_OK);
-            } else {
-                assert_int_equal(bl_model_freeze_weights(ref, act, nb, &err), BL_OK);
-                assert_int_equal(bl_model_freeze_weights(fast, act, nb, &err), BL_OK);
-            }
+            bl_test_apply_op(ref, which, act, nb, "freeze");
+            bl_test_apply_op(fast, which, act, nb, "freeze");
             st->freezes++;
             compare(ref, fast, "freeze", f);
             continue;
