@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
+#include "oracle/falandays_oracle.h"
+#include "oracle/sorn_oracle.h"
 #include "support.h"
 
 void *bl_test_xcalloc(size_t count, size_t size)
@@ -173,11 +175,15 @@ static void destroy_falandays(void *init) { bl_falandays_init_destroy(init); }
 
 static void destroy_sorn(void *init) { bl_sorn_init_destroy(init); }
 
-const bl_test_family bl_test_falandays_family = {BL_MODEL_FALANDAYS, create_falandays,
-                                                 step_falandays, construct_falandays,
-                                                 destroy_falandays};
-const bl_test_family bl_test_sorn_family = {BL_MODEL_SORN, create_sorn, step_sorn,
-                                            construct_sorn, destroy_sorn};
+static void hand_destroy_falandays(void *init) { bl_test_falandays_init_destroy(init); }
+
+static void hand_destroy_sorn(void *init) { bl_test_sorn_init_destroy(init); }
+
+const bl_test_family bl_test_falandays_family = {
+    BL_MODEL_FALANDAYS, create_falandays,  step_falandays, construct_falandays,
+    destroy_falandays,  hand_destroy_falandays};
+const bl_test_family bl_test_sorn_family = {BL_MODEL_SORN, create_sorn,  step_sorn,
+                                            construct_sorn, destroy_sorn, hand_destroy_sorn};
 
 bl_model *bl_test_family_create(const bl_test_family *f, const void *inits, size_t nslots,
                                 bl_dtype dtype)
@@ -677,6 +683,295 @@ bl_falandays_init *bl_test_fixture_init(const char *dir, bool dale)
     bl_npy_destroy(outm);
     bl_npy_destroy(sign);
     return in;
+}
+
+/* ---- differential batches: a model and an oracle per slot ----------------- */
+
+/* The Falandays snapshot keys of model.h. */
+static const char *const falandays_keys[] = {
+    "acts",       "targets",         "spikes",         "previous",
+    "errors",     "counts",          "weights",        "effectors",
+    "finite",     "learning",        "weight_learning", "raw_finite",
+    "recurrent_mask", "input_weights", "output_mask",  "signs",
+};
+static const size_t falandays_nkeys = sizeof falandays_keys / sizeof *falandays_keys;
+
+static void falandays_destroy(void *o) { bl_oracle_falandays_destroy(o); }
+static void falandays_step(void *o, const void *in, const void *nz)
+{
+    bl_oracle_falandays_step(o, in, nz);
+}
+static void falandays_reset(void *o) { bl_oracle_falandays_reset(o); }
+static void falandays_freeze_weights(void *o) { bl_oracle_falandays_freeze_weights(o); }
+static void falandays_freeze_plasticity(void *o) { bl_oracle_falandays_freeze_plasticity(o); }
+
+/* The Falandays oracle knows the value count of an array only. */
+static bool falandays_get(const void *o, const char *key, double *out, bl_test_layout *layout)
+{
+    size_t count = bl_oracle_falandays_get(o, key, out);
+    *layout = (bl_test_layout){key, -1, count, 1, false};
+    return count != 0;
+}
+
+static int32_t falandays_finite(const void *o) { return bl_oracle_falandays_finite(o); }
+
+const bl_test_oracle_ops bl_test_falandays_oracle = {
+    falandays_keys,
+    &falandays_nkeys,
+    "spikes",
+    falandays_destroy,
+    falandays_step,
+    {falandays_reset, falandays_freeze_weights, falandays_freeze_plasticity},
+    falandays_get,
+    falandays_finite,
+};
+
+static void sorn_destroy(void *o) { bl_oracle_sorn_destroy(o); }
+
+/* SORN has no noise term (spec/models.md §3.6). */
+static void sorn_step(void *o, const void *in, const void *noise)
+{
+    (void)noise;
+    bl_oracle_sorn_step(o, in);
+}
+
+static void sorn_reset(void *o) { bl_oracle_sorn_reset(o); }
+static void sorn_freeze_weights(void *o) { bl_oracle_sorn_freeze_weights(o); }
+static void sorn_freeze_plasticity(void *o) { bl_oracle_sorn_freeze_plasticity(o); }
+
+static bool sorn_get(const void *o, const char *key, double *out, bl_test_layout *layout)
+{
+    bl_oracle_sorn_shape sh;
+    if (!bl_oracle_sorn_get(o, key, out, &sh))
+        return false;
+    *layout = (bl_test_layout){key, sh.ndim, sh.shape[0], sh.shape[1], sh.integer};
+    return true;
+}
+
+static int32_t sorn_finite(const void *o) { return bl_oracle_sorn_finite(o); }
+
+const bl_test_oracle_ops bl_test_sorn_oracle = {
+    bl_oracle_sorn_keys, &bl_oracle_sorn_nkeys, "activity", sorn_destroy, sorn_step,
+    {sorn_reset, sorn_freeze_weights, sorn_freeze_plasticity}, sorn_get, sorn_finite,
+};
+
+void bl_test_obatch_init(bl_test_obatch *bt, const bl_test_family *f,
+                         const bl_test_oracle_ops *ops,
+                         void (*describe)(const bl_test_oslot *sl, char *buf, size_t size),
+                         bl_dtype dtype)
+{
+    memset(bt, 0, sizeof *bt);
+    bt->family = f;
+    bt->ops = ops;
+    bt->describe = describe;
+    bt->dtype = dtype;
+}
+
+void bl_test_obatch_oracles(bl_test_obatch *bt)
+{
+    for (size_t b = 0; b < bt->nslots; b++) {
+        bl_error err = {0};
+        bl_status st;
+        if (bt->family->kind == BL_MODEL_FALANDAYS) {
+            bl_oracle_falandays *o = NULL;
+            st = bl_oracle_falandays_create(bt->slots[b].init, bt->dtype, &o, &err);
+            bt->slots[b].orc = o;
+        } else {
+            bl_oracle_sorn *o = NULL;
+            st = bl_oracle_sorn_create(bt->slots[b].init, bt->dtype, &o, &err);
+            bt->slots[b].orc = o;
+        }
+        if (st != BL_OK)
+            fail_msg("oracle: %s", err.msg);
+    }
+}
+
+void bl_test_obatch_buffers(bl_test_obatch *bt, size_t scratch)
+{
+    bt->scratch = bl_test_xcalloc(scratch, sizeof(double));
+    bt->inputs = bl_test_xcalloc(bt->nslots * bt->r, bl_test_dtype_size(bt->dtype));
+    bt->noise = bl_test_xcalloc(bt->nslots * bt->n, bl_test_dtype_size(bt->dtype));
+    bt->active = bl_test_xcalloc(bt->nslots, sizeof(int32_t));
+}
+
+void bl_test_obatch_free(bl_test_obatch *bt)
+{
+    for (size_t b = 0; b < bt->nslots; b++) {
+        bl_test_oslot *sl = &bt->slots[b];
+        bt->ops->destroy(sl->orc);
+        (sl->hand ? bt->family->hand_destroy : bt->family->init_destroy)(sl->init);
+    }
+    free(bt->slots);
+    bl_model_destroy(bt->model);
+    free(bt->scratch);
+    free(bt->inputs);
+    free(bt->noise);
+    free(bt->active);
+    memset(bt, 0, sizeof *bt);
+}
+
+/* Every snapshot key of slot b against the oracle, then the live views. */
+static void obatch_compare_slot(bl_test_obatch *bt, size_t b, bool nan_equiv, const char *after)
+{
+    const bl_test_oracle_ops *ops = bt->ops;
+    const void *o = bt->slots[b].orc;
+    bl_snapshot *s = NULL;
+    bl_error err = {0};
+    if (bl_model_snapshot(bt->model, b, &s, &err) != BL_OK)
+        fail_msg("%s: snapshot of slot %zu: %s", bt->what, b, err.msg);
+    for (size_t k = 0; k < *ops->nkeys; k++)
+        if (!bl_snapshot_get(s, ops->keys[k]))
+            fail_msg("%s: snapshot lacks key %s", bt->what, ops->keys[k]);
+    if (s->count != *ops->nkeys)
+        fail_msg("%s: snapshot has %zu keys, expected %zu", bt->what, s->count, *ops->nkeys);
+    for (size_t a = 0; a < s->count; a++) {
+        const bl_snapshot_array *arr = &s->arrays[a];
+        bl_test_layout lay;
+        if (!ops->get(o, arr->name, bt->scratch, &lay))
+            fail_msg("%s: snapshot key %s is unknown to the oracle", bt->what, arr->name);
+        size_t cnt = lay.d0 * lay.d1;
+        if (lay.ndim < 0 && bl_test_values_of(arr) != cnt)
+            fail_msg("%s: key %s has %zu values, oracle %zu", bt->what, arr->name,
+                     bl_test_values_of(arr), cnt);
+        if (lay.ndim >= 0 && (arr->ndim != lay.ndim || arr->shape[0] != lay.d0 ||
+                              arr->shape[1] != lay.d1 || arr->integer != lay.integer))
+            fail_msg("%s: key %s is ndim %d shape %zux%zu integer %d, oracle ndim %d shape "
+                     "%zux%zu integer %d",
+                     bt->what, arr->name, arr->ndim, arr->shape[0], arr->shape[1],
+                     (int)arr->integer, lay.ndim, lay.d0, lay.d1, (int)lay.integer);
+        for (size_t i = 0; i < cnt; i++) {
+            if (!bl_test_same(arr->data[i], bt->scratch[i], nan_equiv)) {
+                char cfg[512];
+                bt->describe(&bt->slots[b], cfg, sizeof cfg);
+                fail_msg("%s: after %s of frame %zu: slot %zu key %s[%zu]: kernel %.17g "
+                         "(%016" PRIx64 "), oracle %.17g (%016" PRIx64 "); slot: %s",
+                         bt->what, after, bt->frame, b, arr->name, i, arr->data[i],
+                         bl_test_bits(arr->data[i]), bt->scratch[i],
+                         bl_test_bits(bt->scratch[i]), cfg);
+            }
+        }
+    }
+    bl_snapshot_destroy(s);
+
+    /* The live views must agree with the snapshot's view of the same state. */
+    const int32_t *fin = bl_model_finite(bt->model);
+    bl_test_layout lay;
+    ops->get(o, "effectors", bt->scratch, &lay);
+    bl_test_check_view(bl_model_effector_data(bt->model), bt->dtype, b, lay.d0 * lay.d1,
+                       bt->scratch, nan_equiv, "effector", bt->what, bt->frame);
+    ops->get(o, ops->activity, bt->scratch, &lay);
+    bl_test_check_view(bl_model_activity_data(bt->model), bt->dtype, b, lay.d0 * lay.d1,
+                       bt->scratch, nan_equiv, "activity", bt->what, bt->frame);
+    if (fin[b] != ops->finite(o))
+        fail_msg("%s: frame %zu: slot %zu live finite %d, oracle %d", bt->what, bt->frame, b,
+                 (int)fin[b], (int)ops->finite(o));
+}
+
+void bl_test_obatch_compare(bl_test_obatch *bt, bool nan_equiv, const char *after)
+{
+    for (size_t b = 0; b < bt->nslots; b++)
+        obatch_compare_slot(bt, b, nan_equiv, after);
+}
+
+size_t bl_test_obatch_op(bl_test_obatch *bt, bl_gen *g, bl_test_op which)
+{
+    bl_test_random_op(bt->model, g, bt->active, bt->nslots, which, bt->what);
+    size_t count = 0;
+    for (size_t b = 0; b < bt->nslots; b++) {
+        if (!bt->active[b])
+            continue;
+        bt->ops->op[which](bt->slots[b].orc);
+        if (which == BL_TEST_RESET)
+            bt->slots[b].failed = false;
+        count++;
+    }
+    bl_test_obatch_compare(bt, false, bl_test_op_name(which));
+    return count;
+}
+
+void bl_test_obatch_random_ops(bl_test_obatch *bt, bl_gen *g, const size_t odds[3],
+                               size_t ops[3])
+{
+    static const bl_test_op order[] = {BL_TEST_FREEZE_WEIGHTS, BL_TEST_FREEZE_PLASTICITY,
+                                       BL_TEST_RESET};
+    for (size_t k = 0; k < 3; k++)
+        if (bl_test_pick(g, odds[order[k]]) == 0)
+            ops[order[k]] += bl_test_obatch_op(bt, g, order[k]);
+}
+
+size_t bl_test_obatch_step(bl_test_obatch *bt, bool nan_equiv,
+                           void (*tally)(const bl_test_obatch *bt, size_t b, void *ctx),
+                           void *ctx)
+{
+    bl_matrix in = {bt->dtype, bt->nslots, bt->r, bt->inputs};
+    bl_matrix nz = {bt->dtype, bt->nslots, bt->n, bt->noise};
+    bl_error err = {0};
+    if (bl_model_step(bt->model, &in, &nz, bt->active, bt->nslots, &err) != BL_OK)
+        fail_msg("%s: frame %zu: bl_model_step: %s", bt->what, bt->frame, err.msg);
+    size_t w = bl_test_dtype_size(bt->dtype);
+    for (size_t b = 0; b < bt->nslots; b++) {
+        if (!bt->active[b])
+            continue;
+        bt->ops->step(bt->slots[b].orc, (const char *)bt->inputs + b * bt->r * w,
+                      (const char *)bt->noise + b * bt->n * w);
+        tally(bt, b, ctx);
+    }
+    bl_test_obatch_compare(bt, nan_equiv, "step");
+    size_t failures = 0;
+    for (size_t b = 0; b < bt->nslots; b++) {
+        if (bt->active[b] && !bt->ops->finite(bt->slots[b].orc)) {
+            bt->slots[b].failed = true;
+            failures++;
+        }
+    }
+    return failures;
+}
+
+size_t bl_test_obatch_random_frames(bl_test_obatch *bt, bl_gen *g, size_t frames,
+                                    const size_t odds[3], size_t ops[3],
+                                    void (*fill)(bl_test_obatch *bt, bl_gen *g),
+                                    void (*tally)(const bl_test_obatch *bt, size_t b, void *ctx),
+                                    void *ctx)
+{
+    size_t failures = 0;
+    bt->frame = 0;
+    bl_test_obatch_compare(bt, false, "creation");
+    for (size_t t = 0; t < frames; t++) {
+        bt->frame = t;
+        bl_test_obatch_random_ops(bt, g, odds, ops);
+        for (size_t b = 0; b < bt->nslots; b++)
+            bt->active[b] = !bt->slots[b].failed && (t % 5 == 0 || bl_test_uni(g) < 0.8);
+        fill(bt, g);
+        failures += bl_test_obatch_step(bt, false, tally, ctx);
+    }
+    return failures;
+}
+
+size_t bl_test_obatch_reset_failed(bl_test_obatch *bt, bl_gen *g)
+{
+    int32_t *to_reset = bl_test_xcalloc(bt->nslots, sizeof *to_reset);
+    size_t count = 0;
+    for (size_t b = 0; b < bt->nslots; b++) {
+        if (bt->slots[b].failed && bt->active[b] && bl_test_pick(g, 2) == 0) {
+            to_reset[b] = 1;
+            count++;
+        }
+    }
+    if (count) {
+        bl_test_apply_op(bt->model, BL_TEST_RESET, to_reset, bt->nslots, bt->what);
+        for (size_t b = 0; b < bt->nslots; b++) {
+            if (!to_reset[b])
+                continue;
+            bt->ops->op[BL_TEST_RESET](bt->slots[b].orc);
+            bt->slots[b].failed = false;
+        }
+        bl_test_obatch_compare(bt, true, "reset after failure");
+        for (size_t b = 0; b < bt->nslots; b++)
+            if (to_reset[b])
+                assert_int_equal(bl_model_finite(bt->model)[b], 1);
+    }
+    free(to_reset);
+    return count;
 }
 
 /* ---- hand-made initial states --------------------------------------------- */

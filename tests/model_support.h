@@ -88,6 +88,7 @@ typedef struct bl_test_family {
     bl_status (*construct)(const void *config, size_t n, size_t r, size_t e, bl_gen *g,
                            void **out, bl_error *err);
     void (*init_destroy)(void *init); /* bl_<family>_init_destroy */
+    void (*hand_destroy)(void *init); /* of the hand-made states below */
 } bl_test_family;
 
 extern const bl_test_family bl_test_falandays_family;
@@ -259,6 +260,100 @@ double bl_test_fixture_scalar(const char *dir, const char *name);
  * parameters on the Dale axis or the unsigned one, and its arrays, which
  * the files hold [source][destination]. */
 bl_falandays_init *bl_test_fixture_init(const char *dir, bool dale);
+
+/* ---- differential batches: a model and an oracle per slot ----------------- */
+
+/* An oracle of tests/oracle/ of either family, in either dtype. */
+typedef struct bl_test_oracle_ops {
+    const char *const *keys; /* the family's snapshot keys, in model.h's order */
+    const size_t *nkeys;
+    const char *activity;    /* the key of the activity view */
+    void (*destroy)(void *o);
+    /* inputs [r] and noise [n] in the oracle's dtype. */
+    void (*step)(void *o, const void *inputs, const void *noise);
+    void (*op[3])(void *o);  /* by bl_test_op */
+    /* The named array widened to double into out, and its layout (ndim -1
+     * where the oracle knows only the value count, d0); false for a key
+     * it does not know. */
+    bool (*get)(const void *o, const char *key, double *out, bl_test_layout *layout);
+    int32_t (*finite)(const void *o);
+} bl_test_oracle_ops;
+
+extern const bl_test_oracle_ops bl_test_falandays_oracle;
+extern const bl_test_oracle_ops bl_test_sorn_oracle;
+
+/* One slot of a differential batch. */
+typedef struct bl_test_oslot {
+    void *init;  /* its initial state, of the batch's family */
+    bool hand;   /* hand-made (released by hand_destroy), else constructed */
+    void *orc;   /* its oracle */
+    bool failed; /* reported non-finite; the runtime latches */
+} bl_test_oslot;
+
+/* A batch under test: the model and the oracles of its slots, stepped and
+ * compared together. */
+typedef struct bl_test_obatch {
+    const bl_test_family *family;
+    const bl_test_oracle_ops *ops;
+    /* One line about a slot, for failure messages. */
+    void (*describe)(const bl_test_oslot *sl, char *buf, size_t size);
+    bl_dtype dtype;
+    size_t nslots, n, r, e;
+    size_t n_e;               /* SORN: the excitatory units */
+    bl_test_oslot *slots;
+    bl_model *model;
+    double *scratch;          /* room for any state array */
+    void *inputs, *noise;     /* [B][R], [B][N] in dtype */
+    int32_t *active;
+    const char *what;         /* scenario label for messages */
+    size_t frame;
+    bool dyadic;              /* dyadic hand-made slots and inputs */
+    bool unmasked;            /* SORN: hand-made slots may hold weights outside the mask */
+} bl_test_obatch;
+
+/* An empty batch of family f in dtype. */
+void bl_test_obatch_init(bl_test_obatch *bt, const bl_test_family *f,
+                         const bl_test_oracle_ops *ops,
+                         void (*describe)(const bl_test_oslot *sl, char *buf, size_t size),
+                         bl_dtype dtype);
+/* The oracles of the slots, from their initial states. */
+void bl_test_obatch_oracles(bl_test_obatch *bt);
+/* The scratch (`scratch` values) and the frame buffers. */
+void bl_test_obatch_buffers(bl_test_obatch *bt, size_t scratch);
+/* Releases everything the batch holds and clears it. */
+void bl_test_obatch_free(bl_test_obatch *bt);
+/* Every snapshot key of every slot against its oracle (names, layouts and
+ * bits; NaNs alike when nan_equiv), then the live views. */
+void bl_test_obatch_compare(bl_test_obatch *bt, bool nan_equiv, const char *after);
+/* `which` on a random subset of slots, on both sides, then compares;
+ * returns how many slots it touched. */
+size_t bl_test_obatch_op(bl_test_obatch *bt, bl_gen *g, bl_test_op which);
+/* Freezes the weights, freezes plasticity and resets, each with chance
+ * 1/odds[op] (bl_test_op), in that order; counts the slots into ops. */
+void bl_test_obatch_random_ops(bl_test_obatch *bt, bl_gen *g, const size_t odds[3],
+                               size_t ops[3]);
+/* The random differential run of a batch: compares the creation state,
+ * then for each of `frames` frames draws the operations (odds as
+ * bl_test_obatch_random_ops), which slots run (all every fifth frame,
+ * else each with chance 0.8; a slot that reported non-finite never runs
+ * again, as the runtime latches it) and, by fill(), the inputs, steps and
+ * compares (tally as bl_test_obatch_step). Returns the slot failures. */
+size_t bl_test_obatch_random_frames(bl_test_obatch *bt, bl_gen *g, size_t frames,
+                                    const size_t odds[3], size_t ops[3],
+                                    void (*fill)(bl_test_obatch *bt, bl_gen *g),
+                                    void (*tally)(const bl_test_obatch *bt, size_t b, void *ctx),
+                                    void *ctx);
+/* Steps the model and the oracles of the active slots with the batch's
+ * inputs and noise, calls tally(bt, b, ctx) for each after its oracle's
+ * frame, then compares every slot; returns how many slots failed in this
+ * frame (marked failed). */
+size_t bl_test_obatch_step(bl_test_obatch *bt, bool nan_equiv,
+                           void (*tally)(const bl_test_obatch *bt, size_t b, void *ctx),
+                           void *ctx);
+/* Each slot that failed and was active in this frame is reset, on both
+ * sides, with chance 1/2 (else it stays latched); a reset slot must be
+ * finite and agree again. Returns how many were reset. */
+size_t bl_test_obatch_reset_failed(bl_test_obatch *bt, bl_gen *g);
 
 /* ---- hand-made initial states --------------------------------------------- */
 
