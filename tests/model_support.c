@@ -947,6 +947,15 @@ size_t bl_test_obatch_random_frames(bl_test_obatch *bt, bl_gen *g, size_t frames
     return failures;
 }
 
+void bl_test_obatch_frame(bl_test_obatch *bt, bl_gen *g, size_t t, double p,
+                          void (*fill)(bl_test_obatch *bt, bl_gen *g))
+{
+    bt->frame = t;
+    for (size_t b = 0; b < bt->nslots; b++)
+        bt->active[b] = !bt->slots[b].failed && bl_test_uni(g) < p;
+    fill(bt, g);
+}
+
 size_t bl_test_obatch_reset_failed(bl_test_obatch *bt, bl_gen *g)
 {
     int32_t *to_reset = bl_test_xcalloc(bt->nslots, sizeof *to_reset);

@@ -343,6 +343,10 @@ size_t bl_test_obatch_random_frames(bl_test_obatch *bt, bl_gen *g, size_t frames
                                     void (*fill)(bl_test_obatch *bt, bl_gen *g),
                                     void (*tally)(const bl_test_obatch *bt, size_t b, void *ctx),
                                     void *ctx);
+/* Starts frame t of the non-finite runs: each slot that has not failed
+ * runs with chance p, and fill() draws the inputs. */
+void bl_test_obatch_frame(bl_test_obatch *bt, bl_gen *g, size_t t, double p,
+                          void (*fill)(bl_test_obatch *bt, bl_gen *g));
 /* Steps the model and the oracles of the active slots with the batch's
  * inputs and noise, calls tally(bt, b, ctx) for each after its oracle's
  * frame, then compares every slot; returns how many slots failed in this

@@ -827,10 +827,7 @@ static void nonfinite_runs(bl_dtype dtype)
                  dtype == BL_FLOAT64 ? "float64" : "float32", id, bt.n, bt.nslots);
         bl_test_obatch_compare(&bt, true, "creation");
         for (size_t t = 0; t < NONFINITE_FRAMES; t++) {
-            bt.frame = t;
-            for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = !bt.slots[b].failed && bl_test_uni(&g) < 0.9;
-            fill_frame(&bt, &g);
+            bl_test_obatch_frame(&bt, &g, t, 0.9, fill_frame);
             for (size_t b = 0; b < bt.nslots; b++)
                 if (ip_slot[b] && bt.active[b] && bl_test_pick(&g, 3) == 0)
                     bl_test_put(bt.inputs, dtype, b * bt.r, big);
