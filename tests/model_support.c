@@ -985,6 +985,20 @@ size_t bl_test_obatch_reset_failed(bl_test_obatch *bt, bl_gen *g)
 
 /* ---- hand-made initial states --------------------------------------------- */
 
+/* The double arrays of a hand-made Falandays state, with their lengths. */
+enum { FALANDAYS_ARRAYS = 7 };
+
+static void falandays_arrays(bl_falandays_init *in, double **fields[FALANDAYS_ARRAYS],
+                             size_t counts[FALANDAYS_ARRAYS])
+{
+    const size_t n = in->n;
+    double **f[] = {&in->weights, &in->recurrent_mask, &in->input_weights, &in->output_mask,
+                    &in->acts,    &in->targets,        &in->spikes};
+    const size_t c[] = {n * n, n * n, n * in->r, n * in->e, n, n, n};
+    memcpy(fields, f, sizeof f);
+    memcpy(counts, c, sizeof c);
+}
+
 /* Zero arrays, signs +1, targets at targ_min: the adapter's defaults. */
 bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
                                               const bl_falandays_config *c)
@@ -997,14 +1011,12 @@ bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
     in->n = n;
     in->r = r;
     in->e = e;
-    in->weights = bl_test_xcalloc(n * n, sizeof(double));
-    in->recurrent_mask = bl_test_xcalloc(n * n, sizeof(double));
-    in->input_weights = bl_test_xcalloc(n * r, sizeof(double));
-    in->output_mask = bl_test_xcalloc(n * e, sizeof(double));
+    double **fields[FALANDAYS_ARRAYS];
+    size_t counts[FALANDAYS_ARRAYS];
+    falandays_arrays(in, fields, counts);
+    for (size_t k = 0; k < FALANDAYS_ARRAYS; k++)
+        *fields[k] = bl_test_xcalloc(counts[k], sizeof(double));
     in->signs = bl_test_xcalloc(n, sizeof(int32_t));
-    in->acts = bl_test_xcalloc(n, sizeof(double));
-    in->targets = bl_test_xcalloc(n, sizeof(double));
-    in->spikes = bl_test_xcalloc(n, sizeof(double));
     for (size_t i = 0; i < n; i++) {
         in->signs[i] = 1;
         in->targets[i] = in->config.targ_min;
@@ -1016,14 +1028,12 @@ void bl_test_falandays_init_destroy(bl_falandays_init *in)
 {
     if (!in)
         return;
-    free(in->weights);
-    free(in->recurrent_mask);
-    free(in->input_weights);
-    free(in->output_mask);
+    double **fields[FALANDAYS_ARRAYS];
+    size_t counts[FALANDAYS_ARRAYS];
+    falandays_arrays(in, fields, counts);
+    for (size_t k = 0; k < FALANDAYS_ARRAYS; k++)
+        free(*fields[k]);
     free(in->signs);
-    free(in->acts);
-    free(in->targets);
-    free(in->spikes);
     free(in);
 }
 
@@ -1062,6 +1072,22 @@ bl_falandays_init *bl_test_tiny_init(const bl_falandays_config *c)
     return in;
 }
 
+/* The arrays of a hand-made SORN state with their lengths: the E arrays
+ * first, then the I_ARRAYS of the inhibitory population. */
+enum { SORN_ARRAYS = 11, I_ARRAYS = 4 };
+
+static void sorn_arrays(bl_sorn_init *in, double **fields[SORN_ARRAYS],
+                        size_t counts[SORN_ARRAYS])
+{
+    const size_t ne = in->n_e, ni = in->n - in->n_e;
+    double **f[] = {&in->w_ee, &in->ee_mask, &in->c_e,  &in->w_eu, &in->output_mask, &in->t_e,
+                    &in->x,    &in->w_ei,    &in->w_ie, &in->t_i,  &in->y};
+    const size_t c[] = {ne * ne, ne * ne, ne, ne * in->r, in->e * ne, ne, ne,
+                        ne * ni, ni * ne, ni, ni};
+    memcpy(fields, f, sizeof f);
+    memcpy(counts, c, sizeof c);
+}
+
 /* Every array zero; the arrays of an empty inhibitory population are NULL,
  * as model.h allows. */
 bl_sorn_init *bl_test_sorn_init_create(size_t n, size_t r, size_t e, size_t n_e,
@@ -1072,24 +1098,16 @@ bl_sorn_init *bl_test_sorn_init_create(size_t n, size_t r, size_t e, size_t n_e,
         in->config = *c;
     else
         bl_sorn_config_default(&in->config);
-    const size_t ni = n - n_e;
     in->n = n;
     in->r = r;
     in->e = e;
     in->n_e = n_e;
-    in->w_ee = bl_test_xcalloc(n_e * n_e, sizeof(double));
-    in->ee_mask = bl_test_xcalloc(n_e * n_e, sizeof(double));
-    in->c_e = bl_test_xcalloc(n_e, sizeof(double));
-    in->w_eu = bl_test_xcalloc(n_e * r, sizeof(double));
-    in->output_mask = bl_test_xcalloc(e * n_e, sizeof(double));
-    in->t_e = bl_test_xcalloc(n_e, sizeof(double));
-    in->x = bl_test_xcalloc(n_e, sizeof(double));
-    if (ni) {
-        in->w_ei = bl_test_xcalloc(n_e * ni, sizeof(double));
-        in->w_ie = bl_test_xcalloc(ni * n_e, sizeof(double));
-        in->t_i = bl_test_xcalloc(ni, sizeof(double));
-        in->y = bl_test_xcalloc(ni, sizeof(double));
-    }
+    double **fields[SORN_ARRAYS];
+    size_t counts[SORN_ARRAYS];
+    sorn_arrays(in, fields, counts);
+    const size_t allocated = n > n_e ? SORN_ARRAYS : SORN_ARRAYS - I_ARRAYS;
+    for (size_t k = 0; k < allocated; k++)
+        *fields[k] = bl_test_xcalloc(counts[k], sizeof(double));
     return in;
 }
 
@@ -1097,17 +1115,11 @@ void bl_test_sorn_init_destroy(bl_sorn_init *in)
 {
     if (!in)
         return;
-    free(in->w_ee);
-    free(in->ee_mask);
-    free(in->c_e);
-    free(in->w_ei);
-    free(in->w_ie);
-    free(in->w_eu);
-    free(in->output_mask);
-    free(in->t_e);
-    free(in->t_i);
-    free(in->x);
-    free(in->y);
+    double **fields[SORN_ARRAYS];
+    size_t counts[SORN_ARRAYS];
+    sorn_arrays(in, fields, counts);
+    for (size_t k = 0; k < SORN_ARRAYS; k++)
+        free(*fields[k]);
     free(in);
 }
 
