@@ -413,6 +413,12 @@ long bl_test_construct_allocations(const bl_test_family *f, const void *config, 
     return total;
 }
 
+void bl_test_apply_fault(void *config, const bl_test_fault *fault)
+{
+    for (size_t k = 0; k < fault->count; k++)
+        memcpy((char *)config + fault->at[k], &fault->v[k], sizeof(double));
+}
+
 void *bl_test_numpy_differential(const bl_test_numpy_run *run, void *ctx)
 {
     BL_REQUIRE_NUMPY();

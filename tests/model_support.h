@@ -144,6 +144,18 @@ void bl_test_expect_construct_shapes(const bl_test_family *f, const void *config
 long bl_test_construct_allocations(const bl_test_family *f, const void *config, size_t n,
                                    void (*same)(const void *got, const void *want));
 
+/* A configuration fault: one or two double fields of a configuration,
+ * given by offset, set to bad values; needle names the field reported. */
+typedef struct bl_test_fault {
+    size_t count;
+    size_t at[2];
+    double v[2];
+    const char *needle;
+} bl_test_fault;
+
+/* Sets the fault's fields of config. */
+void bl_test_apply_fault(void *config, const bl_test_fault *fault);
+
 /* One array of a construction as NumPy's record lists it. */
 typedef struct bl_test_part {
     const char *name;

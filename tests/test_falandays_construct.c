@@ -5,6 +5,7 @@
  * doubles is on bit patterns: signed zeros of masked weights matter. */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,16 +50,24 @@ static void expect_sparse(const char *what, const double *a, size_t n, const ent
 
 /* ---- known answers (Appendix A.3, A.4) ---------------------------------- */
 
-static void test_kat_unsigned_repair(void **state)
+/* Links with probability 0.4, masks repaired, and three receptors linked
+ * with the probabilities ilp (which must outlive the configuration). */
+static bl_falandays_config repair_config(const double ilp[3])
 {
-    (void)state;
     bl_falandays_config c;
     bl_falandays_config_default(&c);
-    const double ilp[3] = {0.0, 0.5, 1.0};
     c.link_p = 0.4;
     c.repair_masks = true;
     c.input_link_p = ilp;
     c.input_link_p_len = 3;
+    return c;
+}
+
+static void test_kat_unsigned_repair(void **state)
+{
+    (void)state;
+    const double ilp[3] = {0.0, 0.5, 1.0};
+    bl_falandays_config c = repair_config(ilp);
     bl_gen g = bl_test_gen_for("kat");
     bl_falandays_init *s = construct_ok(&c, 6, 3, 2, &g);
     assert_int_equal(s->n, 6);
@@ -300,13 +309,8 @@ static void test_numpy_differential(void **state)
 static void test_scale_preserves_draws(void **state)
 {
     (void)state;
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
     const double ilp[3] = {0.0, 0.2, 0.8};
-    c.link_p = 0.4;
-    c.repair_masks = true;
-    c.input_link_p = ilp;
-    c.input_link_p_len = 3;
+    bl_falandays_config c = repair_config(ilp);
     const size_t n = 8, r = 3, e = 2;
     for (int variant = 0; variant < 4; variant++) {
         char key[32];
@@ -415,40 +419,28 @@ static void test_invalid_configs(void **state)
     (void)state;
     bl_gen g = bl_test_gen_for("invalid");
     bl_falandays_config c;
-
-    bl_falandays_config_default(&c);
-    c.leak = 1.1;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "leak");
-    bl_falandays_config_default(&c);
-    c.link_p = -0.1;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "link_p");
-    bl_falandays_config_default(&c);
-    c.noise_gain = NAN;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "noise_gain");
-    bl_falandays_config_default(&c);
-    c.targ_min = 0.0;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "targ_min");
+#define AT(field) offsetof(bl_falandays_config, field)
+    static const bl_test_fault faults[] = {
+        {1, {AT(leak)}, {1.1}, "leak"},
+        {1, {AT(link_p)}, {-0.1}, "link_p"},
+        {1, {AT(noise_gain)}, {NAN}, "noise_gain"},
+        {1, {AT(targ_min)}, {0.0}, "targ_min"},
+        /* Two faults: the spec's order (finite, [0,1], non-negative,
+         * positive, enums, input_link_p) decides which is reported. */
+        {2, {AT(leak), AT(noise_gain)}, {1.1, NAN}, "noise_gain"},
+        {2, {AT(threshold_mult), AT(link_p)}, {0.0, -0.1}, "link_p"},
+        {2, {AT(targ_min), AT(lrate_targ)}, {0.0, -1.0}, "lrate_targ"},
+    };
+#undef AT
+    for (size_t k = 0; k < sizeof faults / sizeof *faults; k++) {
+        bl_falandays_config_default(&c);
+        bl_test_apply_fault(&c, &faults[k]);
+        expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, faults[k].needle);
+    }
     bl_falandays_config_default(&c);
     c.weight_init_mode = (bl_weight_init)7;
     expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "weight_init_mode");
-
-    /* Two faults: the spec's order (finite, [0,1], non-negative, positive,
-     * enums, input_link_p) decides which is reported. */
-    bl_falandays_config_default(&c);
-    c.leak = 1.1;
-    c.noise_gain = NAN;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "noise_gain");
-    bl_falandays_config_default(&c);
-    c.threshold_mult = 0.0;
-    c.link_p = -0.1;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "link_p");
-    bl_falandays_config_default(&c);
-    c.targ_min = 0.0;
-    c.lrate_targ = -1.0;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "lrate_targ");
-    bl_falandays_config_default(&c);
-    c.weight_init_mode = (bl_weight_init)7;
-    c.targ_min = -1.0;
+    c.targ_min = -1.0; /* a bad value comes before a bad enum */
     expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "targ_min");
     const double bad[2] = {0.5, 1.5};
     bl_falandays_config_default(&c);

@@ -5,6 +5,7 @@
  * failures. Doubles are compared on bit patterns. */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,19 +88,19 @@ static void test_kat(void **state)
     const double mask[25] = {0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0,
                              1, 0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0};
     bl_test_expect_table("ee_mask", s->ee_mask, mask, 25);
+    /* The non-zero weights, [row][column]. */
+    static const struct {
+        size_t i, j;
+        double v;
+    } nz[] = {
+        {0, 2, 0.2872775756513713},  {0, 3, 0.20267546860901164}, {0, 4, 0.5100469557396171},
+        {1, 2, 0.5714630437137352},  {1, 4, 0.4285369562862648},  {2, 3, 1.0},
+        {3, 1, 0.3729287764701384},  {3, 2, 0.4575011763737802},  {3, 4, 0.16957004715608132},
+        {4, 0, 0.6206461160219001},  {4, 2, 0.2576872450533732},  {4, 3, 0.1216666389247266},
+    };
     double w[25] = {0};
-    w[0 * 5 + 2] = 0.2872775756513713;
-    w[0 * 5 + 3] = 0.20267546860901164;
-    w[0 * 5 + 4] = 0.5100469557396171;
-    w[1 * 5 + 2] = 0.5714630437137352;
-    w[1 * 5 + 4] = 0.4285369562862648;
-    w[2 * 5 + 3] = 1.0;
-    w[3 * 5 + 1] = 0.3729287764701384;
-    w[3 * 5 + 2] = 0.4575011763737802;
-    w[3 * 5 + 4] = 0.16957004715608132;
-    w[4 * 5 + 0] = 0.6206461160219001;
-    w[4 * 5 + 2] = 0.2576872450533732;
-    w[4 * 5 + 3] = 0.1216666389247266;
+    for (size_t k = 0; k < sizeof nz / sizeof *nz; k++)
+        w[nz[k].i * 5 + nz[k].j] = nz[k].v;
     /* Unlisted entries are np.zeros' +0.0 (times a positive scale). */
     bl_test_expect_table("w_ee", s->w_ee, w, 25);
     const double c_e[5] = {1.0, 1.0, 1.0, 0.9999999999999998, 0.9999999999999999};
@@ -490,44 +491,28 @@ static void test_invalid_configs(void **state)
     (void)state;
     bl_gen g = bl_test_gen_for("invalid");
     bl_sorn_config c;
-
-    bl_sorn_config_default(&c);
-    c.inhibitory_fraction = 1.01;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "inhibitory_fraction must be in [0, 1]");
-    bl_sorn_config_default(&c);
-    c.p_ee = -0.1;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "p_ee must be finite and non-negative");
-    bl_sorn_config_default(&c);
-    c.eta_ip = INFINITY;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "eta_ip must be finite");
-    bl_sorn_config_default(&c);
-    c.H_ip = NAN;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "H_ip must be finite");
-    bl_sorn_config_default(&c);
-    c.ee_row_sum = -INFINITY;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "ee_row_sum");
-    bl_sorn_config_default(&c);
-    c.H_ip = 1.5;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "H_ip must be in [0, 1]");
-
-    /* Two faults: every field is checked for finite and >= 0 before any
-     * probability is checked against 1, each round in declaration order. */
-    bl_sorn_config_default(&c);
-    c.inhibitory_fraction = 1.01;
-    c.eta_ip = INFINITY;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "eta_ip");
-    bl_sorn_config_default(&c);
-    c.p_input = 2.0;
-    c.H_ip = NAN;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "H_ip");
-    bl_sorn_config_default(&c);
-    c.p_output = 1.5;
-    c.p_ei = 1.25;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "p_ei");
-    bl_sorn_config_default(&c);
-    c.T_I_max = -1.0;
-    c.p_ie = -1.0;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "p_ie");
+#define AT(field) offsetof(bl_sorn_config, field)
+    static const bl_test_fault faults[] = {
+        {1, {AT(inhibitory_fraction)}, {1.01}, "inhibitory_fraction must be in [0, 1]"},
+        {1, {AT(p_ee)}, {-0.1}, "p_ee must be finite and non-negative"},
+        {1, {AT(eta_ip)}, {INFINITY}, "eta_ip must be finite"},
+        {1, {AT(H_ip)}, {NAN}, "H_ip must be finite"},
+        {1, {AT(ee_row_sum)}, {-INFINITY}, "ee_row_sum"},
+        {1, {AT(H_ip)}, {1.5}, "H_ip must be in [0, 1]"},
+        /* Two faults: every field is checked for finite and >= 0 before
+         * any probability is checked against 1, each round in declaration
+         * order. */
+        {2, {AT(inhibitory_fraction), AT(eta_ip)}, {1.01, INFINITY}, "eta_ip"},
+        {2, {AT(p_input), AT(H_ip)}, {2.0, NAN}, "H_ip"},
+        {2, {AT(p_output), AT(p_ei)}, {1.5, 1.25}, "p_ei"},
+        {2, {AT(T_I_max), AT(p_ie)}, {-1.0, -1.0}, "p_ie"},
+    };
+#undef AT
+    for (size_t k = 0; k < sizeof faults / sizeof *faults; k++) {
+        bl_sorn_config_default(&c);
+        bl_test_apply_fault(&c, &faults[k]);
+        expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, faults[k].needle);
+    }
     /* The config comes before the dimensions and the generator. */
     expect_reject(&c, 0, 0, 0, NULL, BL_EVALUE, "p_ie");
 

@@ -187,27 +187,23 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
     const size_t frames = (big ? 40 : 80) / BL_TEST_FRAME_DIV;
     for (size_t f = 0; f < frames; f++) {
         const double op = bl_test_uni(&g);
-        if (op < 0.04) {
+        if (op < 0.08) {
+            /* A reset (op below 0.04) or a freeze of a random subset of
+             * slots, on both kernels; a reset slot may run again. */
+            const bool reset = op < 0.04;
+            const bl_test_op which = reset ? BL_TEST_RESET
+                                     : bl_test_uni(&g) < 0.5 ? BL_TEST_FREEZE_PLASTICITY
+                                                             : BL_TEST_FREEZE_WEIGHTS;
             for (size_t b = 0; b < nb; b++) {
-                act[b] = bl_test_uni(&g) < 0.6;
-                if (act[b])
+                act[b] = bl_test_uni(&g) < (reset ? 0.6 : 0.5);
+                if (reset && act[b])
                     failed[b] = false;
             }
-            bl_test_apply_op(ref, BL_TEST_RESET, act, nb, "reset");
-            bl_test_apply_op(fast, BL_TEST_RESET, act, nb, "reset");
-            st->resets++;
-            compare(ref, fast, "reset", f);
-            continue;
-        }
-        if (op < 0.08) {
-            const bl_test_op which =
-                bl_test_uni(&g) < 0.5 ? BL_TEST_FREEZE_PLASTICITY : BL_TEST_FREEZE_WEIGHTS;
-            for (size_t b = 0; b < nb; b++)
-                act[b] = bl_test_uni(&g) < 0.5;
-            bl_test_apply_op(ref, which, act, nb, "freeze");
-            bl_test_apply_op(fast, which, act, nb, "freeze");
-            st->freezes++;
-            compare(ref, fast, "freeze", f);
+            bl_test_apply_op(ref, which, act, nb, bl_test_op_name(which));
+            bl_test_apply_op(fast, which, act, nb, bl_test_op_name(which));
+            st->resets += reset;
+            st->freezes += !reset;
+            compare(ref, fast, reset ? "reset" : "freeze", f);
             continue;
         }
         if (op < 0.10) {
