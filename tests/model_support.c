@@ -20,7 +20,8 @@ void *bl_test_xcalloc(size_t count, size_t size)
 
 /* ---- model calls -------------------------------------------------------- */
 
-void *bl_test_to_dtype(const bl_model *m, const double *src, size_t count)
+/* count doubles as a buffer of the model dtype (src NULL: zeros); free it. */
+static void *to_dtype(const bl_model *m, const double *src, size_t count)
 {
     bool f32 = bl_model_dtype(m) == BL_FLOAT32;
     void *buf = bl_test_xcalloc(count, f32 ? sizeof(float) : sizeof(double));
@@ -36,7 +37,7 @@ void *bl_test_to_dtype(const bl_model *m, const double *src, size_t count)
 void bl_test_step(bl_model *m, const double *u, const double *xi, const int32_t *active)
 {
     size_t nb = bl_model_slots(m), nr = bl_model_receptors(m), n = bl_model_nodes(m);
-    void *ub = bl_test_to_dtype(m, u, nb * nr), *xb = bl_test_to_dtype(m, xi, nb * n);
+    void *ub = to_dtype(m, u, nb * nr), *xb = to_dtype(m, xi, nb * n);
     int32_t *all = bl_test_xcalloc(nb, sizeof *all);
     for (size_t b = 0; b < nb; b++)
         all[b] = 1;
@@ -105,7 +106,9 @@ void bl_test_assert_bits(double got, double want, const char *what)
         fail_msg("%s: got %.17g, want %.17g", what, got, want);
 }
 
-bl_model *bl_test_created(bl_status st, bl_model *m, const bl_error *err)
+/* The model of a create call that must succeed (else the test fails with
+ * its message). */
+static bl_model *created(bl_status st, bl_model *m, const bl_error *err)
 {
     if (st != BL_OK)
         fail_msg("create: %s", err->msg);
@@ -113,7 +116,9 @@ bl_model *bl_test_created(bl_status st, bl_model *m, const bl_error *err)
     return m;
 }
 
-void bl_test_expect_create_failed(bl_status st, const bl_model *m, const bl_error *err,
+/* A create call that must fail with ValueError naming needle, leaving
+ * *out NULL (m). */
+static void expect_create_failed(bl_status st, const bl_model *m, const bl_error *err,
                                   const char *needle)
 {
     assert_int_equal(st, BL_EVALUE);
@@ -191,7 +196,7 @@ bl_model *bl_test_family_create(const bl_test_family *f, const void *inits, size
     bl_model *m = NULL;
     bl_error err = {0};
     bl_status st = f->create(inits, nslots, dtype, &m, &err);
-    return bl_test_created(st, m, &err);
+    return created(st, m, &err);
 }
 
 void bl_test_family_create_fails(const bl_test_family *f, const void *inits, size_t nslots,
@@ -200,7 +205,7 @@ void bl_test_family_create_fails(const bl_test_family *f, const void *inits, siz
     bl_model *m = (bl_model *)&m; /* must be cleared on failure */
     bl_error err = {0};
     bl_status st = f->create(inits, nslots, dtype, &m, &err);
-    bl_test_expect_create_failed(st, m, &err, needle);
+    expect_create_failed(st, m, &err, needle);
 }
 
 void bl_test_expect_allocation_failures(const bl_test_family *f, const void *inits,
@@ -332,6 +337,35 @@ void bl_test_expect_call_contracts(const bl_test_family *f, bl_model *m, bl_dtyp
     bl_snapshot_destroy(after);
 }
 
+/* g's state before a call (all zeros when g is NULL), for
+ * expect_rejected. */
+static bl_gen gen_state(const bl_gen *g)
+{
+    bl_gen before;
+    memset(&before, 0, sizeof before);
+    if (g)
+        before = *g;
+    return before;
+}
+
+/* What a rejected construction must leave: status want, with needle in
+ * its message, no initial state (out NULL), and the generator g (if any)
+ * in its state `before`, since a rejected construction draws nothing. */
+static void expect_rejected(bl_status st, const bl_error *err, const void *out,
+                             const bl_gen *before, const bl_gen *g, bl_status want,
+                             const char *needle)
+{
+    if (st != want)
+        fail_msg("expected %s containing \"%s\", got %s: %s", bl_status_kind(want), needle,
+                 bl_status_kind(st), err->msg);
+    assert_null(out);
+    assert_int_equal(err->status, want);
+    if (!strstr(err->msg, needle))
+        fail_msg("message \"%s\" lacks \"%s\"", err->msg, needle);
+    /* A rejected construction draws nothing. */
+    if (g)
+        assert_memory_equal(before, g, sizeof *before);
+}
 void *bl_test_construct_ok(const bl_test_family *f, const void *config, size_t n, size_t r,
                            size_t e, bl_gen *g)
 {
@@ -350,9 +384,9 @@ void bl_test_expect_construct_rejected(const bl_test_family *f, const void *conf
     static char sentinel;
     void *s = &sentinel; /* must come back NULL */
     bl_error err = {0};
-    const bl_gen before = bl_test_gen_state(g);
+    const bl_gen before = gen_state(g);
     bl_status st = f->construct(config, n, r, e, g, &s, &err);
-    bl_test_expect_rejected(st, &err, s, &before, g, want, needle);
+    expect_rejected(st, &err, s, &before, g, want, needle);
 }
 
 void bl_test_expect_construct_shapes(const bl_test_family *f, const void *config)
@@ -577,7 +611,7 @@ void bl_test_put(void *buf, bl_dtype dt, size_t k, double v)
         ((float *)buf)[k] = (float)v;
 }
 
-double bl_test_get(const void *buf, bl_dtype dt, size_t k)
+static double dtype_get(const void *buf, bl_dtype dt, size_t k)
 {
     return dt == BL_FLOAT64 ? ((const double *)buf)[k] : (double)((const float *)buf)[k];
 }
@@ -610,7 +644,10 @@ void bl_test_apply_op(bl_model *m, bl_test_op which, const int32_t *active, size
         fail_msg("%s: operation %d: %s", what, (int)which, err.msg);
 }
 
-void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
+/* Draws each of the nslots slots into active with probability 1/2, then
+ * applies `which` to those slots of m; the caller applies it to its
+ * oracles. */
+static void random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
                        const char *what)
 {
     for (size_t b = 0; b < nslots; b++)
@@ -618,12 +655,14 @@ void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, b
     bl_test_apply_op(m, which, active, nslots, what);
 }
 
-void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
+/* Slot b's cnt values of a live view (cnt per slot, in dtype) must be
+ * want's; a difference fails the test naming the view ("effector"). */
+static void check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
                         const double *want, bool nan_equiv, const char *view_name,
                         const char *what, size_t frame)
 {
     for (size_t i = 0; i < cnt; i++)
-        if (!bl_test_same(bl_test_get(view, dtype, b * cnt + i), want[i], nan_equiv))
+        if (!bl_test_same(dtype_get(view, dtype, b * cnt + i), want[i], nan_equiv))
             fail_msg("%s: frame %zu: slot %zu live %s %zu differs", what, frame, b, view_name,
                      i);
 }
@@ -641,7 +680,8 @@ bl_npy *bl_test_fixture(const char *dir, const char *name)
     return a;
 }
 
-double bl_test_fixture_scalar(const char *dir, const char *name)
+/* A one-value fixture array. */
+static double fixture_scalar(const char *dir, const char *name)
 {
     bl_npy *a = bl_test_fixture(dir, name);
     assert_int_equal(a->count, 1);
@@ -654,17 +694,17 @@ bl_falandays_init *bl_test_fixture_init(const char *dir, bool dale)
 {
     bl_falandays_config c;
     bl_falandays_config_default(&c);
-    c.leak = bl_test_fixture_scalar(dir, "leak");
-    c.lrate_wmat = bl_test_fixture_scalar(dir, "lrate_wmat");
-    c.lrate_targ = bl_test_fixture_scalar(dir, "lrate_targ");
-    c.threshold_mult = bl_test_fixture_scalar(dir, "threshold_mult");
-    c.targ_min = bl_test_fixture_scalar(dir, "targ_min");
-    c.input_weight = bl_test_fixture_scalar(dir, "input_weight");
-    c.weight_init_std = bl_test_fixture_scalar(dir, "weight_init_std");
-    c.membrane_noise = bl_test_fixture_scalar(dir, "membrane_noise");
-    c.noise_gain = bl_test_fixture_scalar(dir, "noise_gain");
-    c.learn_on = bl_test_fixture_scalar(dir, "learn_on") != 0.0;
-    c.rectify = bl_test_fixture_scalar(dir, "rectify") != 0.0;
+    c.leak = fixture_scalar(dir, "leak");
+    c.lrate_wmat = fixture_scalar(dir, "lrate_wmat");
+    c.lrate_targ = fixture_scalar(dir, "lrate_targ");
+    c.threshold_mult = fixture_scalar(dir, "threshold_mult");
+    c.targ_min = fixture_scalar(dir, "targ_min");
+    c.input_weight = fixture_scalar(dir, "input_weight");
+    c.weight_init_std = fixture_scalar(dir, "weight_init_std");
+    c.membrane_noise = fixture_scalar(dir, "membrane_noise");
+    c.noise_gain = fixture_scalar(dir, "noise_gain");
+    c.learn_on = fixture_scalar(dir, "learn_on") != 0.0;
+    c.rectify = fixture_scalar(dir, "rectify") != 0.0;
     c.axis = dale ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
 
     bl_npy *wmat0 = bl_test_fixture(dir, "wmat0"), *mask = bl_test_fixture(dir, "recurrent_mask");
@@ -863,10 +903,10 @@ static void obatch_compare_slot(bl_test_obatch *bt, size_t b, bool nan_equiv, co
     const int32_t *fin = bl_model_finite(bt->model);
     bl_test_layout lay;
     ops->get(o, "effectors", bt->scratch, &lay);
-    bl_test_check_view(bl_model_effector_data(bt->model), bt->dtype, b, lay.d0 * lay.d1,
+    check_view(bl_model_effector_data(bt->model), bt->dtype, b, lay.d0 * lay.d1,
                        bt->scratch, nan_equiv, "effector", bt->what, bt->frame);
     ops->get(o, ops->activity, bt->scratch, &lay);
-    bl_test_check_view(bl_model_activity_data(bt->model), bt->dtype, b, lay.d0 * lay.d1,
+    check_view(bl_model_activity_data(bt->model), bt->dtype, b, lay.d0 * lay.d1,
                        bt->scratch, nan_equiv, "activity", bt->what, bt->frame);
     if (fin[b] != ops->finite(o))
         fail_msg("%s: frame %zu: slot %zu live finite %d, oracle %d", bt->what, bt->frame, b,
@@ -879,9 +919,11 @@ void bl_test_obatch_compare(bl_test_obatch *bt, bool nan_equiv, const char *afte
         obatch_compare_slot(bt, b, nan_equiv, after);
 }
 
-size_t bl_test_obatch_op(bl_test_obatch *bt, bl_gen *g, bl_test_op which)
+/* `which` on a random subset of slots, on both sides, then compares;
+ * returns how many slots it touched. */
+static size_t obatch_op(bl_test_obatch *bt, bl_gen *g, bl_test_op which)
 {
-    bl_test_random_op(bt->model, g, bt->active, bt->nslots, which, bt->what);
+    random_op(bt->model, g, bt->active, bt->nslots, which, bt->what);
     size_t count = 0;
     for (size_t b = 0; b < bt->nslots; b++) {
         if (!bt->active[b])
@@ -895,14 +937,16 @@ size_t bl_test_obatch_op(bl_test_obatch *bt, bl_gen *g, bl_test_op which)
     return count;
 }
 
-void bl_test_obatch_random_ops(bl_test_obatch *bt, bl_gen *g, const size_t odds[3],
+/* Freezes the weights, freezes plasticity and resets, each with chance
+ * 1/odds[op] (bl_test_op), in that order; counts the slots into ops. */
+static void obatch_random_ops(bl_test_obatch *bt, bl_gen *g, const size_t odds[3],
                                size_t ops[3])
 {
     static const bl_test_op order[] = {BL_TEST_FREEZE_WEIGHTS, BL_TEST_FREEZE_PLASTICITY,
                                        BL_TEST_RESET};
     for (size_t k = 0; k < 3; k++)
         if (bl_test_pick(g, odds[order[k]]) == 0)
-            ops[order[k]] += bl_test_obatch_op(bt, g, order[k]);
+            ops[order[k]] += obatch_op(bt, g, order[k]);
 }
 
 size_t bl_test_obatch_step(bl_test_obatch *bt, bool nan_equiv,
@@ -944,7 +988,7 @@ size_t bl_test_obatch_random_frames(bl_test_obatch *bt, bl_gen *g, size_t frames
     bl_test_obatch_compare(bt, false, "creation");
     for (size_t t = 0; t < frames; t++) {
         bt->frame = t;
-        bl_test_obatch_random_ops(bt, g, odds, ops);
+        obatch_random_ops(bt, g, odds, ops);
         for (size_t b = 0; b < bt->nslots; b++)
             bt->active[b] = !bt->slots[b].failed && (t % 5 == 0 || bl_test_uni(g) < 0.8);
         fill(bt, g);
@@ -1150,29 +1194,4 @@ double bl_test_le_double(const unsigned char *b)
     for (int i = 7; i >= 0; i--)
         v = v << 8 | b[i];
     return bl_test_double(v);
-}
-
-bl_gen bl_test_gen_state(const bl_gen *g)
-{
-    bl_gen before;
-    memset(&before, 0, sizeof before);
-    if (g)
-        before = *g;
-    return before;
-}
-
-void bl_test_expect_rejected(bl_status st, const bl_error *err, const void *out,
-                             const bl_gen *before, const bl_gen *g, bl_status want,
-                             const char *needle)
-{
-    if (st != want)
-        fail_msg("expected %s containing \"%s\", got %s: %s", bl_status_kind(want), needle,
-                 bl_status_kind(st), err->msg);
-    assert_null(out);
-    assert_int_equal(err->status, want);
-    if (!strstr(err->msg, needle))
-        fail_msg("message \"%s\" lacks \"%s\"", err->msg, needle);
-    /* A rejected construction draws nothing. */
-    if (g)
-        assert_memory_equal(before, g, sizeof *before);
 }

@@ -1,9 +1,13 @@
 /* Shared helpers of the model test executables (test_falandays*.c,
  * test_sorn*.c): checked allocation, hand-made initial states, dtype
  * buffers, model calls that fail the test on error, snapshot access,
- * bit-exact comparisons, generator draws, and the model side of the
- * differential tests against the oracles. Every helper fails the running
- * cmocka test rather than return an error. */
+ * bit-exact comparisons and generator draws; the properties both families
+ * share, written once over a table of family operations (bl_test_family:
+ * batch contracts, allocation failures, resets, snapshot layouts,
+ * construction checks, the NumPy differential driver); and the
+ * differential batches that step a model and one oracle per slot
+ * (bl_test_obatch). Every helper fails the running cmocka test rather
+ * than return an error. */
 #ifndef BL_TEST_MODEL_SUPPORT_H
 #define BL_TEST_MODEL_SUPPORT_H
 
@@ -48,8 +52,6 @@ void *bl_test_xcalloc(size_t count, size_t size);
 
 /* ---- model calls -------------------------------------------------------- */
 
-/* count doubles as a buffer of the model dtype (src NULL: zeros); free it. */
-void *bl_test_to_dtype(const bl_model *m, const double *src, size_t count);
 /* One frame; u [B][R] and xi [B][N] may be NULL (zeros), active NULL (all). */
 void bl_test_step(bl_model *m, const double *u, const double *xi, const int32_t *active);
 void bl_test_reset(bl_model *m, const int32_t *active);
@@ -63,13 +65,6 @@ size_t bl_test_values_of(const bl_snapshot_array *a);
 void bl_test_assert_snap_identical(const bl_snapshot *a, const bl_snapshot *b, const char *what);
 void bl_test_assert_bits(double got, double want, const char *what);
 
-/* The model of a create call that must succeed (else the test fails with
- * its message). */
-bl_model *bl_test_created(bl_status st, bl_model *m, const bl_error *err);
-/* A create call that must fail with ValueError naming needle, leaving
- * *out NULL (m). */
-void bl_test_expect_create_failed(bl_status st, const bl_model *m, const bl_error *err,
-                                  const char *needle);
 
 /* ---- the two families: shared property checks ---------------------------- */
 
@@ -231,7 +226,6 @@ void bl_test_gen_seeded(bl_gen *g, uint64_t seed);
 bl_gen bl_test_gen_for(const char *key);
 size_t bl_test_dtype_size(bl_dtype dt);
 void bl_test_put(void *buf, bl_dtype dt, size_t k, double v);
-double bl_test_get(const void *buf, bl_dtype dt, size_t k);
 /* Same bits, or (when nan_equiv) both NaN: NaN payloads depend on operand
  * order inside commutative operations and are no contract of the spec. */
 bool bl_test_same(double a, double b, bool nan_equiv);
@@ -251,23 +245,11 @@ const char *bl_test_op_name(bl_test_op which);
  * failure). */
 void bl_test_apply_op(bl_model *m, bl_test_op which, const int32_t *active, size_t nslots,
                       const char *what);
-/* Draws each of the nslots slots into active with probability 1/2, then
- * applies `which` to those slots of m; the caller applies it to its
- * oracles. */
-void bl_test_random_op(bl_model *m, bl_gen *g, int32_t *active, size_t nslots, bl_test_op which,
-                       const char *what);
-/* Slot b's cnt values of a live view (cnt per slot, in dtype) must be
- * want's; a difference fails the test naming the view ("effector"). */
-void bl_test_check_view(const void *view, bl_dtype dtype, size_t b, size_t cnt,
-                        const double *want, bool nan_equiv, const char *view_name,
-                        const char *what, size_t frame);
 
 /* ---- the Falandays fixtures of spec/models.md §8 --------------------------- */
 
 /* fixtures/<dir>/<name>.npy of the shared folder (BL_REQUIRE_SHARED first). */
 bl_npy *bl_test_fixture(const char *dir, const char *name);
-/* A one-value fixture array. */
-double bl_test_fixture_scalar(const char *dir, const char *name);
 /* The initial state of fixture dir, a hand-made one (see below): its
  * parameters on the Dale axis or the unsigned one, and its arrays, which
  * the files hold [source][destination]. */
@@ -337,13 +319,6 @@ void bl_test_obatch_free(bl_test_obatch *bt);
 /* Every snapshot key of every slot against its oracle (names, layouts and
  * bits; NaNs alike when nan_equiv), then the live views. */
 void bl_test_obatch_compare(bl_test_obatch *bt, bool nan_equiv, const char *after);
-/* `which` on a random subset of slots, on both sides, then compares;
- * returns how many slots it touched. */
-size_t bl_test_obatch_op(bl_test_obatch *bt, bl_gen *g, bl_test_op which);
-/* Freezes the weights, freezes plasticity and resets, each with chance
- * 1/odds[op] (bl_test_op), in that order; counts the slots into ops. */
-void bl_test_obatch_random_ops(bl_test_obatch *bt, bl_gen *g, const size_t odds[3],
-                               size_t ops[3]);
 /* The random differential run of a batch: compares the creation state,
  * then for each of `frames` frames draws the operations (odds as
  * bl_test_obatch_random_ops), which slots run (all every fifth frame,
@@ -401,15 +376,6 @@ void bl_test_sorn_init_destroy(bl_sorn_init *in);
 /* Element i of what: c must have the bits of ref. */
 void bl_test_expect_bits(const char *what, size_t i, double c, double ref);
 void bl_test_expect_table(const char *what, const double *a, const double *want, size_t count);
-/* g's state before a call (all zeros when g is NULL), for
- * bl_test_expect_rejected. */
-bl_gen bl_test_gen_state(const bl_gen *g);
-/* What a rejected construction must leave: status want, with needle in
- * its message, no initial state (out NULL), and the generator g (if any)
- * in its state `before`, since a rejected construction draws nothing. */
-void bl_test_expect_rejected(bl_status st, const bl_error *err, const void *out,
-                             const bl_gen *before, const bl_gen *g, bl_status want,
-                             const char *needle);
 /* A little-endian double from 8 bytes. */
 double bl_test_le_double(const unsigned char *b);
 
