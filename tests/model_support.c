@@ -552,6 +552,12 @@ void bl_test_expect_values(const double *got, const double *want, size_t count,
             fail_msg("%s[%zu]: got %.17g, want %.17g", what, k, got[k], want[k]);
 }
 
+void bl_test_expect_key(const bl_snapshot *s, const char *key, const double *want, size_t count,
+                        const char *what)
+{
+    bl_test_expect_values(bl_test_sget(s, key), want, count, what);
+}
+
 void bl_test_expect_values_rejected(const bl_test_family *f, const void *inits, bl_dtype dtype,
                                     double *const *arrays, const char *const *names,
                                     size_t count, size_t at, double even, double odd,

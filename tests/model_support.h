@@ -194,6 +194,9 @@ typedef struct bl_test_layout {
 void bl_test_expect_layout(const bl_snapshot *s, const bl_test_layout *keys, size_t count);
 /* Both snapshots hold key name with equal shapes and bits. */
 bool bl_test_same_key(const bl_snapshot *a, const bl_snapshot *b, const char *name);
+/* The first count values of snapshot key `key` have the bits of want. */
+void bl_test_expect_key(const bl_snapshot *s, const char *key, const double *want, size_t count,
+                        const char *what);
 /* got[k] has the bits of want[k] for every k < count. */
 void bl_test_expect_values(const double *got, const double *want, size_t count,
                            const char *what);

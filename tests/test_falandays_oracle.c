@@ -582,8 +582,8 @@ static void random_runs(bl_dtype dtype)
                   "oosawa, %zu rectify, %zu learn_on off\n",
                   dtype == BL_FLOAT64 ? "float64" : "float32", st.scenarios, st.max_n,
                   st.slot_frames, st.spikes, st.ties, st.weight_updates, st.target_updates,
-                  st.ops[BL_TEST_RESET],
-                  st.ops[BL_TEST_FREEZE_WEIGHTS], st.ops[BL_TEST_FREEZE_PLASTICITY], st.failures, st.hand_slots, st.dale_slots,
+                  st.ops[BL_TEST_RESET], st.ops[BL_TEST_FREEZE_WEIGHTS],
+                  st.ops[BL_TEST_FREEZE_PLASTICITY], st.failures, st.hand_slots, st.dale_slots,
                   st.oosawa_slots, st.rectify_slots, st.learn_off_slots);
     /* The comparison means little unless the dynamics were exercised. */
     assert_true(st.spikes * 50 > st.slot_frames); /* well above 1 spike every 50 slot-frames */

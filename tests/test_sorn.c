@@ -151,23 +151,23 @@ static void test_threshold_equality_and_synchronous_old_populations(void **state
         const double one[1] = {1};
         step(m, one, NULL);
         bl_snapshot *s = bl_test_snap(m, 0);
-        bl_test_expect_values(bl_test_sget(s, "activity"), (double[]){1, 1, 1}, 3, "activity");
+        bl_test_expect_key(s, "activity", (double[]){1, 1, 1}, 3, "activity");
         /* Exactly +0: ((0 - 0) + 1) - 1 for E, (1·1 + 0·0) - 1 for I. */
-        bl_test_expect_values(bl_test_sget(s, "drive"), (double[]){0, 0, 0}, 3, "drive");
-        bl_test_expect_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x");
-        bl_test_expect_values(bl_test_sget(s, "y"), (double[]){1}, 1, "y");
-        bl_test_expect_values(bl_test_sget(s, "prev_x"), (double[]){1, 0}, 2, "prev_x");
-        bl_test_expect_values(bl_test_sget(s, "prev_y"), (double[]){0}, 1, "prev_y");
-        bl_test_expect_values(bl_test_sget(s, "effectors"), (double[]){1}, 1, "effectors");
+        bl_test_expect_key(s, "drive", (double[]){0, 0, 0}, 3, "drive");
+        bl_test_expect_key(s, "x", (double[]){1, 1}, 2, "x");
+        bl_test_expect_key(s, "y", (double[]){1}, 1, "y");
+        bl_test_expect_key(s, "prev_x", (double[]){1, 0}, 2, "prev_x");
+        bl_test_expect_key(s, "prev_y", (double[]){0}, 1, "prev_y");
+        bl_test_expect_key(s, "effectors", (double[]){1}, 1, "effectors");
         assert_int_equal(bl_model_finite(m)[0], 1);
         bl_snapshot_destroy(s);
         /* The inhibition that fired in frame 1 reaches E only now, while
          * I reads the E state of frame 1. */
         step(m, one, NULL);
         s = bl_test_snap(m, 0);
-        bl_test_expect_values(bl_test_sget(s, "drive"), (double[]){-1, -1, 0}, 3, "drive, frame 2");
-        bl_test_expect_values(bl_test_sget(s, "activity"), (double[]){0, 0, 1}, 3, "activity, frame 2");
-        bl_test_expect_values(bl_test_sget(s, "effectors"), (double[]){0}, 1, "effectors, frame 2");
+        bl_test_expect_key(s, "drive", (double[]){-1, -1, 0}, 3, "drive, frame 2");
+        bl_test_expect_key(s, "activity", (double[]){0, 0, 1}, 3, "activity, frame 2");
+        bl_test_expect_key(s, "effectors", (double[]){0}, 1, "effectors, frame 2");
         bl_snapshot_destroy(s);
         bl_model_destroy(m);
         bl_test_sorn_init_destroy(in);
@@ -187,7 +187,7 @@ static void test_zero_drive_fires(void **state)
         bl_model *m = create(&in, 1, d ? BL_FLOAT32 : BL_FLOAT64);
         step(m, NULL, NULL);
         bl_snapshot *s = bl_test_snap(m, 0);
-        bl_test_expect_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x");
+        bl_test_expect_key(s, "x", (double[]){1, 1}, 2, "x");
         assert_true(bl_test_sget(s, "drive")[0] == 0 && bl_test_sget(s, "drive")[1] == 0);
         bl_snapshot_destroy(s);
         bl_model_destroy(m);
@@ -221,16 +221,16 @@ static void test_zero_original_normalisation_target_skips_scaling(void **state)
     bl_model *m = create(&in, 1, BL_FLOAT64);
     step(m, NULL, NULL);
     bl_snapshot *s = bl_test_snap(m, 0);
-    bl_test_expect_values(bl_test_sget(s, "x"), (double[]){0, 1}, 2, "x");
+    bl_test_expect_key(s, "x", (double[]){0, 1}, 2, "x");
     /* Row 0: 0.2 + 0.1·(0·0 - 1·1); row 1: 0.2 + 0.1·(1·1 - 0·0); no
      * scaling because c_e = 0. */
     volatile double w01 = 0.2, w10 = 0.2, eta = 0.1;
     const double want[4] = {0, w01 + eta * -1.0, w10 + eta * 1.0, 0};
-    bl_test_expect_values(bl_test_sget(s, "w_ee"), want, 4, "w_ee");
+    bl_test_expect_key(s, "w_ee", want, 4, "w_ee");
     assert_true(fabs(want[1] - 0.1) < 1e-15 && fabs(want[2] - 0.3) < 1e-15);
-    bl_test_expect_values(bl_test_sget(s, "ee_mask"), (double[]){0, 1, 1, 0}, 4, "ee_mask");
-    bl_test_expect_values(bl_test_sget(s, "t_e"), (double[]){2, -1}, 2, "t_e (eta_ip 0)");
-    bl_test_expect_values(bl_test_sget(s, "effectors"), (double[]){0.5}, 1, "effectors");
+    bl_test_expect_key(s, "ee_mask", (double[]){0, 1, 1, 0}, 4, "ee_mask");
+    bl_test_expect_key(s, "t_e", (double[]){2, -1}, 2, "t_e (eta_ip 0)");
+    bl_test_expect_key(s, "effectors", (double[]){0.5}, 1, "effectors");
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_destroy(s);
     bl_model_destroy(m);
@@ -246,15 +246,15 @@ static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mas
     bl_snapshot *s0 = bl_test_snap(m, 0);
     step(m, NULL, NULL);
     bl_snapshot *s = bl_test_snap(m, 0);
-    bl_test_expect_values(bl_test_sget(s, "x"), (double[]){0, 1}, 2, "x");
+    bl_test_expect_key(s, "x", (double[]){0, 1}, 2, "x");
     /* (0, 1) is depressed below zero: pruned, its row total 0, no division. */
-    bl_test_expect_values(bl_test_sget(s, "ee_mask"), (double[]){0, 0, 1, 0}, 4, "ee_mask");
+    bl_test_expect_key(s, "ee_mask", (double[]){0, 0, 1, 0}, 4, "ee_mask");
     volatile double w10 = 0.2, eta = 0.001, target = 0.2;
     const double grown = w10 + eta * 1.0;
     const double renorm = grown * (target / grown);
-    bl_test_expect_values(bl_test_sget(s, "w_ee"), (double[]){0, 0, renorm, 0}, 4, "w_ee");
+    bl_test_expect_key(s, "w_ee", (double[]){0, 0, renorm, 0}, 4, "w_ee");
     assert_true(fabs(renorm - 0.2) < 1e-16);
-    bl_test_expect_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
+    bl_test_expect_key(s, "adaptation_finite", (double[]){1, 1}, 2, "adaptation_finite");
     assert_int_equal(bl_model_finite(m)[0], 1);
     bl_snapshot_destroy(s);
 
@@ -263,8 +263,8 @@ static void test_pruning_is_permanent_zero_rows_stay_zero_and_reset_restores_mas
     const double three[1] = {3};
     step(m, three, NULL);
     s = bl_test_snap(m, 0);
-    bl_test_expect_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x, frame 2");
-    bl_test_expect_values(bl_test_sget(s, "prev_x"), (double[]){0, 1}, 2, "prev_x, frame 2");
+    bl_test_expect_key(s, "x", (double[]){1, 1}, 2, "x, frame 2");
+    bl_test_expect_key(s, "prev_x", (double[]){0, 1}, 2, "prev_x, frame 2");
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], 0.0, "pruned weight stays 0");
     bl_test_assert_bits(bl_test_sget(s, "ee_mask")[1], 0.0, "pruned mask stays 0");
     assert_int_equal(bl_model_finite(m)[0], 1);
@@ -299,13 +299,13 @@ static void test_unmasked_entries_and_frozen_weights(void **state)
     bl_test_assert_bits(bl_test_sget(a, "w_ee")[0], 0.0, "unmasked -0.0");
     bl_test_assert_bits(bl_test_sget(a, "w_ee")[3], 0.0, "unmasked 0.25");
     /* Slot 1: frozen, bit for bit the initial weights; thresholds adapt. */
-    bl_test_expect_values(bl_test_sget(b, "w_ee"), (double[]){-0.0, 0.5, 0.5, 0.25}, 4, "frozen w_ee");
-    bl_test_expect_values(bl_test_sget(b, "plasticity"), (double[]){0, 1}, 2, "plasticity");
+    bl_test_expect_key(b, "w_ee", (double[]){-0.0, 0.5, 0.5, 0.25}, 4, "frozen w_ee");
+    bl_test_expect_key(b, "plasticity", (double[]){0, 1}, 2, "plasticity");
     assert_true(bl_test_sget(b, "t_e")[0] != 2 && bl_test_sget(b, "t_e")[1] != -1);
     /* The unmasked weights still drive (the sum ignores the mask):
      * ((-0.0 + 0.5) - 0) + 0 - 2 and ((0.5 + 0.25) - 0) + 0 + 1. */
     for (int k = 0; k < 2; k++)
-        bl_test_expect_values(bl_test_sget(k ? b : a, "drive"), (double[]){-1.5, 1.75}, 2, "drive");
+        bl_test_expect_key(k ? b : a, "drive", (double[]){-1.5, 1.75}, 2, "drive");
     bl_snapshot_destroy(a);
     bl_snapshot_destroy(b);
     bl_model_destroy(m);
@@ -337,10 +337,10 @@ static void test_float32_arithmetic_stays_in_float(void **state)
     float n10 = w10 + eta * (x1 * 1.0f - 0.0f * x0);
     float s0 = c0 / n01, s1 = c1 / n10;
     float t0 = te0 + etai * (x0 - h), t1 = te1 + etai * (x1 - h);
-    bl_test_expect_values(bl_test_sget(s, "drive"), (double[]){d0, d1}, 2, "drive");
-    bl_test_expect_values(bl_test_sget(s, "w_ee"), (double[]){0, n01 * s0, n10 * s1, 0}, 4, "w_ee");
-    bl_test_expect_values(bl_test_sget(s, "t_e"), (double[]){t0, t1}, 2, "t_e");
-    bl_test_expect_values(bl_test_sget(s, "parameters"), (double[]){0.0123f, 0.0371f, 0.137f}, 3,
+    bl_test_expect_key(s, "drive", (double[]){d0, d1}, 2, "drive");
+    bl_test_expect_key(s, "w_ee", (double[]){0, n01 * s0, n10 * s1, 0}, 4, "w_ee");
+    bl_test_expect_key(s, "t_e", (double[]){t0, t1}, 2, "t_e");
+    bl_test_expect_key(s, "parameters", (double[]){0.0123f, 0.0371f, 0.137f}, 3,
                   "parameters");
     bl_snapshot_destroy(s);
     bl_model_destroy(m);
@@ -414,9 +414,9 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
         assert_true(bl_test_same_key(after[b], initial[b], "t_i"));
         assert_true(bl_test_same_key(after[b], initial[b], "c_e"));
     }
-    bl_test_expect_values(bl_test_sget(after[0], "plasticity"), (double[]){0, 1}, 2, "slot 0 plasticity");
-    bl_test_expect_values(bl_test_sget(after[1], "plasticity"), (double[]){0, 0}, 2, "slot 1 plasticity");
-    bl_test_expect_values(bl_test_sget(after[2], "plasticity"), (double[]){1, 1}, 2, "slot 2 plasticity");
+    bl_test_expect_key(after[0], "plasticity", (double[]){0, 1}, 2, "slot 0 plasticity");
+    bl_test_expect_key(after[1], "plasticity", (double[]){0, 0}, 2, "slot 1 plasticity");
+    bl_test_expect_key(after[2], "plasticity", (double[]){1, 1}, 2, "slot 2 plasticity");
 
     bl_test_reset(m, (const int32_t[]){1, 1, 0});
     for (int b = 0; b < 2; b++) {
@@ -426,7 +426,7 @@ static void test_freeze_modes_reset_and_owned_storage(void **state)
     }
     bl_snapshot *slot2 = bl_test_snap(m, 2);
     bl_test_assert_snap_identical(slot2, after[2], "slot 2 untouched by the reset");
-    bl_test_expect_values(bl_test_sget(slot2, "plasticity"), (double[]){1, 1}, 2, "slot 2 plasticity");
+    bl_test_expect_key(slot2, "plasticity", (double[]){1, 1}, 2, "slot 2 plasticity");
     bl_snapshot_destroy(slot2);
     for (int b = 0; b < 3; b++) {
         bl_snapshot_destroy(initial[b]);
@@ -601,15 +601,15 @@ static void test_one_node_no_inhibitory_population_and_initial_learning_disabled
             assert_int_equal(a->shape[1], empty[k].d1);
             assert_int_equal(bl_test_values_of(a), 0);
         }
-        bl_test_expect_values(bl_test_sget(s, "activity"), (double[]){1}, 1, "activity");
-        bl_test_expect_values(bl_test_sget(s, "effectors"), (double[]){1}, 1, "effectors");
+        bl_test_expect_key(s, "activity", (double[]){1}, 1, "activity");
+        bl_test_expect_key(s, "effectors", (double[]){1}, 1, "effectors");
         assert_true(bl_test_same_key(s, s0, "t_e"));
         assert_true(bl_test_same_key(s, s0, "w_ee"));
-        bl_test_expect_values(bl_test_sget(s, "plasticity"), (double[]){0, 0}, 2, "plasticity");
+        bl_test_expect_key(s, "plasticity", (double[]){0, 0}, 2, "plasticity");
         assert_int_equal(bl_model_finite(m)[0], 1);
         bl_test_reset(m, ALL3);
         bl_snapshot *r = bl_test_snap(m, 0);
-        bl_test_expect_values(bl_test_sget(r, "plasticity"), (double[]){0, 0}, 2, "plasticity after reset");
+        bl_test_expect_key(r, "plasticity", (double[]){0, 0}, 2, "plasticity after reset");
         bl_test_assert_snap_identical(r, s0, "reset");
         bl_snapshot_destroy(r);
         bl_snapshot_destroy(s);
@@ -634,7 +634,7 @@ static void test_nonfinite_drive_is_reported_even_when_threshold_output_is_binar
         const double inf[1] = {INFINITY}, one[1] = {1};
         step(m, inf, NULL);
         bl_snapshot *s = bl_test_snap(m, 0);
-        bl_test_expect_values(bl_test_sget(s, "activity"), (double[]){1}, 1, "activity");
+        bl_test_expect_key(s, "activity", (double[]){1}, 1, "activity");
         assert_true(isinf(bl_test_sget(s, "drive")[0]));
         assert_int_equal(bl_model_finite(m)[0], 0);
         assert_true(bl_test_sget(s, "finite")[0] == 0);
@@ -734,7 +734,7 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     bl_model *m = create(&in, 1, BL_FLOAT32);
     step(m, NULL, NULL);
     bl_snapshot *s = bl_test_snap(m, 0);
-    bl_test_expect_values(bl_test_sget(s, "x"), (double[]){1, 0}, 2, "x");
+    bl_test_expect_key(s, "x", (double[]){1, 0}, 2, "x");
     assert_true(isinf(bl_test_sget(s, "w_ee")[1]));
     assert_true(bl_test_sget(s, "adaptation_finite")[0] == 0);
     assert_int_equal(bl_model_finite(m)[0], 0);
@@ -751,7 +751,7 @@ static void test_stdp_overflow_and_scale_are_flagged(void **state)
     m = create(&in, 1, BL_FLOAT64);
     step(m, NULL, NULL);
     s = bl_test_snap(m, 0);
-    bl_test_expect_values(bl_test_sget(s, "x"), (double[]){1, 0}, 2, "x");
+    bl_test_expect_key(s, "x", (double[]){1, 0}, 2, "x");
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[2], 0.0, "pruned");
     bl_test_assert_bits(bl_test_sget(s, "ee_mask")[2], 0.0, "pruned mask");
     assert_true(bl_test_sget(s, "adaptation_finite")[1] == 0);
@@ -786,10 +786,10 @@ static void test_threshold_overflow_is_reported(void **state)
     bl_model *m = create(&in, 1, BL_FLOAT32);
     step(m, (const double[]){3e38}, NULL);
     bl_snapshot *s = bl_test_snap(m, 0);
-    bl_test_expect_values(bl_test_sget(s, "x"), (double[]){1, 1}, 2, "x");
+    bl_test_expect_key(s, "x", (double[]){1, 1}, 2, "x");
     assert_true(isfinite(bl_test_sget(s, "drive")[0]) && isfinite(bl_test_sget(s, "drive")[1]));
     assert_true(isfinite(bl_test_sget(s, "t_e")[0]) && isinf(bl_test_sget(s, "t_e")[1]));
-    bl_test_expect_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
+    bl_test_expect_key(s, "adaptation_finite", (double[]){1, 1}, 2, "adaptation_finite");
     assert_int_equal(bl_model_finite(m)[0], 0);
     bl_snapshot_destroy(s);
     bl_model_destroy(m);
@@ -981,15 +981,15 @@ static void test_snapshot_layout(void **state)
     assert_null(bl_snapshot_get(s, "weights"));
     /* Creation state: activity = concat(x, y), prev = current, drive 0,
      * effectors 0 even though x would read 0.5, flags set. */
-    bl_test_expect_values(bl_test_sget(s, "activity"), (double[]){1, 0, 0}, 3, "activity");
-    bl_test_expect_values(bl_test_sget(s, "prev_x"), (double[]){1, 0}, 2, "prev_x");
-    bl_test_expect_values(bl_test_sget(s, "drive"), (double[]){0, 0, 0}, 3, "drive");
-    bl_test_expect_values(bl_test_sget(s, "effectors"), (double[]){0}, 1, "effectors");
-    bl_test_expect_values(bl_test_sget(s, "adaptation_finite"), (double[]){1, 1}, 2, "adaptation_finite");
-    bl_test_expect_values(bl_test_sget(s, "plasticity"), (double[]){0, 0}, 2, "plasticity");
-    bl_test_expect_values(bl_test_sget(s, "parameters"), (double[]){0.001f, 0.001f, 0.1f}, 3, "parameters");
-    bl_test_expect_values(bl_test_sget(s, "ee_mask"), (double[]){0, 0, 1, 0}, 4, "ee_mask");
-    bl_test_expect_values(bl_test_sget(s, "output_mask"), (double[]){1, 1}, 2, "output_mask");
+    bl_test_expect_key(s, "activity", (double[]){1, 0, 0}, 3, "activity");
+    bl_test_expect_key(s, "prev_x", (double[]){1, 0}, 2, "prev_x");
+    bl_test_expect_key(s, "drive", (double[]){0, 0, 0}, 3, "drive");
+    bl_test_expect_key(s, "effectors", (double[]){0}, 1, "effectors");
+    bl_test_expect_key(s, "adaptation_finite", (double[]){1, 1}, 2, "adaptation_finite");
+    bl_test_expect_key(s, "plasticity", (double[]){0, 0}, 2, "plasticity");
+    bl_test_expect_key(s, "parameters", (double[]){0.001f, 0.001f, 0.1f}, 3, "parameters");
+    bl_test_expect_key(s, "ee_mask", (double[]){0, 0, 1, 0}, 4, "ee_mask");
+    bl_test_expect_key(s, "output_mask", (double[]){1, 1}, 2, "output_mask");
     bl_test_assert_bits(bl_test_sget(s, "w_ee")[1], -0.0, "signed zero survives");
     assert_true(bl_test_sget(s, "finite")[0] == 1);
     assert_true(bl_model_finite(m)[0] == 1);
