@@ -853,12 +853,10 @@ void bl_test_obatch_free(bl_test_obatch *bt)
         bt->ops->destroy(sl->orc);
         (sl->hand ? bt->family->hand_destroy : bt->family->init_destroy)(sl->init);
     }
-    free(bt->slots);
     bl_model_destroy(bt->model);
-    free(bt->scratch);
-    free(bt->inputs);
-    free(bt->noise);
-    free(bt->active);
+    void *const buffers[] = {bt->slots, bt->scratch, bt->inputs, bt->noise, bt->active};
+    for (size_t k = 0; k < sizeof buffers / sizeof *buffers; k++)
+        free(buffers[k]);
     memset(bt, 0, sizeof *bt);
 }
 
@@ -1060,13 +1058,7 @@ bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
                                               const bl_falandays_config *c)
 {
     bl_falandays_init *in = bl_test_xcalloc(1, sizeof *in);
-    if (c)
-        in->config = *c;
-    else
-        bl_falandays_config_default(&in->config);
-    in->n = n;
-    in->r = r;
-    in->e = e;
+    *in = (bl_falandays_init){.config = *c, .n = n, .r = r, .e = e};
     double **fields[FALANDAYS_ARRAYS];
     size_t counts[FALANDAYS_ARRAYS];
     falandays_arrays(in, fields, counts);
@@ -1150,14 +1142,7 @@ bl_sorn_init *bl_test_sorn_init_create(size_t n, size_t r, size_t e, size_t n_e,
                                     const bl_sorn_config *c)
 {
     bl_sorn_init *in = bl_test_xcalloc(1, sizeof *in);
-    if (c)
-        in->config = *c;
-    else
-        bl_sorn_config_default(&in->config);
-    in->n = n;
-    in->r = r;
-    in->e = e;
-    in->n_e = n_e;
+    *in = (bl_sorn_init){.config = *c, .n = n, .r = r, .e = e, .n_e = n_e};
     double **fields[SORN_ARRAYS];
     size_t counts[SORN_ARRAYS];
     sorn_arrays(in, fields, counts);

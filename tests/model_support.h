@@ -352,10 +352,10 @@ size_t bl_test_obatch_reset_failed(bl_test_obatch *bt, bl_gen *g);
 /* ---- hand-made initial states --------------------------------------------- */
 
 /* Initial states allocated by the tests (each array with calloc), not by
- * construction: every array zero, c's config (the default when NULL).
- * Falandays signs are +1 and targets at targ_min, the adapter's defaults;
- * SORN's arrays of an empty inhibitory population are NULL, as model.h
- * allows. The _free functions release them (NULL is a no-op). */
+ * construction: every array zero, c's config. Falandays signs are +1 and
+ * targets at targ_min, the adapter's defaults; SORN's arrays of an empty
+ * inhibitory population are NULL, as model.h allows. The _destroy
+ * functions release them (NULL is a no-op). */
 bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
                                               const bl_falandays_config *c);
 void bl_test_falandays_init_destroy(bl_falandays_init *in);

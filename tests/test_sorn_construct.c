@@ -367,6 +367,20 @@ static void test_numpy_differential(void **state)
 
 /* ---- §7.2 test 7 -------------------------------------------------------- */
 
+/* Every entry of the rows x cols matrix w is positive and every row sums
+ * to 1. */
+static void expect_full_rows(const double *w, size_t rows, size_t cols)
+{
+    for (size_t i = 0; i < rows; i++) {
+        double tot = 0.0;
+        for (size_t j = 0; j < cols; j++) {
+            assert_true(w[i * cols + j] > 0.0);
+            tot += w[i * cols + j];
+        }
+        assert_true(fabs(tot - 1.0) < 1e-12);
+    }
+}
+
 static void test_defaults_fanout_no_self_determinism(void **state)
 {
     (void)state;
@@ -407,22 +421,8 @@ static void test_defaults_fanout_no_self_determinism(void **state)
     assert_true(pairwise_differs > 0);
 
     /* p_ei = p_ie = 1: full E<-I and I<-E rows summing to 1. */
-    for (size_t i = 0; i < ne; i++) {
-        double tot = 0.0;
-        for (size_t j = 0; j < ni; j++) {
-            assert_true(a->w_ei[i * ni + j] > 0.0);
-            tot += a->w_ei[i * ni + j];
-        }
-        assert_true(fabs(tot - 1.0) < 1e-12);
-    }
-    for (size_t i = 0; i < ni; i++) {
-        double tot = 0.0;
-        for (size_t j = 0; j < ne; j++) {
-            assert_true(a->w_ie[i * ne + j] > 0.0);
-            tot += a->w_ie[i * ne + j];
-        }
-        assert_true(fabs(tot - 1.0) < 1e-12);
-    }
+    expect_full_rows(a->w_ei, ne, ni);
+    expect_full_rows(a->w_ie, ni, ne);
     /* round(0.05 * 167) = 8: each receptor feeds exactly 8 E units, each
      * effector reads exactly 8. */
     for (size_t q = 0; q < r; q++) {
