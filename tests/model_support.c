@@ -1039,6 +1039,12 @@ size_t bl_test_obatch_reset_failed(bl_test_obatch *bt, bl_gen *g)
 
 /* ---- hand-made initial states --------------------------------------------- */
 
+static void free_fields(double **const *fields, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        free(*fields[k]);
+}
+
 /* The double arrays of a hand-made Falandays state, with their lengths. */
 enum { FALANDAYS_ARRAYS = 7 };
 
@@ -1074,14 +1080,13 @@ bl_falandays_init *bl_test_falandays_init_create(size_t n, size_t r, size_t e,
 
 void bl_test_falandays_init_destroy(bl_falandays_init *in)
 {
-    if (!in)
-        return;
-    double **fields[FALANDAYS_ARRAYS];
-    size_t counts[FALANDAYS_ARRAYS];
-    falandays_arrays(in, fields, counts);
-    for (size_t k = 0; k < FALANDAYS_ARRAYS; k++)
-        free(*fields[k]);
-    free(in->signs);
+    if (in) {
+        free(in->signs);
+        double **fields[FALANDAYS_ARRAYS];
+        size_t counts[FALANDAYS_ARRAYS];
+        falandays_arrays(in, fields, counts);
+        free_fields(fields, FALANDAYS_ARRAYS);
+    }
     free(in);
 }
 
@@ -1154,13 +1159,12 @@ bl_sorn_init *bl_test_sorn_init_create(size_t n, size_t r, size_t e, size_t n_e,
 
 void bl_test_sorn_init_destroy(bl_sorn_init *in)
 {
-    if (!in)
-        return;
-    double **fields[SORN_ARRAYS];
-    size_t counts[SORN_ARRAYS];
-    sorn_arrays(in, fields, counts);
-    for (size_t k = 0; k < SORN_ARRAYS; k++)
-        free(*fields[k]);
+    if (in) {
+        double **fields[SORN_ARRAYS];
+        size_t counts[SORN_ARRAYS];
+        sorn_arrays(in, fields, counts);
+        free_fields(fields, SORN_ARRAYS);
+    }
     free(in);
 }
 
