@@ -106,11 +106,11 @@ static void test_kat_unsigned_repair(void **state)
 static void test_kat_dale(void **state)
 {
     (void)state;
+    bl_gen g = bl_test_gen_for("kat-dale");
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     c.axis = BL_AXIS_DALE;
     c.link_p = 0.5;
-    bl_gen g = bl_test_gen_for("kat-dale");
     bl_falandays_init *s = construct_ok(&c, 5, 2, 2, &g);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(s->signs[i], 1);
@@ -378,9 +378,9 @@ static void test_signed_zeros(void **state)
     (void)state;
     bl_falandays_config c;
     bl_falandays_config_default(&c);
+    bl_gen g = bl_test_gen_for("signed-zeros");
     c.weight_init_mode = BL_WINIT_LEGACY_NORMAL;
     c.link_p = 0.0;
-    bl_gen g = bl_test_gen_for("signed-zeros");
     bl_falandays_init *s = construct_ok(&c, 16, 1, 1, &g);
     size_t neg = 0;
     for (size_t k = 0; k < 256; k++) {

@@ -74,9 +74,7 @@ static void test_kat(void **state)
     (void)state;
     bl_sorn_config c;
     bl_sorn_config_default(&c);
-    c.p_ee = 0.4;
-    c.p_input = 0.4;
-    c.p_output = 0.4;
+    c.p_ee = c.p_input = c.p_output = 0.4;
     bl_gen g = bl_test_gen_for("kat-sorn");
     bl_sorn_init *s = construct_ok(&c, 6, 2, 2, &g);
     assert_int_equal(s->n, 6);

@@ -332,9 +332,7 @@ static void test_wild_weights(void **state)
         assert_true(w > 0);
         bl_sorn_config c;
         bl_sorn_config_default(&c);
-        c.inhibitory_fraction = 0.0;
-        c.eta_stdp = 0.0;
-        c.eta_ip = 0.0;
+        c.inhibitory_fraction = c.eta_stdp = c.eta_ip = 0.0;
         bl_sorn_init *in = NULL;
         bl_error err;
         assert_int_equal(bl_sorn_init_create(&c, 3, 1, 1, &in, &err), BL_OK);

@@ -599,13 +599,13 @@ enum { EQ_FRAMES = 12 };
 static void test_equations_scenario(void **state)
 {
     (void)state;
+    bl_gen g;
+    bl_test_gen_seeded(&g, 13);
     bl_sorn_config c;
     bl_sorn_config_default(&c);
     c.eta_stdp = 0.07;
     c.eta_ip = 0.03;
     c.p_ee = 0.4;
-    bl_gen g;
-    bl_test_gen_seeded(&g, 13);
     bl_sorn_init *init = NULL;
     bl_error err = {0};
     if (bl_sorn_construct(&c, 8, 2, 3, &g, &init, &err) != BL_OK)
