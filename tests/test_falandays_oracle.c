@@ -560,8 +560,8 @@ enum { RANDOM_SCENARIOS = 32, RANDOM_FRAMES = 300 };
 static void random_runs(bl_dtype dtype)
 {
     stats st = {0};
-    char what[96];
     for (size_t id = 0; id < RANDOM_SCENARIOS; id++) {
+        char what[96];
         bl_gen g;
         bl_test_gen_seeded(&g, (dtype == BL_FLOAT64 ? 1000 : 2000) + id);
         batch bt;
