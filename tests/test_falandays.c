@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/npy.h"
 #include "brainlesslab/sha256.h"
@@ -20,27 +19,6 @@
 #include "model_support.h"
 
 /* ---- initial states ------------------------------------------------------- */
-
-/* The tiny configuration of §2.7. */
-static bl_falandays_config tiny_config(void)
-{
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = 0.0;
-    c.lrate_wmat = 1.0;
-    c.lrate_targ = 0.1;
-    c.rectify = false;
-    return c;
-}
-
-/* N = R = E = 2, input weights and readout the identity. */
-static bl_falandays_init *tiny_init(const bl_falandays_config *c)
-{
-    bl_falandays_init *in = bl_test_falandays_init_create(2, 2, 2, c);
-    in->input_weights[0] = in->input_weights[3] = 1.0;
-    in->output_mask[0] = in->output_mask[3] = 1.0;
-    return in;
-}
 
 static void set4(double *dst, double a, double b, double c, double d)
 {
@@ -52,100 +30,63 @@ static void set4(double *dst, double a, double b, double c, double d)
 
 /* ---- batch helpers ---------------------------------------------------------- */
 
+#define FAMILY (&bl_test_falandays_family)
+
 static bl_model *create(bl_falandays_init **ins, size_t nslots, bl_dtype dtype)
 {
-    bl_model *m = NULL;
-    bl_error err = {0};
-    bl_status st =
-        bl_model_create_falandays((const bl_falandays_init *const *)ins, nslots, dtype, &m, &err);
-    return bl_test_created(st, m, &err);
+    return bl_test_family_create(FAMILY, ins, nslots, dtype);
 }
 
 static void expect_create_error(bl_falandays_init **ins, size_t nslots, bl_dtype dtype,
                                 const char *needle)
 {
-    bl_model *m = (bl_model *)&m; /* must be cleared on failure */
-    bl_error err = {0};
-    bl_status st =
-        bl_model_create_falandays((const bl_falandays_init *const *)ins, nslots, dtype, &m, &err);
-    bl_test_expect_create_failed(st, m, &err, needle);
+    bl_test_family_create_fails(FAMILY, ins, nslots, dtype, needle);
 }
 
 static const int32_t ALL3[3] = {1, 1, 1};
 
 /* ---- deterministic pseudo-random states ---------------------------------------- */
 
-typedef struct trng {
-    uint64_t s;
-} trng;
-
-static double urand(trng *g)
-{
-    g->s ^= g->s << 13;
-    g->s ^= g->s >> 7;
-    g->s ^= g->s << 17;
-    return (double)(g->s >> 11) * 0x1.0p-53;
-}
-
 /* Not a true normal; the tests only need signed, spread-out noise. */
-static double nrand(trng *g)
+static double nrand(bl_test_trng *g)
 {
     double s = 0;
     for (int k = 0; k < 12; k++)
-        s += urand(g);
+        s += bl_test_urand(g);
     return s - 6.0;
 }
 
-static bl_falandays_init *random_init(trng *g, size_t n, size_t r, size_t e,
+static bl_falandays_init *random_init(bl_test_trng *g, size_t n, size_t r, size_t e,
                                       const bl_falandays_config *c)
 {
     bl_falandays_init *in = bl_test_falandays_init_create(n, r, e, c);
     bool dale = c->axis == BL_AXIS_DALE;
     for (size_t i = 0; i < n; i++) {
-        if (dale && urand(g) < 0.3)
+        if (dale && bl_test_urand(g) < 0.3)
             in->signs[i] = -1;
-        in->acts[i] = urand(g) - 0.3;
-        in->targets[i] = c->targ_min + urand(g);
-        in->spikes[i] = urand(g) < 0.5 ? 1.0 : 0.0;
+        in->acts[i] = bl_test_urand(g) - 0.3;
+        in->targets[i] = c->targ_min + bl_test_urand(g);
+        in->spikes[i] = bl_test_urand(g) < 0.5 ? 1.0 : 0.0;
         for (size_t j = 0; j < n; j++) {
-            bool link = i != j && urand(g) < 0.45;
+            bool link = i != j && bl_test_urand(g) < 0.45;
             in->recurrent_mask[i * n + j] = link;
-            double w = dale ? 0.8 * urand(g) : 1.2 * urand(g) - 0.4;
+            double w = dale ? 0.8 * bl_test_urand(g) : 1.2 * bl_test_urand(g) - 0.4;
             /* A few weights outside the mask: they drive on both axes and
              * Dale clearing removes them. */
-            if (link || urand(g) < 0.1)
+            if (link || bl_test_urand(g) < 0.1)
                 in->weights[i * n + j] = w;
         }
         for (size_t q = 0; q < r; q++)
-            if (urand(g) < 0.6)
+            if (bl_test_urand(g) < 0.6)
                 in->input_weights[i * r + q] = 1.875;
         for (size_t k = 0; k < e; k++)
-            in->output_mask[i * e + k] = urand(g) < 0.5 ? (urand(g) < 0.3 ? 0.5 : 1.0) : 0.0;
+            in->output_mask[i * e + k] =
+                bl_test_urand(g) < 0.5 ? (bl_test_urand(g) < 0.3 ? 0.5 : 1.0) : 0.0;
     }
     return in;
 }
 
 /* ---- §8 fixture replays ----------------------------------------------------------- */
-
-static bl_npy *load(const char *dir, const char *name)
-{
-    char rel[256];
-    snprintf(rel, sizeof rel, "fixtures/%s/%s.npy", dir, name);
-    bl_npy *a = NULL;
-    bl_error err = {0};
-    if (bl_npy_read(bl_test_shared_path(rel), &a, &err) != BL_OK)
-        fail_msg("%s", err.msg);
-    return a;
-}
-
-static double scalar(const char *dir, const char *name)
-{
-    bl_npy *a = load(dir, name);
-    assert_int_equal(a->count, 1);
-    double v = bl_npy_get_f64(a, 0);
-    bl_npy_destroy(a);
-    return v;
-}
 
 static void check_sha(const char *dir, const char *want)
 {
@@ -167,48 +108,21 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
 {
     BL_REQUIRE_SHARED();
     check_sha(dir, sha);
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = scalar(dir, "leak");
-    c.lrate_wmat = scalar(dir, "lrate_wmat");
-    c.lrate_targ = scalar(dir, "lrate_targ");
-    c.threshold_mult = scalar(dir, "threshold_mult");
-    c.targ_min = scalar(dir, "targ_min");
-    c.input_weight = scalar(dir, "input_weight");
-    c.weight_init_std = scalar(dir, "weight_init_std");
-    c.membrane_noise = scalar(dir, "membrane_noise");
-    c.noise_gain = scalar(dir, "noise_gain");
-    c.learn_on = scalar(dir, "learn_on") != 0.0;
-    c.rectify = scalar(dir, "rectify") != 0.0;
-    c.axis = dale ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
+    bl_falandays_init *in = bl_test_fixture_init(dir, dale);
+    const bl_falandays_config c = in->config;
     assert_true(c.lrate_wmat == 0.1);
     assert_true(c.rectify == !dale);
 
-    bl_npy *wmat0 = load(dir, "wmat0"), *rmask = load(dir, "recurrent_mask");
-    bl_npy *inw = load(dir, "input_wmat"), *omask = load(dir, "output_mask");
-    bl_npy *sign = load(dir, "sign"), *inputs = load(dir, "inputs");
-    bl_npy *noise = load(dir, "noise_draws"), *acts_t = load(dir, "acts_T");
-    bl_npy *targets_t = load(dir, "targets_T"), *spikes_t = load(dir, "spikes_T");
-    bl_npy *margin_t = load(dir, "margin_T");
-    const size_t n = wmat0->shape[0], nr = inw->shape[0], ne = omask->shape[1];
+    bl_npy *inputs = bl_test_fixture(dir, "inputs"), *noise = bl_test_fixture(dir, "noise_draws");
+    bl_npy *acts_t = bl_test_fixture(dir, "acts_T"), *targets_t = bl_test_fixture(dir, "targets_T");
+    bl_npy *spikes_t = bl_test_fixture(dir, "spikes_T");
+    bl_npy *margin_t = bl_test_fixture(dir, "margin_T");
+    const size_t n = in->n, nr = in->r, ne = in->e;
     assert_int_equal(n, 24);
     assert_int_equal(nr, 8);
     assert_int_equal(ne, 2);
     assert_int_equal(inputs->shape[0], 40);
 
-    /* The archival adapter: [source][destination] files transposed. */
-    bl_falandays_init *in = bl_test_falandays_init_create(n, nr, ne, &c);
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < n; j++) {
-            in->weights[i * n + j] = bl_npy_get_f64(wmat0, j * n + i);
-            in->recurrent_mask[i * n + j] = (double)bl_npy_get_i64(rmask, j * n + i);
-        }
-        for (size_t q = 0; q < nr; q++)
-            in->input_weights[i * nr + q] = bl_npy_get_f64(inw, q * n + i);
-        for (size_t e = 0; e < ne; e++)
-            in->output_mask[i * ne + e] = bl_npy_get_f64(omask, i * ne + e);
-        in->signs[i] = (int32_t)bl_npy_get_i64(sign, i);
-    }
     bl_model *m = create(&in, 1, dtype);
 
     double maxdev = 0;
@@ -283,8 +197,7 @@ static void replay(const char *dir, const char *sha, bool dale, bl_dtype dtype, 
     free(prev_targets);
     bl_model_destroy(m);
     bl_test_falandays_init_destroy(in);
-    bl_npy *all[] = {wmat0, rmask, inw, omask, sign, inputs, noise, acts_t, targets_t, spikes_t,
-                     margin_t};
+    bl_npy *all[] = {inputs, noise, acts_t, targets_t, spikes_t, margin_t};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++)
         bl_npy_destroy(all[k]);
 }
@@ -318,8 +231,8 @@ static void test_fixture_float32_short(void **state)
 static void test_threshold_equality_residual_error_and_floor(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->recurrent_mask, 1, 1, 1, 1);
     bl_model *m = create(&in, 1, BL_FLOAT64);
     const double u[2] = {2, -3};
@@ -346,8 +259,8 @@ static void test_threshold_equality_residual_error_and_floor(void **state)
 static void test_learning_uses_previous_spikes_and_destination_mask(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     in->spikes[0] = 1;
     set4(in->weights, 0, 7, 0, 0);
     set4(in->recurrent_mask, 1, 0, 1, 1);
@@ -371,10 +284,10 @@ static void test_learning_uses_previous_spikes_and_destination_mask(void **state
 static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_targ = 0.0;
     c.axis = BL_AXIS_DALE;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->weights, 0.1, 0.2, 0.4, 0.1);
     set4(in->recurrent_mask, 1, 0, 1, 1);
     in->signs[0] = -1;
@@ -409,12 +322,12 @@ static void test_dale_signed_learning_floor_and_unmasked_clearing(void **state)
 static void test_oosawa_drive_and_rectify_order(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.drive = BL_DRIVE_OOSAWA;
     c.membrane_noise = 0.5;
     c.noise_gain = 0.25;
     c.learn_on = false;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT64);
     /* Node 0: θ = 2, a = 1, σ = 0.5 + 0.25 * 1, a = 1 + 2 * 0.75 = 2.5 -> spike,
      * residual 0.5. Node 1: a = 3 >= θ, deficit negative so σ = 0.5,
@@ -431,9 +344,9 @@ static void test_oosawa_drive_and_rectify_order(void **state)
 
     /* An infinite input would poison both nodes (inf * 0); overflow in
      * node 1's own sum reaches -inf without touching node 0. */
-    c = tiny_config();
+    c = bl_test_tiny_config();
     c.rectify = true;
-    in = tiny_init(&c);
+    in = bl_test_tiny_init(&c);
     in->acts[1] = -1e308;
     m = create(&in, 1, BL_FLOAT64);
     const double v[2] = {-1, -1e308};
@@ -460,11 +373,11 @@ static void test_float32_leak_complement_in_dtype(void **state)
             leak = l;
     }
     assert_true(leak > 0);
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.leak = leak;
     c.learn_on = false;
     c.threshold_mult = 100;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     in->acts[0] = 1;
     bl_model *m = create(&in, 1, BL_FLOAT32);
     bl_test_step(m, NULL, NULL, NULL);
@@ -481,10 +394,10 @@ static void test_float32_leak_complement_in_dtype(void **state)
 static void test_freeze_modes_are_distinct_and_reset_restores_flags(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     bl_falandays_init *ins[3];
     for (int b = 0; b < 3; b++) {
-        ins[b] = tiny_init(&c);
+        ins[b] = bl_test_tiny_init(&c);
         set4(ins[b]->recurrent_mask, 1, 1, 1, 1);
         ins[b]->spikes[0] = ins[b]->spikes[1] = 1;
     }
@@ -571,7 +484,7 @@ static void batch_configs(bl_falandays_config c[BSLOTS])
  * equals the same slot run alone on exactly its active frames. */
 static void batch_matches_single(bl_dtype dtype)
 {
-    trng g = {0x9e3779b97f4a7c15u};
+    bl_test_trng g = {0x9e3779b97f4a7c15u};
     bl_falandays_config c[BSLOTS];
     batch_configs(c);
     bl_falandays_init *ins[BSLOTS];
@@ -588,7 +501,7 @@ static void batch_matches_single(bl_dtype dtype)
         for (int b = 0; b < BSLOTS; b++) {
             active[b] = (t + b) % 3 != 0;
             for (int q = 0; q < BR; q++)
-                u[b * BR + q] = active[b] ? 2.0 * urand(&g) - 0.3 : 999.0;
+                u[b * BR + q] = active[b] ? 2.0 * bl_test_urand(&g) - 0.3 : 999.0;
             for (int i = 0; i < BN; i++)
                 xi[b * BN + i] = active[b] ? nrand(&g) : 999.0;
         }
@@ -596,15 +509,11 @@ static void batch_matches_single(bl_dtype dtype)
         for (int b = 0; b < BSLOTS; b++) {
             if (active[b])
                 bl_test_step(single[b], u + b * BR, xi + b * BN, NULL);
-            bl_snapshot *x = bl_test_snap(m, (size_t)b), *y = bl_test_snap(single[b], 0);
-            bl_test_assert_snap_identical(x, y, "batched slot vs single run");
+            bl_snapshot *x = bl_test_expect_as_single(m, (size_t)b, single[b]);
             const double *sp = bl_test_sget(x, "spikes");
             for (int i = 0; i < BN; i++)
                 spikes_seen += sp[i] != 0;
-            assert_int_equal(bl_model_finite(m)[b], bl_model_finite(single[b])[0]);
-            assert_int_equal(bl_model_finite(m)[b], 1);
             bl_snapshot_destroy(x);
-            bl_snapshot_destroy(y);
         }
     }
     assert_true(spikes_seen > 0);
@@ -615,24 +524,14 @@ static void batch_matches_single(bl_dtype dtype)
     }
 }
 
-static void test_batch_matches_single_float64(void **state)
-{
-    (void)state;
-    batch_matches_single(BL_FLOAT64);
-}
-
-static void test_batch_matches_single_float32(void **state)
-{
-    (void)state;
-    batch_matches_single(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_batch_matches_single, batch_matches_single)
 
 static void test_inactive_slots_hold_state(void **state)
 {
     (void)state;
     for (int d = 0; d < 2; d++) {
         bl_dtype dtype = d ? BL_FLOAT32 : BL_FLOAT64;
-        trng g = {12345};
+        bl_test_trng g = {12345};
         bl_falandays_config c;
         bl_falandays_config_default(&c);
         c.drive = BL_DRIVE_OOSAWA;
@@ -646,7 +545,7 @@ static void test_inactive_slots_hold_state(void **state)
         double inf_u[3 * BR], xi[3 * BN];
         for (int t = 0; t < 6; t++) {
             for (int k = 0; k < 3 * BR; k++)
-                inf_u[k] = k / BR == 1 ? INFINITY : urand(&g);
+                inf_u[k] = k / BR == 1 ? INFINITY : bl_test_urand(&g);
             for (int k = 0; k < 3 * BN; k++)
                 xi[k] = k / BN == 1 ? NAN : nrand(&g);
             bl_test_step(m, inf_u, xi, active);
@@ -655,11 +554,7 @@ static void test_inactive_slots_hold_state(void **state)
             bl_test_freeze(m, others, t % 2 == 0);
             bl_test_reset(m, others);
         }
-        bl_snapshot *after = bl_test_snap(m, 1);
-        bl_test_assert_snap_identical(after, before, "inactive slot");
-        assert_int_equal(bl_model_finite(m)[1], 1);
-        bl_snapshot_destroy(before);
-        bl_snapshot_destroy(after);
+        bl_test_expect_slot_kept(m, 1, before, "inactive slot");
         bl_model_destroy(m);
         for (int b = 0; b < 3; b++)
             bl_test_falandays_init_destroy(ins[b]);
@@ -671,8 +566,8 @@ static void test_inactive_slots_hold_state(void **state)
 static void test_zero_effector_degree_float32_and_nonfinite(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->output_mask, 0, 0, 0, 0);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     assert_int_equal(bl_model_dtype(m), BL_FLOAT32);
@@ -695,9 +590,9 @@ static void test_zero_effector_degree_float32_and_nonfinite(void **state)
 static void test_finite_is_recomputed_every_frame(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_targ = 1e38;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[2] = {-1e38, 0};
     bl_test_step(m, u, NULL, NULL);
@@ -714,8 +609,8 @@ static void test_finite_is_recomputed_every_frame(void **state)
 static void test_shape_and_dtype_contracts(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *ins[2] = {tiny_init(&c), tiny_init(&c)};
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *ins[2] = {bl_test_tiny_init(&c), bl_test_tiny_init(&c)};
     expect_create_error(ins, 0, BL_FLOAT64, "at least one");
     expect_create_error(NULL, 1, BL_FLOAT64, "at least one");
     expect_create_error(ins, 2, (bl_dtype)7, "float64 or float32");
@@ -729,68 +624,9 @@ static void test_shape_and_dtype_contracts(void **state)
     bl_test_falandays_init_destroy(wide);
 
     for (int d = 0; d < 2; d++) {
-        bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64, other = d ? BL_FLOAT64 : BL_FLOAT32;
+        bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
         bl_model *m = create(ins, 2, dt);
-        assert_int_equal(bl_model_kindof(m), BL_MODEL_FALANDAYS);
-        assert_int_equal(bl_model_slots(m), 2);
-        assert_int_equal(bl_model_nodes(m), 2);
-        assert_int_equal(bl_model_receptors(m), 2);
-        assert_int_equal(bl_model_effectors(m), 2);
-        bl_snapshot *before = bl_test_snap(m, 0);
-        double big[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
-        float bigf[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
-        const void *right = d ? (const void *)bigf : (const void *)big;
-        const void *wrong = d ? (const void *)big : (const void *)bigf;
-        const int32_t active[3] = {1, 1, 1};
-        const struct {
-            bl_matrix u, x;
-            size_t nactive;
-            const int32_t *act;
-            const char *needle;
-        } cases[] = {
-            {{other, 2, 2, wrong},
-             {dt, 2, 2, right},
-             2,
-             active,
-             "inputs must match the model dtype"},
-            {{dt, 2, 2, right},
-             {other, 2, 2, wrong},
-             2,
-             active,
-             "noise must match the model dtype"},
-            {{dt, 2, 3, right}, {dt, 2, 2, right}, 2, active, "inputs"},
-            {{dt, 1, 2, right}, {dt, 2, 2, right}, 2, active, "inputs"},
-            {{dt, 2, 2, right}, {dt, 2, 3, right}, 2, active, "noise"},
-            {{dt, 3, 2, right}, {dt, 3, 2, right}, 2, active, "inputs"},
-            {{dt, 2, 2, NULL}, {dt, 2, 2, right}, 2, active, "inputs"},
-            {{dt, 2, 2, right}, {dt, 2, 2, right}, 3, active, "active"},
-            {{dt, 2, 2, right}, {dt, 2, 2, right}, 1, active, "active"},
-            {{dt, 2, 2, right}, {dt, 2, 2, right}, 2, NULL, "active"},
-        };
-        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-            bl_error err = {0};
-            bl_status st = bl_model_step(m, &cases[k].u, &cases[k].x, cases[k].act,
-                                         cases[k].nactive, &err);
-            assert_int_equal(st, BL_EVALUE);
-            if (!strstr(err.msg, cases[k].needle))
-                fail_msg("case %zu: \"%s\" lacks \"%s\"", k, err.msg, cases[k].needle);
-        }
-        bl_error err = {0};
-        bl_matrix u = {dt, 2, 2, right};
-        assert_int_equal(bl_model_step(m, NULL, &u, active, 2, &err), BL_EVALUE);
-        assert_int_equal(bl_model_step(m, &u, NULL, active, 2, &err), BL_EVALUE);
-        assert_int_equal(bl_model_reset(m, active, 3, &err), BL_EVALUE);
-        assert_non_null(strstr(err.msg, "active"));
-        assert_int_equal(bl_model_freeze_weights(m, active, 1, &err), BL_EVALUE);
-        assert_int_equal(bl_model_freeze_plasticity(m, NULL, 2, &err), BL_EVALUE);
-        bl_snapshot *s = (bl_snapshot *)&s;
-        assert_int_equal(bl_model_snapshot(m, 2, &s, &err), BL_EVALUE);
-        assert_null(s);
-        /* Nothing ran. */
-        bl_snapshot *after = bl_test_snap(m, 0);
-        bl_test_assert_snap_identical(after, before, "rejected calls");
-        bl_snapshot_destroy(before);
-        bl_snapshot_destroy(after);
+        bl_test_expect_call_contracts(FAMILY, m, dt, 2);
         bl_model_destroy(m);
     }
     bl_model_destroy(NULL);
@@ -803,9 +639,9 @@ static void test_shape_and_dtype_contracts(void **state)
 static void test_initial_state_validation(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
-    bl_falandays_init *ok = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
+    bl_falandays_init *ok = bl_test_tiny_init(&c);
     bl_falandays_init *pair[2] = {ok, in};
 
     in->recurrent_mask[1] = 0.1;
@@ -825,18 +661,12 @@ static void test_initial_state_validation(void **state)
     in->config.axis = BL_AXIS_UNSIGNED;
     in->signs[1] = 1;
 
-    double *fields[] = {in->weights, in->input_weights, in->output_mask, in->acts, in->targets,
-                        in->spikes};
-    const char *names[] = {"weights", "input_weights", "output_mask", "acts", "targets",
-                           "spikes"};
-    for (size_t k = 0; k < 6; k++) {
-        double keep = fields[k][1];
-        fields[k][1] = k % 2 ? INFINITY : NAN;
-        char want[64];
-        snprintf(want, sizeof want, "%s must be finite", names[k]);
-        expect_create_error(&in, 1, BL_FLOAT64, want);
-        fields[k][1] = keep;
-    }
+    double *const fields[] = {in->weights, in->input_weights, in->output_mask,
+                              in->acts,    in->targets,       in->spikes};
+    const char *const names[] = {"weights", "input_weights", "output_mask", "acts", "targets",
+                                 "spikes"};
+    bl_test_expect_values_rejected(FAMILY, &in, BL_FLOAT64, fields, names, 6, 1, NAN, INFINITY,
+                                   "%s must be finite", false);
     in->output_mask[1] = -0.5;
     expect_create_error(&in, 1, BL_FLOAT64, "output_mask");
     in->output_mask[1] = 0;
@@ -876,8 +706,8 @@ static void test_initial_state_validation(void **state)
 static void test_owned_storage(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->weights, 0.5, 0.25, 0.125, 1);
     set4(in->recurrent_mask, 0, 1, 1, 0);
     bl_model *m = create(&in, 1, BL_FLOAT64);
@@ -901,7 +731,7 @@ static void test_owned_storage(void **state)
 static void test_snapshot_layout(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     bl_falandays_init *in = bl_test_falandays_init_create(3, 2, 4, &c);
     in->spikes[1] = 1;
     in->output_mask[1 * 4 + 2] = 2;
@@ -909,12 +739,7 @@ static void test_snapshot_layout(void **state)
     in->weights[1] = -0.0;
     bl_model *m = create(&in, 1, BL_FLOAT32);
     bl_snapshot *s = bl_test_snap(m, 0);
-    const struct {
-        const char *name;
-        int ndim;
-        size_t d0, d1;
-        bool integer;
-    } keys[] = {
+    const bl_test_layout keys[] = {
         {"acts", 1, 3, 1, false},          {"targets", 1, 3, 1, false},
         {"spikes", 1, 3, 1, false},        {"previous", 1, 3, 1, false},
         {"errors", 1, 3, 1, false},        {"counts", 1, 3, 1, true},
@@ -924,15 +749,7 @@ static void test_snapshot_layout(void **state)
         {"recurrent_mask", 2, 3, 3, true}, {"input_weights", 2, 3, 2, false},
         {"output_mask", 2, 3, 4, false},   {"signs", 1, 3, 1, true},
     };
-    assert_int_equal(s->count, sizeof keys / sizeof *keys);
-    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-        const bl_snapshot_array *a = bl_snapshot_get(s, keys[k].name);
-        assert_non_null(a);
-        assert_int_equal(a->ndim, keys[k].ndim);
-        assert_int_equal(a->shape[0], keys[k].d0);
-        assert_int_equal(a->shape[1], keys[k].d1);
-        assert_int_equal(a->integer, keys[k].integer);
-    }
+    bl_test_expect_layout(s, keys, sizeof keys / sizeof *keys);
     assert_null(bl_snapshot_get(s, "w_ee"));
     /* Initial effectors are the readout of the initial spikes. */
     const double *eff = bl_test_sget(s, "effectors");
@@ -951,9 +768,9 @@ static void test_snapshot_layout(void **state)
 static void test_precision_overflow_rejected_before_upload(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_wmat = 1e40;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     expect_create_error(&in, 1, BL_FLOAT32, "after casting");
     expect_create_error(&in, 1, BL_FLOAT32, "lrate_wmat is not finite after casting to float32");
     bl_model_destroy(create(&in, 1, BL_FLOAT64));
@@ -976,11 +793,11 @@ static void test_precision_overflow_rejected_before_upload(void **state)
 static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.axis = BL_AXIS_DALE;
     c.lrate_wmat = 1e38;
     c.lrate_targ = 0.01;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     set4(in->recurrent_mask, 0, 1, 1, 0);
     set4(in->weights, 0, 1, 1, 0);
     in->spikes[0] = in->spikes[1] = 1;
@@ -1000,7 +817,7 @@ static void test_dale_clamp_cannot_hide_learning_overflow(void **state)
 static void test_full_reset_matches_creation_snapshot(void **state)
 {
     (void)state;
-    trng g = {777};
+    bl_test_trng g = {777};
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     bl_falandays_init *in = random_init(&g, 4, 2, 2, &c);
@@ -1009,20 +826,7 @@ static void test_full_reset_matches_creation_snapshot(void **state)
         in->output_mask[i * 2] = in->output_mask[i * 2 + 1] = 1;
     }
     bl_model *m = create(&in, 1, BL_FLOAT32);
-    bl_snapshot *s0 = bl_test_snap(m, 0);
-    const double u[2] = {1, 0.5};
-    bl_test_step(m, u, NULL, NULL);
-    bl_test_freeze(m, ALL3, true);
-    bl_test_step(m, u, NULL, NULL);
-    bl_snapshot *mid = bl_test_snap(m, 0);
-    assert_true(memcmp(bl_test_sget(mid, "acts"), bl_test_sget(s0, "acts"), 4 * sizeof(double)) !=
-                0);
-    bl_test_reset(m, ALL3);
-    bl_snapshot *s1 = bl_test_snap(m, 0);
-    bl_test_assert_snap_identical(s1, s0, "full reset");
-    bl_snapshot_destroy(s0);
-    bl_snapshot_destroy(mid);
-    bl_snapshot_destroy(s1);
+    bl_test_expect_full_reset(FAMILY, m, (const double[]){1, 0.5}, "acts");
     bl_model_destroy(m);
     bl_test_falandays_init_destroy(in);
 }
@@ -1030,9 +834,9 @@ static void test_full_reset_matches_creation_snapshot(void **state)
 static void test_target_floor_cannot_hide_overflow(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.lrate_targ = 1e38;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     bl_model *m = create(&in, 1, BL_FLOAT32);
     const double u[2] = {-1e38, 0};
     bl_test_step(m, u, NULL, NULL);
@@ -1049,9 +853,9 @@ static void test_target_floor_cannot_hide_overflow(void **state)
 static void test_required_positive_values_cannot_underflow(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
+    bl_falandays_config c = bl_test_tiny_config();
     c.targ_min = 1e-50;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     expect_create_error(&in, 1, BL_FLOAT32, "positive after casting");
     expect_create_error(&in, 1, BL_FLOAT32, "targ_min");
     bl_model_destroy(create(&in, 1, BL_FLOAT64));
@@ -1064,8 +868,8 @@ static void test_required_positive_values_cannot_underflow(void **state)
 static void test_lossy_mask_casts_are_rejected(void **state)
 {
     (void)state;
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     in->recurrent_mask[2] = 0.1;
     expect_create_error(&in, 1, BL_FLOAT32, "binary before");
     expect_create_error(&in, 1, BL_FLOAT64, "binary before");
@@ -1077,43 +881,12 @@ static void test_lossy_mask_casts_are_rejected(void **state)
 static void test_allocation_failures(void **state)
 {
     (void)state;
-    trng g = {99};
+    bl_test_trng g = {99};
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     bl_falandays_init *ins[2] = {random_init(&g, 5, 2, 3, &c), random_init(&g, 5, 2, 3, &c)};
-    for (int d = 0; d < 2; d++) {
-        bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
-        bl_alloc_fail_at(0);
-        bl_model *m = create(ins, 2, dt);
-        long total = bl_alloc_count();
-        assert_true(total > 1);
-        for (long k = 1; k <= total; k++) {
-            bl_model *x = (bl_model *)&x;
-            bl_error err = {0};
-            bl_alloc_fail_at(k);
-            bl_status st = bl_model_create_falandays((const bl_falandays_init *const *)ins, 2,
-                                                     dt, &x, &err);
-            bl_alloc_fail_at(0);
-            assert_int_equal(st, BL_ENOMEM);
-            assert_null(x);
-            assert_int_equal(err.status, BL_ENOMEM);
-        }
-        bl_alloc_fail_at(0);
-        bl_snapshot *ref = bl_test_snap(m, 1);
-        total = bl_alloc_count();
-        assert_true(total > 1);
-        for (long k = 1; k <= total; k++) {
-            bl_snapshot *s = (bl_snapshot *)&s;
-            bl_error err = {0};
-            bl_alloc_fail_at(k);
-            bl_status st = bl_model_snapshot(m, 1, &s, &err);
-            bl_alloc_fail_at(0);
-            assert_int_equal(st, BL_ENOMEM);
-            assert_null(s);
-        }
-        bl_snapshot_destroy(ref);
-        bl_model_destroy(m);
-    }
+    bl_test_expect_allocation_failures(FAMILY, ins, BL_FLOAT64);
+    bl_test_expect_allocation_failures(FAMILY, ins, BL_FLOAT32);
     bl_test_falandays_init_destroy(ins[0]);
     bl_test_falandays_init_destroy(ins[1]);
 }
@@ -1126,7 +899,7 @@ static void test_invalid_config_rejected_without_error_buffer(void **state)
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     c.leak = 1.5;
-    bl_falandays_init *in = tiny_init(&c);
+    bl_falandays_init *in = bl_test_tiny_init(&c);
     const bl_falandays_init *slots[1] = {in};
     bl_model *m = NULL;
     assert_int_equal(bl_model_create_falandays(slots, 1, BL_FLOAT64, &m, NULL), BL_EVALUE);

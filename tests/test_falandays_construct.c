@@ -5,11 +5,11 @@
  * doubles is on bit patterns: signed zeros of masked weights matter. */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/rng.h"
 #include "support.h"
@@ -17,15 +17,12 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
+#define FAMILY (&bl_test_falandays_family)
+
 static bl_falandays_init *construct_ok(const bl_falandays_config *c, size_t n, size_t r,
                                        size_t e, bl_gen *g)
 {
-    bl_falandays_init *s = NULL;
-    bl_error err = {0};
-    if (bl_falandays_construct(c, n, r, e, g, &s, &err) != BL_OK)
-        fail_msg("construct: %s", err.msg);
-    assert_non_null(s);
-    return s;
+    return bl_test_construct_ok(FAMILY, c, n, r, e, g);
 }
 
 /* A sparse known answer: listed [i][j] values, every other entry +0.0. */
@@ -53,16 +50,24 @@ static void expect_sparse(const char *what, const double *a, size_t n, const ent
 
 /* ---- known answers (Appendix A.3, A.4) ---------------------------------- */
 
-static void test_kat_unsigned_repair(void **state)
+/* Links with probability 0.4, masks repaired, and three receptors linked
+ * with the probabilities ilp (which must outlive the configuration). */
+static bl_falandays_config repair_config(const double ilp[3])
 {
-    (void)state;
     bl_falandays_config c;
     bl_falandays_config_default(&c);
-    const double ilp[3] = {0.0, 0.5, 1.0};
     c.link_p = 0.4;
     c.repair_masks = true;
     c.input_link_p = ilp;
     c.input_link_p_len = 3;
+    return c;
+}
+
+static void test_kat_unsigned_repair(void **state)
+{
+    (void)state;
+    const double ilp[3] = {0.0, 0.5, 1.0};
+    bl_falandays_config c = repair_config(ilp);
     bl_gen g = bl_test_gen_for("kat");
     bl_falandays_init *s = construct_ok(&c, 6, 3, 2, &g);
     assert_int_equal(s->n, 6);
@@ -101,11 +106,11 @@ static void test_kat_unsigned_repair(void **state)
 static void test_kat_dale(void **state)
 {
     (void)state;
+    bl_gen g = bl_test_gen_for("kat-dale");
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     c.axis = BL_AXIS_DALE;
     c.link_p = 0.5;
-    bl_gen g = bl_test_gen_for("kat-dale");
     bl_falandays_init *s = construct_ok(&c, 5, 2, 2, &g);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(s->signs[i], 1);
@@ -172,8 +177,9 @@ static double pick_gain(bl_gen *g, double usual)
     }
 }
 
-static void make_case(bl_gen *g, size_t idx, dcase *d)
+static void make_case(bl_gen *g, size_t idx, void *dc)
 {
+    dcase *d = dc;
     for (int k = 0; k < 4; k++)
         d->seed.limb[k] = bl_philox_next64(&g->bits);
     /* Mostly small networks (where repairs happen), some up to 70 nodes. */
@@ -207,8 +213,9 @@ static const char *mode_name(bl_weight_init m)
 }
 
 /* One oracle request line for a case; %.17g round-trips through float(). */
-static size_t format_case(char *buf, size_t cap, const dcase *d)
+static size_t format_case(char *buf, size_t cap, const void *dc)
 {
+    const dcase *d = dc;
     char hex[65];
     bl_seed_hex(&d->seed, hex);
     const bl_falandays_config *c = &d->c;
@@ -232,8 +239,16 @@ static size_t format_case(char *buf, size_t cap, const dcase *d)
     return (size_t)len;
 }
 
-static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, size_t nbytes)
+/* Coverage of the interesting corners, so a change in the case maker
+ * cannot silently drop them. */
+typedef struct tally {
+    size_t dale, pong, legacy, repaired, lp0, lp1, ilp0, negzero, big;
+} tally;
+
+static void compare_case(size_t idx, const void *dc, const unsigned char *rec, size_t nbytes,
+                         void *ctx)
 {
+    const dcase *d = dc;
     size_t n = d->n, r = d->r, e = d->e;
     size_t count = n + n * n + n * r + n * e + n * n + 3 * n + 2;
     if (nbytes != count * 8)
@@ -241,11 +256,7 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
     bl_gen g;
     bl_gen_init(&g, &d->seed);
     bl_falandays_init *s = construct_ok(&d->c, n, r, e, &g);
-    const struct {
-        const char *name;
-        size_t len;
-        const double *data;
-    } parts[] = {
+    const bl_test_part parts[] = {
         {"recurrent_mask", n * n, s->recurrent_mask},
         {"input_weights", n * r, s->input_weights},
         {"output_mask", n * e, s->output_mask},
@@ -255,75 +266,42 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
         {"spikes", n, s->spikes},
     };
     char what[96];
-    size_t off = 0;
-    for (size_t i = 0; i < n; i++, off++) {
-        snprintf(what, sizeof what, "case %zu signs", idx);
-        bl_test_expect_bits(what, i, (double)s->signs[i], bl_test_le_double(rec + 8 * off));
-    }
-    for (size_t p = 0; p < sizeof parts / sizeof *parts; p++)
-        for (size_t k = 0; k < parts[p].len; k++, off++) {
-            snprintf(what, sizeof what, "case %zu (N=%zu R=%zu E=%zu) %s", idx, n, r, e,
-                     parts[p].name);
-            bl_test_expect_bits(what, k, parts[p].data[k], bl_test_le_double(rec + 8 * off));
-        }
-    /* The generator ends where NumPy's does, 32-bit cache included: the
-     * next integers() uses next32, random() next64. */
-    snprintf(what, sizeof what, "case %zu generator position", idx);
-    bl_test_expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000),
-                        bl_test_le_double(rec + 8 * off));
-    bl_test_expect_bits(what, 1, bl_gen_random(&g), bl_test_le_double(rec + 8 * (off + 1)));
+    snprintf(what, sizeof what, "case %zu signs", idx);
+    for (size_t i = 0; i < n; i++)
+        bl_test_expect_bits(what, i, (double)s->signs[i], bl_test_le_double(rec + 8 * i));
+    size_t off = bl_test_expect_parts(idx, n, r, e, parts, sizeof parts / sizeof *parts, rec, n);
+    bl_test_expect_gen_position(idx, &g, rec, off);
     bl_falandays_init_destroy(s);
+
+    tally *t = ctx;
+    const bl_falandays_config *c = &d->c;
+    t->dale += c->axis == BL_AXIS_DALE;
+    t->pong += c->axis != BL_AXIS_DALE && c->weight_init_mode == BL_WINIT_PONG_MIXED;
+    t->legacy += c->axis != BL_AXIS_DALE && c->weight_init_mode == BL_WINIT_LEGACY_NORMAL;
+    t->repaired += c->repair_masks;
+    t->lp0 += c->link_p == 0.0;
+    t->lp1 += c->link_p == 1.0;
+    t->negzero += signbit(c->recurrent_init_scale) || signbit(c->input_weight);
+    t->big += n >= 50;
+    if (c->input_link_p)
+        for (size_t q = 0; q < r; q++)
+            t->ilp0 += c->input_link_p[q] == 0.0;
 }
 
 static void test_numpy_differential(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    static dcase cases[CASES];
-    bl_gen g;
-    bl_seed root = bl_seed_from_u64(UINT64_C(0x5eed0fa1a4da75));
-    bl_gen_init(&g, &root);
-    size_t cap = (size_t)CASES * 512, len = 0;
-    char *req = malloc(cap);
-    assert_non_null(req);
-    for (size_t i = 0; i < CASES; i++) {
-        make_case(&g, i, &cases[i]);
-        len += format_case(req + len, cap - len, &cases[i]);
-    }
-    unsigned char *out = NULL;
-    size_t outlen = 0, pos = 0;
-    bl_test_numpy(req, &out, &outlen);
-    free(req);
-
-    /* Coverage of the interesting corners, so a change in the case maker
-     * cannot silently drop them. */
-    size_t dale = 0, pong = 0, legacy = 0, repaired = 0, lp0 = 0, lp1 = 0, ilp0 = 0,
-           negzero = 0, big = 0;
-    for (size_t i = 0; i < CASES; i++) {
-        size_t nbytes = 0;
-        const unsigned char *rec = bl_test_numpy_next(out, outlen, &pos, &nbytes);
-        compare_case(i, &cases[i], rec, nbytes);
-        const bl_falandays_config *c = &cases[i].c;
-        dale += c->axis == BL_AXIS_DALE;
-        pong += c->axis != BL_AXIS_DALE && c->weight_init_mode == BL_WINIT_PONG_MIXED;
-        legacy += c->axis != BL_AXIS_DALE && c->weight_init_mode == BL_WINIT_LEGACY_NORMAL;
-        repaired += c->repair_masks;
-        lp0 += c->link_p == 0.0;
-        lp1 += c->link_p == 1.0;
-        negzero += signbit(c->recurrent_init_scale) || signbit(c->input_weight);
-        big += cases[i].n >= 50;
-        if (c->input_link_p)
-            for (size_t q = 0; q < cases[i].r; q++)
-                ilp0 += c->input_link_p[q] == 0.0;
-    }
-    assert_int_equal(pos, outlen);
-    free(out);
+    const bl_test_numpy_run run = {CASES, sizeof(dcase), UINT64_C(0x5eed0fa1a4da75), make_case,
+                                   format_case, compare_case};
+    tally t = {0};
+    free(bl_test_numpy_differential(&run, &t));
     print_message("compared %d random constructions: dale %zu, pong_mixed %zu, legacy %zu, "
                   "repair %zu, link_p 0: %zu, link_p 1: %zu, zero input_link_p: %zu, "
                   "-0.0 gains %zu, N >= 50: %zu\n",
-                  CASES, dale, pong, legacy, repaired, lp0, lp1, ilp0, negzero, big);
-    assert_true(dale > 50 && pong > 50 && legacy > 50 && repaired > 100);
-    assert_true(lp0 > 10 && lp1 > 10 && ilp0 > 50 && negzero > 50 && big > 10);
+                  CASES, t.dale, t.pong, t.legacy, t.repaired, t.lp0, t.lp1, t.ilp0, t.negzero,
+                  t.big);
+    assert_true(t.dale > 50 && t.pong > 50 && t.legacy > 50 && t.repaired > 100);
+    assert_true(t.lp0 > 10 && t.lp1 > 10 && t.ilp0 > 50 && t.negzero > 50 && t.big > 10);
 }
 
 /* ---- §7.1 test 7 -------------------------------------------------------- */
@@ -331,13 +309,8 @@ static void test_numpy_differential(void **state)
 static void test_scale_preserves_draws(void **state)
 {
     (void)state;
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
     const double ilp[3] = {0.0, 0.2, 0.8};
-    c.link_p = 0.4;
-    c.repair_masks = true;
-    c.input_link_p = ilp;
-    c.input_link_p_len = 3;
+    bl_falandays_config c = repair_config(ilp);
     const size_t n = 8, r = 3, e = 2;
     for (int variant = 0; variant < 4; variant++) {
         char key[32];
@@ -405,9 +378,9 @@ static void test_signed_zeros(void **state)
     (void)state;
     bl_falandays_config c;
     bl_falandays_config_default(&c);
+    bl_gen g = bl_test_gen_for("signed-zeros");
     c.weight_init_mode = BL_WINIT_LEGACY_NORMAL;
     c.link_p = 0.0;
-    bl_gen g = bl_test_gen_for("signed-zeros");
     bl_falandays_init *s = construct_ok(&c, 16, 1, 1, &g);
     size_t neg = 0;
     for (size_t k = 0; k < 256; k++) {
@@ -438,12 +411,7 @@ static void test_signed_zeros(void **state)
 static void expect_reject(const bl_falandays_config *c, size_t n, size_t r, size_t e, bl_gen *g,
                           bl_status want, const char *needle)
 {
-    static bl_falandays_init sentinel;
-    bl_falandays_init *s = &sentinel;  /* must come back NULL */
-    bl_error err = {0};
-    const bl_gen before = bl_test_gen_state(g);
-    bl_status st = bl_falandays_construct(c, n, r, e, g, &s, &err);
-    bl_test_expect_rejected(st, &err, s, &before, g, want, needle);
+    bl_test_expect_construct_rejected(FAMILY, c, n, r, e, g, want, needle);
 }
 
 static void test_invalid_configs(void **state)
@@ -451,40 +419,28 @@ static void test_invalid_configs(void **state)
     (void)state;
     bl_gen g = bl_test_gen_for("invalid");
     bl_falandays_config c;
-
-    bl_falandays_config_default(&c);
-    c.leak = 1.1;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "leak");
-    bl_falandays_config_default(&c);
-    c.link_p = -0.1;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "link_p");
-    bl_falandays_config_default(&c);
-    c.noise_gain = NAN;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "noise_gain");
-    bl_falandays_config_default(&c);
-    c.targ_min = 0.0;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "targ_min");
+#define AT(field) offsetof(bl_falandays_config, field)
+    static const bl_test_fault faults[] = {
+        {1, {AT(leak)}, {1.1}, "leak"},
+        {1, {AT(link_p)}, {-0.1}, "link_p"},
+        {1, {AT(noise_gain)}, {NAN}, "noise_gain"},
+        {1, {AT(targ_min)}, {0.0}, "targ_min"},
+        /* Two faults: the spec's order (finite, [0,1], non-negative,
+         * positive, enums, input_link_p) decides which is reported. */
+        {2, {AT(leak), AT(noise_gain)}, {1.1, NAN}, "noise_gain"},
+        {2, {AT(threshold_mult), AT(link_p)}, {0.0, -0.1}, "link_p"},
+        {2, {AT(targ_min), AT(lrate_targ)}, {0.0, -1.0}, "lrate_targ"},
+    };
+#undef AT
+    for (size_t k = 0; k < sizeof faults / sizeof *faults; k++) {
+        bl_falandays_config_default(&c);
+        bl_test_apply_fault(&c, &faults[k]);
+        expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, faults[k].needle);
+    }
     bl_falandays_config_default(&c);
     c.weight_init_mode = (bl_weight_init)7;
     expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "weight_init_mode");
-
-    /* Two faults: the spec's order (finite, [0,1], non-negative, positive,
-     * enums, input_link_p) decides which is reported. */
-    bl_falandays_config_default(&c);
-    c.leak = 1.1;
-    c.noise_gain = NAN;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "noise_gain");
-    bl_falandays_config_default(&c);
-    c.threshold_mult = 0.0;
-    c.link_p = -0.1;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "link_p");
-    bl_falandays_config_default(&c);
-    c.targ_min = 0.0;
-    c.lrate_targ = -1.0;
-    expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "lrate_targ");
-    bl_falandays_config_default(&c);
-    c.weight_init_mode = (bl_weight_init)7;
-    c.targ_min = -1.0;
+    c.targ_min = -1.0; /* a bad value comes before a bad enum */
     expect_reject(&c, 4, 2, 2, &g, BL_EVALUE, "targ_min");
     const double bad[2] = {0.5, 1.5};
     bl_falandays_config_default(&c);
@@ -501,16 +457,11 @@ static void test_invalid_configs(void **state)
 static void test_invalid_shapes(void **state)
 {
     (void)state;
-    bl_gen g = bl_test_gen_for("shapes");
     bl_falandays_config c;
     bl_falandays_config_default(&c);
-    expect_reject(&c, 0, 2, 2, &g, BL_EVALUE, "N must be an integer >= 1");
-    expect_reject(&c, 3, 0, 2, &g, BL_EVALUE, "R must be an integer >= 1");
-    expect_reject(&c, 3, 2, 0, &g, BL_EVALUE, "E must be an integer >= 1");
-    expect_reject(&c, 3, 2, 2, NULL, BL_ETYPE, "rng");
-    /* Dimensions come before the generator, as in the reference. */
-    expect_reject(&c, 0, 2, 2, NULL, BL_EVALUE, "N must be");
+    bl_test_expect_construct_shapes(FAMILY, &c);
 
+    bl_gen g = bl_test_gen_for("shapes");
     const double ilp[2] = {0.1, 0.2};
     c.input_link_p = ilp;
     c.input_link_p_len = 2;
@@ -518,10 +469,6 @@ static void test_invalid_shapes(void **state)
     expect_reject(&c, 3, 1, 2, &g, BL_EVALUE, "input_link_p must have one probability per");
     bl_falandays_init *s = construct_ok(&c, 3, 2, 2, &g);
     bl_falandays_init_destroy(s);
-
-    /* A network too large to address fails cleanly, allocating nothing. */
-    bl_falandays_config_default(&c);
-    expect_reject(&c, SIZE_MAX / 2, 1, 1, &g, BL_ENOMEM, "too large");
 }
 
 static void test_init_alloc(void **state)
@@ -570,6 +517,12 @@ static void test_init_alloc(void **state)
 
 /* ---- allocation failures ------------------------------------------------ */
 
+static void same_weights(const void *got, const void *want)
+{
+    const bl_falandays_init *a = got, *b = want;
+    assert_memory_equal(a->weights, b->weights, 49 * sizeof(double));
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
@@ -582,40 +535,12 @@ static void test_allocation_failures(void **state)
         c.input_link_p_len = 2;
         c.weight_init_mode = (bl_weight_init)(variant % 3);
         c.axis = variant == 3 ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
-        bl_gen ref = bl_test_gen_for("alloc");
-        bl_falandays_init *want = construct_ok(&c, 7, 2, 3, &ref);
-        long total = 0;
-        for (long k = 1;; k++) {
-            bl_gen g = bl_test_gen_for("alloc");
-            bl_gen fresh = g;
-            bl_falandays_init *s = NULL;
-            bl_error err = {0};
-            bl_alloc_fail_at(k);
-            bl_status st = bl_falandays_construct(&c, 7, 2, 3, &g, &s, &err);
-            long attempts = bl_alloc_count();
-            bl_alloc_fail_at(0);
-            if (st == BL_OK) {
-                /* No injected failure was reached: the full count is known. */
-                assert_true(attempts < k);
-                assert_memory_equal(s->weights, want->weights, 49 * sizeof(double));
-                assert_memory_equal(&g, &ref, sizeof g);
-                bl_falandays_init_destroy(s);
-                total = k - 1;
-                break;
-            }
-            assert_int_equal(st, BL_ENOMEM);
-            assert_int_equal(err.status, BL_ENOMEM);
-            assert_null(s);
-            /* Nothing is drawn before every allocation has succeeded. */
-            assert_memory_equal(&g, &fresh, sizeof g);
-            (void)attempts;
-        }
+        long total = bl_test_construct_allocations(FAMILY, &c, 7, same_weights);
         /* Struct + 8 arrays, plus pong_mixed's scratch. */
         assert_int_equal(total, c.axis != BL_AXIS_DALE &&
                                         c.weight_init_mode == BL_WINIT_PONG_MIXED
                                     ? 10
                                     : 9);
-        bl_falandays_init_destroy(want);
     }
 }
 

@@ -101,16 +101,7 @@ static void random_config(bl_gen *g, bl_dtype dt, unsigned combo, bl_falandays_c
     c->weight_init_std = 0.25 + bl_test_uni(g);
     static const double links[] = {0.1, 0.1, 0.1, 0.05, 0.2, 0.3, 0.6, 1.0};
     c->link_p = links[bl_test_pick(g, 8)];
-    c->weight_init_mode = (bl_weight_init)bl_test_pick(g, 3);
-    c->recurrent_init_scale = bl_test_pick(g, 2) ? 1.0 : 2.0 * bl_test_uni(g);
-    c->repair_masks = bl_test_pick(g, 2) != 0;
-    c->inhibitory_frac = 0.5 * bl_test_uni(g);
-    c->axis = (combo & 1u) ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
-    c->drive = (combo & 2u) ? BL_DRIVE_OOSAWA : BL_DRIVE_NONE;
-    c->rectify = (combo & 4u) != 0;
-    c->learn_on = (combo & 8u) == 0;
-    c->membrane_noise = bl_test_pick(g, 5) ? 0.05 + 0.5 * bl_test_uni(g) : 0.0;
-    c->noise_gain = bl_test_pick(g, 5) ? 0.05 + 0.3 * bl_test_uni(g) : 0.0;
+    bl_test_falandays_random_flags(g, combo, c);
     /* Now and then a learning rate that overflows weights or targets. */
     if (bl_test_pick(g, 14) == 0) {
         double huge = dt == BL_FLOAT64 ? 1e300 : 1e37;
@@ -328,26 +319,20 @@ static void random_op(scen *sc, bl_gen *g, stats *st)
     int32_t act[MAXSLOTS];
     for (size_t b = 0; b < sc->nslots; b++)
         act[b] = bl_test_uni(g) < 0.5;
-    const size_t which = bl_test_pick(g, 3);
-    for (size_t k = 0; k < NMODELS; k++) {
-        bl_error err = {0};
-        bl_status rc = which == 0   ? bl_model_reset(sc->m[k], act, sc->nslots, &err)
-                       : which == 1 ? bl_model_freeze_weights(sc->m[k], act, sc->nslots, &err)
-                                    : bl_model_freeze_plasticity(sc->m[k], act, sc->nslots, &err);
-        if (rc != BL_OK)
-            fail_msg("%s: operation: %s", sc->what, err.msg);
-    }
+    const bl_test_op which = (bl_test_op)bl_test_pick(g, 3);
+    for (size_t k = 0; k < NMODELS; k++)
+        bl_test_apply_op(sc->m[k], which, act, sc->nslots, sc->what);
     for (size_t b = 0; b < sc->nslots; b++) {
         if (!act[b])
             continue;
-        if (which == 0) {
+        if (which == BL_TEST_RESET) {
             sc->failed[b] = false;
             st->resets++;
         } else {
             st->freezes++;
         }
     }
-    compare(sc, which == 0 ? "reset" : "freeze", NULL, true, st);
+    compare(sc, bl_test_op_name(which), NULL, true, st);
 }
 
 /* Inputs and noise for one frame, with rare non-finite injections into
@@ -537,23 +522,16 @@ static void expect_coverage(const stats *st)
     assert_true(big_rate > 0.05 && big_rate < 0.95);
 }
 
-static void test_random_float64(void **state)
+static void random_runs(bl_dtype dt)
 {
-    (void)state;
     stats st = {0};
-    run_random(BL_FLOAT64, 0xfa57f64, 40, 3, &st);
-    print_stats("float64", &st);
+    const bool f64 = dt == BL_FLOAT64;
+    run_random(dt, f64 ? 0xfa57f64 : 0xfa57f32, 40, 3, &st);
+    print_stats(f64 ? "float64" : "float32", &st);
     expect_coverage(&st);
 }
 
-static void test_random_float32(void **state)
-{
-    (void)state;
-    stats st = {0};
-    run_random(BL_FLOAT32, 0xfa57f32, 40, 3, &st);
-    print_stats("float32", &st);
-    expect_coverage(&st);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* Failed slots stepped on: weights may hold inf or NaN, which the paths
  * that visit silent sources must turn into NaN as w·0 does. NaN payloads

@@ -27,13 +27,8 @@
 #include "model_support.h"
 
 /* The Falandays snapshot keys of model.h. */
-static const char *const KEYS[] = {
-    "acts",       "targets",         "spikes",         "previous",
-    "errors",     "counts",          "weights",        "effectors",
-    "finite",     "learning",        "weight_learning", "raw_finite",
-    "recurrent_mask", "input_weights", "output_mask",  "signs",
-};
-#define NKEYS (sizeof KEYS / sizeof *KEYS)
+#define KEYS (bl_test_falandays_oracle.keys)
+#define NKEYS (*bl_test_falandays_oracle.nkeys)
 
 /* ---- initial states ---------------------------------------------------- */
 
@@ -81,18 +76,7 @@ static void random_config(bl_gen *g, unsigned combo, bl_falandays_config *c)
     case 2: c->link_p = 0.5; break;
     default: c->link_p = 0.3 * bl_test_uni(g); break;
     }
-    c->weight_init_mode = (bl_weight_init)bl_test_pick(g, 3);
-    c->recurrent_init_scale = bl_test_pick(g, 2) ? 1.0 : 2.0 * bl_test_uni(g);
-    c->repair_masks = bl_test_pick(g, 2) != 0;
-    c->inhibitory_frac = 0.5 * bl_test_uni(g);
-    c->axis = (combo & 1u) ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
-    c->drive = (combo & 2u) ? BL_DRIVE_OOSAWA : BL_DRIVE_NONE;
-    c->rectify = (combo & 4u) != 0;
-    c->learn_on = (combo & 8u) == 0;
-    /* Non-zero gains mostly, also under drive "none", which must ignore
-     * them; sometimes zero, which is legal and inert. */
-    c->membrane_noise = bl_test_pick(g, 5) ? 0.05 + 0.5 * bl_test_uni(g) : 0.0;
-    c->noise_gain = bl_test_pick(g, 5) ? 0.05 + 0.3 * bl_test_uni(g) : 0.0;
+    bl_test_falandays_random_flags(g, combo, c);
 }
 
 /* Fills a hand-made state with what construction never produces: weights
@@ -181,82 +165,40 @@ static void dyadic_fill(bl_gen *g, bl_falandays_init *h)
 
 /* ---- one batch under test ---------------------------------------------- */
 
-typedef struct slot {
-    bl_falandays_init *init;
-    bool hand;                 /* init from hand_alloc, else from construct */
-    bl_oracle_falandays *orc;
-    bool failed;               /* reported non-finite; the runtime latches */
-} slot;
-
-typedef struct batch {
-    bl_dtype dtype;
-    size_t nslots, n, r, e;
-    slot *slots;
-    bl_model *model;
-    double *scratch;           /* room for any state array */
-    void *inputs, *noise;      /* [B][R], [B][N] in dtype */
-    int32_t *active;
-    const char *what;          /* scenario label for messages */
-    size_t frame;
-    bool dyadic;               /* dyadic_config/dyadic_fill slots and inputs */
-} batch;
+/* A batch of Falandays slots; hand-made slots come from hand_alloc. */
+typedef bl_test_oslot slot;
+typedef bl_test_obatch batch;
 
 typedef struct stats {
     size_t scenarios, slot_frames, spikes, weight_updates, target_updates;
-    size_t resets, freezes_w, freezes_p, failures, hand_slots, dale_slots, oosawa_slots;
+    size_t ops[3];             /* slots reset, frozen (weights), frozen (all), by bl_test_op */
+    size_t failures, hand_slots, dale_slots, oosawa_slots;
     size_t rectify_slots, learn_off_slots, max_n, ties;
     unsigned combos_seen;      /* bit k: flag combination k had a slot */
     unsigned next_combo;
 } stats;
 
-static void batch_free(batch *bt)
-{
-    for (size_t b = 0; b < bt->nslots; b++) {
-        bl_oracle_falandays_destroy(bt->slots[b].orc);
-        if (bt->slots[b].hand)
-            bl_test_falandays_init_destroy(bt->slots[b].init);
-        else
-            bl_falandays_init_destroy(bt->slots[b].init);
-    }
-    free(bt->slots);
-    bl_model_destroy(bt->model);
-    free(bt->scratch);
-    free(bt->inputs);
-    free(bt->noise);
-    free(bt->active);
-}
-
 /* Creates the model and the oracles from the slots' initial states. */
 static void batch_start(batch *bt)
 {
-    const bl_falandays_init *inits[8];
+    bl_falandays_init *inits[8];
     assert_true(bt->nslots <= 8);
-    for (size_t b = 0; b < bt->nslots; b++) {
-        bl_error err = {0};
+    for (size_t b = 0; b < bt->nslots; b++)
         inits[b] = bt->slots[b].init;
-        if (bl_oracle_falandays_create(bt->slots[b].init, bt->dtype, &bt->slots[b].orc, &err) !=
-            BL_OK)
-            fail_msg("oracle: %s", err.msg);
-    }
-    bl_error err = {0};
-    if (bl_model_create_falandays(inits, bt->nslots, bt->dtype, &bt->model, &err) != BL_OK)
-        fail_msg("%s: bl_model_create_falandays: %s", bt->what, err.msg);
+    bl_test_obatch_oracles(bt);
+    bt->model = bl_test_family_create(bt->family, inits, bt->nslots, bt->dtype);
     size_t widest = bt->n;
     if (bt->r > widest)
         widest = bt->r;
     if (bt->e > widest)
         widest = bt->e;
-    bt->scratch = calloc(bt->n * widest, sizeof(double));
-    bt->inputs = calloc(bt->nslots * bt->r, bl_test_dtype_size(bt->dtype));
-    bt->noise = calloc(bt->nslots * bt->n, bl_test_dtype_size(bt->dtype));
-    bt->active = calloc(bt->nslots, sizeof(int32_t));
-    assert_true(bt->scratch && bt->inputs && bt->noise && bt->active);
+    bl_test_obatch_buffers(bt, bt->n * widest);
 }
 
 /* One line about a slot, for failure messages. */
 static void describe_config(const slot *sl, char *buf, size_t size)
 {
-    const bl_falandays_config *c = &sl->init->config;
+    const bl_falandays_config *c = &((const bl_falandays_init *)sl->init)->config;
     snprintf(buf, size,
              "%s %s %s rectify=%d learn_on=%d leak=%.17g lrate_wmat=%.17g lrate_targ=%.17g "
              "threshold_mult=%.17g targ_min=%.17g membrane_noise=%.17g noise_gain=%.17g "
@@ -268,125 +210,42 @@ static void describe_config(const slot *sl, char *buf, size_t size)
              c->targ_min, c->membrane_noise, c->noise_gain, c->link_p);
 }
 
-/* Every snapshot key of slot b against the oracle, then the live views. */
-static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
+/* An empty batch of Falandays slots in dtype. */
+static void batch_init(batch *bt, bl_dtype dtype)
 {
+    bl_test_obatch_init(bt, &bl_test_falandays_family, &bl_test_falandays_oracle,
+                        describe_config, dtype);
+}
+
+/* What happened in slot b's frame, for the coverage assertions. */
+static void tally(const batch *bt, size_t b, void *ctx)
+{
+    stats *st = ctx;
     const bl_oracle_falandays *o = bt->slots[b].orc;
-    bl_snapshot *s = NULL;
-    bl_error err = {0};
-    if (bl_model_snapshot(bt->model, b, &s, &err) != BL_OK)
-        fail_msg("%s: snapshot of slot %zu: %s", bt->what, b, err.msg);
-    for (size_t k = 0; k < NKEYS; k++)
-        if (!bl_snapshot_get(s, KEYS[k]))
-            fail_msg("%s: snapshot lacks key %s", bt->what, KEYS[k]);
-    if (s->count != NKEYS)
-        fail_msg("%s: snapshot has %zu keys, expected %zu", bt->what, s->count, NKEYS);
-    for (size_t a = 0; a < s->count; a++) {
-        const bl_snapshot_array *arr = &s->arrays[a];
-        size_t cnt = bl_oracle_falandays_get(o, arr->name, bt->scratch);
-        if (cnt == 0)
-            fail_msg("%s: snapshot key %s is unknown to the oracle", bt->what, arr->name);
-        size_t have = arr->ndim == 0 ? 1 : arr->ndim == 1 ? arr->shape[0]
-                                                          : arr->shape[0] * arr->shape[1];
-        if (have != cnt)
-            fail_msg("%s: key %s has %zu values, oracle %zu", bt->what, arr->name, have, cnt);
-        for (size_t i = 0; i < cnt; i++) {
-            if (!bl_test_same(arr->data[i], bt->scratch[i], nan_equiv)) {
-                char cfg[512];
-                describe_config(&bt->slots[b], cfg, sizeof cfg);
-                fail_msg("%s: after %s of frame %zu: slot %zu key %s[%zu]: kernel %.17g "
-                         "(%016" PRIx64 "), oracle %.17g (%016" PRIx64 "); slot: %s",
-                         bt->what, after, bt->frame, b, arr->name, i, arr->data[i],
-                         bl_test_bits(arr->data[i]), bt->scratch[i],
-                         bl_test_bits(bt->scratch[i]), cfg);
-            }
-        }
+    st->slot_frames++;
+    size_t cnt = bl_oracle_falandays_get(o, "spikes", bt->scratch);
+    for (size_t i = 0; i < cnt; i++)
+        st->spikes += bt->scratch[i] != 0.0;
+    cnt = bl_oracle_falandays_get(o, "margins", bt->scratch);
+    for (size_t i = 0; i < cnt; i++)
+        st->ties += bt->scratch[i] == 0.0;
+    bl_oracle_falandays_get(o, "learning", bt->scratch);
+    bool learning = bt->scratch[0] != 0.0;
+    bl_oracle_falandays_get(o, "weight_learning", bt->scratch);
+    bool wlearning = bt->scratch[0] != 0.0;
+    if (learning) {
+        st->target_updates++;
+        cnt = bl_oracle_falandays_get(o, "counts", bt->scratch);
+        for (size_t i = 0; i < cnt; i++)
+            st->weight_updates += wlearning && bt->scratch[i] > 0.0;
     }
-    bl_snapshot_destroy(s);
-
-    /* The live views must agree with the snapshot's view of the same state. */
-    const int32_t *fin = bl_model_finite(bt->model);
-    size_t cnt = bl_oracle_falandays_get(o, "effectors", bt->scratch);
-    bl_test_check_view(bl_model_effector_data(bt->model), bt->dtype, b, cnt, bt->scratch,
-                       nan_equiv, "effector", bt->what, bt->frame);
-    cnt = bl_oracle_falandays_get(o, "spikes", bt->scratch);
-    bl_test_check_view(bl_model_activity_data(bt->model), bt->dtype, b, cnt, bt->scratch,
-                       nan_equiv, "activity", bt->what, bt->frame);
-    if (fin[b] != bl_oracle_falandays_finite(o))
-        fail_msg("%s: frame %zu: slot %zu live finite %d, oracle %d", bt->what, bt->frame, b,
-                 (int)fin[b], (int)bl_oracle_falandays_finite(o));
-}
-
-static void compare_all(batch *bt, bool nan_equiv, const char *after)
-{
-    for (size_t b = 0; b < bt->nslots; b++)
-        compare_slot(bt, b, nan_equiv, after);
-}
-
-/* An operation on a random subset of slots, applied to both sides. */
-static void apply_op(batch *bt, bl_gen *g, bl_test_op which, stats *st)
-{
-    bl_test_random_op(bt->model, g, bt->active, bt->nslots, which, bt->what);
-    for (size_t b = 0; b < bt->nslots; b++) {
-        if (!bt->active[b])
-            continue;
-        if (which == BL_TEST_RESET) {
-            bl_oracle_falandays_reset(bt->slots[b].orc);
-            bt->slots[b].failed = false;
-            st->resets++;
-        } else if (which == BL_TEST_FREEZE_WEIGHTS) {
-            bl_oracle_falandays_freeze_weights(bt->slots[b].orc);
-            st->freezes_w++;
-        } else {
-            bl_oracle_falandays_freeze_plasticity(bt->slots[b].orc);
-            st->freezes_p++;
-        }
-    }
-    compare_all(bt, false, bl_test_op_name(which));
 }
 
 /* Steps the model and the oracles of the active slots with the batch's
  * inputs and noise, then compares every slot. */
 static void step_and_compare(batch *bt, bool nan_equiv, stats *st)
 {
-    bl_matrix in = {bt->dtype, bt->nslots, bt->r, bt->inputs};
-    bl_matrix nz = {bt->dtype, bt->nslots, bt->n, bt->noise};
-    bl_error err = {0};
-    if (bl_model_step(bt->model, &in, &nz, bt->active, bt->nslots, &err) != BL_OK)
-        fail_msg("%s: frame %zu: bl_model_step: %s", bt->what, bt->frame, err.msg);
-    size_t w = bl_test_dtype_size(bt->dtype);
-    for (size_t b = 0; b < bt->nslots; b++) {
-        if (!bt->active[b])
-            continue;
-        slot *sl = &bt->slots[b];
-        bl_oracle_falandays_step(sl->orc, (const char *)bt->inputs + b * bt->r * w,
-                                 (const char *)bt->noise + b * bt->n * w);
-        st->slot_frames++;
-        /* What happened this frame, for the coverage assertions. */
-        size_t cnt = bl_oracle_falandays_get(sl->orc, "spikes", bt->scratch);
-        for (size_t i = 0; i < cnt; i++)
-            st->spikes += bt->scratch[i] != 0.0;
-        cnt = bl_oracle_falandays_get(sl->orc, "margins", bt->scratch);
-        for (size_t i = 0; i < cnt; i++)
-            st->ties += bt->scratch[i] == 0.0;
-        bl_oracle_falandays_get(sl->orc, "learning", bt->scratch);
-        bool learning = bt->scratch[0] != 0.0;
-        bl_oracle_falandays_get(sl->orc, "weight_learning", bt->scratch);
-        bool wlearning = bt->scratch[0] != 0.0;
-        if (learning) {
-            st->target_updates++;
-            cnt = bl_oracle_falandays_get(sl->orc, "counts", bt->scratch);
-            for (size_t i = 0; i < cnt; i++)
-                st->weight_updates += wlearning && bt->scratch[i] > 0.0;
-        }
-    }
-    compare_all(bt, nan_equiv, "step");
-    for (size_t b = 0; b < bt->nslots; b++) {
-        if (bt->active[b] && !bl_oracle_falandays_finite(bt->slots[b].orc)) {
-            bt->slots[b].failed = true;
-            st->failures++;
-        }
-    }
+    st->failures += bl_test_obatch_step(bt, nan_equiv, tally, st);
 }
 
 /* How batch_setup draws a batch. */
@@ -401,8 +260,7 @@ static void batch_setup(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, setup h
 {
     double max_link_p = how.max_link_p;
     bool dyadic = how.dyadic;
-    memset(bt, 0, sizeof *bt);
-    bt->dtype = dtype;
+    batch_init(bt, dtype);
     bt->dyadic = dyadic;
     /* The first scenarios pin the smallest sizes; later ones spread to ~40. */
     bt->n = id < 4 ? id + 1 : 1 + bl_test_pick(g, 40);
@@ -436,8 +294,7 @@ static void batch_setup(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, setup h
         } else {
             bl_gen cg;
             bl_test_gen_seeded(&cg, bl_gen_integers(g, 0, INT64_MAX) ^ UINT64_C(0x5eed));
-            if (bl_falandays_construct(&c, bt->n, bt->r, bt->e, &cg, &sl->init, &err) != BL_OK)
-                fail_msg("bl_falandays_construct: %s", err.msg);
+            sl->init = bl_test_construct_ok(bt->family, &c, bt->n, bt->r, bt->e, &cg);
         }
         st->dale_slots += c.axis == BL_AXIS_DALE;
         st->oosawa_slots += c.drive == BL_DRIVE_OOSAWA;
@@ -529,28 +386,6 @@ static double compare_dtypes(const bl_model *m64, const bl_model *m32, size_t b,
 
 /* ---- the oracle on its own: spec worked examples and fixtures ----------- */
 
-static bl_falandays_config tiny_config(void)
-{
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = 0.0;
-    c.lrate_wmat = 1.0;
-    c.lrate_targ = 0.1;
-    c.rectify = false;
-    return c;
-}
-
-/* §2.7 tiny examples, N = R = E = 2, identity input weights and readout. */
-static bl_falandays_init *tiny_init(const bl_falandays_config *c)
-{
-    bl_falandays_init *h = hand_alloc(c, 2, 2, 2);
-    h->input_weights[0] = h->input_weights[3] = 1.0;
-    h->output_mask[0] = h->output_mask[3] = 1.0;
-    for (size_t i = 0; i < 2; i++)
-        h->targets[i] = 1.0;
-    return h;
-}
-
 static void expect_state(bl_oracle_falandays *o, const char *key, const double *want, size_t n,
                          double tol)
 {
@@ -567,8 +402,8 @@ static void worked_examples(bl_dtype dt)
     bl_error err = {0};
 
     /* Threshold equality, residual error, target floor. */
-    bl_falandays_config c = tiny_config();
-    bl_falandays_init *h = tiny_init(&c);
+    bl_falandays_config c = bl_test_tiny_config();
+    bl_falandays_init *h = bl_test_tiny_init(&c);
     for (size_t k = 0; k < 4; k++)
         h->recurrent_mask[k] = 1.0;
     bl_oracle_falandays *o = NULL;
@@ -588,7 +423,7 @@ static void worked_examples(bl_dtype dt)
     bl_test_falandays_init_destroy(h);
 
     /* Learning uses the previous spikes and the destination's mask. */
-    h = tiny_init(&c);
+    h = bl_test_tiny_init(&c);
     h->spikes[0] = 1.0;
     h->weights[1] = 7.0;
     h->recurrent_mask[0] = h->recurrent_mask[2] = h->recurrent_mask[3] = 1.0;
@@ -607,7 +442,7 @@ static void worked_examples(bl_dtype dt)
     /* Dale: signed learning, clamp at 0, unmasked clearing. */
     c.axis = BL_AXIS_DALE;
     c.lrate_targ = 0.0;
-    h = tiny_init(&c);
+    h = bl_test_tiny_init(&c);
     const double w0[4] = {0.1, 0.2, 0.4, 0.1};
     memcpy(h->weights, w0, sizeof w0);
     h->recurrent_mask[0] = h->recurrent_mask[2] = h->recurrent_mask[3] = 1.0;
@@ -635,73 +470,25 @@ static void test_oracle_worked_examples(void **state)
     worked_examples(BL_FLOAT32);
 }
 
-static bl_npy *fixture(const char *dir, const char *name)
-{
-    char rel[256];
-    snprintf(rel, sizeof rel, "fixtures/%s/%s.npy", dir, name);
-    bl_npy *a = NULL;
-    bl_error err = {0};
-    if (bl_npy_read(bl_test_shared_path(rel), &a, &err) != BL_OK)
-        fail_msg("%s", err.msg);
-    return a;
-}
-
-static double fixture_scalar(const char *dir, const char *name)
-{
-    bl_npy *a = fixture(dir, name);
-    double v = bl_npy_get_f64(a, 0);
-    bl_npy_destroy(a);
-    return v;
-}
-
 /* §8.3 replay: the oracle reproduces the reference's trajectories bit for
  * bit (§5.6), and the kernel reproduces the oracle. */
 static void replay_fixture(const char *dir, bool dale)
 {
-    bl_falandays_config c;
-    bl_falandays_config_default(&c);
-    c.leak = fixture_scalar(dir, "leak");
-    c.lrate_wmat = fixture_scalar(dir, "lrate_wmat");
-    c.lrate_targ = fixture_scalar(dir, "lrate_targ");
-    c.threshold_mult = fixture_scalar(dir, "threshold_mult");
-    c.targ_min = fixture_scalar(dir, "targ_min");
-    c.input_weight = fixture_scalar(dir, "input_weight");
-    c.weight_init_std = fixture_scalar(dir, "weight_init_std");
-    c.membrane_noise = fixture_scalar(dir, "membrane_noise");
-    c.noise_gain = fixture_scalar(dir, "noise_gain");
-    c.learn_on = fixture_scalar(dir, "learn_on") != 0.0;
-    c.rectify = fixture_scalar(dir, "rectify") != 0.0;
-    c.axis = dale ? BL_AXIS_DALE : BL_AXIS_UNSIGNED;
-
-    bl_npy *wmat0 = fixture(dir, "wmat0"), *mask = fixture(dir, "recurrent_mask");
-    bl_npy *inw = fixture(dir, "input_wmat"), *outm = fixture(dir, "output_mask");
-    bl_npy *sign = fixture(dir, "sign"), *inputs = fixture(dir, "inputs");
-    bl_npy *noise = fixture(dir, "noise_draws"), *acts = fixture(dir, "acts_T");
-    bl_npy *targets = fixture(dir, "targets_T"), *spikes = fixture(dir, "spikes_T");
-    size_t n = wmat0->shape[0], r = inw->shape[0], e = outm->shape[1];
+    bl_falandays_init *h = bl_test_fixture_init(dir, dale);
+    bl_npy *inputs = bl_test_fixture(dir, "inputs"), *noise = bl_test_fixture(dir, "noise_draws");
+    bl_npy *acts = bl_test_fixture(dir, "acts_T"), *targets = bl_test_fixture(dir, "targets_T");
+    bl_npy *spikes = bl_test_fixture(dir, "spikes_T");
+    size_t n = h->n, r = h->r, e = h->e;
     size_t frames = inputs->shape[0];
 
     batch bt;
-    memset(&bt, 0, sizeof bt);
-    bt.dtype = BL_FLOAT64;
+    batch_init(&bt, BL_FLOAT64);
     bt.n = n, bt.r = r, bt.e = e, bt.nslots = 1;
     bt.what = dir;
     bt.slots = calloc(1, sizeof *bt.slots);
     assert_non_null(bt.slots);
-    bl_falandays_init *h = hand_alloc(&c, n, r, e);
     bt.slots[0].init = h;
     bt.slots[0].hand = true;
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < n; j++) { /* fixtures are [source][destination] */
-            h->weights[i * n + j] = bl_npy_get_f64(wmat0, j * n + i);
-            h->recurrent_mask[i * n + j] = bl_npy_get_f64(mask, j * n + i);
-        }
-        for (size_t q = 0; q < r; q++)
-            h->input_weights[i * r + q] = bl_npy_get_f64(inw, q * n + i);
-        for (size_t k = 0; k < e; k++)
-            h->output_mask[i * e + k] = bl_npy_get_f64(outm, i * e + k);
-        h->signs[i] = (int32_t)bl_npy_get_i64(sign, i);
-    }
     batch_start(&bt);
     /* The float32 replay of §8.3, compared with float64 for 12 frames. */
     batch b32 = bt;
@@ -752,10 +539,9 @@ static void replay_fixture(const char *dir, bool dale)
     free(b32.slots);
     b32.slots = NULL;
     b32.nslots = 0;
-    batch_free(&b32);
-    batch_free(&bt);
-    bl_npy_destroy(wmat0), bl_npy_destroy(mask), bl_npy_destroy(inw), bl_npy_destroy(outm);
-    bl_npy_destroy(sign), bl_npy_destroy(inputs), bl_npy_destroy(noise), bl_npy_destroy(acts);
+    bl_test_obatch_free(&b32);
+    bl_test_obatch_free(&bt);
+    bl_npy_destroy(inputs), bl_npy_destroy(noise), bl_npy_destroy(acts);
     bl_npy_destroy(targets), bl_npy_destroy(spikes);
 }
 
@@ -774,8 +560,8 @@ enum { RANDOM_SCENARIOS = 32, RANDOM_FRAMES = 300 };
 static void random_runs(bl_dtype dtype)
 {
     stats st = {0};
-    char what[96];
     for (size_t id = 0; id < RANDOM_SCENARIOS; id++) {
+        char what[96];
         bl_gen g;
         bl_test_gen_seeded(&g, (dtype == BL_FLOAT64 ? 1000 : 2000) + id);
         batch bt;
@@ -784,25 +570,11 @@ static void random_runs(bl_dtype dtype)
                  dtype == BL_FLOAT64 ? "float64" : "float32", id, bt.n, bt.r, bt.e, bt.nslots);
         bt.what = what;
         batch_start(&bt);
-        bt.frame = 0;
-        compare_all(&bt, false, "creation");
-        for (size_t t = 0; t < RANDOM_FRAMES; t++) {
-            bt.frame = t;
-            if (bl_test_pick(&g, 50) == 0)
-                apply_op(&bt, &g, BL_TEST_FREEZE_WEIGHTS, &st);
-            if (bl_test_pick(&g, 70) == 0)
-                apply_op(&bt, &g, BL_TEST_FREEZE_PLASTICITY, &st);
-            if (bl_test_pick(&g, 60) == 0)
-                apply_op(&bt, &g, BL_TEST_RESET, &st);
-            /* Every fifth frame everything runs; otherwise random slots
-             * rest. A slot that reported non-finite is never stepped
-             * again, as the runtime latches it. */
-            for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = !bt.slots[b].failed && (t % 5 == 0 || bl_test_uni(&g) < 0.8);
-            fill_frame(&bt, &g);
-            step_and_compare(&bt, false, &st);
-        }
-        batch_free(&bt);
+        /* 1 in 60 frames a reset, 1 in 50 and 70 the two freezes. */
+        static const size_t odds[3] = {60, 50, 70};
+        st.failures += bl_test_obatch_random_frames(&bt, &g, RANDOM_FRAMES, odds, st.ops,
+                                                    fill_frame, tally, &st);
+        bl_test_obatch_free(&bt);
     }
     print_message("%s: %zu scenarios, max N %zu, %zu slot-frames, %zu spikes (%zu exactly at "
                   "threshold), %zu weight updates (node-frames), %zu target-update frames, %zu "
@@ -810,29 +582,20 @@ static void random_runs(bl_dtype dtype)
                   "oosawa, %zu rectify, %zu learn_on off\n",
                   dtype == BL_FLOAT64 ? "float64" : "float32", st.scenarios, st.max_n,
                   st.slot_frames, st.spikes, st.ties, st.weight_updates, st.target_updates,
-                  st.resets,
-                  st.freezes_w, st.freezes_p, st.failures, st.hand_slots, st.dale_slots,
+                  st.ops[BL_TEST_RESET], st.ops[BL_TEST_FREEZE_WEIGHTS],
+                  st.ops[BL_TEST_FREEZE_PLASTICITY], st.failures, st.hand_slots, st.dale_slots,
                   st.oosawa_slots, st.rectify_slots, st.learn_off_slots);
     /* The comparison means little unless the dynamics were exercised. */
     assert_true(st.spikes * 50 > st.slot_frames); /* well above 1 spike every 50 slot-frames */
     assert_true(st.weight_updates > 1000);
-    assert_true(st.resets > 10 && st.freezes_w > 10 && st.freezes_p > 10);
+    assert_true(st.ops[BL_TEST_RESET] > 10 && st.ops[BL_TEST_FREEZE_WEIGHTS] > 10 &&
+                st.ops[BL_TEST_FREEZE_PLASTICITY] > 10);
     assert_true(st.hand_slots > 5);
     assert_true(st.ties > 100);
     assert_int_equal(st.combos_seen, 0xffffu);
 }
 
-static void test_random_float64(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT64);
-}
-
-static void test_random_float32(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* ---- float32 against float64 on random sparse slots (§5.6, §8.3) -------- */
 
@@ -857,7 +620,7 @@ static void test_float32_close_to_float64(void **state)
         batch_setup(&b64, &g, BL_FLOAT64, id,
                     (setup){.max_link_p = 0.15, .constructed_only = true}, &st);
         for (size_t b = 0; b < b64.nslots; b++) {
-            bl_falandays_config *c = &b64.slots[b].init->config;
+            bl_falandays_config *c = &((bl_falandays_init *)b64.slots[b].init)->config;
             if (c->leak < 0.25)
                 c->leak = 0.25 + 0.75 * bl_test_uni(&g);
         }
@@ -923,8 +686,8 @@ static void test_float32_close_to_float64(void **state)
         free(b32.slots);
         b32.slots = NULL;
         b32.nslots = 0;
-        batch_free(&b32);
-        batch_free(&b64);
+        bl_test_obatch_free(&b32);
+        bl_test_obatch_free(&b64);
     }
     print_message("float32 vs float64: %zu scenarios compared over %d frames, %zu skipped "
                   "(near-threshold), %zu spikes, worst abs diff %.3g\n",
@@ -952,20 +715,18 @@ static void nonfinite_runs(bl_dtype dtype)
          * inf/NaN, makes values non-finite. */
         for (size_t b = 0; b < bt.nslots; b++)
             if (bl_test_pick(&g, 3) == 0) {
-                bt.slots[b].init->config.lrate_wmat = dtype == BL_FLOAT64 ? 1e200 : 1e37;
-                bt.slots[b].init->config.lrate_targ = dtype == BL_FLOAT64 ? 1e200 : 1e37;
+                bl_falandays_config *c = &((bl_falandays_init *)bt.slots[b].init)->config;
+                c->lrate_wmat = dtype == BL_FLOAT64 ? 1e200 : 1e37;
+                c->lrate_targ = dtype == BL_FLOAT64 ? 1e200 : 1e37;
             }
         snprintf(what, sizeof what, "non-finite %s scenario %zu (N=%zu B=%zu)",
                  dtype == BL_FLOAT64 ? "float64" : "float32", id, bt.n, bt.nslots);
         bt.what = what;
         batch_start(&bt);
         bt.frame = 0;
-        compare_all(&bt, true, "creation");
+        bl_test_obatch_compare(&bt, true, "creation");
         for (size_t t = 0; t < NONFINITE_FRAMES; t++) {
-            bt.frame = t;
-            for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = !bt.slots[b].failed && bl_test_uni(&g) < 0.9;
-            fill_frame(&bt, &g);
+            bl_test_obatch_frame(&bt, &g, t, 0.9, fill_frame);
             for (size_t b = 0; b < bt.nslots; b++) {
                 if (!bt.active[b] || bl_test_uni(&g) >= 0.04)
                     continue;
@@ -983,31 +744,9 @@ static void nonfinite_runs(bl_dtype dtype)
             /* A slot that failed in this frame is either left latched
              * (never stepped again) or reset, after which it must be finite
              * and agree again. */
-            int32_t to_reset[8] = {0};
-            bool any = false;
-            for (size_t b = 0; b < bt.nslots; b++) {
-                if (bt.slots[b].failed && bt.active[b] && bl_test_pick(&g, 2) == 0) {
-                    to_reset[b] = 1;
-                    any = true;
-                }
-            }
-            if (any) {
-                bl_error err = {0};
-                assert_int_equal(bl_model_reset(bt.model, to_reset, bt.nslots, &err), BL_OK);
-                for (size_t b = 0; b < bt.nslots; b++) {
-                    if (!to_reset[b])
-                        continue;
-                    bl_oracle_falandays_reset(bt.slots[b].orc);
-                    bt.slots[b].failed = false;
-                    recovered++;
-                }
-                compare_all(&bt, true, "reset after failure");
-                for (size_t b = 0; b < bt.nslots; b++)
-                    if (to_reset[b])
-                        assert_int_equal(bl_model_finite(bt.model)[b], 1);
-            }
+            recovered += bl_test_obatch_reset_failed(&bt, &g);
         }
-        batch_free(&bt);
+        bl_test_obatch_free(&bt);
     }
     print_message("non-finite %s: %zu poisoned frames, %zu slots reported non-finite, %zu reset "
                   "and resumed, %zu slot-frames\n",
@@ -1017,17 +756,7 @@ static void nonfinite_runs(bl_dtype dtype)
     assert_true(recovered >= 5);
 }
 
-static void test_nonfinite_float64(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT64);
-}
-
-static void test_nonfinite_float32(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_nonfinite, nonfinite_runs)
 
 int main(void)
 {

@@ -5,11 +5,11 @@
  * failures. Doubles are compared on bit patterns. */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/rng.h"
@@ -18,15 +18,12 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
+#define FAMILY (&bl_test_sorn_family)
+
 static bl_sorn_init *construct_ok(const bl_sorn_config *c, size_t n, size_t r, size_t e,
                                   bl_gen *g)
 {
-    bl_sorn_init *s = NULL;
-    bl_error err = {0};
-    if (bl_sorn_construct(c, n, r, e, g, &s, &err) != BL_OK)
-        fail_msg("construct: %s", err.msg);
-    assert_non_null(s);
-    return s;
+    return bl_test_construct_ok(FAMILY, c, n, r, e, g);
 }
 
 static void expect_zeros(const char *what, const double *a, size_t count)
@@ -36,37 +33,33 @@ static void expect_zeros(const char *what, const double *a, size_t count)
 }
 
 /* Every array of a state, with its length, in the oracle's order. */
-typedef struct part {
-    const char *name;
-    size_t len;
-    const double *data;
-} part;
+enum { NPARTS = 9 };
 
-static size_t state_parts(const bl_sorn_init *s, part out[10])
+static void state_parts(const bl_sorn_init *s, bl_test_part out[NPARTS])
 {
     size_t ne = s->n_e, ni = s->n - s->n_e;
     size_t k = 0;
-    out[k++] = (part){"ee_mask", ne * ne, s->ee_mask};
-    out[k++] = (part){"w_ee", ne * ne, s->w_ee};
-    out[k++] = (part){"c_e", ne, s->c_e};
-    out[k++] = (part){"w_ei", ne * ni, s->w_ei};
-    out[k++] = (part){"w_ie", ni * ne, s->w_ie};
-    out[k++] = (part){"w_eu", ne * s->r, s->w_eu};
-    out[k++] = (part){"output_mask", s->e * ne, s->output_mask};
-    out[k++] = (part){"t_e", ne, s->t_e};
-    out[k++] = (part){"t_i", ni, s->t_i};
-    return k;
+    out[k++] = (bl_test_part){"ee_mask", ne * ne, s->ee_mask};
+    out[k++] = (bl_test_part){"w_ee", ne * ne, s->w_ee};
+    out[k++] = (bl_test_part){"c_e", ne, s->c_e};
+    out[k++] = (bl_test_part){"w_ei", ne * ni, s->w_ei};
+    out[k++] = (bl_test_part){"w_ie", ni * ne, s->w_ie};
+    out[k++] = (bl_test_part){"w_eu", ne * s->r, s->w_eu};
+    out[k++] = (bl_test_part){"output_mask", s->e * ne, s->output_mask};
+    out[k++] = (bl_test_part){"t_e", ne, s->t_e};
+    out[k++] = (bl_test_part){"t_i", ni, s->t_i};
 }
 
 /* Two states hold the same values in distinct arrays. */
-static void expect_same_state(const bl_sorn_init *a, const bl_sorn_init *b)
+static void expect_same_state(const void *x, const void *y)
 {
+    const bl_sorn_init *a = x, *b = y;
     assert_int_equal(a->n, b->n);
     assert_int_equal(a->n_e, b->n_e);
-    part pa[10], pb[10];
-    size_t count = state_parts(a, pa);
+    bl_test_part pa[NPARTS], pb[NPARTS];
+    state_parts(a, pa);
     state_parts(b, pb);
-    for (size_t p = 0; p < count; p++) {
+    for (size_t p = 0; p < NPARTS; p++) {
         if (pa[p].len == 0)
             continue;
         assert_ptr_not_equal(pa[p].data, pb[p].data);
@@ -81,9 +74,7 @@ static void test_kat(void **state)
     (void)state;
     bl_sorn_config c;
     bl_sorn_config_default(&c);
-    c.p_ee = 0.4;
-    c.p_input = 0.4;
-    c.p_output = 0.4;
+    c.p_ee = c.p_input = c.p_output = 0.4;
     bl_gen g = bl_test_gen_for("kat-sorn");
     bl_sorn_init *s = construct_ok(&c, 6, 2, 2, &g);
     assert_int_equal(s->n, 6);
@@ -95,19 +86,19 @@ static void test_kat(void **state)
     const double mask[25] = {0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 0,
                              1, 0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0};
     bl_test_expect_table("ee_mask", s->ee_mask, mask, 25);
+    /* The non-zero weights, [row][column]. */
+    static const struct {
+        size_t i, j;
+        double v;
+    } nz[] = {
+        {0, 2, 0.2872775756513713},  {0, 3, 0.20267546860901164}, {0, 4, 0.5100469557396171},
+        {1, 2, 0.5714630437137352},  {1, 4, 0.4285369562862648},  {2, 3, 1.0},
+        {3, 1, 0.3729287764701384},  {3, 2, 0.4575011763737802},  {3, 4, 0.16957004715608132},
+        {4, 0, 0.6206461160219001},  {4, 2, 0.2576872450533732},  {4, 3, 0.1216666389247266},
+    };
     double w[25] = {0};
-    w[0 * 5 + 2] = 0.2872775756513713;
-    w[0 * 5 + 3] = 0.20267546860901164;
-    w[0 * 5 + 4] = 0.5100469557396171;
-    w[1 * 5 + 2] = 0.5714630437137352;
-    w[1 * 5 + 4] = 0.4285369562862648;
-    w[2 * 5 + 3] = 1.0;
-    w[3 * 5 + 1] = 0.3729287764701384;
-    w[3 * 5 + 2] = 0.4575011763737802;
-    w[3 * 5 + 4] = 0.16957004715608132;
-    w[4 * 5 + 0] = 0.6206461160219001;
-    w[4 * 5 + 2] = 0.2576872450533732;
-    w[4 * 5 + 3] = 0.1216666389247266;
+    for (size_t k = 0; k < sizeof nz / sizeof *nz; k++)
+        w[nz[k].i * 5 + nz[k].j] = nz[k].v;
     /* Unlisted entries are np.zeros' +0.0 (times a positive scale). */
     bl_test_expect_table("w_ee", s->w_ee, w, 25);
     const double c_e[5] = {1.0, 1.0, 1.0, 0.9999999999999998, 0.9999999999999999};
@@ -252,8 +243,9 @@ static double pick_scale(bl_gen *g, double usual)
     }
 }
 
-static void make_case(bl_gen *g, size_t idx, dcase *d)
+static void make_case(bl_gen *g, size_t idx, void *dc)
 {
+    dcase *d = dc;
     for (int k = 0; k < 4; k++)
         d->seed.limb[k] = bl_philox_next64(&g->bits);
     /* Mostly small networks (repairs, empty I populations), some up to 200
@@ -290,8 +282,9 @@ static void make_case(bl_gen *g, size_t idx, dcase *d)
 }
 
 /* One oracle request line; %.17g round-trips through float(). */
-static size_t format_case(char *buf, size_t cap, const dcase *d)
+static size_t format_case(char *buf, size_t cap, const void *dc)
 {
+    const dcase *d = dc;
     char hex[65];
     bl_seed_hex(&d->seed, hex);
     const bl_sorn_config *c = &d->c;
@@ -306,13 +299,16 @@ static size_t format_case(char *buf, size_t cap, const dcase *d)
     return (size_t)len;
 }
 
+/* Coverage of the corners, so a change in the case maker cannot drop them
+ * silently. */
 typedef struct tally {
-    size_t empty_i, nan, repaired, big;
+    size_t empty_i, nan, repaired, big, ratio0, ratio1, p0, p1, sum0, n1;
 } tally;
 
-static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, size_t nbytes,
-                         tally *t)
+static void compare_case(size_t idx, const void *dc, const unsigned char *rec, size_t nbytes,
+                         void *ctx)
 {
+    const dcase *d = dc;
     bl_gen g;
     bl_gen_init(&g, &d->seed);
     bl_sorn_init *s = construct_ok(&d->c, d->n, d->r, d->e, &g);
@@ -324,80 +320,64 @@ static void compare_case(size_t idx, const dcase *d, const unsigned char *rec, s
     char what[128];
     snprintf(what, sizeof what, "case %zu N_E", idx);
     bl_test_expect_bits(what, 0, (double)ne, bl_test_le_double(rec));
-    size_t off = 1;
-    part parts[10];
-    size_t nparts = state_parts(s, parts);
-    for (size_t p = 0; p < nparts; p++)
-        for (size_t k = 0; k < parts[p].len; k++, off++) {
-            snprintf(what, sizeof what, "case %zu (N=%zu R=%zu E=%zu) %s", idx, d->n, d->r, d->e,
-                     parts[p].name);
-            bl_test_expect_bits(what, k, parts[p].data[k], bl_test_le_double(rec + 8 * off));
+    bl_test_part parts[NPARTS];
+    state_parts(s, parts);
+    size_t off = bl_test_expect_parts(idx, d->n, d->r, d->e, parts, NPARTS, rec, 1);
+    bl_test_expect_gen_position(idx, &g, rec, off);
+
+    tally *t = ctx;
+    for (size_t p = 0; p < NPARTS; p++)
+        for (size_t k = 0; k < parts[p].len; k++)
             t->nan += isnan(parts[p].data[k]) != 0;
-        }
-    /* The generator ends where NumPy's does, 32-bit cache included: the
-     * next integers() uses next32, random() next64. */
-    snprintf(what, sizeof what, "case %zu generator position", idx);
-    bl_test_expect_bits(what, 0, (double)bl_gen_integers(&g, 0, 1000),
-                        bl_test_le_double(rec + 8 * off));
-    bl_test_expect_bits(what, 1, bl_gen_random(&g), bl_test_le_double(rec + 8 * (off + 1)));
     t->empty_i += ni == 0;
     t->big += ne > 128;
     t->repaired += d->c.p_ee == 0.0 && ne >= 2;
     bl_sorn_init_destroy(s);
+    const bl_sorn_config *c = &d->c;
+    t->ratio0 += c->inhibitory_fraction == 0.0;
+    t->ratio1 += c->inhibitory_fraction == 1.0;
+    const double probs[] = {c->p_ee, c->p_ei, c->p_ie, c->p_input, c->p_output};
+    for (size_t k = 0; k < 5; k++) {
+        t->p0 += probs[k] == 0.0;
+        t->p1 += probs[k] == 1.0;
+    }
+    const double sums[] = {c->ee_row_sum, c->ei_row_sum, c->ie_row_sum, c->input_row_sum};
+    for (size_t k = 0; k < 4; k++)
+        t->sum0 += sums[k] == 0.0;
+    t->n1 += d->n == 1;
 }
 
 static void test_numpy_differential(void **state)
 {
     (void)state;
-    BL_REQUIRE_NUMPY();
-    static dcase cases[CASES];
-    bl_gen g;
-    bl_seed root = bl_seed_from_u64(UINT64_C(0x5eed0050a2c0));
-    bl_gen_init(&g, &root);
-    size_t cap = (size_t)CASES * 512, len = 0;
-    char *req = malloc(cap);
-    assert_non_null(req);
-    for (size_t i = 0; i < CASES; i++) {
-        make_case(&g, i, &cases[i]);
-        len += format_case(req + len, cap - len, &cases[i]);
-    }
-    unsigned char *out = NULL;
-    size_t outlen = 0, pos = 0;
-    bl_test_numpy(req, &out, &outlen);
-    free(req);
-
+    const bl_test_numpy_run run = {CASES, sizeof(dcase), UINT64_C(0x5eed0050a2c0), make_case,
+                                   format_case, compare_case};
     tally t = {0};
-    size_t ratio0 = 0, ratio1 = 0, p0 = 0, p1 = 0, sum0 = 0, n1 = 0;
-    for (size_t i = 0; i < CASES; i++) {
-        size_t nbytes = 0;
-        const unsigned char *rec = bl_test_numpy_next(out, outlen, &pos, &nbytes);
-        compare_case(i, &cases[i], rec, nbytes, &t);
-        const bl_sorn_config *c = &cases[i].c;
-        ratio0 += c->inhibitory_fraction == 0.0;
-        ratio1 += c->inhibitory_fraction == 1.0;
-        const double probs[] = {c->p_ee, c->p_ei, c->p_ie, c->p_input, c->p_output};
-        for (size_t k = 0; k < 5; k++) {
-            p0 += probs[k] == 0.0;
-            p1 += probs[k] == 1.0;
-        }
-        const double sums[] = {c->ee_row_sum, c->ei_row_sum, c->ie_row_sum, c->input_row_sum};
-        for (size_t k = 0; k < 4; k++)
-            sum0 += sums[k] == 0.0;
-        n1 += cases[i].n == 1;
-    }
-    assert_int_equal(pos, outlen);
-    free(out);
+    free(bl_test_numpy_differential(&run, &t));
     print_message("compared %d random constructions: ratio 0: %zu, ratio 1: %zu, "
                   "probabilities 0: %zu, 1: %zu, zero row sums %zu, N = 1: %zu, N_I = 0: %zu, "
                   "E->E repairs %zu, N_E > 128: %zu, NaN values %zu\n",
-                  CASES, ratio0, ratio1, p0, p1, sum0, n1, t.empty_i, t.repaired, t.big, t.nan);
-    /* Coverage of the corners, so a change in the case maker cannot drop
-     * them silently. */
-    assert_true(ratio0 > 30 && ratio1 > 30 && p0 > 150 && p1 > 100 && sum0 > 150);
-    assert_true(n1 > 10 && t.empty_i > 50 && t.repaired > 20 && t.big > 20 && t.nan > 0);
+                  CASES, t.ratio0, t.ratio1, t.p0, t.p1, t.sum0, t.n1, t.empty_i, t.repaired,
+                  t.big, t.nan);
+    assert_true(t.ratio0 > 30 && t.ratio1 > 30 && t.p0 > 150 && t.p1 > 100 && t.sum0 > 150);
+    assert_true(t.n1 > 10 && t.empty_i > 50 && t.repaired > 20 && t.big > 20 && t.nan > 0);
 }
 
 /* ---- §7.2 test 7 -------------------------------------------------------- */
+
+/* Every entry of the rows x cols matrix w is positive and every row sums
+ * to 1. */
+static void expect_full_rows(const double *w, size_t rows, size_t cols)
+{
+    for (size_t i = 0; i < rows; i++) {
+        double tot = 0.0;
+        for (size_t j = 0; j < cols; j++) {
+            assert_true(w[i * cols + j] > 0.0);
+            tot += w[i * cols + j];
+        }
+        assert_true(fabs(tot - 1.0) < 1e-12);
+    }
+}
 
 static void test_defaults_fanout_no_self_determinism(void **state)
 {
@@ -439,22 +419,8 @@ static void test_defaults_fanout_no_self_determinism(void **state)
     assert_true(pairwise_differs > 0);
 
     /* p_ei = p_ie = 1: full E<-I and I<-E rows summing to 1. */
-    for (size_t i = 0; i < ne; i++) {
-        double tot = 0.0;
-        for (size_t j = 0; j < ni; j++) {
-            assert_true(a->w_ei[i * ni + j] > 0.0);
-            tot += a->w_ei[i * ni + j];
-        }
-        assert_true(fabs(tot - 1.0) < 1e-12);
-    }
-    for (size_t i = 0; i < ni; i++) {
-        double tot = 0.0;
-        for (size_t j = 0; j < ne; j++) {
-            assert_true(a->w_ie[i * ne + j] > 0.0);
-            tot += a->w_ie[i * ne + j];
-        }
-        assert_true(fabs(tot - 1.0) < 1e-12);
-    }
+    expect_full_rows(a->w_ei, ne, ni);
+    expect_full_rows(a->w_ie, ni, ne);
     /* round(0.05 * 167) = 8: each receptor feeds exactly 8 E units, each
      * effector reads exactly 8. */
     for (size_t q = 0; q < r; q++) {
@@ -515,12 +481,7 @@ static void test_defaults_fanout_no_self_determinism(void **state)
 static void expect_reject(const bl_sorn_config *c, size_t n, size_t r, size_t e, bl_gen *g,
                           bl_status want, const char *needle)
 {
-    static bl_sorn_init sentinel;
-    bl_sorn_init *s = &sentinel;  /* must come back NULL */
-    bl_error err = {0};
-    const bl_gen before = bl_test_gen_state(g);
-    bl_status st = bl_sorn_construct(c, n, r, e, g, &s, &err);
-    bl_test_expect_rejected(st, &err, s, &before, g, want, needle);
+    bl_test_expect_construct_rejected(FAMILY, c, n, r, e, g, want, needle);
 }
 
 static void test_invalid_configs(void **state)
@@ -528,44 +489,28 @@ static void test_invalid_configs(void **state)
     (void)state;
     bl_gen g = bl_test_gen_for("invalid");
     bl_sorn_config c;
-
-    bl_sorn_config_default(&c);
-    c.inhibitory_fraction = 1.01;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "inhibitory_fraction must be in [0, 1]");
-    bl_sorn_config_default(&c);
-    c.p_ee = -0.1;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "p_ee must be finite and non-negative");
-    bl_sorn_config_default(&c);
-    c.eta_ip = INFINITY;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "eta_ip must be finite");
-    bl_sorn_config_default(&c);
-    c.H_ip = NAN;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "H_ip must be finite");
-    bl_sorn_config_default(&c);
-    c.ee_row_sum = -INFINITY;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "ee_row_sum");
-    bl_sorn_config_default(&c);
-    c.H_ip = 1.5;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "H_ip must be in [0, 1]");
-
-    /* Two faults: every field is checked for finite and >= 0 before any
-     * probability is checked against 1, each round in declaration order. */
-    bl_sorn_config_default(&c);
-    c.inhibitory_fraction = 1.01;
-    c.eta_ip = INFINITY;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "eta_ip");
-    bl_sorn_config_default(&c);
-    c.p_input = 2.0;
-    c.H_ip = NAN;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "H_ip");
-    bl_sorn_config_default(&c);
-    c.p_output = 1.5;
-    c.p_ei = 1.25;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "p_ei");
-    bl_sorn_config_default(&c);
-    c.T_I_max = -1.0;
-    c.p_ie = -1.0;
-    expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, "p_ie");
+#define AT(field) offsetof(bl_sorn_config, field)
+    static const bl_test_fault faults[] = {
+        {1, {AT(inhibitory_fraction)}, {1.01}, "inhibitory_fraction must be in [0, 1]"},
+        {1, {AT(p_ee)}, {-0.1}, "p_ee must be finite and non-negative"},
+        {1, {AT(eta_ip)}, {INFINITY}, "eta_ip must be finite"},
+        {1, {AT(H_ip)}, {NAN}, "H_ip must be finite"},
+        {1, {AT(ee_row_sum)}, {-INFINITY}, "ee_row_sum"},
+        {1, {AT(H_ip)}, {1.5}, "H_ip must be in [0, 1]"},
+        /* Two faults: every field is checked for finite and >= 0 before
+         * any probability is checked against 1, each round in declaration
+         * order. */
+        {2, {AT(inhibitory_fraction), AT(eta_ip)}, {1.01, INFINITY}, "eta_ip"},
+        {2, {AT(p_input), AT(H_ip)}, {2.0, NAN}, "H_ip"},
+        {2, {AT(p_output), AT(p_ei)}, {1.5, 1.25}, "p_ei"},
+        {2, {AT(T_I_max), AT(p_ie)}, {-1.0, -1.0}, "p_ie"},
+    };
+#undef AT
+    for (size_t k = 0; k < sizeof faults / sizeof *faults; k++) {
+        bl_sorn_config_default(&c);
+        bl_test_apply_fault(&c, &faults[k]);
+        expect_reject(&c, 6, 2, 2, &g, BL_EVALUE, faults[k].needle);
+    }
     /* The config comes before the dimensions and the generator. */
     expect_reject(&c, 0, 0, 0, NULL, BL_EVALUE, "p_ie");
 
@@ -583,17 +528,11 @@ static void test_invalid_configs(void **state)
 static void test_invalid_shapes(void **state)
 {
     (void)state;
-    bl_gen g = bl_test_gen_for("shapes");
     bl_sorn_config c;
     bl_sorn_config_default(&c);
-    expect_reject(&c, 0, 2, 2, &g, BL_EVALUE, "N must be an integer >= 1");
-    expect_reject(&c, 3, 0, 2, &g, BL_EVALUE, "R must be an integer >= 1");
-    expect_reject(&c, 3, 2, 0, &g, BL_EVALUE, "E must be an integer >= 1");
-    expect_reject(&c, 3, 2, 2, NULL, BL_ETYPE, "rng");
-    /* Dimensions come before the generator, as in the reference. */
-    expect_reject(&c, 0, 2, 2, NULL, BL_EVALUE, "N must be");
-    /* A network too large to address fails cleanly, allocating nothing. */
-    expect_reject(&c, SIZE_MAX / 2, 1, 1, &g, BL_ENOMEM, "too large");
+    bl_test_expect_construct_shapes(FAMILY, &c);
+    /* So do too many receptors. */
+    bl_gen g = bl_test_gen_for("shapes");
     expect_reject(&c, 6, SIZE_MAX / 4, 1, &g, BL_ENOMEM, "too large");
 }
 
@@ -655,36 +594,9 @@ static void test_allocation_failures(void **state)
         bl_sorn_config_default(&c);
         c.p_ee = 0.3;
         c.inhibitory_fraction = variant == 0 ? 0.2 : 0.0;
-        bl_gen ref = bl_test_gen_for("alloc");
-        bl_sorn_init *want = construct_ok(&c, 9, 2, 3, &ref);
-        long total = 0;
-        for (long k = 1;; k++) {
-            bl_gen g = bl_test_gen_for("alloc");
-            bl_gen fresh = g;
-            bl_sorn_init *s = NULL;
-            bl_error err = {0};
-            bl_alloc_fail_at(k);
-            bl_status st = bl_sorn_construct(&c, 9, 2, 3, &g, &s, &err);
-            long attempts = bl_alloc_count();
-            bl_alloc_fail_at(0);
-            if (st == BL_OK) {
-                /* No injected failure was reached: the full count is known. */
-                assert_true(attempts < k);
-                expect_same_state(s, want);
-                assert_memory_equal(&g, &ref, sizeof g);
-                bl_sorn_init_destroy(s);
-                total = k - 1;
-                break;
-            }
-            assert_int_equal(st, BL_ENOMEM);
-            assert_int_equal(err.status, BL_ENOMEM);
-            assert_null(s);
-            /* Nothing is drawn before every allocation has succeeded. */
-            assert_memory_equal(&g, &fresh, sizeof g);
-        }
+        long total = bl_test_construct_allocations(FAMILY, &c, 9, expect_same_state);
         /* Struct + 7 arrays (+ 4 for the I population) + the permutation. */
         assert_int_equal(total, variant == 0 ? 13 : 9);
-        bl_sorn_init_destroy(want);
     }
 }
 

@@ -187,31 +187,23 @@ static void run_scenario(uint64_t seed, bl_dtype dt, stats *st)
     const size_t frames = (big ? 40 : 80) / BL_TEST_FRAME_DIV;
     for (size_t f = 0; f < frames; f++) {
         const double op = bl_test_uni(&g);
-        if (op < 0.04) {
+        if (op < 0.08) {
+            /* A reset (op below 0.04) or a freeze of a random subset of
+             * slots, on both kernels; a reset slot may run again. */
+            const bool reset = op < 0.04;
+            const bl_test_op which = reset ? BL_TEST_RESET
+                                     : bl_test_uni(&g) < 0.5 ? BL_TEST_FREEZE_PLASTICITY
+                                                             : BL_TEST_FREEZE_WEIGHTS;
             for (size_t b = 0; b < nb; b++) {
-                act[b] = bl_test_uni(&g) < 0.6;
-                if (act[b])
+                act[b] = bl_test_uni(&g) < (reset ? 0.6 : 0.5);
+                if (reset && act[b])
                     failed[b] = false;
             }
-            assert_int_equal(bl_model_reset(ref, act, nb, &err), BL_OK);
-            assert_int_equal(bl_model_reset(fast, act, nb, &err), BL_OK);
-            st->resets++;
-            compare(ref, fast, "reset", f);
-            continue;
-        }
-        if (op < 0.08) {
-            const bool all = bl_test_uni(&g) < 0.5;
-            for (size_t b = 0; b < nb; b++)
-                act[b] = bl_test_uni(&g) < 0.5;
-            if (all) {
-                assert_int_equal(bl_model_freeze_plasticity(ref, act, nb, &err), BL_OK);
-                assert_int_equal(bl_model_freeze_plasticity(fast, act, nb, &err), BL_OK);
-            } else {
-                assert_int_equal(bl_model_freeze_weights(ref, act, nb, &err), BL_OK);
-                assert_int_equal(bl_model_freeze_weights(fast, act, nb, &err), BL_OK);
-            }
-            st->freezes++;
-            compare(ref, fast, "freeze", f);
+            bl_test_apply_op(ref, which, act, nb, bl_test_op_name(which));
+            bl_test_apply_op(fast, which, act, nb, bl_test_op_name(which));
+            st->resets += reset;
+            st->freezes += !reset;
+            compare(ref, fast, reset ? "reset" : "freeze", f);
             continue;
         }
         if (op < 0.10) {
@@ -304,17 +296,12 @@ static void run_random(bl_dtype dt, uint64_t seed0)
     assert_true(st.big_slots > 0);
 }
 
-static void test_random_float64(void **state)
+static void random_runs(bl_dtype dt)
 {
-    (void)state;
-    run_random(BL_FLOAT64, 1000);
+    run_random(dt, dt == BL_FLOAT64 ? 1000 : 5000);
 }
 
-static void test_random_float32(void **state)
-{
-    (void)state;
-    run_random(BL_FLOAT32, 5000);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* A normalisation product that overflows although no flag of §3.6 fires
  * (scale = c_e / tot finite, w · scale rounded past the largest finite
@@ -345,9 +332,7 @@ static void test_wild_weights(void **state)
         assert_true(w > 0);
         bl_sorn_config c;
         bl_sorn_config_default(&c);
-        c.inhibitory_fraction = 0.0;
-        c.eta_stdp = 0.0;
-        c.eta_ip = 0.0;
+        c.inhibitory_fraction = c.eta_stdp = c.eta_ip = 0.0;
         bl_sorn_init *in = NULL;
         bl_error err;
         assert_int_equal(bl_sorn_init_create(&c, 3, 1, 1, &in, &err), BL_OK);

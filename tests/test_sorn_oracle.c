@@ -168,52 +168,18 @@ static void random_start(bl_gen *g, bl_sorn_init *h)
 
 /* ---- one batch under test ---------------------------------------------- */
 
-typedef struct slot {
-    bl_sorn_init *init;
-    bool hand;                 /* init from hand_alloc, else from construct */
-    bl_oracle_sorn *orc;
-    bool failed;               /* reported non-finite; the runtime latches */
-} slot;
-
-typedef struct batch {
-    bl_dtype dtype;
-    size_t nslots, n, r, e, n_e;
-    slot *slots;
-    bl_model *model;
-    double *scratch;           /* room for any state array */
-    void *inputs, *noise;      /* [B][R], [B][N] in dtype */
-    int32_t *active;
-    const char *what;          /* scenario label for messages */
-    size_t frame;
-    bool dyadic;               /* dyadic hand-made slots and inputs */
-    bool unmasked;             /* hand-made slots may hold weights outside the mask */
-} batch;
+/* A batch of SORN slots; hand-made slots come from hand_alloc. */
+typedef bl_test_oslot slot;
+typedef bl_test_obatch batch;
 
 typedef struct stats {
     size_t scenarios, slot_frames, e_units, e_spikes, i_units, i_spikes, mixed_frames;
-    size_t prunes, normalised, ties, resets, freezes_w, freezes_p, failures;
+    size_t prunes, normalised, ties, failures;
+    size_t ops[3]; /* slots reset, frozen (weights), frozen (all), by bl_test_op */
     size_t hand_slots, constructed_slots, learn_off_slots, no_i_batches, one_node_batches;
     size_t unmasked_rejected, unmasked_accepted, max_n, max_slots;
     size_t explosive_slots, ip_slots, subnormal_slots;
 } stats;
-
-static void batch_free(batch *bt)
-{
-    for (size_t b = 0; b < bt->nslots; b++) {
-        bl_oracle_sorn_destroy(bt->slots[b].orc);
-        if (bt->slots[b].hand)
-            bl_test_sorn_init_destroy(bt->slots[b].init);
-        else
-            bl_sorn_init_destroy(bt->slots[b].init);
-    }
-    free(bt->slots);
-    bl_model_destroy(bt->model);
-    free(bt->scratch);
-    free(bt->inputs);
-    free(bt->noise);
-    free(bt->active);
-    memset(bt, 0, sizeof *bt);
-}
 
 static bl_status try_create(batch *bt, bl_error *err)
 {
@@ -227,11 +193,7 @@ static bl_status try_create(batch *bt, bl_error *err)
 /* Creates the oracles and buffers, and the model unless the caller did. */
 static void batch_start(batch *bt)
 {
-    for (size_t b = 0; b < bt->nslots; b++) {
-        bl_error err = {0};
-        if (bl_oracle_sorn_create(bt->slots[b].init, bt->dtype, &bt->slots[b].orc, &err) != BL_OK)
-            fail_msg("oracle: %s", err.msg);
-    }
+    bl_test_obatch_oracles(bt);
     if (!bt->model) {
         bl_error err = {0};
         if (try_create(bt, &err) != BL_OK)
@@ -242,147 +204,55 @@ static void batch_start(batch *bt)
     assert_int_equal(bl_model_nodes(bt->model), bt->n);
     assert_int_equal(bl_model_receptors(bt->model), bt->r);
     assert_int_equal(bl_model_effectors(bt->model), bt->e);
-    bt->scratch = calloc(bl_oracle_sorn_max_values(bt->slots[0].orc), sizeof(double));
-    bt->inputs = calloc(bt->nslots * bt->r, bl_test_dtype_size(bt->dtype));
-    bt->noise = calloc(bt->nslots * bt->n, bl_test_dtype_size(bt->dtype));
-    bt->active = calloc(bt->nslots, sizeof(int32_t));
-    assert_true(bt->scratch && bt->inputs && bt->noise && bt->active);
+    bl_test_obatch_buffers(bt, bl_oracle_sorn_max_values(bt->slots[0].orc));
 }
 
 /* One line about a slot, for failure messages. */
 static void describe_slot(const slot *sl, char *buf, size_t size)
 {
-    const bl_sorn_config *c = &sl->init->config;
+    const bl_sorn_config *c = &((const bl_sorn_init *)sl->init)->config;
     snprintf(buf, size,
              "%s ratio=%.17g p_ee=%.17g eta_stdp=%.17g eta_ip=%.17g H_ip=%.17g learn_on=%d",
              sl->hand ? "hand-made" : "constructed", c->inhibitory_fraction, c->p_ee,
              c->eta_stdp, c->eta_ip, c->H_ip, (int)c->learn_on);
 }
 
-/* Every snapshot key of slot b against the oracle (names, shapes, integer
- * marks and bits), then the live views. */
-static void compare_slot(batch *bt, size_t b, bool nan_equiv, const char *after)
+/* An empty batch of SORN slots in dtype. */
+static void batch_init(batch *bt, bl_dtype dtype)
 {
+    bl_test_obatch_init(bt, &bl_test_sorn_family, &bl_test_sorn_oracle, describe_slot, dtype);
+}
+
+/* What happened in slot b's frame, for the coverage assertions. */
+static void tally(const batch *bt, size_t b, void *ctx)
+{
+    stats *st = ctx;
     const bl_oracle_sorn *o = bt->slots[b].orc;
-    bl_snapshot *s = NULL;
-    bl_error err = {0};
-    if (bl_model_snapshot(bt->model, b, &s, &err) != BL_OK)
-        fail_msg("%s: snapshot of slot %zu: %s", bt->what, b, err.msg);
-    for (size_t k = 0; k < bl_oracle_sorn_nkeys; k++)
-        if (!bl_snapshot_get(s, bl_oracle_sorn_keys[k]))
-            fail_msg("%s: snapshot lacks key %s", bt->what, bl_oracle_sorn_keys[k]);
-    if (s->count != bl_oracle_sorn_nkeys)
-        fail_msg("%s: snapshot has %zu keys, expected %zu", bt->what, s->count,
-                 bl_oracle_sorn_nkeys);
-    for (size_t a = 0; a < s->count; a++) {
-        const bl_snapshot_array *arr = &s->arrays[a];
-        bl_oracle_sorn_shape sh;
-        if (!bl_oracle_sorn_get(o, arr->name, bt->scratch, &sh))
-            fail_msg("%s: snapshot key %s is unknown to the oracle", bt->what, arr->name);
-        if (arr->ndim != sh.ndim || arr->shape[0] != sh.shape[0] ||
-            arr->shape[1] != sh.shape[1] || arr->integer != sh.integer)
-            fail_msg("%s: key %s is ndim %d shape %zux%zu integer %d, oracle ndim %d shape "
-                     "%zux%zu integer %d",
-                     bt->what, arr->name, arr->ndim, arr->shape[0], arr->shape[1],
-                     (int)arr->integer, sh.ndim, sh.shape[0], sh.shape[1], (int)sh.integer);
-        size_t cnt = sh.shape[0] * sh.shape[1];
-        for (size_t i = 0; i < cnt; i++) {
-            if (!bl_test_same(arr->data[i], bt->scratch[i], nan_equiv)) {
-                char cfg[512];
-                describe_slot(&bt->slots[b], cfg, sizeof cfg);
-                fail_msg("%s: after %s of frame %zu: slot %zu key %s[%zu]: kernel %.17g "
-                         "(%016" PRIx64 "), oracle %.17g (%016" PRIx64 "); slot: %s",
-                         bt->what, after, bt->frame, b, arr->name, i, arr->data[i],
-                         bl_test_bits(arr->data[i]), bt->scratch[i],
-                         bl_test_bits(bt->scratch[i]), cfg);
-            }
-        }
-    }
-    bl_snapshot_destroy(s);
-
-    /* The live views must agree with the snapshot's view of the same state. */
-    const int32_t *fin = bl_model_finite(bt->model);
-    bl_oracle_sorn_get(o, "effectors", bt->scratch, NULL);
-    bl_test_check_view(bl_model_effector_data(bt->model), bt->dtype, b, bt->e, bt->scratch,
-                       nan_equiv, "effector", bt->what, bt->frame);
+    st->slot_frames++;
+    st->prunes += bl_oracle_sorn_last_prunes(o);
+    st->normalised += bl_oracle_sorn_last_normalised(o);
     bl_oracle_sorn_get(o, "activity", bt->scratch, NULL);
-    bl_test_check_view(bl_model_activity_data(bt->model), bt->dtype, b, bt->n, bt->scratch,
-                       nan_equiv, "activity", bt->what, bt->frame);
-    if (fin[b] != bl_oracle_sorn_finite(o))
-        fail_msg("%s: frame %zu: slot %zu live finite %d, oracle %d", bt->what, bt->frame, b,
-                 (int)fin[b], (int)bl_oracle_sorn_finite(o));
-}
-
-static void compare_all(batch *bt, bool nan_equiv, const char *after)
-{
-    for (size_t b = 0; b < bt->nslots; b++)
-        compare_slot(bt, b, nan_equiv, after);
-}
-
-/* An operation on a random subset of slots, applied to both sides. */
-static void apply_op(batch *bt, bl_gen *g, bl_test_op which, stats *st)
-{
-    bl_test_random_op(bt->model, g, bt->active, bt->nslots, which, bt->what);
-    for (size_t b = 0; b < bt->nslots; b++) {
-        if (!bt->active[b])
-            continue;
-        if (which == BL_TEST_RESET) {
-            bl_oracle_sorn_reset(bt->slots[b].orc);
-            bt->slots[b].failed = false;
-            st->resets++;
-        } else if (which == BL_TEST_FREEZE_WEIGHTS) {
-            bl_oracle_sorn_freeze_weights(bt->slots[b].orc);
-            st->freezes_w++;
-        } else {
-            bl_oracle_sorn_freeze_plasticity(bt->slots[b].orc);
-            st->freezes_p++;
-        }
+    size_t fired = 0;
+    for (size_t i = 0; i < bt->n; i++) {
+        fired += bt->scratch[i] != 0.0;
+        if (i < bt->n_e)
+            st->e_spikes += bt->scratch[i] != 0.0;
+        else
+            st->i_spikes += bt->scratch[i] != 0.0;
     }
-    compare_all(bt, false, bl_test_op_name(which));
+    st->e_units += bt->n_e;
+    st->i_units += bt->n - bt->n_e;
+    st->mixed_frames += fired > 0 && fired < bt->n;
+    bl_oracle_sorn_get(o, "drive", bt->scratch, NULL);
+    for (size_t i = 0; i < bt->n; i++)
+        st->ties += bt->scratch[i] == 0.0;
 }
 
 /* Steps the model and the oracles of the active slots with the batch's
  * inputs (noise is ignored by SORN), then compares every slot. */
 static void step_and_compare(batch *bt, bool nan_equiv, stats *st)
 {
-    bl_matrix in = {bt->dtype, bt->nslots, bt->r, bt->inputs};
-    bl_matrix nz = {bt->dtype, bt->nslots, bt->n, bt->noise};
-    bl_error err = {0};
-    if (bl_model_step(bt->model, &in, &nz, bt->active, bt->nslots, &err) != BL_OK)
-        fail_msg("%s: frame %zu: bl_model_step: %s", bt->what, bt->frame, err.msg);
-    size_t w = bl_test_dtype_size(bt->dtype);
-    for (size_t b = 0; b < bt->nslots; b++) {
-        if (!bt->active[b])
-            continue;
-        slot *sl = &bt->slots[b];
-        bl_oracle_sorn_step(sl->orc, (const char *)bt->inputs + b * bt->r * w);
-        st->slot_frames++;
-        /* What happened this frame, for the coverage assertions. */
-        st->prunes += bl_oracle_sorn_last_prunes(sl->orc);
-        st->normalised += bl_oracle_sorn_last_normalised(sl->orc);
-        bl_oracle_sorn_get(sl->orc, "activity", bt->scratch, NULL);
-        size_t fired = 0;
-        for (size_t i = 0; i < bt->n; i++) {
-            fired += bt->scratch[i] != 0.0;
-            if (i < bt->n_e)
-                st->e_spikes += bt->scratch[i] != 0.0;
-            else
-                st->i_spikes += bt->scratch[i] != 0.0;
-        }
-        st->e_units += bt->n_e;
-        st->i_units += bt->n - bt->n_e;
-        st->mixed_frames += fired > 0 && fired < bt->n;
-        bl_oracle_sorn_get(sl->orc, "drive", bt->scratch, NULL);
-        for (size_t i = 0; i < bt->n; i++)
-            st->ties += bt->scratch[i] == 0.0;
-    }
-    compare_all(bt, nan_equiv, "step");
-    for (size_t b = 0; b < bt->nslots; b++) {
-        if (bt->active[b] && !bl_oracle_sorn_finite(bt->slots[b].orc)) {
-            bt->slots[b].failed = true;
-            st->failures++;
-        }
-    }
+    st->failures += bl_test_obatch_step(bt, nan_equiv, tally, st);
 }
 
 /* Random dimensions and initial states (constructed or hand-made) for
@@ -390,8 +260,7 @@ static void step_and_compare(batch *bt, bool nan_equiv, stats *st)
 static void batch_draw(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, const char *what,
                        stats *st)
 {
-    memset(bt, 0, sizeof *bt);
-    bt->dtype = dtype;
+    batch_init(bt, dtype);
     bt->what = what;
     /* The first scenarios pin the edge cases: one node, two nodes without an
      * I population, three nodes (2 E + 1 I), ratio 0 at a larger size. */
@@ -436,9 +305,8 @@ static void batch_draw(batch *bt, bl_gen *g, bl_dtype dtype, size_t id, const ch
         } else {
             bl_gen cg;
             bl_test_gen_seeded(&cg, (uint64_t)bl_gen_integers(g, 0, INT64_MAX) ^ UINT64_C(0x50a7));
-            if (bl_sorn_construct(&c, bt->n, bt->r, bt->e, &cg, &sl->init, &err) != BL_OK)
-                fail_msg("bl_sorn_construct: %s", err.msg);
-            assert_int_equal(sl->init->n_e, bt->n_e);
+            sl->init = bl_test_construct_ok(bt->family, &c, bt->n, bt->r, bt->e, &cg);
+            assert_int_equal(((bl_sorn_init *)sl->init)->n_e, bt->n_e);
             if (bl_test_pick(g, 3) != 0)
                 random_start(g, sl->init);
             st->constructed_slots++;
@@ -473,7 +341,7 @@ static void batch_create(batch *bt, stats *st)
         fail_msg("%s: bl_model_create_sorn: %s", bt->what, err.msg);
     batch_start(bt);
     for (size_t b = 0; b < bt->nslots; b++)
-        st->learn_off_slots += !bt->slots[b].init->config.learn_on;
+        st->learn_off_slots += !((bl_sorn_init *)bt->slots[b].init)->config.learn_on;
     if (bt->n > st->max_n)
         st->max_n = bt->n;
     if (bt->nslots > st->max_slots)
@@ -538,8 +406,7 @@ static void expect_state(const bl_oracle_sorn *o, const char *key, const double 
  * step is compared with the kernel too. */
 static void single_start(batch *bt, bl_sorn_init *h, bool hand, bl_dtype dt, const char *what)
 {
-    memset(bt, 0, sizeof *bt);
-    bt->dtype = dt;
+    batch_init(bt, dt);
     bt->nslots = 1;
     bt->n = h->n, bt->r = h->r, bt->e = h->e, bt->n_e = h->n_e;
     bt->what = what;
@@ -549,7 +416,7 @@ static void single_start(batch *bt, bl_sorn_init *h, bool hand, bl_dtype dt, con
     bt->slots[0].hand = hand;
     batch_start(bt);
     bt->active[0] = 1;
-    compare_all(bt, false, "creation");
+    bl_test_obatch_compare(bt, false, "creation");
 }
 
 static void step1(batch *bt, const double *u, stats *st)
@@ -593,7 +460,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(orc0(&bt), "prev_y", (double[]){0}, 1, 0);
     assert_int_equal(bl_oracle_sorn_finite(orc0(&bt)), 1);
     assert_int_equal(st.ties, 3);
-    batch_free(&bt);
+    bl_test_obatch_free(&bt);
 
     /* §3.8 / §7.2 test 4: c_e = 0 rows are not normalised. */
     c = quiet_config(0.0);
@@ -613,7 +480,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(orc0(&bt), "ee_mask", (double[]){0, 1, 1, 0}, 4, 0);
     expect_state(orc0(&bt), "t_e", (double[]){2, -1}, 2, 0);
     assert_int_equal(bl_oracle_sorn_last_normalised(orc0(&bt)), 0);
-    batch_free(&bt);
+    bl_test_obatch_free(&bt);
 
     /* §3.8 / §7.2 test 3: pruning is permanent, an all-zero row keeps the
      * slot finite, the other row renormalises, reset restores the edge. */
@@ -649,14 +516,14 @@ static void worked_examples(bl_dtype dt)
     bl_error err = {0};
     assert_int_equal(bl_model_reset(bt.model, bt.active, 1, &err), BL_OK);
     bl_oracle_sorn_reset(bt.slots[0].orc);
-    compare_all(&bt, false, "reset");
+    bl_test_obatch_compare(&bt, false, "reset");
     expect_state(orc0(&bt), "ee_mask", (double[]){0, 1, 1, 0}, 4, 0);
     expect_state(orc0(&bt), "w_ee", (double[]){0, dt == BL_FLOAT64 ? 0.0005 : (double)0.0005f,
                                                dt == BL_FLOAT64 ? 0.2 : (double)0.2f, 0},
                  4, 0);
     expect_state(orc0(&bt), "x", (double[]){1, 0}, 2, 0);
     expect_state(orc0(&bt), "prev_x", (double[]){1, 0}, 2, 0);
-    batch_free(&bt);
+    bl_test_obatch_free(&bt);
 
     /* §7.2 test 8: one node, no I population, learning off. */
     c = quiet_config(0.2);
@@ -683,14 +550,14 @@ static void worked_examples(bl_dtype dt)
     expect_state(orc0(&bt), "plasticity", (double[]){0, 0}, 2, 0);
     assert_int_equal(bl_model_reset(bt.model, bt.active, 1, &err), BL_OK);
     bl_oracle_sorn_reset(bt.slots[0].orc);
-    compare_all(&bt, false, "reset");
+    bl_test_obatch_compare(&bt, false, "reset");
     expect_state(orc0(&bt), "plasticity", (double[]){0, 0}, 2, 0);
 
     /* §7.2 test 11: an infinite input gives x = 1 but finite 0. */
     step1(&bt, (double[]){INFINITY}, &st);
     expect_state(orc0(&bt), "activity", (double[]){1}, 1, 0);
     assert_int_equal(bl_oracle_sorn_finite(orc0(&bt)), 0);
-    batch_free(&bt);
+    bl_test_obatch_free(&bt);
 }
 
 static void test_oracle_worked_examples(void **state)
@@ -732,13 +599,13 @@ enum { EQ_FRAMES = 12 };
 static void test_equations_scenario(void **state)
 {
     (void)state;
+    bl_gen g;
+    bl_test_gen_seeded(&g, 13);
     bl_sorn_config c;
     bl_sorn_config_default(&c);
     c.eta_stdp = 0.07;
     c.eta_ip = 0.03;
     c.p_ee = 0.4;
-    bl_gen g;
-    bl_test_gen_seeded(&g, 13);
     bl_sorn_init *init = NULL;
     bl_error err = {0};
     if (bl_sorn_construct(&c, 8, 2, 3, &g, &init, &err) != BL_OK)
@@ -822,8 +689,8 @@ static void test_equations_scenario(void **state)
     /* The initial state belongs to this test, not to the batches. */
     b64.slots[0].init = NULL;
     b32.slots[0].init = NULL;
-    batch_free(&b64);
-    batch_free(&b32);
+    bl_test_obatch_free(&b64);
+    bl_test_obatch_free(&b32);
     bl_sorn_init_destroy(init);
 }
 
@@ -846,26 +713,13 @@ static void random_runs(bl_dtype dtype)
         snprintf(what, sizeof what, "%s scenario %zu (N=%zu N_E=%zu R=%zu E=%zu B=%zu)",
                  dtype == BL_FLOAT64 ? "float64" : "float32", id, bt.n, bt.n_e, bt.r, bt.e,
                  bt.nslots);
-        compare_all(&bt, false, "creation");
-        for (size_t t = 0; t < RANDOM_FRAMES; t++) {
-            bt.frame = t;
-            if (bl_test_pick(&g, 60) == 0)
-                apply_op(&bt, &g, BL_TEST_FREEZE_WEIGHTS, &st);
-            if (bl_test_pick(&g, 80) == 0)
-                apply_op(&bt, &g, BL_TEST_FREEZE_PLASTICITY, &st);
-            if (bl_test_pick(&g, 50) == 0)
-                apply_op(&bt, &g, BL_TEST_RESET, &st);
-            /* Every fifth frame everything runs; otherwise random slots
-             * rest. */
-            for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = t % 5 == 0 || bl_test_uni(&g) < 0.8;
-            fill_frame(&bt, &g);
-            step_and_compare(&bt, false, &st);
-            for (size_t b = 0; b < bt.nslots; b++)
-                if (bt.slots[b].failed)
-                    fail_msg("%s: slot %zu went non-finite on finite inputs", bt.what, b);
-        }
-        batch_free(&bt);
+        /* 1 in 50 frames a reset, 1 in 60 and 80 the two freezes. */
+        static const size_t odds[3] = {50, 60, 80};
+        size_t failed = bl_test_obatch_random_frames(&bt, &g, RANDOM_FRAMES, odds, st.ops,
+                                                     fill_frame, tally, &st);
+        if (failed)
+            fail_msg("%s: %zu slots went non-finite on finite inputs", bt.what, failed);
+        bl_test_obatch_free(&bt);
     }
     print_message("%s: %zu scenarios (max N %zu, max %zu slots, %zu without I units, %zu with "
                   "N=1), %zu slot-frames; E spikes %zu of %zu, I spikes %zu of %zu, %zu "
@@ -876,7 +730,8 @@ static void random_runs(bl_dtype dtype)
                   dtype == BL_FLOAT64 ? "float64" : "float32", st.scenarios, st.max_n,
                   st.max_slots, st.no_i_batches, st.one_node_batches, st.slot_frames,
                   st.e_spikes, st.e_units, st.i_spikes, st.i_units, st.mixed_frames, st.ties,
-                  st.prunes, st.normalised, st.resets, st.freezes_w, st.freezes_p,
+                  st.prunes, st.normalised, st.ops[BL_TEST_RESET],
+                  st.ops[BL_TEST_FREEZE_WEIGHTS], st.ops[BL_TEST_FREEZE_PLASTICITY],
                   st.hand_slots, st.constructed_slots, st.learn_off_slots, st.unmasked_accepted,
                   st.unmasked_rejected);
     /* The comparison means little unless the dynamics were exercised. */
@@ -886,22 +741,13 @@ static void random_runs(bl_dtype dtype)
     assert_true(st.prunes > 500);
     assert_true(st.normalised > 20000);
     assert_true(st.ties > 100);
-    assert_true(st.resets > 20 && st.freezes_w > 20 && st.freezes_p > 10);
+    assert_true(st.ops[BL_TEST_RESET] > 20 && st.ops[BL_TEST_FREEZE_WEIGHTS] > 20 &&
+                st.ops[BL_TEST_FREEZE_PLASTICITY] > 10);
     assert_true(st.hand_slots > 20 && st.constructed_slots > 20 && st.learn_off_slots > 5);
     assert_true(st.no_i_batches >= 2 && st.one_node_batches >= 1 && st.max_n > 50);
 }
 
-static void test_random_float64(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT64);
-}
-
-static void test_random_float32(void **state)
-{
-    (void)state;
-    random_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_random, random_runs)
 
 /* ---- non-finite handling ------------------------------------------------ */
 
@@ -979,12 +825,9 @@ static void nonfinite_runs(bl_dtype dtype)
         batch_create(&bt, &st);
         snprintf(what, sizeof what, "non-finite %s scenario %zu (N=%zu B=%zu)",
                  dtype == BL_FLOAT64 ? "float64" : "float32", id, bt.n, bt.nslots);
-        compare_all(&bt, true, "creation");
+        bl_test_obatch_compare(&bt, true, "creation");
         for (size_t t = 0; t < NONFINITE_FRAMES; t++) {
-            bt.frame = t;
-            for (size_t b = 0; b < bt.nslots; b++)
-                bt.active[b] = !bt.slots[b].failed && bl_test_uni(&g) < 0.9;
-            fill_frame(&bt, &g);
+            bl_test_obatch_frame(&bt, &g, t, 0.9, fill_frame);
             for (size_t b = 0; b < bt.nslots; b++)
                 if (ip_slot[b] && bt.active[b] && bl_test_pick(&g, 3) == 0)
                     bl_test_put(bt.inputs, dtype, b * bt.r, big);
@@ -1003,34 +846,12 @@ static void nonfinite_runs(bl_dtype dtype)
             /* A slot that failed in this frame is either left latched
              * (never stepped again) or reset, after which it must be finite
              * and agree again. */
-            int32_t to_reset[MAX_SLOTS] = {0};
-            bool any = false;
-            for (size_t b = 0; b < bt.nslots; b++) {
-                if (bt.slots[b].failed && bt.active[b]) {
+            for (size_t b = 0; b < bt.nslots; b++)
+                if (bt.slots[b].failed && bt.active[b])
                     overflowed += explosive[b] && !injected[b];
-                    if (bl_test_pick(&g, 2) == 0) {
-                        to_reset[b] = 1;
-                        any = true;
-                    }
-                }
-            }
-            if (any) {
-                bl_error err = {0};
-                assert_int_equal(bl_model_reset(bt.model, to_reset, bt.nslots, &err), BL_OK);
-                for (size_t b = 0; b < bt.nslots; b++) {
-                    if (!to_reset[b])
-                        continue;
-                    bl_oracle_sorn_reset(bt.slots[b].orc);
-                    bt.slots[b].failed = false;
-                    recovered++;
-                }
-                compare_all(&bt, true, "reset after failure");
-                for (size_t b = 0; b < bt.nslots; b++)
-                    if (to_reset[b])
-                        assert_int_equal(bl_model_finite(bt.model)[b], 1);
-            }
+            recovered += bl_test_obatch_reset_failed(&bt, &g);
         }
-        batch_free(&bt);
+        bl_test_obatch_free(&bt);
     }
     print_message("non-finite %s: %zu poisoned inputs, %zu slot failures (%zu from overflow "
                   "alone; %zu explosive, %zu explosive-IP and %zu subnormal-row slots), %zu reset "
@@ -1044,17 +865,7 @@ static void nonfinite_runs(bl_dtype dtype)
     assert_true(st.explosive_slots >= 5 && st.ip_slots >= 2 && st.subnormal_slots >= 2);
 }
 
-static void test_nonfinite_float64(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT64);
-}
-
-static void test_nonfinite_float32(void **state)
-{
-    (void)state;
-    nonfinite_runs(BL_FLOAT32);
-}
+BL_TEST_PER_DTYPE(test_nonfinite, nonfinite_runs)
 
 int main(void)
 {

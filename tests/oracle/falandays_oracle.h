@@ -24,20 +24,11 @@
 
 #define BL_ORC_PASTE_(a, b) a##_##b
 #define BL_ORC_PASTE(a, b) BL_ORC_PASTE_(a, b)
-#define BL_ORC_NAME(base) BL_ORC_PASTE(base, BL_ORC_SFX)
+#define BL_ORC_NAME(base) BL_ORC_PASTE(base, BL_ORACLE_SFX)
 #define BL_ORC_FN(op) BL_ORC_PASTE(BL_ORC_NAME(bl_oracle_falandays), op)
 
-#define BL_ORC_REAL double
-#define BL_ORC_SFX f64
-#include "falandays_oracle.decl.inc"
-#undef BL_ORC_REAL
-#undef BL_ORC_SFX
-
-#define BL_ORC_REAL float
-#define BL_ORC_SFX f32
-#include "falandays_oracle.decl.inc"
-#undef BL_ORC_REAL
-#undef BL_ORC_SFX
+#define BL_ORACLE_DTYPE_FILE "falandays_oracle.decl.inc"
+#include "oracle_dtypes.inc"
 
 /* Either dtype behind one handle. Exactly one of f64/f32 is set. */
 typedef struct bl_oracle_falandays {

@@ -345,6 +345,17 @@ WORLD_WIDTHS = {"pong": 46, "cartpole_plank_easy": 8, "delayed_cue": 3,
                 "context_integration": 7, "temporal_order": 4, "reversal_adaptation": 8}
 
 
+def cue_table(n_ticks, c, cue, mode):
+    """The stimulus table of a cue trial: the cue's column is 1 for the
+    whole trial ("persistent") or its first c ticks ("transient")."""
+    table = np.zeros((n_ticks, 3))
+    if mode == "persistent":
+        table[:, cue - 1] = 1
+    elif mode == "transient":
+        table[0:c, cue - 1] = 1
+    return table
+
+
 def world_prepare(seed_hex, kind, horizon, opt_hex):
     """tasks.md §2.2-§5.10 from the text: each family's draws, in §7.1 order."""
     g = gen(seed_hex)
@@ -394,11 +405,7 @@ def world_prepare(seed_hex, kind, horizon, opt_hex):
         cue = int(g.integers(1, 3))
         delay = int(g.choice(o["delays"]))
         n_ticks = c + delay + r
-        table = np.zeros((n_ticks, 3))
-        if o["cue_mode"] == "persistent":
-            table[:, cue - 1] = 1
-        elif o["cue_mode"] == "transient":
-            table[0:c, cue - 1] = 1
+        table = cue_table(n_ticks, c, cue, o["cue_mode"])
         rounds.append((c + delay, n_ticks, c, cue, 0, n_ticks))
         meta["cue"], meta["delay"] = cue, delay
     elif kind == "recall_interference":
@@ -406,11 +413,7 @@ def world_prepare(seed_hex, kind, horizon, opt_hex):
         k, w, delay = o["distractors"], o["distractor_ticks"], o["delay"]
         drawn = [int(g.integers(1, 3)) for _ in range(k)]
         n_ticks = c + delay + r
-        table = np.zeros((n_ticks, 3))
-        if o["cue_mode"] == "persistent":
-            table[:, cue - 1] = 1
-        elif o["cue_mode"] == "transient":
-            table[0:c, cue - 1] = 1
+        table = cue_table(n_ticks, c, cue, o["cue_mode"])
         starts = []
         for i in range(1, k + 1):
             s0 = c + (i * (delay - w)) // (k + 1)

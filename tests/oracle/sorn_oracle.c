@@ -1,5 +1,6 @@
 /* The scalar SORN oracle: the per-dtype bodies (sorn_oracle.impl.inc,
- * compiled once for double and once for float) and the dtype-agnostic front.
+ * compiled once for double and once for float) and the dtype-agnostic front
+ * (oracle_front.inc, the part both oracles share, and the calls that differ).
  * See sorn_oracle.h. */
 #include "sorn_oracle.h"
 
@@ -15,44 +16,16 @@ const char *const bl_oracle_sorn_keys[] = {
 };
 const size_t bl_oracle_sorn_nkeys = sizeof bl_oracle_sorn_keys / sizeof *bl_oracle_sorn_keys;
 
-#define BL_SORC_REAL double
-#define BL_SORC_SFX f64
-#include "sorn_oracle.impl.inc"
-#undef BL_SORC_REAL
-#undef BL_SORC_SFX
+#define BL_ORACLE_DTYPE_FILE "sorn_oracle.impl.inc"
+#include "oracle_dtypes.inc"
 
-#define BL_SORC_REAL float
-#define BL_SORC_SFX f32
-#include "sorn_oracle.impl.inc"
-#undef BL_SORC_REAL
-#undef BL_SORC_SFX
-
-bl_status bl_oracle_sorn_create(const bl_sorn_init *init, bl_dtype dtype, bl_oracle_sorn **out,
-                                bl_error *err)
-{
-    *out = NULL;
-    bl_oracle_sorn *o = bl_calloc(1, sizeof *o);
-    if (!o)
-        return bl_fail(err, BL_ENOMEM, "out of memory building the SORN oracle");
-    o->dtype = dtype;
-    bl_status st = dtype == BL_FLOAT64 ? bl_oracle_sorn_f64_create(init, &o->f64, err)
-                                       : bl_oracle_sorn_f32_create(init, &o->f32, err);
-    if (st != BL_OK) {
-        bl_free(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
-}
-
-void bl_oracle_sorn_destroy(bl_oracle_sorn *o)
-{
-    if (!o)
-        return;
-    bl_oracle_sorn_f64_destroy(o->f64);
-    bl_oracle_sorn_f32_destroy(o->f32);
-    bl_free(o);
-}
+#define BL_ORACLE_FRONT bl_oracle_sorn
+#define BL_ORACLE_INIT bl_sorn_init
+#define BL_ORACLE_LABEL "SORN"
+#include "oracle_front.inc"
+#undef BL_ORACLE_FRONT
+#undef BL_ORACLE_INIT
+#undef BL_ORACLE_LABEL
 
 void bl_oracle_sorn_step(bl_oracle_sorn *o, const void *inputs)
 {
@@ -60,30 +33,6 @@ void bl_oracle_sorn_step(bl_oracle_sorn *o, const void *inputs)
         bl_oracle_sorn_f64_step(o->f64, inputs);
     else
         bl_oracle_sorn_f32_step(o->f32, inputs);
-}
-
-void bl_oracle_sorn_reset(bl_oracle_sorn *o)
-{
-    if (o->dtype == BL_FLOAT64)
-        bl_oracle_sorn_f64_reset(o->f64);
-    else
-        bl_oracle_sorn_f32_reset(o->f32);
-}
-
-void bl_oracle_sorn_freeze_weights(bl_oracle_sorn *o)
-{
-    if (o->dtype == BL_FLOAT64)
-        bl_oracle_sorn_f64_freeze_weights(o->f64);
-    else
-        bl_oracle_sorn_f32_freeze_weights(o->f32);
-}
-
-void bl_oracle_sorn_freeze_plasticity(bl_oracle_sorn *o)
-{
-    if (o->dtype == BL_FLOAT64)
-        bl_oracle_sorn_f64_freeze_plasticity(o->f64);
-    else
-        bl_oracle_sorn_f32_freeze_plasticity(o->f32);
 }
 
 bool bl_oracle_sorn_get(const bl_oracle_sorn *o, const char *key, double *out,
@@ -97,11 +46,6 @@ size_t bl_oracle_sorn_max_values(const bl_oracle_sorn *o)
 {
     return o->dtype == BL_FLOAT64 ? bl_oracle_sorn_f64_max_values(o->f64)
                                   : bl_oracle_sorn_f32_max_values(o->f32);
-}
-
-int32_t bl_oracle_sorn_finite(const bl_oracle_sorn *o)
-{
-    return o->dtype == BL_FLOAT64 ? o->f64->finite : o->f32->finite;
 }
 
 size_t bl_oracle_sorn_last_prunes(const bl_oracle_sorn *o)

@@ -28,7 +28,7 @@
  * the Falandays oracle's). */
 #define BL_SORC_PASTE_(a, b) a##_##b
 #define BL_SORC_PASTE(a, b) BL_SORC_PASTE_(a, b)
-#define BL_SORC_NAME BL_SORC_PASTE(bl_oracle_sorn, BL_SORC_SFX)
+#define BL_SORC_NAME BL_SORC_PASTE(bl_oracle_sorn, BL_ORACLE_SFX)
 #define BL_SORC_FN(op) BL_SORC_PASTE(BL_SORC_NAME, op)
 
 /* How a state array is laid out, in the convention of bl_snapshot_array:
@@ -45,17 +45,8 @@ typedef struct bl_oracle_sorn_shape {
 extern const char *const bl_oracle_sorn_keys[];
 extern const size_t bl_oracle_sorn_nkeys;
 
-#define BL_SORC_REAL double
-#define BL_SORC_SFX f64
-#include "sorn_oracle.decl.inc"
-#undef BL_SORC_REAL
-#undef BL_SORC_SFX
-
-#define BL_SORC_REAL float
-#define BL_SORC_SFX f32
-#include "sorn_oracle.decl.inc"
-#undef BL_SORC_REAL
-#undef BL_SORC_SFX
+#define BL_ORACLE_DTYPE_FILE "sorn_oracle.decl.inc"
+#include "oracle_dtypes.inc"
 
 /* Either dtype behind one handle. Exactly one of f64/f32 is set. */
 typedef struct bl_oracle_sorn {
