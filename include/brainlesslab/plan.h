@@ -92,7 +92,7 @@ bl_status bl_plan_sweep(const bl_json *composition, const bl_json *axes,
 bl_status bl_plan_ablate(const bl_json *composition, const char *const *verbs, size_t nverbs,
                          int64_t tick, const bl_json *evaluation, const bl_json *numerics,
                          const char *id, bool diagnostic, bl_plan **out, bl_error *err);
-bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *evaluation,
+bl_status bl_plan_benchmark(const bl_json *node, int64_t nodes, const bl_json *evaluation,
                             const bl_json *numerics, const char *id, bl_plan **out,
                             bl_error *err);
 bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_json *numerics,

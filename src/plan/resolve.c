@@ -6,7 +6,9 @@
  * given* (an int stays an int, as the reference's dataclass keeps it), except
  * input_link_p, whose probabilities the reference converts to floats. The
  * values are then read into the C config and checked by the model's own
- * validation. Error texts where the spec gives none (ours, documented):
+ * validation. Resolution keeps that config, the resolved task options and
+ * the sorted interventions as the typed target (bl_target_spec) beside the
+ * JSON, so that nothing downstream parses the JSON again. Error texts where the spec gives none (ours, documented):
  * an unknown parameter name → TypeError "unknown <kind> parameter '<name>'
  * (allowed: <names>)"; a non-number for a numeric field → TypeError
  * "<Config>.<name> must be a number"; a non-bool for a SORN learn_on →

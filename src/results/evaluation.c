@@ -305,19 +305,13 @@ static bl_status digest_of(const bl_json *v, char hex[65], bl_error *err)
 /* summary-bootstrap: digest({composition, interventions, pairing, mechanism}). */
 static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_error *err)
 {
+    const bl_json *tg = t->spec->target;
+    bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    if (!o)
-        return nomem(err);
-    bl_status st = bl_json_object_set(o, "composition",
-                                      bl_json_copy(bl_plan_member(t->spec->target, "composition")), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "interventions",
-                                bl_json_copy(bl_plan_member(t->spec->target, "interventions")), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "pairing", bl_json_string(t->spec->pairing_key), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "mechanism",
-                                bl_json_string(t->spec->mechanism_key), err);
+    bl_json_put(&st, o, "composition", bl_json_copy(bl_plan_member(tg, "composition")), err);
+    bl_json_put(&st, o, "interventions", bl_json_copy(bl_plan_member(tg, "interventions")), err);
+    bl_json_put(&st, o, "pairing", bl_json_string(t->spec->pairing_key), err);
+    bl_json_put(&st, o, "mechanism", bl_json_string(t->spec->mechanism_key), err);
     char hex[65];
     if (st == BL_OK)
         st = digest_of(o, hex, err);
@@ -605,42 +599,22 @@ static bl_json *pair_or_null(bool has, const double p[2])
 bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_error *err)
 {
     *out = NULL;
-    bl_json *o = bl_json_object(), *oc = NULL;
-    bl_status st = !o ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = bl_task_outcome_json(s->outcome_key, s->raw, s->normalised, s->normalisation,
-                                  s->calibration_id, s->scoring_window, &oc, err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "target_id", bl_json_string(s->target_id), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "task", bl_json_string(bl_task_name(s->task)), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(o, "outcome", oc, err);
-        oc = NULL;
-    }
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "completed_trials", bl_json_int((int64_t)s->completed_trials),
-                                err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "failed_trials", bl_json_int((int64_t)s->failed_trials), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "independent_blocks",
-                                bl_json_int((int64_t)s->independent_blocks), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "independent_unit", bl_json_string(s->independent_unit), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "raw_interval",
-                                pair_or_null(s->has_raw_interval, s->raw_interval), err);
-    if (st == BL_OK) {
-        bl_json *adj = NULL;
-        if (s->has_adjusted)
-            st = bl_adjusted_interval_json(&s->adjusted, &adj, err);
-        else
-            adj = bl_json_null();
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "adjusted", adj, err);
-    }
-    bl_json_destroy(oc);
+    bl_json *o = bl_json_object(), *oc = NULL, *adj = NULL;
+    bl_status st = bl_task_outcome_json(s->outcome_key, s->raw, s->normalised, s->normalisation,
+                                        s->calibration_id, s->scoring_window, &oc, err);
+    if (st == BL_OK && s->has_adjusted)
+        st = bl_adjusted_interval_json(&s->adjusted, &adj, err);
+    else if (st == BL_OK)
+        adj = bl_json_null();
+    bl_json_put(&st, o, "target_id", bl_json_string(s->target_id), err);
+    bl_json_put(&st, o, "task", bl_json_string(bl_task_name(s->task)), err);
+    bl_json_put(&st, o, "outcome", oc, err);
+    bl_json_put(&st, o, "completed_trials", bl_json_int((int64_t)s->completed_trials), err);
+    bl_json_put(&st, o, "failed_trials", bl_json_int((int64_t)s->failed_trials), err);
+    bl_json_put(&st, o, "independent_blocks", bl_json_int((int64_t)s->independent_blocks), err);
+    bl_json_put(&st, o, "independent_unit", bl_json_string(s->independent_unit), err);
+    bl_json_put(&st, o, "raw_interval", pair_or_null(s->has_raw_interval, s->raw_interval), err);
+    bl_json_put(&st, o, "adjusted", adj, err);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return st;
@@ -652,35 +626,21 @@ bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_e
 bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err)
 {
     *out = NULL;
+    bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    bl_status st = !o ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "target_id", bl_json_string(c->target_id), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "reference_id", bl_json_string(c->reference_id), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "status",
-                                bl_json_string(c->status == BL_CONTRAST_PAIRED_RAW
-                                                   ? "paired_raw"
-                                                   : "failed_pair"),
-                                err);
-    if (st == BL_OK && c->status == BL_CONTRAST_PAIRED_RAW) {
+    bl_json_put(&st, o, "target_id", bl_json_string(c->target_id), err);
+    bl_json_put(&st, o, "reference_id", bl_json_string(c->reference_id), err);
+    bl_json_put(&st, o, "status",
+                bl_json_string(c->status == BL_CONTRAST_PAIRED_RAW ? "paired_raw" : "failed_pair"),
+                err);
+    if (c->status == BL_CONTRAST_PAIRED_RAW) {
         bl_json *diffs = bl_json_array();
-        st = diffs ? BL_OK : nomem(err);
-        for (size_t k = 0; k < c->nblocks && st == BL_OK; k++)
-            st = bl_json_array_append(diffs, bl_json_real(c->block_differences[k]), err);
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "key", bl_json_string(c->key), err);
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "estimate", bl_json_real(c->estimate), err);
-        if (st == BL_OK) {
-            st = bl_json_object_set(o, "block_differences", diffs, err);
-            diffs = NULL;
-        }
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "interval", pair_or_null(c->has_interval, c->interval),
-                                    err);
-        bl_json_destroy(diffs);
+        for (size_t k = 0; k < c->nblocks; k++)
+            bl_json_push(&st, diffs, bl_json_real(c->block_differences[k]), err);
+        bl_json_put(&st, o, "key", bl_json_string(c->key), err);
+        bl_json_put(&st, o, "estimate", bl_json_real(c->estimate), err);
+        bl_json_put(&st, o, "block_differences", diffs, err);
+        bl_json_put(&st, o, "interval", pair_or_null(c->has_interval, c->interval), err);
     }
     if (st != BL_OK) {
         bl_json_destroy(o);
