@@ -69,14 +69,15 @@ static bl_status resolve_text(const char *toml, bl_resolved_plan **out, bl_error
     return st;
 }
 
-static bl_resolved_plan *resolve_file(const char *path)
+/* The typed values v[k] equal the config's members named by the k-th word
+ * of `names`. */
+static void same_numbers(const bl_json *cfg, const char *names, const double *v)
 {
-    bl_plan *p = NULL;
-    bl_resolved_plan *r = NULL;
-    OK_E(bl_plan_read(path, &p, &e_));
-    OK_E(bl_plan_resolve(p, &r, &e_));
-    bl_plan_destroy(p);
-    return r;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", names);
+    size_t k = 0;
+    for (char *save = NULL, *n = strtok_r(buf, " ", &save); n; n = strtok_r(NULL, " ", &save))
+        same_double(v[k++], member(cfg, n), n);
 }
 
 /* ---- the typed fields equal the JSON ----------------------------------- */
@@ -133,16 +134,11 @@ static void check_config(const bl_target_spec *t)
     if (t->model == BL_MODEL_FALANDAYS) {
         assert_string_equal(t->node, "falandays");
         const bl_falandays_config *c = &t->falandays;
-        same_double(c->leak, member(cfg, "leak"), "leak");
-        same_double(c->lrate_wmat, member(cfg, "lrate_wmat"), "lrate_wmat");
-        same_double(c->lrate_targ, member(cfg, "lrate_targ"), "lrate_targ");
-        same_double(c->threshold_mult, member(cfg, "threshold_mult"), "threshold_mult");
-        same_double(c->input_weight, member(cfg, "input_weight"), "input_weight");
-        same_double(c->link_p, member(cfg, "link_p"), "link_p");
-        same_double(c->inhibitory_frac, member(cfg, "inhibitory_frac"), "inhibitory_frac");
-        same_double(c->membrane_noise, member(cfg, "membrane_noise"), "membrane_noise");
-        same_double(c->learn_on, member(cfg, "learn_on"), "learn_on");
-        same_double(c->rectify, member(cfg, "rectify"), "rectify");
+        const double v[] = {c->leak, c->lrate_wmat, c->lrate_targ, c->threshold_mult,
+                            c->input_weight, c->link_p, c->inhibitory_frac, c->membrane_noise,
+                            c->learn_on, c->rectify};
+        same_numbers(cfg, "leak lrate_wmat lrate_targ threshold_mult input_weight link_p "
+                          "inhibitory_frac membrane_noise learn_on rectify", v);
         static const char *const drives[] = {"none", "oosawa"};
         assert_string_equal(drives[c->drive], str(cfg, "drive"));
         const bl_json *lp = member(cfg, "input_link_p");
@@ -157,15 +153,10 @@ static void check_config(const bl_target_spec *t)
     } else {
         assert_string_equal(t->node, "sorn");
         const bl_sorn_config *c = &t->sorn;
-        same_double(c->inhibitory_fraction, member(cfg, "inhibitory_fraction"),
-                    "inhibitory_fraction");
-        same_double(c->p_ee, member(cfg, "p_ee"), "p_ee");
-        same_double(c->p_input, member(cfg, "p_input"), "p_input");
-        same_double(c->ee_row_sum, member(cfg, "ee_row_sum"), "ee_row_sum");
-        same_double(c->T_E_max, member(cfg, "T_E_max"), "T_E_max");
-        same_double(c->eta_stdp, member(cfg, "eta_stdp"), "eta_stdp");
-        same_double(c->H_ip, member(cfg, "H_ip"), "H_ip");
-        same_double(c->learn_on, member(cfg, "learn_on"), "learn_on");
+        const double v[] = {c->inhibitory_fraction, c->p_ee, c->p_input, c->ee_row_sum,
+                            c->T_E_max, c->eta_stdp, c->H_ip, c->learn_on};
+        same_numbers(cfg, "inhibitory_fraction p_ee p_input ee_row_sum T_E_max eta_stdp H_ip "
+                          "learn_on", v);
         assert_int_equal(t->excitatory, (int64_t)bl_sorn_excitatory_count(c->inhibitory_fraction,
                                                                          (size_t)t->nodes));
     }
@@ -213,7 +204,9 @@ static void check_target(const bl_resolved_plan *r, size_t i)
 
 static void check_plan_file(const char *path)
 {
-    bl_resolved_plan *r = resolve_file(path);
+    char *text = bl_test_read(path, NULL);
+    bl_resolved_plan *r = bl_test_resolve_text(text);
+    free(text);
     check_evaluation(r);
     assert_int_equal(bl_resolved_target_count(r), bl_json_size(member(bl_resolved_plain(r), "targets")));
     for (size_t i = 0; i < bl_resolved_target_count(r); i++)
@@ -319,41 +312,39 @@ static void test_mixed_targets(void **state)
     bl_resolved_plan_destroy(r);
 }
 
+static void expect_error(const char *toml, bl_status status, const char *msg)
+{
+    bl_resolved_plan *r = NULL;
+    bl_error err = {0};
+    assert_int_equal(resolve_text(toml, &r, &err), status);
+    assert_null(r);
+    assert_string_equal(err.msg, msg);
+}
+
 /* Errors read as they always have, in plan order; a target that failed
  * after an earlier one resolved (with its input_link_p) leaks nothing. */
 static void test_resolution_errors(void **state)
 {
     (void)state;
-    static const struct {
-        const char *plan;
-        bl_status status;
-        const char *msg;
-    } cases[] = {
-        {HEAD "[evaluation]\nhorizon = 150\n"
-              "[[targets]]\nid = \"a\"\n"
-              "[targets.composition.node.parameters]\ninput_link_p = [1, 0.5]\n"
-              "[targets.composition.task]\nkind = \"delayed_cue\"\n"
-              "[[targets]]\nid = \"b\"\ninterventions = [{tick = 500, verb = \"blind_input\"}]\n"
-              "[targets.composition.task]\nkind = \"delayed_cue\"\n",
-         BL_EVALUE,
-         "targets[1]: intervention is beyond the trial horizon (interventions[0] has tick 500, "
-         "the horizon is 150)"},
-        {HEAD "[[targets]]\nid = \"a\"\n"
-              "[targets.composition.node.parameters]\ninput_link_p = [1, 0.5]\n"
-              "[[targets]]\nid = \"b\"\n"
-              "[targets.composition.node.parameters]\nleak = \"x\"\n",
-         BL_ETYPE, "targets[1].composition.node.parameters: FalandaysConfig.leak must be a number"},
-        {HEAD "[[targets]]\nid = \"a\"\ncontroller = \"oracle\"\n"
-              "interventions = [{tick = 1, verb = \"blind_input\"}]\n",
-         BL_EVALUE, "targets[0]: reservoir interventions require a reservoir controller"},
-    };
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-        bl_resolved_plan *r = NULL;
-        bl_error err = {0};
-        assert_int_equal(resolve_text(cases[k].plan, &r, &err), cases[k].status);
-        assert_null(r);
-        assert_string_equal(err.msg, cases[k].msg);
-    }
+    expect_error(HEAD "[evaluation]\nhorizon = 150\n"
+                      "[[targets]]\nid = \"a\"\n"
+                      "[targets.composition.node.parameters]\ninput_link_p = [1, 0.5]\n"
+                      "[targets.composition.task]\nkind = \"delayed_cue\"\n"
+                      "[[targets]]\nid = \"b\"\n"
+                      "interventions = [{tick = 500, verb = \"blind_input\"}]\n"
+                      "[targets.composition.task]\nkind = \"delayed_cue\"\n",
+                 BL_EVALUE,
+                 "targets[1]: intervention is beyond the trial horizon (interventions[0] has "
+                 "tick 500, the horizon is 150)");
+    expect_error(HEAD "[[targets]]\nid = \"a\"\n"
+                      "[targets.composition.node.parameters]\ninput_link_p = [1, 0.5]\n"
+                      "[[targets]]\nid = \"b\"\n"
+                      "[targets.composition.node.parameters]\nleak = \"x\"\n",
+                 BL_ETYPE,
+                 "targets[1].composition.node.parameters: FalandaysConfig.leak must be a number");
+    expect_error(HEAD "[[targets]]\nid = \"a\"\ncontroller = \"oracle\"\n"
+                      "interventions = [{tick = 1, verb = \"blind_input\"}]\n",
+                 BL_EVALUE, "targets[0]: reservoir interventions require a reservoir controller");
 }
 
 int main(void)
