@@ -72,18 +72,26 @@ static bl_status add_target(bl_json *targets, const char *id, bl_json *compositi
     return st;
 }
 
+/* The composition checked, then the targets array with "baseline" (the
+ * composition as given): how profile and ablate plans begin. *targets is
+ * NULL when the check or its allocation failed. */
+static bl_status baseline(const bl_json *composition, bl_json **targets, bl_error *err)
+{
+    *targets = NULL;
+    bl_status st = check_object(composition, "composition", err);
+    if (st != BL_OK)
+        return st;
+    if (!(*targets = bl_json_array()))
+        return nomem(err);
+    return add_target(*targets, "baseline", copy_or_empty(composition), NULL, NULL, err);
+}
+
 bl_status bl_plan_profile(const bl_json *composition, const bl_json *evaluation,
                           const bl_json *numerics, const char *id, bool diagnostic,
                           bl_plan **out, bl_error *err)
 {
-    *out = NULL;
-    bl_status st = check_object(composition, "composition", err);
-    if (st != BL_OK)
-        return st;
-    bl_json *targets = bl_json_array();
-    if (!targets)
-        return nomem(err);
-    st = add_target(targets, "baseline", copy_or_empty(composition), NULL, NULL, err);
+    bl_json *targets = NULL;
+    bl_status st = baseline(composition, &targets, err);
     return finish(st, id ? id : "profile", "profile", evaluation, numerics, diagnostic, targets,
                   out, err);
 }
@@ -187,13 +195,8 @@ bl_status bl_plan_ablate(const bl_json *composition, const char *const *verbs, s
         verbs = defaults;
         nverbs = 2;
     }
-    bl_status st = check_object(composition, "composition", err);
-    if (st != BL_OK)
-        return st;
-    bl_json *targets = bl_json_array();
-    if (!targets)
-        return nomem(err);
-    st = add_target(targets, "baseline", copy_or_empty(composition), NULL, NULL, err);
+    bl_json *targets = NULL;
+    bl_status st = baseline(composition, &targets, err);
     for (size_t v = 0; v < nverbs && st == BL_OK; v++) {
         bl_json *t = NULL, *ivs = bl_json_array(), *iv = bl_json_object();
         bl_json_put(&st, iv, "tick", bl_json_int(tick), err);

@@ -276,15 +276,12 @@ bl_status bl_evaluation_prepare(const bl_resolved_plan *plan, const bl_execution
 {
     *out = NULL;
     bl_evaluation_prepared *p = bl_malloc(sizeof *p);
-    if (!p)
-        return nomem(err);
-    bl_status st = prepare(&p->c, plan, x, supplied, nsupplied, true, err);
-    if (st != BL_OK) {
+    bl_status st = p ? prepare(&p->c, plan, x, supplied, nsupplied, true, err) : nomem(err);
+    if (st == BL_OK)
+        *out = p;
+    else
         bl_evaluation_prepared_destroy(p);
-        return st;
-    }
-    *out = p;
-    return BL_OK;
+    return st;
 }
 
 void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p)

@@ -64,13 +64,12 @@ bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
         return nomem(err);
     p->x = *x;
     bl_status st = bl_run_preflight_ctx(&p->ctx, plan, &p->x, true, err);
-    if (st != BL_OK) {
-        bl_run_prepared_destroy(p);
-        return st;
-    }
     p->seconds = now() - t0;
-    *out = p;
-    return BL_OK;
+    if (st == BL_OK)
+        *out = p;
+    else
+        bl_run_prepared_destroy(p);
+    return st;
 }
 
 void bl_run_prepared_destroy(bl_run_prepared *p)
