@@ -6,9 +6,10 @@
  * objects, arrays → arrays, integers and floats kept apart); everything else
  * works on that tree. bl_plan is a validated plan: every specification object
  * of §1.2 with its defaults, kept as its plain() form (the JSON that enters
- * the contract hash) plus typed accessors for the runner. Resolution (§1.4)
- * adds per-target horizons, ports, frames, outcome keys, upper bounds, full
- * model configurations and resolved task options, and the contract hash. */
+ * the contract hash). Resolution (§1.4) adds per-target horizons, ports,
+ * frames, outcome keys, upper bounds, full model configurations and resolved
+ * task options, and the contract hash, and keeps the result typed as well
+ * (bl_target_spec), so that nothing downstream reads the JSON again. */
 #ifndef BRAINLESSLAB_PLAN_H
 #define BRAINLESSLAB_PLAN_H
 
@@ -20,6 +21,7 @@
 #include "brainlesslab/json.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/status.h"
+#include "brainlesslab/task.h"
 
 /* ---- TOML bridge (the project's one C++ file) ------------------------- */
 
@@ -90,7 +92,7 @@ bl_status bl_plan_sweep(const bl_json *composition, const bl_json *axes,
 bl_status bl_plan_ablate(const bl_json *composition, const char *const *verbs, size_t nverbs,
                          int64_t tick, const bl_json *evaluation, const bl_json *numerics,
                          const char *id, bool diagnostic, bl_plan **out, bl_error *err);
-bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *evaluation,
+bl_status bl_plan_benchmark(const bl_json *node, int64_t nodes, const bl_json *evaluation,
                             const bl_json *numerics, const char *id, bl_plan **out,
                             bl_error *err);
 bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_json *numerics,
@@ -123,19 +125,78 @@ const char *bl_resolved_contract_hash(const bl_resolved_plan *r);
 size_t bl_resolved_target_count(const bl_resolved_plan *r);
 const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i);
 
-/* Target i's resolved model configuration as the C config of its family
- * (*kind says which of fc / sc was filled). A Falandays input_link_p is a
- * heap array the caller owns as *input_link_p (fc->input_link_p points to
- * it; NULL when there is none, and on failure): bl_free(*input_link_p) once
- * fc is no longer used. */
-bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model_kind *kind,
-                                   bl_falandays_config *fc, bl_sorn_config *sc,
-                                   double **input_link_p, bl_error *err);
+/* ---- typed resolved plan ---------------------------------------------- */
+
+/* Resolution validates a plan once and keeps what it resolved twice: as
+ * JSON (plain(ResolvedPlan) above, for the contract hash, `check` and the
+ * records, which hash or copy it) and as the typed specs below, which the
+ * runner, the evaluation, the ids, profile and qualify read instead of
+ * looking keys up again. Both are owned by the resolved plan and agree
+ * field by field. Strings point into its JSON. */
+
+typedef enum bl_construction_scope {
+    BL_SCOPE_EVALUATION, /* one wiring per target */
+    BL_SCOPE_BLOCK,      /* one per target and block */
+    BL_SCOPE_TRIAL,      /* one per trial */
+} bl_construction_scope;
+
+/* The request's EvaluationSpec and the plan-wide fields the runner needs. */
+typedef struct bl_evaluation_spec {
+    int64_t root_seed, blocks, trials_per_block, warmup;
+    const char *seed_partition;
+    bl_construction_scope construction_scope;
+    const char *operation;       /* the plan's operation ("profile", "ablate", ...) */
+    bl_dtype dtype;              /* numerics.dtype */
+    bool diagnostic;
+} bl_evaluation_spec;
+
+typedef enum bl_intervention_verb {
+    BL_FREEZE_WEIGHTS,
+    BL_FREEZE_PLASTICITY,
+    BL_BLIND_INPUT,
+    BL_SHUFFLE_INPUT,
+} bl_intervention_verb;
+
+typedef struct bl_intervention {
+    int64_t tick;
+    bl_intervention_verb verb;
+} bl_intervention;
+
+/* One resolved target (plain(ResolvedTarget) with its TargetSpec). */
+typedef struct bl_target_spec {
+    const bl_json *plain;        /* plain(ResolvedTarget), for what hashes JSON */
+    const bl_json *target;       /* its "target": plain(TargetSpec) */
+    const char *id, *pairing_key, *mechanism_key, *construction_key;
+    const char *controller;      /* as the plan names it */
+    bool reservoir;              /* controller "reservoir" */
+    bl_policy policy;            /* the direct controller, when not a reservoir */
+    bl_model_kind model;
+    const char *node;            /* the node kind's name: "falandays", "sorn" */
+    int64_t nodes;               /* the reservoir size N (the plan's `count`) */
+    double input_gain;
+    int64_t n_inputs, n_effectors, neural_frames, horizon;
+    int64_t excitatory;          /* SORN's excitatory units; `nodes` for Falandays */
+    const char *outcome_key;     /* static */
+    double upper_bound;
+    bl_task_options task_options;
+    /* The family's full configuration (the other one is zero). A Falandays
+     * input_link_p is owned by the resolved plan. */
+    bl_falandays_config falandays;
+    bl_sorn_config sorn;
+    /* Sorted by tick, then verb in enum order. */
+    const bl_intervention *interventions;
+    size_t ninterventions;
+    bool shuffle;                /* has a shuffle_input intervention */
+} bl_target_spec;
+
+const bl_evaluation_spec *bl_resolved_evaluation(const bl_resolved_plan *r);
+/* Target i < bl_resolved_target_count(r), in plan order. */
+const bl_target_spec *bl_resolved_target_spec(const bl_resolved_plan *r, size_t i);
 
 /* ---- identities (§1.6, §4.2) ------------------------------------------- */
 
 /* The construction seed of target i in (block, trial): (construction_key,
- * node kind, count, n_inputs, n_effectors) plus the scope keys of the
+ * node kind, nodes, n_inputs, n_effectors) plus the scope keys of the
  * plan's construction_scope (block: block; trial: block, trial). */
 bl_status bl_plan_construction_seed(const bl_resolved_plan *r, size_t i, int64_t block,
                                    int64_t trial, bl_seed *out, bl_error *err);

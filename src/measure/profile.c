@@ -160,7 +160,7 @@ bl_status bl_profile_workload_build(const bl_profile_args *a, bl_profile_workloa
         st = bl_plan_resolve(w->plan, &w->resolved, err);
     if (st != BL_OK)
         return st;
-    w->resolved_horizon = bl_plan_int(bl_resolved_target(w->resolved, 0), "horizon");
+    w->resolved_horizon = bl_resolved_target_spec(w->resolved, 0)->horizon;
 
     bl_execution *x = &w->execution;
     bl_execution_default(x);

@@ -132,7 +132,7 @@ static bl_status run_outcomes(const bl_qualify_config *cfg, bl_task_kind task,
         bl_measure_put(&st, e, "task", bl_json_string(bl_task_name(task)), err);
         bl_measure_put(&st, e, "outcome_key", bl_json_string(res[0]->trials[0].outcome_key), err);
         bl_measure_put(&st, e, "horizon",
-                       bl_json_int(bl_plan_int(bl_resolved_target(plan[0], 0), "horizon")), err);
+                       bl_json_int(bl_resolved_target_spec(plan[0], 0)->horizon), err);
         bl_measure_put(&st, e, "trials", bl_json_int((int64_t)res[0]->ntrials), err);
         bl_measure_put(&st, e, "identical_outcomes", bl_json_int((int64_t)identical), err);
         bl_measure_put(&st, e, "maximum_absolute_difference",

@@ -454,15 +454,18 @@ bl_status bl_qualify_case_run(const bl_qualify_config *cfg, bl_task_kind task,
     c.model_prefix = cfg->node;
     /* The configuration as resolution completes it. */
     bl_resolved_plan *plan = NULL;
-    double *link_p = NULL;
     bl_status st = bl_qualify_case_plan(cfg, task, o, 1, "float64", &plan, err);
-    if (st == BL_OK)
-        st = bl_resolved_model_config(plan, 0, &c.kind, &c.fc, &c.sc, &link_p, err);
-    bl_resolved_plan_destroy(plan);
-    if (st == BL_OK && c.kind == BL_MODEL_FALANDAYS) {
-        bl_free(link_p);
-        c.fc.input_link_p = NULL;
+    if (st == BL_OK) {
+        const bl_target_spec *t = bl_resolved_target_spec(plan, 0);
+        c.kind = t->model;
+        if (c.kind == BL_MODEL_FALANDAYS) {
+            c.fc = t->falandays;
+            c.fc.input_link_p = NULL; /* the plan's, released below */
+        } else {
+            c.sc = t->sorn;
+        }
     }
+    bl_resolved_plan_destroy(plan);
     if (st == BL_OK)
         st = case_setup(&c, o, err);
     if (st == BL_OK && c.precision)

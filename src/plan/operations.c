@@ -15,12 +15,6 @@ static bl_status nomem(bl_error *err)
     return bl_fail(err, BL_ENOMEM, "out of memory for a plan");
 }
 
-/* Sets key to v (owned whatever happens); v NULL means allocation failed. */
-static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
-{
-    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
-}
-
 /* A copy of `v`, or an empty object when v is NULL. */
 static bl_json *copy_or_empty(const bl_json *v)
 {
@@ -34,36 +28,28 @@ static bl_status check_object(const bl_json *v, const char *what, bl_error *err)
     return BL_OK;
 }
 
-/* The plan document around `targets` (taken over). */
-static bl_status finish(const char *id, const char *operation, const bl_json *evaluation,
-                        const bl_json *numerics, bool diagnostic, bl_json *targets,
-                        bl_plan **out, bl_error *err)
+/* The plan document around `targets` (taken over), once the targets were
+ * built with status `st` (a failure is passed on). */
+static bl_status finish(bl_status st, const char *id, const char *operation,
+                        const bl_json *evaluation, const bl_json *numerics, bool diagnostic,
+                        bl_json *targets, bl_plan **out, bl_error *err)
 {
     *out = NULL;
-    bl_json *doc = bl_json_object();
-    if (!doc) {
-        bl_json_destroy(targets);
-        return nomem(err);
-    }
-    bl_status st = put(doc, "targets", targets, err);
+    bl_json *doc = st == BL_OK ? bl_json_object() : NULL;
+    bl_json_put(&st, doc, "targets", targets, err);
     if (st == BL_OK)
         st = check_object(evaluation, "evaluation", err);
     if (st == BL_OK)
         st = check_object(numerics, "numerics", err);
-    if (st == BL_OK)
-        st = put(doc, "format", bl_json_string("brainlesslab-plan"), err);
-    if (st == BL_OK)
-        st = put(doc, "format_version", bl_json_int(4), err);
-    if (st == BL_OK)
-        st = put(doc, "id", bl_json_string(id), err);
-    if (st == BL_OK)
-        st = put(doc, "operation", bl_json_string(operation), err);
-    if (st == BL_OK)
-        st = put(doc, "diagnostic", bl_json_bool(diagnostic), err);
-    if (st == BL_OK && evaluation)
-        st = put(doc, "evaluation", bl_json_copy(evaluation), err);
-    if (st == BL_OK && numerics)
-        st = put(doc, "numerics", bl_json_copy(numerics), err);
+    bl_json_put(&st, doc, "format", bl_json_string("brainlesslab-plan"), err);
+    bl_json_put(&st, doc, "format_version", bl_json_int(4), err);
+    bl_json_put(&st, doc, "id", bl_json_string(id), err);
+    bl_json_put(&st, doc, "operation", bl_json_string(operation), err);
+    bl_json_put(&st, doc, "diagnostic", bl_json_bool(diagnostic), err);
+    if (evaluation)
+        bl_json_put(&st, doc, "evaluation", bl_json_copy(evaluation), err);
+    if (numerics)
+        bl_json_put(&st, doc, "numerics", bl_json_copy(numerics), err);
     if (st == BL_OK)
         st = bl_plan_from_document(doc, out, err);
     bl_json_destroy(doc);
@@ -75,44 +61,39 @@ static bl_status add_target(bl_json *targets, const char *id, bl_json *compositi
                             const char *controller, bl_json **target, bl_error *err)
 {
     bl_json *t = bl_json_object();
-    if (!t) {
-        bl_json_destroy(composition);
-        return nomem(err);
-    }
-    bl_status st = put(t, "id", bl_json_string(id), err);
-    if (st == BL_OK)
-        st = put(t, "composition", composition, err);
-    else
-        bl_json_destroy(composition);
-    if (st == BL_OK && controller)
-        st = put(t, "controller", bl_json_string(controller), err);
-    if (st != BL_OK) {
-        bl_json_destroy(t);
-        return st;
-    }
-    if (target)
+    bl_status st = t ? BL_OK : nomem(err);
+    bl_json_put(&st, t, "id", bl_json_string(id), err);
+    bl_json_put(&st, t, "composition", composition, err);
+    if (controller)
+        bl_json_put(&st, t, "controller", bl_json_string(controller), err);
+    if (st == BL_OK && target)
         *target = t;
-    return bl_json_array_append(targets, t, err);
+    bl_json_push(&st, targets, t, err);
+    return st;
+}
+
+/* The composition checked, then the targets array with "baseline" (the
+ * composition as given): how profile and ablate plans begin. *targets is
+ * NULL when the check or its allocation failed. */
+static bl_status baseline(const bl_json *composition, bl_json **targets, bl_error *err)
+{
+    *targets = NULL;
+    bl_status st = check_object(composition, "composition", err);
+    if (st != BL_OK)
+        return st;
+    if (!(*targets = bl_json_array()))
+        return nomem(err);
+    return add_target(*targets, "baseline", copy_or_empty(composition), NULL, NULL, err);
 }
 
 bl_status bl_plan_profile(const bl_json *composition, const bl_json *evaluation,
                           const bl_json *numerics, const char *id, bool diagnostic,
                           bl_plan **out, bl_error *err)
 {
-    *out = NULL;
-    bl_status st = check_object(composition, "composition", err);
-    if (st != BL_OK)
-        return st;
-    bl_json *targets = bl_json_array();
-    if (!targets)
-        return nomem(err);
-    st = add_target(targets, "baseline", copy_or_empty(composition), NULL, NULL, err);
-    if (st != BL_OK) {
-        bl_json_destroy(targets);
-        return st;
-    }
-    return finish(id ? id : "profile", "profile", evaluation, numerics, diagnostic, targets, out,
-                  err);
+    bl_json *targets = NULL;
+    bl_status st = baseline(composition, &targets, err);
+    return finish(st, id ? id : "profile", "profile", evaluation, numerics, diagnostic, targets,
+                  out, err);
 }
 
 /* The node parameters of a composition (an empty object when absent). */
@@ -159,18 +140,15 @@ static bl_status sweep_cell(const bl_json *composition, const bl_json *axes, siz
         st = bl_sweep_label(cell, &label, err);
     /* The composition's node gets the merged parameters. */
     if (st == BL_OK && !bl_json_get(comp, "node"))
-        st = put(comp, "node", bl_json_object(), err);
-    if (st == BL_OK) {
-        st = put(bl_json_get(comp, "node"), "parameters", merged, err);
-        merged = NULL;
-    }
+        bl_json_put(&st, comp, "node", bl_json_object(), err);
+    bl_json_put(&st, st == BL_OK ? bl_json_get(comp, "node") : NULL, "parameters", merged, err);
+    merged = NULL;
     bl_json *t = NULL;
     if (st == BL_OK) {
         st = add_target(targets, id, comp, NULL, &t, err);
         comp = NULL;
     }
-    if (st == BL_OK)
-        st = put(t, "label", bl_json_string(label), err);
+    bl_json_put(&st, t, "label", bl_json_string(label), err);
     bl_free(label);
     bl_json_destroy(cell);
     bl_json_destroy(merged);
@@ -203,11 +181,7 @@ bl_status bl_plan_sweep(const bl_json *composition, const bl_json *axes,
         return nomem(err);
     for (size_t k = 0; k < cells && st == BL_OK; k++)
         st = sweep_cell(composition, axes, k, targets, err);
-    if (st != BL_OK) {
-        bl_json_destroy(targets);
-        return st;
-    }
-    return finish(id ? id : "sweep", "sweep", evaluation, numerics, diagnostic, targets, out,
+    return finish(st, id ? id : "sweep", "sweep", evaluation, numerics, diagnostic, targets, out,
                   err);
 }
 
@@ -221,42 +195,22 @@ bl_status bl_plan_ablate(const bl_json *composition, const char *const *verbs, s
         verbs = defaults;
         nverbs = 2;
     }
-    bl_status st = check_object(composition, "composition", err);
-    if (st != BL_OK)
-        return st;
-    bl_json *targets = bl_json_array();
-    if (!targets)
-        return nomem(err);
-    st = add_target(targets, "baseline", copy_or_empty(composition), NULL, NULL, err);
+    bl_json *targets = NULL;
+    bl_status st = baseline(composition, &targets, err);
     for (size_t v = 0; v < nverbs && st == BL_OK; v++) {
         bl_json *t = NULL, *ivs = bl_json_array(), *iv = bl_json_object();
-        st = !ivs || !iv ? nomem(err) : BL_OK;
-        if (st == BL_OK)
-            st = put(iv, "tick", bl_json_int(tick), err);
-        if (st == BL_OK)
-            st = put(iv, "verb", bl_json_string(verbs[v]), err);
-        if (st == BL_OK) {
-            st = bl_json_array_append(ivs, iv, err);
-            iv = NULL;
-        }
+        bl_json_put(&st, iv, "tick", bl_json_int(tick), err);
+        bl_json_put(&st, iv, "verb", bl_json_string(verbs[v]), err);
+        bl_json_push(&st, ivs, iv, err);
         if (st == BL_OK)
             st = add_target(targets, verbs[v], copy_or_empty(composition), NULL, &t, err);
-        if (st == BL_OK) {
-            st = put(t, "interventions", ivs, err);
-            ivs = NULL;
-        }
-        bl_json_destroy(iv);
-        bl_json_destroy(ivs);
+        bl_json_put(&st, t, "interventions", ivs, err);
     }
-    if (st != BL_OK) {
-        bl_json_destroy(targets);
-        return st;
-    }
-    return finish(id ? id : "ablation", "ablate", evaluation, numerics, diagnostic, targets, out,
-                  err);
+    return finish(st, id ? id : "ablation", "ablate", evaluation, numerics, diagnostic, targets,
+                  out, err);
 }
 
-bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *evaluation,
+bl_status bl_plan_benchmark(const bl_json *node, int64_t nodes, const bl_json *evaluation,
                             const bl_json *numerics, const char *id, bl_plan **out,
                             bl_error *err)
 {
@@ -276,35 +230,22 @@ bl_status bl_plan_benchmark(const bl_json *node, int64_t count, const bl_json *e
         /* Interleaved: each task's reservoir, then its null. */
         for (int null = 0; null <= 1 && st == BL_OK; null++) {
             bl_json *comp = bl_json_object(), *task = bl_json_object(), *t = NULL;
-            st = !comp || !task ? nomem(err) : BL_OK;
-            if (st == BL_OK) {
-                st = put(task, "kind", bl_json_string(tasks[k]), err);
-                if (st == BL_OK) {
-                    st = put(comp, "task", task, err);
-                    task = NULL;
-                }
-            }
-            if (st == BL_OK)
-                st = put(comp, "count", bl_json_int(count), err);
-            if (st == BL_OK && node)
-                st = put(comp, "node", bl_json_copy(node), err);
-            bl_json_destroy(task);
+            bl_json_put(&st, task, "kind", bl_json_string(tasks[k]), err);
+            bl_json_put(&st, comp, "task", task, err);
+            bl_json_put(&st, comp, "count", bl_json_int(nodes), err);
+            if (node)
+                bl_json_put(&st, comp, "node", bl_json_copy(node), err);
             if (st != BL_OK) {
                 bl_json_destroy(comp);
                 break;
             }
             st = add_target(targets, null ? null_id : tasks[k], comp,
                             null ? "reference_null" : "reservoir", &t, err);
-            if (st == BL_OK)
-                st = put(t, "pairing_key", bl_json_string(pairing), err);
+            bl_json_put(&st, t, "pairing_key", bl_json_string(pairing), err);
         }
     }
-    if (st != BL_OK) {
-        bl_json_destroy(targets);
-        return st;
-    }
-    return finish(id ? id : "benchmark", "benchmark", evaluation, numerics, false, targets, out,
-                  err);
+    return finish(st, id ? id : "benchmark", "benchmark", evaluation, numerics, false, targets,
+                  out, err);
 }
 
 bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_json *numerics,
@@ -316,28 +257,19 @@ bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_jso
         return st;
     bl_json *targets = bl_json_array(), *comp = bl_json_object(), *eval = bl_json_object();
     st = !targets || !comp || !eval ? nomem(err) : BL_OK;
-    if (st == BL_OK && task)
-        st = put(comp, "task", bl_json_copy(task), err);
+    if (task)
+        bl_json_put(&st, comp, "task", bl_json_copy(task), err);
     if (st == BL_OK) {
         st = add_target(targets, "reference_null", comp, "reference_null", NULL, err);
         comp = NULL;
     }
-    if (st == BL_OK)
-        st = put(eval, "blocks", bl_json_int(1024), err);
-    if (st == BL_OK)
-        st = put(eval, "trials_per_block", bl_json_int(1), err);
-    if (st == BL_OK)
-        st = put(eval, "root_seed", bl_json_int(root_seed), err);
-    if (st == BL_OK)
-        st = put(eval, "seed_partition", bl_json_string("calibration"), err);
-    if (st == BL_OK)
-        st = put(eval, "warmup", bl_json_int(warmup), err);
-    if (st == BL_OK) {
-        st = finish("calibration", "calibrate", eval, numerics, false, targets, out, err);
-        targets = NULL;
-    }
+    bl_json_put(&st, eval, "blocks", bl_json_int(1024), err);
+    bl_json_put(&st, eval, "trials_per_block", bl_json_int(1), err);
+    bl_json_put(&st, eval, "root_seed", bl_json_int(root_seed), err);
+    bl_json_put(&st, eval, "seed_partition", bl_json_string("calibration"), err);
+    bl_json_put(&st, eval, "warmup", bl_json_int(warmup), err);
+    st = finish(st, "calibration", "calibrate", eval, numerics, false, targets, out, err);
     bl_json_destroy(comp);
     bl_json_destroy(eval);
-    bl_json_destroy(targets);
     return st;
 }

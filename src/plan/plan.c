@@ -54,26 +54,18 @@ static bl_status nomem(bl_error *err)
     return bl_fail(err, BL_ENOMEM, "out of memory for a plan");
 }
 
-/* Takes ownership of v (NULL means an allocation already failed). */
-static bl_status put(bl_json *obj, const char *key, bl_json *v, bl_error *err)
+/* Sticky, as bl_json_put: sets key to a copy of `given`, or to `dflt` when
+ * the plan leaves it out. The default is built before we know it is
+ * needed; its failure still counts, so that every allocation failure is
+ * reported. */
+static void put_copy(bl_status *st, bl_json *obj, const char *key, const bl_json *given,
+                     bl_json *dflt, bl_error *err)
 {
-    if (!v)
-        return nomem(err);
-    return bl_json_object_set(obj, key, v, err);
-}
-
-static bl_status put_copy(bl_json *obj, const char *key, const bl_json *given, bl_json *dflt,
-                          bl_error *err)
-{
-    /* The default is built before we know it is needed; its failure still
-     * counts, so that every allocation failure is reported. */
-    if (!dflt)
-        return nomem(err);
-    if (given) {
+    if (given && dflt) {
         bl_json_destroy(dflt);
-        return put(obj, key, bl_json_copy(given), err);
+        dflt = bl_json_copy(given);
     }
-    return put(obj, key, dflt, err);
+    bl_json_put(st, obj, key, dflt, err);
 }
 
 static const char *py_type(const bl_json *v)
@@ -303,12 +295,6 @@ static bl_status check_args(const char *cls, const bl_json *obj, const char *con
 }
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
-#define TRY(expr)                                                              \
-    do {                                                                       \
-        bl_status st_ = (expr);                                                \
-        if (st_ != BL_OK)                                                      \
-            return st_;                                                        \
-    } while (0)
 
 /* §1.1: finite numbers, scalars and arrays only. */
 static bl_status check_value(const bl_json *v, const char *cls, bl_error *err)
@@ -323,10 +309,12 @@ static bl_status check_value(const bl_json *v, const char *cls, bl_error *err)
     case BL_JSON_BIGINT:
     case BL_JSON_STRING:
         return BL_OK;
-    case BL_JSON_ARRAY:
-        for (size_t i = 0; i < bl_json_size(v); i++)
-            TRY(check_value(bl_json_at(v, i), cls, err));
-        return BL_OK;
+    case BL_JSON_ARRAY: {
+        bl_status st = BL_OK;
+        for (size_t i = 0; i < bl_json_size(v) && st == BL_OK; i++)
+            st = check_value(bl_json_at(v, i), cls, err);
+        return st;
+    }
     case BL_JSON_NULL:
     case BL_JSON_OBJECT:
         break;
@@ -391,10 +379,11 @@ static bl_status build_kind_spec(const bl_json *given, bool node, size_t index, 
     char where[64];
     snprintf(where, sizeof where, "targets[%zu].composition.%s", index, node ? "node" : "task");
     const bl_json *kind = NULL, *opts = NULL;
+    bl_status st;
     if (given) {
-        TRY(bl_plan_at(need_table(given, cls, err), err, "%s", where));
-        TRY(bl_plan_at(check_args(cls, given, fields, 2, NULL, 0, NULL, 0, err), err, "%s",
-                       where));
+        if ((st = need_table(given, cls, err)) != BL_OK ||
+            (st = check_args(cls, given, fields, 2, NULL, 0, NULL, 0, err)) != BL_OK)
+            return bl_plan_at(st, err, "%s", where);
         kind = bl_json_get(given, "kind");
         opts = bl_json_get(given, optname);
     }
@@ -408,15 +397,12 @@ static bl_status build_kind_spec(const bl_json *given, bool node, size_t index, 
                                                "; historical tasks require Julia"),
                               err, "%s", where);
     }
-    if (opts)
-        TRY(check_options(opts, cls, optname, where, err));
+    if (opts && (st = check_options(opts, cls, optname, where, err)) != BL_OK)
+        return st;
     bl_json *o = bl_json_object();
-    if (!o)
-        return nomem(err);
-    bl_status st = put_copy(o, "kind", kind, bl_json_string(node ? "falandays" : "delayed_cue"),
-                            err);
-    if (st == BL_OK)
-        st = put_copy(o, optname, opts, bl_json_object(), err);
+    st = o ? BL_OK : nomem(err);
+    put_copy(&st, o, "kind", kind, bl_json_string(node ? "falandays" : "delayed_cue"), err);
+    put_copy(&st, o, optname, opts, bl_json_object(), err);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return st;
@@ -428,10 +414,12 @@ static bl_status build_kind_spec(const bl_json *given, bool node, size_t index, 
 static bl_status check_composition(const bl_json *comp, bl_error *err)
 {
     static const char *const fields[] = {"node", "task", "count", "input_gain"};
-    TRY(check_args("CompositionSpec", comp, fields, COUNT(fields), NULL, 0, NULL, 0, err));
     const bl_json *count = bl_json_get(comp, "count");
-    if (count)
-        TRY(need_int(count, "count", 1, err));
+    bl_status st;
+    if ((st = check_args("CompositionSpec", comp, fields, COUNT(fields), NULL, 0, NULL, 0,
+                         err)) != BL_OK ||
+        (count && (st = need_int(count, "count", 1, err)) != BL_OK))
+        return st;
     const bl_json *gain = bl_json_get(comp, "input_gain");
     if (gain) {
         double g;
@@ -463,19 +451,20 @@ static bl_status check_composition(const bl_json *comp, bl_error *err)
 static bl_status build_intervention(const bl_json *given, bl_json **out, bl_error *err)
 {
     static const char *const fields[] = {"tick", "verb"};
-    TRY(need_table(given, "Intervention", err));
-    TRY(check_args("Intervention", given, fields, 2, fields, 2, NULL, 0, err));
+    bl_status st;
+    if ((st = need_table(given, "Intervention", err)) != BL_OK ||
+        (st = check_args("Intervention", given, fields, 2, fields, 2, NULL, 0, err)) != BL_OK)
+        return st;
     const bl_json *tick = bl_json_get(given, "tick");
     const bl_json *verb = bl_json_get(given, "verb");
-    TRY(need_int(tick, "intervention tick", 1, err));
+    if ((st = need_int(tick, "intervention tick", 1, err)) != BL_OK)
+        return st;
     if (!one_of(verb, verbs, COUNT(verbs)))
         return fail_repr(err, "unsupported intervention ", verb, "");
     bl_json *o = bl_json_object();
-    if (!o)
-        return nomem(err);
-    bl_status st = put(o, "tick", bl_json_copy(tick), err);
-    if (st == BL_OK)
-        st = put(o, "verb", bl_json_copy(verb), err);
+    st = o ? BL_OK : nomem(err);
+    bl_json_put(&st, o, "tick", bl_json_copy(tick), err);
+    bl_json_put(&st, o, "verb", bl_json_copy(verb), err);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return st;
@@ -497,37 +486,38 @@ static bl_status check_target(const bl_json *item, bl_error *err)
                                          "pairing_key",  "construction_key", "mechanism_key",
                                          "controller",   "interventions"};
     static const char *const required[] = {"id"};
-    TRY(check_args("EvaluationTarget", item, fields, COUNT(fields), required, 1, NULL, 0, err));
+    bl_status st =
+        check_args("EvaluationTarget", item, fields, COUNT(fields), required, 1, NULL, 0, err);
     static const char *const keys[] = {"id", "pairing_key", "construction_key", "mechanism_key"};
-    for (size_t i = 0; i < COUNT(keys); i++) {
+    for (size_t i = 0; i < COUNT(keys) && st == BL_OK; i++) {
         const bl_json *v = bl_json_get(item, keys[i]);
         if (!v)
             continue; /* a defaulted key is non-empty */
         if (!truthy(v))
             return bl_fail(err, BL_EVALUE, "%s must be a non-empty stable identity", keys[i]);
-        TRY(need_string(v, "EvaluationTarget", keys[i], err));
+        st = need_string(v, "EvaluationTarget", keys[i], err);
     }
     static const char *const texts[] = {"label", "controller"};
-    for (size_t i = 0; i < COUNT(texts); i++) {
+    for (size_t i = 0; i < COUNT(texts) && st == BL_OK; i++) {
         const bl_json *v = bl_json_get(item, texts[i]);
         if (v)
-            TRY(need_string(v, "EvaluationTarget", texts[i], err));
+            st = need_string(v, "EvaluationTarget", texts[i], err);
     }
-    return BL_OK;
+    return st;
 }
 
 /* Target `index`, one [[targets]] table → plain(EvaluationTarget), in
  * read_plan's order. */
 static bl_status build_target(const bl_json *item, size_t index, bl_json **out, bl_error *err)
 {
-    TRY(bl_plan_at(need_table(item, "EvaluationTarget", err), err, "targets[%zu]", index));
+    bl_status st = need_table(item, "EvaluationTarget", err);
+    if (st != BL_OK)
+        return bl_plan_at(st, err, "targets[%zu]", index);
     const bl_json *comp = bl_json_get(item, "composition");
-    if (comp)
-        TRY(bl_plan_at(need_table(comp, "CompositionSpec", err), err, "targets[%zu].composition",
-                       index));
+    if (comp && (st = need_table(comp, "CompositionSpec", err)) != BL_OK)
+        return bl_plan_at(st, err, "targets[%zu].composition", index);
     bl_json *t = bl_json_object(), *c = bl_json_object(), *node = NULL, *task = NULL,
             *ivs = bl_json_array();
-    bl_status st = BL_OK;
     if (!t || !c || !ivs) {
         st = nomem(err);
         goto fail;
@@ -541,18 +531,12 @@ static bl_status build_target(const bl_json *item, size_t index, bl_json **out, 
     if (comp && (st = bl_plan_at(check_composition(comp, err), err, "targets[%zu].composition",
                                  index)) != BL_OK)
         goto fail;
-    st = bl_json_object_set(c, "node", node, err);
-    node = NULL;
-    if (st == BL_OK) {
-        st = bl_json_object_set(c, "task", task, err);
-        task = NULL;
-    }
-    if (st == BL_OK)
-        st = put_copy(c, "count", comp ? bl_json_get(comp, "count") : NULL, bl_json_int(200),
-                      err);
-    if (st == BL_OK)
-        st = put_copy(c, "input_gain", comp ? bl_json_get(comp, "input_gain") : NULL,
-                      bl_json_real(1.0), err);
+    bl_json_put(&st, c, "node", node, err);
+    bl_json_put(&st, c, "task", task, err);
+    node = task = NULL; /* taken by the puts */
+    put_copy(&st, c, "count", comp ? bl_json_get(comp, "count") : NULL, bl_json_int(200), err);
+    put_copy(&st, c, "input_gain", comp ? bl_json_get(comp, "input_gain") : NULL,
+             bl_json_real(1.0), err);
     if (st != BL_OK)
         goto fail;
 
@@ -588,12 +572,9 @@ static bl_status build_target(const bl_json *item, size_t index, bl_json **out, 
                 goto fail;
             }
 
-    if ((st = put(t, "id", bl_json_copy(bl_json_get(item, "id")), err)) != BL_OK)
-        goto fail_t;
-    st = bl_json_object_set(t, "composition", c, err);
+    bl_json_put(&st, t, "id", bl_json_copy(bl_json_get(item, "id")), err);
+    bl_json_put(&st, t, "composition", c, err);
     c = NULL;
-    if (st != BL_OK)
-        goto fail_t;
     static const struct {
         const char *key, *dflt;
     } strs[] = {{"label", ""},
@@ -602,20 +583,18 @@ static bl_status build_target(const bl_json *item, size_t index, bl_json **out, 
                 {"mechanism_key", "paired-mechanism"},
                 {"controller", "reservoir"}};
     for (size_t i = 0; i < COUNT(strs); i++)
-        if ((st = put_copy(t, strs[i].key, bl_json_get(item, strs[i].key),
-                           bl_json_string(strs[i].dflt), err)) != BL_OK)
-            goto fail_t;
-    st = bl_json_object_set(t, "interventions", ivs, err);
+        put_copy(&st, t, strs[i].key, bl_json_get(item, strs[i].key),
+                 bl_json_string(strs[i].dflt), err);
+    bl_json_put(&st, t, "interventions", ivs, err);
     ivs = NULL;
     if (st != BL_OK)
-        goto fail_t;
+        goto fail;
     *out = t;
     return BL_OK;
 
 fail:
     bl_json_destroy(node);
     bl_json_destroy(task);
-fail_t:
     bl_json_destroy(t);
     bl_json_destroy(c);
     bl_json_destroy(ivs);
@@ -630,9 +609,12 @@ static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err
     static const char *const scopes[] = {"evaluation", "block", "trial"};
     const bl_json *blocks = NULL, *trials = NULL, *horizon = NULL, *warmup = NULL, *scope = NULL,
                   *root = NULL, *partition = NULL;
+    bl_status st;
     if (e) {
-        TRY(need_table(e, "EvaluationSpec", err));
-        TRY(check_args("EvaluationSpec", e, fields, COUNT(fields), NULL, 0, NULL, 0, err));
+        if ((st = need_table(e, "EvaluationSpec", err)) != BL_OK ||
+            (st = check_args("EvaluationSpec", e, fields, COUNT(fields), NULL, 0, NULL, 0,
+                             err)) != BL_OK)
+            return st;
         blocks = bl_json_get(e, "blocks");
         trials = bl_json_get(e, "trials_per_block");
         horizon = bl_json_get(e, "horizon");
@@ -643,16 +625,13 @@ static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err
     }
     if (horizon && bl_json_kindof(horizon) == BL_JSON_NULL)
         horizon = NULL; /* None: each task's default */
-    if (blocks)
-        TRY(need_int(blocks, "blocks", 1, err));
-    if (trials)
-        TRY(need_int(trials, "trials_per_block", 1, err));
-    if (warmup)
-        TRY(need_int(warmup, "warmup", 0, err));
-    if (root)
-        TRY(need_int(root, "root_seed", 0, err));
+    if ((blocks && (st = need_int(blocks, "blocks", 1, err)) != BL_OK) ||
+        (trials && (st = need_int(trials, "trials_per_block", 1, err)) != BL_OK) ||
+        (warmup && (st = need_int(warmup, "warmup", 0, err)) != BL_OK) ||
+        (root && (st = need_int(root, "root_seed", 0, err)) != BL_OK) ||
+        (horizon && (st = need_int(horizon, "horizon", 1, err)) != BL_OK))
+        return st;
     if (horizon) {
-        TRY(need_int(horizon, "horizon", 1, err));
         if (bl_json_get_int(horizon) <= (warmup ? bl_json_get_int(warmup) : 0))
             return bl_fail(err, BL_EVALUE, "horizon must exceed warmup");
     }
@@ -663,24 +642,18 @@ static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err
         if (!truthy(partition))
             return bl_fail(err, BL_EVALUE,
                            "seed_partition must name a disjoint scientific seed bank");
-        TRY(need_string(partition, "EvaluationSpec", "seed_partition", err));
+        if ((st = need_string(partition, "EvaluationSpec", "seed_partition", err)) != BL_OK)
+            return st;
     }
     bl_json *o = bl_json_object();
-    if (!o)
-        return nomem(err);
-    bl_status st = put_copy(o, "blocks", blocks, bl_json_int(1), err);
-    if (st == BL_OK)
-        st = put_copy(o, "trials_per_block", trials, bl_json_int(1), err);
-    if (st == BL_OK)
-        st = put_copy(o, "horizon", horizon, bl_json_null(), err);
-    if (st == BL_OK)
-        st = put_copy(o, "warmup", warmup, bl_json_int(0), err);
-    if (st == BL_OK)
-        st = put_copy(o, "construction_scope", scope, bl_json_string("block"), err);
-    if (st == BL_OK)
-        st = put_copy(o, "root_seed", root, bl_json_int(0), err);
-    if (st == BL_OK)
-        st = put_copy(o, "seed_partition", partition, bl_json_string("development"), err);
+    st = o ? BL_OK : nomem(err);
+    put_copy(&st, o, "blocks", blocks, bl_json_int(1), err);
+    put_copy(&st, o, "trials_per_block", trials, bl_json_int(1), err);
+    put_copy(&st, o, "horizon", horizon, bl_json_null(), err);
+    put_copy(&st, o, "warmup", warmup, bl_json_int(0), err);
+    put_copy(&st, o, "construction_scope", scope, bl_json_string("block"), err);
+    put_copy(&st, o, "root_seed", root, bl_json_int(0), err);
+    put_copy(&st, o, "seed_partition", partition, bl_json_string("development"), err);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return st;
@@ -694,9 +667,12 @@ static bl_status build_numerics(const bl_json *n, bl_json **out, bl_error *err)
     static const char *const fields[] = {"dtype", "fast_math", "reduction", "rng"};
     static const char *const dtypes[] = {"float64", "float32"};
     const bl_json *dtype = NULL, *fast = NULL, *reduction = NULL, *rng = NULL;
+    bl_status st;
     if (n) {
-        TRY(need_table(n, "NumericalPolicy", err));
-        TRY(check_args("NumericalPolicy", n, fields, COUNT(fields), NULL, 0, NULL, 0, err));
+        if ((st = need_table(n, "NumericalPolicy", err)) != BL_OK ||
+            (st = check_args("NumericalPolicy", n, fields, COUNT(fields), NULL, 0, NULL, 0,
+                             err)) != BL_OK)
+            return st;
         dtype = bl_json_get(n, "dtype");
         fast = bl_json_get(n, "fast_math");
         reduction = bl_json_get(n, "reduction");
@@ -709,15 +685,11 @@ static bl_status build_numerics(const bl_json *n, bl_json **out, bl_error *err)
         return bl_fail(err, BL_EVALUE,
                        "this release supports strict ordered arithmetic and philox-host-v1");
     bl_json *o = bl_json_object();
-    if (!o)
-        return nomem(err);
-    bl_status st = put_copy(o, "dtype", dtype, bl_json_string("float64"), err);
-    if (st == BL_OK)
-        st = put_copy(o, "fast_math", fast, bl_json_bool(false), err);
-    if (st == BL_OK)
-        st = put_copy(o, "reduction", reduction, bl_json_string("ordered"), err);
-    if (st == BL_OK)
-        st = put_copy(o, "rng", rng, bl_json_string("philox-host-v1"), err);
+    st = o ? BL_OK : nomem(err);
+    put_copy(&st, o, "dtype", dtype, bl_json_string("float64"), err);
+    put_copy(&st, o, "fast_math", fast, bl_json_bool(false), err);
+    put_copy(&st, o, "reduction", reduction, bl_json_string("ordered"), err);
+    put_copy(&st, o, "rng", rng, bl_json_string("philox-host-v1"), err);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return st;
@@ -754,12 +726,15 @@ static bl_status check_plan(const bl_json *doc, const bl_json *targets, bl_error
                                              "calibrate"};
     static const char *const evidence[] = {"planned",   "exploratory", "tuned",  "frozen",
                                            "confirmed", "promoted",    "retired"};
-    TRY(check_args("Plan", doc, fields, COUNT(fields), required, 1, skip, 2, err));
+    bl_status st = check_args("Plan", doc, fields, COUNT(fields), required, 1, skip, 2, err);
+    if (st != BL_OK)
+        return st;
     const bl_json *id = bl_json_get(doc, "id");
     if (!truthy(id) || bl_json_size(targets) == 0)
         return bl_fail(err, BL_EVALUE, "a plan needs an id and at least one target (%s)",
                        truthy(id) ? "found no targets" : "the plan id is empty");
-    TRY(need_string(id, "Plan", "id", err));
+    if ((st = need_string(id, "Plan", "id", err)) != BL_OK)
+        return st;
     size_t len;
     const char *text = bl_json_get_string(id, &len);
     long control = control_char(text, len);
@@ -798,8 +773,8 @@ static bl_status check_plan(const bl_json *doc, const bl_json *targets, bl_error
     static const char *const texts[] = {"question", "version"};
     for (size_t i = 0; i < COUNT(texts); i++) {
         const bl_json *v = bl_json_get(doc, texts[i]);
-        if (v)
-            TRY(need_string(v, "Plan", texts[i], err));
+        if (v && (st = need_string(v, "Plan", texts[i], err)) != BL_OK)
+            return st;
     }
     const bl_json *diag = bl_json_get(doc, "diagnostic");
     if (diag && bl_json_kindof(diag) != BL_JSON_BOOL)
@@ -847,7 +822,9 @@ static bl_status check_format(const bl_json *doc, bl_error *err)
 bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err)
 {
     *out = NULL;
-    TRY(check_format(doc, err));
+    bl_status st = check_format(doc, err);
+    if (st != BL_OK)
+        return st;
     const bl_json *given_targets = bl_json_get(doc, "targets");
     if (given_targets && bl_json_kindof(given_targets) != BL_JSON_ARRAY)
         return bl_fail(err, BL_EVALUE,
@@ -856,7 +833,6 @@ bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err
                        toml_kind(given_targets));
 
     bl_json *plain = bl_json_object(), *targets = bl_json_array(), *eval = NULL, *num = NULL;
-    bl_status st = BL_OK;
     if (!plain || !targets) {
         st = nomem(err);
         goto fail;
@@ -878,31 +854,18 @@ bl_status bl_plan_from_document(const bl_json *doc, bl_plan **out, bl_error *err
         goto fail;
 
     /* plain(Plan) in field order (the writer keeps it, §2.2). */
-    if ((st = put(plain, "id", bl_json_copy(bl_json_get(doc, "id")), err)) != BL_OK)
-        goto fail;
-    st = bl_json_object_set(plain, "targets", targets, err);
-    targets = NULL;
-    if (st == BL_OK) {
-        st = bl_json_object_set(plain, "evaluation", eval, err);
-        eval = NULL;
-    }
-    if (st == BL_OK) {
-        st = bl_json_object_set(plain, "numerics", num, err);
-        num = NULL;
-    }
-    if (st == BL_OK)
-        st = put_copy(plain, "operation", bl_json_get(doc, "operation"),
-                      bl_json_string("profile"), err);
-    if (st == BL_OK)
-        st = put_copy(plain, "question", bl_json_get(doc, "question"), bl_json_string(""), err);
-    if (st == BL_OK)
-        st = put_copy(plain, "version", bl_json_get(doc, "version"), bl_json_string("1"), err);
-    if (st == BL_OK)
-        st = put_copy(plain, "evidence", bl_json_get(doc, "evidence"),
-                      bl_json_string("exploratory"), err);
-    if (st == BL_OK)
-        st = put_copy(plain, "diagnostic", bl_json_get(doc, "diagnostic"), bl_json_bool(false),
-                      err);
+    bl_json_put(&st, plain, "id", bl_json_copy(bl_json_get(doc, "id")), err);
+    bl_json_put(&st, plain, "targets", targets, err);
+    bl_json_put(&st, plain, "evaluation", eval, err);
+    bl_json_put(&st, plain, "numerics", num, err);
+    targets = eval = num = NULL; /* taken by the puts */
+    put_copy(&st, plain, "operation", bl_json_get(doc, "operation"), bl_json_string("profile"),
+             err);
+    put_copy(&st, plain, "question", bl_json_get(doc, "question"), bl_json_string(""), err);
+    put_copy(&st, plain, "version", bl_json_get(doc, "version"), bl_json_string("1"), err);
+    put_copy(&st, plain, "evidence", bl_json_get(doc, "evidence"), bl_json_string("exploratory"),
+             err);
+    put_copy(&st, plain, "diagnostic", bl_json_get(doc, "diagnostic"), bl_json_bool(false), err);
     if (st != BL_OK)
         goto fail;
 
@@ -989,9 +952,9 @@ bl_status bl_plan_write(const bl_plan *plan, bl_buf *out, bl_error *err)
     bl_json *payload = bl_json_object();
     if (!payload)
         return nomem(err);
-    bl_status st = put(payload, "format", bl_json_string("brainlesslab-plan"), err);
-    if (st == BL_OK)
-        st = put(payload, "format_version", bl_json_int(4), err);
+    bl_status st = BL_OK;
+    bl_json_put(&st, payload, "format", bl_json_string("brainlesslab-plan"), err);
+    bl_json_put(&st, payload, "format_version", bl_json_int(4), err);
     for (size_t i = 0; st == BL_OK && i < bl_json_size(plan->plain); i++) {
         const bl_json *v = bl_json_value_at(plan->plain, i);
         if (bl_json_kindof(v) == BL_JSON_NULL)

@@ -14,9 +14,21 @@ struct bl_plan {
     char *source; /* the file it was read from, for messages; NULL if built */
 };
 
+/* A target's typed spec with the arrays it points to. */
+typedef struct resolved_target {
+    bl_target_spec spec;
+    double *input_link_p;            /* spec.falandays.input_link_p, or NULL */
+    bl_intervention *interventions;  /* spec.interventions, or NULL */
+} resolved_target;
+
+/* Resolution fills both forms once; nothing reads the JSON back into the
+ * typed one. */
 struct bl_resolved_plan {
     bl_json *plain;     /* {"request", "targets", "contract_hash"} */
     char hash[65];
+    bl_evaluation_spec evaluation;
+    size_t ntargets;
+    resolved_target *targets;
 };
 
 /* Python's repr() of a configuration value (str, int, float, bool, tuple)

@@ -6,7 +6,9 @@
  * given* (an int stays an int, as the reference's dataclass keeps it), except
  * input_link_p, whose probabilities the reference converts to floats. The
  * values are then read into the C config and checked by the model's own
- * validation. Error texts where the spec gives none (ours, documented):
+ * validation. Resolution keeps that config, the resolved task options and
+ * the sorted interventions as the typed target (bl_target_spec) beside the
+ * JSON, so that nothing downstream parses the JSON again. Error texts where the spec gives none (ours, documented):
  * an unknown parameter name → TypeError "unknown <kind> parameter '<name>'
  * (allowed: <names>)"; a non-number for a numeric field → TypeError
  * "<Config>.<name> must be a number"; a non-bool for a SORN learn_on →
@@ -34,13 +36,6 @@ static bl_status nomem(bl_error *err)
 {
     return bl_fail(err, BL_ENOMEM, "out of memory for a resolved plan");
 }
-
-#define TRY(expr)                                                              \
-    do {                                                                       \
-        bl_status st_ = (expr);                                                \
-        if (st_ != BL_OK)                                                      \
-            return st_;                                                        \
-    } while (0)
 
 /* ---- model configuration ---------------------------------------------- */
 
@@ -308,49 +303,38 @@ static bl_status build_config(const char *cls, const char *kind, const field *fi
     return BL_OK;
 }
 
-/* Builds and validates the node's configuration; *learn_on, *lrate_* for
- * the intervention checks. */
-static bl_status model_config(const bl_json *node, bl_json **out, bool *learn_on,
-                              double *lrate_wmat, double *lrate_targ, bl_error *err)
+/* Builds and validates the node's configuration: its plain form into
+ * *out, the C config of its family into t. A Falandays input_link_p array
+ * is put in *link_p for the caller to own, also on failure. */
+static bl_status model_config(const bl_json *node, bl_target_spec *t, double **link_p,
+                              bl_json **out, bl_error *err)
 {
     const char *kind = bl_plan_string(node, "kind");
     const bl_json *params = bl_plan_member(node, "parameters");
-    *lrate_wmat = *lrate_targ = 1.0;
+    bl_status st;
     if (strcmp(kind, "falandays") == 0) {
-        bl_falandays_config c;
-        bl_falandays_config_default(&c);
-        double *link_p = NULL;
-        bl_status st = build_config("FalandaysConfig", kind, falandays_fields,
-                                    sizeof falandays_fields / sizeof *falandays_fields, &c,
-                                    params, out, &link_p, err);
+        t->model = BL_MODEL_FALANDAYS;
+        bl_falandays_config_default(&t->falandays);
+        st = build_config("FalandaysConfig", kind, falandays_fields,
+                          sizeof falandays_fields / sizeof *falandays_fields, &t->falandays,
+                          params, out, link_p, err);
         if (st == BL_OK)
-            st = bl_falandays_config_validate(&c, err);
-        bl_free(link_p);
-        if (st != BL_OK) {
-            bl_json_destroy(*out);
-            *out = NULL;
-            return st;
-        }
-        *learn_on = c.learn_on;
-        *lrate_wmat = c.lrate_wmat;
-        *lrate_targ = c.lrate_targ;
-        return BL_OK;
+            st = bl_falandays_config_validate(&t->falandays, err);
+    } else {
+        t->model = BL_MODEL_SORN;
+        bl_sorn_config_default(&t->sorn);
+        double *no_link_p = NULL; /* SORN has no input_link_p */
+        st = build_config("SORNConfig", kind, sorn_fields,
+                          sizeof sorn_fields / sizeof *sorn_fields, &t->sorn, params, out,
+                          &no_link_p, err);
+        if (st == BL_OK)
+            st = bl_sorn_config_validate(&t->sorn, err);
     }
-    bl_sorn_config c;
-    bl_sorn_config_default(&c);
-    double *no_link_p = NULL; /* SORN has no input_link_p */
-    bl_status st = build_config("SORNConfig", kind, sorn_fields,
-                                sizeof sorn_fields / sizeof *sorn_fields, &c, params, out,
-                                &no_link_p, err);
-    if (st == BL_OK)
-        st = bl_sorn_config_validate(&c, err);
     if (st != BL_OK) {
         bl_json_destroy(*out);
         *out = NULL;
-        return st;
     }
-    *learn_on = c.learn_on;
-    return BL_OK;
+    return st;
 }
 
 /* ---- interventions (§1.4 steps 9–10) ----------------------------------- */
@@ -495,41 +479,80 @@ static bool gain_is_zero(const bl_json *gain)
     return as_double(gain, &d) && d == 0.0;
 }
 
-/* Target `index`. Its errors name it (targets[index]: ...), and the
- * parameters or options table where the fault lies there. */
+static int intervention_cmp(const void *a, const void *b)
+{
+    const bl_intervention *x = a, *y = b;
+    if (x->tick != y->tick)
+        return x->tick < y->tick ? -1 : 1;
+    return (int)x->verb - (int)y->verb;
+}
+
+/* The checked interventions, typed and sorted as the runner applies them. */
+static bl_status typed_interventions(const bl_json *target, resolved_target *r, bl_error *err)
+{
+    const bl_json *list = bl_plan_member(target, "interventions");
+    const size_t n = bl_json_size(list);
+    if (n == 0)
+        return BL_OK;
+    r->interventions = bl_mallocarray(n, sizeof *r->interventions);
+    if (!r->interventions)
+        return nomem(err);
+    for (size_t k = 0; k < n; k++) {
+        const bl_json *x = bl_json_at(list, k);
+        const char *v = bl_plan_string(x, "verb");
+        bl_intervention *to = &r->interventions[k];
+        to->tick = bl_plan_int(x, "tick");
+        to->verb = strcmp(v, "freeze_weights") == 0      ? BL_FREEZE_WEIGHTS
+                   : strcmp(v, "freeze_plasticity") == 0 ? BL_FREEZE_PLASTICITY
+                   : strcmp(v, "blind_input") == 0       ? BL_BLIND_INPUT
+                                                         : BL_SHUFFLE_INPUT;
+        r->spec.shuffle = r->spec.shuffle || to->verb == BL_SHUFFLE_INPUT;
+    }
+    qsort(r->interventions, n, sizeof *r->interventions, intervention_cmp);
+    r->spec.interventions = r->interventions;
+    r->spec.ninterventions = n;
+    return BL_OK;
+}
+
+/* Target `index`, typed into r and as plain JSON into *out. Its errors name
+ * it (targets[index]: ...), and the parameters or options table where the
+ * fault lies there. What r holds on failure is the resolved plan's to
+ * release. */
 static bl_status resolve_target(const bl_json *plan, const bl_json *target, size_t index,
-                                bl_json **out, bl_error *err)
+                                resolved_target *r, bl_json **out, bl_error *err)
 {
     *out = NULL;
+    bl_target_spec *t = &r->spec;
     const bl_json *eval = bl_plan_member(plan, "evaluation");
     const bl_json *comp = bl_plan_member(target, "composition");
     const bl_json *node = bl_plan_member(comp, "node");
     const bl_json *task = bl_plan_member(comp, "task");
     bool diagnostic = bl_json_get_bool(bl_plan_member(plan, "diagnostic"));
-    bool falandays = strcmp(bl_plan_string(node, "kind"), "falandays") == 0;
 
     /* 1. Model configuration. */
     bl_json *config = NULL;
-    bool learn_on = true;
-    double lrate_wmat = 1.0, lrate_targ = 1.0;
-    TRY(bl_plan_at(model_config(node, &config, &learn_on, &lrate_wmat, &lrate_targ, err), err,
-                   "targets[%zu].composition.node.parameters", index));
+    bl_status st = bl_plan_at(model_config(node, t, &r->input_link_p, &config, err), err,
+                              "targets[%zu].composition.node.parameters", index);
+    if (st != BL_OK)
+        return st;
+    const bool falandays = t->model == BL_MODEL_FALANDAYS;
+    const bool learn_on = falandays ? t->falandays.learn_on : t->sorn.learn_on;
+    const double lrate_wmat = falandays ? t->falandays.lrate_wmat : 1.0;
+    const double lrate_targ = falandays ? t->falandays.lrate_targ : 1.0;
 
     /* 2. Task options and definition. */
     bl_task_kind kind;
-    bl_task_options opts;
-    memset(&opts, 0, sizeof opts);
     bl_json *opts_json = NULL, *rt = NULL;
     const char *task_name = bl_plan_string(task, "kind");
     const char *where = ".composition.task.options"; /* below targets[index] */
-    bl_status st = bl_task_from_name(task_name, &kind, err);
+    st = bl_task_from_name(task_name, &kind, err);
     if (st == BL_OK)
-        st = bl_task_options_resolve(kind, bl_plan_member(task, "options"), &opts, err);
+        st = bl_task_options_resolve(kind, bl_plan_member(task, "options"), &t->task_options, err);
     if (st != BL_OK)
         goto done;
     where = "";
     bl_task_definition def;
-    bl_task_define(&opts, &def);
+    bl_task_define(&t->task_options, &def);
 
     /* 3–7. Horizon, scored ticks, warm-up, probe horizon. */
     const bl_json *h = bl_plan_member(eval, "horizon");
@@ -564,6 +587,9 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, size
     const char *controller = bl_plan_string(target, "controller");
     if ((st = bl_controller_validate(controller, kind, err)) != BL_OK)
         goto done;
+    t->reservoir = strcmp(controller, "reservoir") == 0;
+    if (!t->reservoir && (st = bl_policy_from_name(controller, &t->policy, err)) != BL_OK)
+        goto done;
 
     /* 9–10. Interventions. */
     if ((st = check_interventions(target, falandays, learn_on, lrate_wmat, lrate_targ,
@@ -591,49 +617,87 @@ static bl_status resolve_target(const bl_json *plan, const bl_json *target, size
 
     /* Limits of this engine (ours, after every check of the spec): counts
      * whose products the runner takes must fit its integers. */
-    if ((st = check_target_counts(comp, strcmp(controller, "reservoir") == 0, horizon, &def,
-                                  err)) != BL_OK)
+    if ((st = check_target_counts(comp, t->reservoir, horizon, &def, err)) != BL_OK)
+        goto done;
+
+    /* The typed target (its strings are bound to the plan's own JSON once
+     * that is complete: bind_target). */
+    t->nodes = bl_plan_int(comp, "count");
+    as_double(bl_plan_member(comp, "input_gain"), &t->input_gain);
+    t->n_inputs = (int64_t)def.n_inputs;
+    t->n_effectors = (int64_t)def.n_effectors;
+    t->neural_frames = def.neural_frames;
+    t->horizon = horizon;
+    t->excitatory = t->model == BL_MODEL_SORN
+                        ? (int64_t)bl_sorn_excitatory_count(t->sorn.inhibitory_fraction,
+                                                            (size_t)t->nodes)
+                        : t->nodes;
+    t->outcome_key = def.outcome_key;
+    t->upper_bound = def.upper_bound;
+    if ((st = typed_interventions(target, r, err)) != BL_OK)
         goto done;
 
     /* 12. ResolvedTarget, in field order. */
-    if ((st = bl_task_options_json(&opts, &opts_json, err)) != BL_OK)
+    if ((st = bl_task_options_json(&t->task_options, &opts_json, err)) != BL_OK)
         goto done;
-    rt = bl_json_object();
-    if (!rt) {
+    if (!(rt = bl_json_object())) {
         st = nomem(err);
         goto done;
     }
-    st = bl_json_object_set(rt, "target", bl_json_copy(target), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(rt, "horizon", bl_json_int(horizon), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(rt, "model_config", config, err);
-        config = NULL;
-    }
-    if (st == BL_OK)
-        st = bl_json_object_set(rt, "n_inputs", bl_json_int((int64_t)def.n_inputs), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(rt, "n_effectors", bl_json_int((int64_t)def.n_effectors), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(rt, "neural_frames", bl_json_int(def.neural_frames), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(rt, "outcome_key", bl_json_string(def.outcome_key), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(rt, "upper_bound", bl_json_real(def.upper_bound), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(rt, "task_options", opts_json, err);
-        opts_json = NULL;
-    }
+    bl_json_put(&st, rt, "target", bl_json_copy(target), err);
+    bl_json_put(&st, rt, "horizon", bl_json_int(horizon), err);
+    bl_json_put(&st, rt, "model_config", config, err);
+    bl_json_put(&st, rt, "n_inputs", bl_json_int(t->n_inputs), err);
+    bl_json_put(&st, rt, "n_effectors", bl_json_int(t->n_effectors), err);
+    bl_json_put(&st, rt, "neural_frames", bl_json_int(t->neural_frames), err);
+    bl_json_put(&st, rt, "outcome_key", bl_json_string(def.outcome_key), err);
+    bl_json_put(&st, rt, "upper_bound", bl_json_real(def.upper_bound), err);
+    bl_json_put(&st, rt, "task_options", opts_json, err);
+    config = opts_json = NULL; /* taken by the puts */
     if (st == BL_OK) {
         *out = rt;
         rt = NULL;
     }
 done:
-    bl_task_options_clear(&opts);
     bl_json_destroy(config);
     bl_json_destroy(opts_json);
     bl_json_destroy(rt);
     return bl_plan_at(st, err, "targets[%zu]%s", index, where);
+}
+
+/* Points the typed target's strings into its resolved JSON `rt`, which the
+ * resolved plan owns. */
+static void bind_target(bl_target_spec *t, const bl_json *rt)
+{
+    const bl_json *tg = bl_plan_member(rt, "target");
+    t->plain = rt;
+    t->target = tg;
+    t->id = bl_plan_string(tg, "id");
+    t->pairing_key = bl_plan_string(tg, "pairing_key");
+    t->mechanism_key = bl_plan_string(tg, "mechanism_key");
+    t->construction_key = bl_plan_string(tg, "construction_key");
+    t->controller = bl_plan_string(tg, "controller");
+    t->node = bl_plan_string(bl_plan_member(bl_plan_member(tg, "composition"), "node"), "kind");
+}
+
+/* The request's evaluation fields, typed; strings point into `request`. */
+static void bind_evaluation(bl_evaluation_spec *e, const bl_json *request)
+{
+    const bl_json *eval = bl_plan_member(request, "evaluation");
+    const char *scope = bl_plan_string(eval, "construction_scope");
+    e->root_seed = bl_plan_int(eval, "root_seed");
+    e->blocks = bl_plan_int(eval, "blocks");
+    e->trials_per_block = bl_plan_int(eval, "trials_per_block");
+    e->warmup = bl_plan_int(eval, "warmup");
+    e->seed_partition = bl_plan_string(eval, "seed_partition");
+    e->construction_scope = strcmp(scope, "trial") == 0   ? BL_SCOPE_TRIAL
+                            : strcmp(scope, "block") == 0 ? BL_SCOPE_BLOCK
+                                                          : BL_SCOPE_EVALUATION;
+    e->operation = bl_plan_string(request, "operation");
+    e->dtype = strcmp(bl_plan_string(bl_plan_member(request, "numerics"), "dtype"), "float32") == 0
+                   ? BL_FLOAT32
+                   : BL_FLOAT64;
+    e->diagnostic = bl_json_get_bool(bl_plan_member(request, "diagnostic"));
 }
 
 /* ---- public ----------------------------------------------------------- */
@@ -643,60 +707,66 @@ bl_status bl_plan_resolve(const bl_plan *plan, bl_resolved_plan **out, bl_error 
     *out = NULL;
     const bl_json *request = plan->plain;
     const bl_json *targets = bl_plan_member(request, "targets");
-    bl_json *o = bl_json_object(), *list = bl_json_array();
-    bl_status st = BL_OK;
-    if (!o || !list) {
-        bl_json_destroy(o);
-        bl_json_destroy(list);
-        return nomem(err);
+    const size_t n = bl_json_size(targets);
+    bl_json *list = bl_json_array();
+    bl_resolved_plan *r = bl_calloc(1, sizeof *r);
+    resolved_target *typed = bl_calloc(n ? n : 1, sizeof *typed);
+    if (r) {
+        r->targets = typed;
+        r->ntargets = typed ? n : 0;
+        r->plain = bl_json_object();
     }
-    for (size_t i = 0; i < bl_json_size(targets) && st == BL_OK; i++) {
+    bl_status st = BL_OK;
+    if (!list || !r || !typed || !r->plain) {
+        if (!r)
+            bl_free(typed);
+        st = nomem(err);
+        goto fail;
+    }
+    for (size_t i = 0; i < n && st == BL_OK; i++) {
         bl_json *rt = NULL;
         /* A plan read from a file names it, as its reading errors do. */
-        st = resolve_target(request, bl_json_at(targets, i), i, &rt, err);
+        st = resolve_target(request, bl_json_at(targets, i), i, &typed[i], &rt, err);
         if (st != BL_OK && plan->source)
             st = bl_plan_at(st, err, "%s", plan->source);
-        if (st == BL_OK)
-            st = bl_json_array_append(list, rt, err);
+        bl_json_push(&st, list, rt, err);
     }
     if (st == BL_OK) {
-        st = check_trial_count(request, bl_json_size(targets), err);
+        st = check_trial_count(request, n, err);
         if (st != BL_OK && plan->source)
             st = bl_plan_at(st, err, "%s", plan->source);
     }
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "request", bl_json_copy(request), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(o, "targets", list, err);
-        list = NULL;
-    }
-    bl_resolved_plan *r = NULL;
-    if (st == BL_OK) {
-        r = bl_malloc(sizeof *r);
-        if (!r)
-            st = nomem(err);
-    }
+    bl_json_put(&st, r->plain, "request", bl_json_copy(request), err);
+    bl_json_put(&st, r->plain, "targets", list, err);
+    list = NULL;
     /* The hash covers {"request", "targets"}: computed before the hash
      * itself joins the object. */
     if (st == BL_OK)
-        st = bl_json_digest(o, r->hash, err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "contract_hash", bl_json_string(r->hash), err);
-    if (st != BL_OK) {
-        bl_free(r);
-        bl_json_destroy(o);
-        bl_json_destroy(list);
-        return st;
-    }
-    r->plain = o;
+        st = bl_json_digest(r->plain, r->hash, err);
+    bl_json_put(&st, r->plain, "contract_hash", bl_json_string(r->hash), err);
+    if (st != BL_OK)
+        goto fail;
+    bind_evaluation(&r->evaluation, bl_plan_member(r->plain, "request"));
+    for (size_t i = 0; i < n; i++)
+        bind_target(&typed[i].spec, bl_json_at(bl_plan_member(r->plain, "targets"), i));
     *out = r;
     return BL_OK;
+fail:
+    bl_json_destroy(list);
+    bl_resolved_plan_destroy(r);
+    return st;
 }
 
 void bl_resolved_plan_destroy(bl_resolved_plan *r)
 {
     if (!r)
         return;
+    for (size_t i = 0; i < r->ntargets; i++) {
+        bl_task_options_clear(&r->targets[i].spec.task_options);
+        bl_free(r->targets[i].input_link_p);
+        bl_free(r->targets[i].interventions);
+    }
+    bl_free(r->targets);
     bl_json_destroy(r->plain);
     bl_free(r);
 }
@@ -713,48 +783,22 @@ const char *bl_resolved_contract_hash(const bl_resolved_plan *r)
 
 size_t bl_resolved_target_count(const bl_resolved_plan *r)
 {
-    return bl_json_size(bl_plan_member(r->plain, "targets"));
+    return r->ntargets;
 }
 
 const bl_json *bl_resolved_target(const bl_resolved_plan *r, size_t i)
 {
-    const bl_json *t = bl_json_at(bl_plan_member(r->plain, "targets"), i);
-    BL_ASSERT(t != NULL);
-    return t;
+    BL_ASSERT(i < r->ntargets);
+    return r->targets[i].spec.plain;
 }
 
-bl_status bl_resolved_model_config(const bl_resolved_plan *r, size_t i, bl_model_kind *kind,
-                                   bl_falandays_config *fc, bl_sorn_config *sc,
-                                   double **input_link_p, bl_error *err)
+const bl_evaluation_spec *bl_resolved_evaluation(const bl_resolved_plan *r)
 {
-    *input_link_p = NULL;
-    const bl_json *rt = bl_resolved_target(r, i);
-    const bl_json *node =
-        bl_plan_member(bl_plan_member(bl_plan_member(rt, "target"), "composition"), "node");
-    const bl_json *cfg = bl_plan_member(rt, "model_config");
-    bl_json *echo = NULL;
-    bl_status st;
-    /* The resolved config holds every field, so reading it "over the
-     * defaults" gives exactly the values resolution validated. */
-    if (strcmp(bl_plan_string(node, "kind"), "falandays") == 0) {
-        *kind = BL_MODEL_FALANDAYS;
-        bl_falandays_config_default(fc);
-        st = build_config("FalandaysConfig", "falandays", falandays_fields,
-                          sizeof falandays_fields / sizeof *falandays_fields, fc, cfg, &echo,
-                          input_link_p, err);
-        if (st != BL_OK) {
-            bl_free(*input_link_p);
-            *input_link_p = NULL;
-            fc->input_link_p = NULL;
-        }
-    } else {
-        *kind = BL_MODEL_SORN;
-        bl_sorn_config_default(sc);
-        double *no_link_p = NULL; /* SORN has no input_link_p */
-        st = build_config("SORNConfig", "sorn", sorn_fields,
-                          sizeof sorn_fields / sizeof *sorn_fields, sc, cfg, &echo, &no_link_p,
-                          err);
-    }
-    bl_json_destroy(echo);
-    return st;
+    return &r->evaluation;
+}
+
+const bl_target_spec *bl_resolved_target_spec(const bl_resolved_plan *r, size_t i)
+{
+    BL_ASSERT(i < r->ntargets);
+    return &r->targets[i].spec;
 }

@@ -46,9 +46,9 @@ bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
         return bl_fail(err, BL_EKEY, "unknown replay trial_key");
     if (!frames || bl_json_size(frames) == 0)
         return bl_fail(err, BL_EVALUE, "a replay must contain recorded frames");
-    const bl_json *rt = bl_resolved_target(in->resolved, t->target);
-    const bl_json *target = bl_json_get(rt, "target");
-    const bl_json *comp = bl_json_get(target, "composition");
+    const bl_target_spec *spec = bl_resolved_target_spec(in->resolved, t->target);
+    const bl_json *rt = spec->plain;
+    const bl_json *comp = bl_json_get(spec->target, "composition");
     const bl_json *request = bl_json_get(bl_resolved_plain(in->resolved), "request");
     const bl_json *eval = bl_json_get(request, "evaluation");
     const bl_json *numerics = bl_json_get(request, "numerics");

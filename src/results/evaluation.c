@@ -18,10 +18,7 @@ static bl_status nomem(bl_error *err)
 
 /* What the summaries need of one target. */
 typedef struct tinfo {
-    const bl_json *rt, *target;
-    const char *id, *controller, *pairing;
-    bl_task_kind task;
-    int64_t horizon;
+    const bl_target_spec *spec;
     const bl_calibration *cal;   /* selected or produced analytic one, or NULL */
     bl_calibration *own;         /* an analytic record made here (owned) */
     bl_json *signature;          /* this program's signature for the target */
@@ -30,10 +27,7 @@ typedef struct tinfo {
 
 typedef struct ectx {
     bl_run_prepared *run;        /* owned; NULL after a preflight alone */
-    const bl_json *request, *eval;
-    int64_t root_seed, blocks, trials, warmup;
-    const char *partition, *operation, *scope;
-    bl_dtype dtype;
+    const bl_evaluation_spec *ev;
     size_t ntargets;
     tinfo *t;
 } ectx;
@@ -50,32 +44,21 @@ static void ectx_free(ectx *c)
     c->t = NULL;
 }
 
-static bl_status signature_of(const ectx *c, const tinfo *t, bl_json **out, bl_error *err)
-{
-    bl_task_options o;
-    bl_status st = bl_task_options_resolve(t->task, bl_plan_member(t->rt, "task_options"), &o, err);
-    if (st != BL_OK)
-        return st;
-    st = bl_calibration_signature(&o, t->horizon, c->warmup, c->dtype, "cpu", out, err);
-    bl_task_options_clear(&o);
-    return st;
-}
-
 /* §5.4 reference candidates of reservoir target i. */
 static bl_status pair_of(const ectx *c, size_t i, bl_error *err)
 {
     tinfo *t = &c->t[i];
     t->reference = -1;
-    if (strcmp(t->controller, "reservoir") != 0)
+    if (!t->spec->reservoir)
         return BL_OK;
-    const bool ablate = strcmp(c->operation, "ablate") == 0;
-    const bl_json *task = bl_plan_member(bl_plan_member(t->target, "composition"), "task");
+    const bool ablate = strcmp(c->ev->operation, "ablate") == 0;
+    const bl_json *task = bl_plan_member(bl_plan_member(t->spec->target, "composition"), "task");
     for (size_t k = 0; k < c->ntargets; k++) {
         const tinfo *r = &c->t[k];
-        if (k == i || strcmp(r->pairing, t->pairing) != 0 || r->horizon != t->horizon ||
-            !bl_json_equal(bl_plan_member(bl_plan_member(r->target, "composition"), "task"), task))
+        if (k == i || strcmp(r->spec->pairing_key, t->spec->pairing_key) != 0 || r->spec->horizon != t->spec->horizon ||
+            !bl_json_equal(bl_plan_member(bl_plan_member(r->spec->target, "composition"), "task"), task))
             continue;
-        if (ablate ? strcmp(r->id, "baseline") != 0 : strcmp(r->controller, "reference_null") != 0)
+        if (ablate ? strcmp(r->spec->id, "baseline") != 0 : strcmp(r->spec->controller, "reference_null") != 0)
             continue;
         if (t->reference >= 0)
             return bl_fail(err, BL_EVALUE,
@@ -116,15 +99,15 @@ static bl_status check_disjoint(const ectx *c, const bl_calibration *const *sup,
     qsort(ids, nids, sizeof *ids, cmp_str);
     bl_status st = BL_OK;
     for (size_t i = 0; i < c->ntargets && st == BL_OK; i++)
-        for (int64_t b = 0; b < c->blocks && st == BL_OK; b++)
-            for (int64_t k = 0; k < c->trials && st == BL_OK; k++) {
-                const bl_key keys[4] = {BL_KEY_S(c->t[i].pairing),
-                                        BL_KEY_S(bl_task_name(c->t[i].task)), BL_KEY_I(b),
+        for (int64_t b = 0; b < c->ev->blocks && st == BL_OK; b++)
+            for (int64_t k = 0; k < c->ev->trials_per_block && st == BL_OK; k++) {
+                const bl_key keys[4] = {BL_KEY_S(c->t[i].spec->pairing_key),
+                                        BL_KEY_S(bl_task_name(c->t[i].spec->task_options.kind)), BL_KEY_I(b),
                                         BL_KEY_I(k)};
                 bl_seed s;
                 char hex[65];
                 const char *key = hex;
-                if ((st = bl_seed_for(c->root_seed, c->partition, "world", keys, 4, &s, err)) !=
+                if ((st = bl_seed_for(c->ev->root_seed, c->ev->seed_partition, "world", keys, 4, &s, err)) !=
                     BL_OK)
                     break;
                 bl_seed_hex(&s, hex);
@@ -211,7 +194,7 @@ static bl_status signature_mismatch(const tinfo *t, const bl_calibration *cal, b
     bl_status st = bl_buf_status(&diff, err);
     if (st == BL_OK)
         st = bl_fail(err, BL_EVALUE, "calibration signature mismatch for %s%s%s",
-                     bl_task_name(t->task), diff.len ? ": " : "", diff.len ? diff.data : "");
+                     bl_task_name(t->spec->task_options.kind), diff.len ? ": " : "", diff.len ? diff.data : "");
     bl_buf_clear(&diff);
     return st;
 }
@@ -225,38 +208,18 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
     bl_status st = run ? bl_run_prepare(plan, x, &c->run, err) : bl_run_preflight(plan, x, err);
     if (st != BL_OK)
         return st;
-    c->request = bl_plan_member(bl_resolved_plain(plan), "request");
-    c->eval = bl_plan_member(c->request, "evaluation");
-    c->root_seed = bl_json_get_int(bl_plan_member(c->eval, "root_seed"));
-    c->blocks = bl_json_get_int(bl_plan_member(c->eval, "blocks"));
-    c->trials = bl_json_get_int(bl_plan_member(c->eval, "trials_per_block"));
-    c->warmup = bl_json_get_int(bl_plan_member(c->eval, "warmup"));
-    c->partition = bl_plan_string(c->eval, "seed_partition");
-    c->scope = bl_plan_string(c->eval, "construction_scope");
-    c->operation = bl_plan_string(c->request, "operation");
-    c->dtype = strcmp(bl_plan_string(bl_plan_member(c->request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
-                                                                                    : BL_FLOAT64;
+    c->ev = bl_resolved_evaluation(plan);
     c->ntargets = bl_resolved_target_count(plan);
     c->t = bl_calloc(c->ntargets, sizeof *c->t);
     if (!c->t)
         return nomem(err);
-    for (size_t i = 0; i < c->ntargets; i++) {
-        tinfo *t = &c->t[i];
-        t->rt = bl_resolved_target(plan, i);
-        t->target = bl_plan_member(t->rt, "target");
-        t->id = bl_plan_string(t->target, "id");
-        t->controller = bl_plan_string(t->target, "controller");
-        t->pairing = bl_plan_string(t->target, "pairing_key");
-        t->horizon = bl_json_get_int(bl_plan_member(t->rt, "horizon"));
-        if ((st = bl_task_from_name(bl_plan_string(bl_plan_member(bl_plan_member(t->target, "composition"), "task"), "kind"),
-                                    &t->task, err)) != BL_OK)
-            return st;
-    }
+    for (size_t i = 0; i < c->ntargets; i++)
+        c->t[i].spec = bl_resolved_target_spec(plan, i);
     for (size_t i = 0; i < c->ntargets; i++)
         if ((st = pair_of(c, i, err)) != BL_OK)
             return st;
     /* §4.4 step 3 comes before the selection of step 8. */
-    if (strcmp(c->operation, "calibrate") != 0 &&
+    if (strcmp(c->ev->operation, "calibrate") != 0 &&
         (st = check_disjoint(c, sup, nsup, err)) != BL_OK)
         return st;
 
@@ -264,12 +227,14 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
     for (size_t i = 0; i < c->ntargets; i++) {
         tinfo *t = &c->t[i];
         char sid[65];
-        if ((st = signature_of(c, t, &t->signature, err)) != BL_OK ||
+        if ((st = bl_calibration_signature(&t->spec->task_options, t->spec->horizon,
+                                           c->ev->warmup, c->ev->dtype, "cpu", &t->signature,
+                                           err)) != BL_OK ||
             (st = bl_calibration_signature_id(t->signature, sid, err)) != BL_OK)
             return st;
         const bl_calibration *same_task = NULL; /* the first record for this task */
         for (size_t k = 0; k < nsup; k++) {
-            if (!same_task && strcmp(sup[k]->task, bl_task_name(t->task)) == 0)
+            if (!same_task && strcmp(sup[k]->task, bl_task_name(t->spec->task_options.kind)) == 0)
                 same_task = sup[k];
             if (strcmp(sup[k]->signature_id, sid) != 0)
                 continue;
@@ -282,7 +247,7 @@ static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_executi
         /* Supplying a record for this task asserts it was meant to apply. */
         if (same_task)
             return signature_mismatch(t, same_task, err);
-        if (bl_task_is_probe(t->task)) {
+        if (bl_task_is_probe(t->spec->task_options.kind)) {
             if ((st = bl_calibration_analytic(t->signature, &t->own, err)) != BL_OK)
                 return st;
             t->cal = t->own;
@@ -311,15 +276,12 @@ bl_status bl_evaluation_prepare(const bl_resolved_plan *plan, const bl_execution
 {
     *out = NULL;
     bl_evaluation_prepared *p = bl_malloc(sizeof *p);
-    if (!p)
-        return nomem(err);
-    bl_status st = prepare(&p->c, plan, x, supplied, nsupplied, true, err);
-    if (st != BL_OK) {
+    bl_status st = p ? prepare(&p->c, plan, x, supplied, nsupplied, true, err) : nomem(err);
+    if (st == BL_OK)
+        *out = p;
+    else
         bl_evaluation_prepared_destroy(p);
-        return st;
-    }
-    *out = p;
-    return BL_OK;
+    return st;
 }
 
 void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p)
@@ -340,19 +302,13 @@ static bl_status digest_of(const bl_json *v, char hex[65], bl_error *err)
 /* summary-bootstrap: digest({composition, interventions, pairing, mechanism}). */
 static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_error *err)
 {
+    const bl_json *tg = t->spec->target;
+    bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    if (!o)
-        return nomem(err);
-    bl_status st = bl_json_object_set(o, "composition",
-                                      bl_json_copy(bl_plan_member(t->target, "composition")), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "interventions",
-                                bl_json_copy(bl_plan_member(t->target, "interventions")), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "pairing", bl_json_string(t->pairing), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "mechanism",
-                                bl_json_string(bl_plan_string(t->target, "mechanism_key")), err);
+    bl_json_put(&st, o, "composition", bl_json_copy(bl_plan_member(tg, "composition")), err);
+    bl_json_put(&st, o, "interventions", bl_json_copy(bl_plan_member(tg, "interventions")), err);
+    bl_json_put(&st, o, "pairing", bl_json_string(t->spec->pairing_key), err);
+    bl_json_put(&st, o, "mechanism", bl_json_string(t->spec->mechanism_key), err);
     char hex[65];
     if (st == BL_OK)
         st = digest_of(o, hex, err);
@@ -360,7 +316,7 @@ static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_er
     if (st != BL_OK)
         return st;
     const bl_key key = BL_KEY_S(hex);
-    return bl_seed_for(c->root_seed, c->partition, "summary-bootstrap", &key, 1, out, err);
+    return bl_seed_for(c->ev->root_seed, c->ev->seed_partition, "summary-bootstrap", &key, 1, out, err);
 }
 
 /* contrast-bootstrap: digest(target composition), digest(target
@@ -369,24 +325,24 @@ static bl_status contrast_seed(const ectx *c, const tinfo *t, const tinfo *r, bl
                                bl_error *err)
 {
     char a[65], b[65], d[65];
-    bl_status st = digest_of(bl_plan_member(t->target, "composition"), a, err);
+    bl_status st = digest_of(bl_plan_member(t->spec->target, "composition"), a, err);
     if (st == BL_OK)
-        st = digest_of(bl_plan_member(t->target, "interventions"), b, err);
+        st = digest_of(bl_plan_member(t->spec->target, "interventions"), b, err);
     if (st == BL_OK)
-        st = digest_of(bl_plan_member(r->target, "composition"), d, err);
+        st = digest_of(bl_plan_member(r->spec->target, "composition"), d, err);
     if (st != BL_OK)
         return st;
     const bl_key keys[3] = {BL_KEY_S(a), BL_KEY_S(b), BL_KEY_S(d)};
-    return bl_seed_for(c->root_seed, c->partition, "contrast-bootstrap", keys, 3, out, err);
+    return bl_seed_for(c->ev->root_seed, c->ev->seed_partition, "contrast-bootstrap", keys, 3, out, err);
 }
 
 /* ---- summaries and contrasts --------------------------------------------- */
 
-static const char *unit_of(const char *scope)
+static const char *unit_of(bl_construction_scope scope)
 {
-    if (strcmp(scope, "evaluation") == 0)
+    if (scope == BL_SCOPE_EVALUATION)
         return "world_blocks_conditional_on_fixed_wiring";
-    if (strcmp(scope, "trial") == 0)
+    if (scope == BL_SCOPE_TRIAL)
         return "independent_randomised_blocks";
     return "independent_wiring_blocks";
 }
@@ -395,14 +351,14 @@ static bl_status summarise(const ectx *c, size_t i, const bl_run_result *run,
                            bl_target_summary *s, double *scratch, bl_error *err)
 {
     const tinfo *t = &c->t[i];
-    const size_t per = (size_t)(c->blocks * c->trials);
+    const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
     const bl_trial_result *rows = run->trials + i * per;
     memset(s, 0, sizeof *s);
-    s->target_id = t->id;
-    s->task = t->task;
+    s->target_id = t->spec->id;
+    s->task = t->spec->task_options.kind;
     s->outcome_key = rows[0].outcome_key;
-    s->independent_unit = unit_of(c->scope);
-    s->scoring_window = t->horizon - c->warmup;
+    s->independent_unit = unit_of(c->ev->construction_scope);
+    s->scoring_window = t->spec->horizon - c->ev->warmup;
     for (size_t k = 0; k < per; k++) {
         if (rows[k].status == BL_TRIAL_COMPLETED)
             s->completed_trials++;
@@ -410,17 +366,17 @@ static bl_status summarise(const ectx *c, size_t i, const bl_run_result *run,
             s->failed_trials++; /* incomplete counts as failed (§5.2 step 1) */
     }
     /* Block values: blocks with every trial completed, in block order. */
-    double *blocks = scratch, *vals = scratch + c->blocks;
+    double *blocks = scratch, *vals = scratch + c->ev->blocks;
     size_t m = 0;
-    for (int64_t b = 0; b < c->blocks; b++) {
+    for (int64_t b = 0; b < c->ev->blocks; b++) {
         bool whole = true;
-        for (int64_t k = 0; k < c->trials; k++) {
-            const bl_trial_result *r = &rows[b * c->trials + k];
+        for (int64_t k = 0; k < c->ev->trials_per_block; k++) {
+            const bl_trial_result *r = &rows[b * c->ev->trials_per_block + k];
             whole = whole && r->status == BL_TRIAL_COMPLETED;
             vals[k] = r->raw;
         }
         if (whole)
-            blocks[m++] = bl_np_mean(vals, (size_t)c->trials);
+            blocks[m++] = bl_np_mean(vals, (size_t)c->ev->trials_per_block);
     }
     s->independent_blocks = m;
     const bool estimate = s->failed_trials == 0; /* no estimate over survivors */
@@ -445,12 +401,12 @@ static bl_status contrast(const ectx *c, size_t i, const bl_run_result *run, bl_
                           double *scratch, bl_error *err)
 {
     const tinfo *t = &c->t[i], *r = &c->t[(size_t)t->reference];
-    const size_t per = (size_t)(c->blocks * c->trials);
+    const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
     const bl_trial_result *a = run->trials + i * per,
                           *b = run->trials + (size_t)t->reference * per;
     memset(out, 0, sizeof *out);
-    out->target_id = t->id;
-    out->reference_id = r->id;
+    out->target_id = t->spec->id;
+    out->reference_id = r->spec->id;
     out->key = a[0].outcome_key;
     bool complete = true;
     for (size_t k = 0; k < per; k++) {
@@ -464,16 +420,16 @@ static bl_status contrast(const ectx *c, size_t i, const bl_run_result *run, bl_
         return BL_OK;
     }
     out->status = BL_CONTRAST_PAIRED_RAW;
-    out->nblocks = (size_t)c->blocks;
+    out->nblocks = (size_t)c->ev->blocks;
     out->block_differences = bl_mallocarray(out->nblocks, sizeof *out->block_differences);
     if (!out->block_differences)
         return nomem(err);
-    for (int64_t blk = 0; blk < c->blocks; blk++) {
-        for (int64_t k = 0; k < c->trials; k++) {
-            const size_t j = (size_t)(blk * c->trials + k);
+    for (int64_t blk = 0; blk < c->ev->blocks; blk++) {
+        for (int64_t k = 0; k < c->ev->trials_per_block; k++) {
+            const size_t j = (size_t)(blk * c->ev->trials_per_block + k);
             scratch[k] = a[j].raw - b[j].raw;
         }
-        out->block_differences[blk] = bl_np_mean(scratch, (size_t)c->trials);
+        out->block_differences[blk] = bl_np_mean(scratch, (size_t)c->ev->trials_per_block);
     }
     out->estimate = bl_np_mean(out->block_differences, out->nblocks);
     bl_seed seed;
@@ -490,7 +446,7 @@ static bl_status freeze(const ectx *c, size_t i, const bl_run_result *run, bl_ca
                         bl_error *err)
 {
     const tinfo *t = &c->t[i];
-    const size_t per = (size_t)(c->blocks * c->trials);
+    const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
     const bl_trial_result *rows = run->trials + i * per;
     for (size_t k = 0; k < per; k++)
         if (rows[k].status != BL_TRIAL_COMPLETED)
@@ -500,7 +456,7 @@ static bl_status freeze(const ectx *c, size_t i, const bl_run_result *run, bl_ca
         if (isnan(rows[k].raw))
             return bl_fail(err, BL_ERUNTIME,
                            "cannot freeze a calibration containing missing outcomes");
-    if (bl_task_is_probe(t->task))
+    if (bl_task_is_probe(t->spec->task_options.kind))
         return bl_calibration_analytic(t->signature, out, err);
     double *scores = bl_mallocarray(per, sizeof *scores);
     bl_json *ids = bl_json_array();
@@ -510,7 +466,7 @@ static bl_status freeze(const ectx *c, size_t i, const bl_run_result *run, bl_ca
         st = bl_json_array_append(ids, bl_json_string(rows[k].world_seed), err);
     }
     if (st == BL_OK)
-        st = bl_calibration_empirical(t->signature, scores, per, NAN, ids, c->root_seed,
+        st = bl_calibration_empirical(t->signature, scores, per, NAN, ids, c->ev->root_seed,
                                       BL_BOOTSTRAP_REPETITIONS, out, err);
     bl_free(scores);
     bl_json_destroy(ids);
@@ -564,7 +520,7 @@ bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hoo
     if ((st = bl_run_execute_prepared(c->run, hooks, &e->run, err)) != BL_OK)
         goto done;
     /* Every trial's outcome against its target's calibration. */
-    const size_t per = (size_t)(c->blocks * c->trials);
+    const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
     for (size_t j = 0; j < e->run->ntrials; j++) {
         bl_trial_result *r = &e->run->trials[j];
         bl_outcome_adjust(r->raw, c->t[j / per].cal, &r->normalised, &r->normalisation,
@@ -576,7 +532,7 @@ bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hoo
     e->calibrations = bl_calloc(2 * c->ntargets, sizeof *e->calibrations);
     /* The preflight bounded blocks × trials, but not yet their sum. */
     int64_t nscratch;
-    if (!__builtin_add_overflow(c->blocks, c->trials, &nscratch))
+    if (!__builtin_add_overflow(c->ev->blocks, c->ev->trials_per_block, &nscratch))
         scratch = bl_mallocarray((size_t)nscratch, sizeof *scratch);
     if (!e->summaries || !e->contrasts || !e->calibrations || !scratch) {
         st = nomem(err);
@@ -587,7 +543,7 @@ bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hoo
     for (size_t i = 0; i < c->ntargets && st == BL_OK; i++)
         if (c->t[i].reference >= 0)
             st = contrast(c, i, e->run, &e->contrasts[e->ncontrasts++], scratch, err);
-    if (st == BL_OK && strcmp(c->operation, "calibrate") == 0)
+    if (st == BL_OK && strcmp(c->ev->operation, "calibrate") == 0)
         for (size_t i = 0; i < c->ntargets && st == BL_OK; i++) {
             bl_calibration *made = NULL;
             st = freeze(c, i, e->run, &made, err);
@@ -640,42 +596,22 @@ static bl_json *pair_or_null(bool has, const double p[2])
 bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_error *err)
 {
     *out = NULL;
-    bl_json *o = bl_json_object(), *oc = NULL;
-    bl_status st = !o ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = bl_task_outcome_json(s->outcome_key, s->raw, s->normalised, s->normalisation,
-                                  s->calibration_id, s->scoring_window, &oc, err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "target_id", bl_json_string(s->target_id), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "task", bl_json_string(bl_task_name(s->task)), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(o, "outcome", oc, err);
-        oc = NULL;
-    }
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "completed_trials", bl_json_int((int64_t)s->completed_trials),
-                                err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "failed_trials", bl_json_int((int64_t)s->failed_trials), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "independent_blocks",
-                                bl_json_int((int64_t)s->independent_blocks), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "independent_unit", bl_json_string(s->independent_unit), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "raw_interval",
-                                pair_or_null(s->has_raw_interval, s->raw_interval), err);
-    if (st == BL_OK) {
-        bl_json *adj = NULL;
-        if (s->has_adjusted)
-            st = bl_adjusted_interval_json(&s->adjusted, &adj, err);
-        else
-            adj = bl_json_null();
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "adjusted", adj, err);
-    }
-    bl_json_destroy(oc);
+    bl_json *o = bl_json_object(), *oc = NULL, *adj = NULL;
+    bl_status st = bl_task_outcome_json(s->outcome_key, s->raw, s->normalised, s->normalisation,
+                                        s->calibration_id, s->scoring_window, &oc, err);
+    if (st == BL_OK && s->has_adjusted)
+        st = bl_adjusted_interval_json(&s->adjusted, &adj, err);
+    else if (st == BL_OK)
+        adj = bl_json_null();
+    bl_json_put(&st, o, "target_id", bl_json_string(s->target_id), err);
+    bl_json_put(&st, o, "task", bl_json_string(bl_task_name(s->task)), err);
+    bl_json_put(&st, o, "outcome", oc, err);
+    bl_json_put(&st, o, "completed_trials", bl_json_int((int64_t)s->completed_trials), err);
+    bl_json_put(&st, o, "failed_trials", bl_json_int((int64_t)s->failed_trials), err);
+    bl_json_put(&st, o, "independent_blocks", bl_json_int((int64_t)s->independent_blocks), err);
+    bl_json_put(&st, o, "independent_unit", bl_json_string(s->independent_unit), err);
+    bl_json_put(&st, o, "raw_interval", pair_or_null(s->has_raw_interval, s->raw_interval), err);
+    bl_json_put(&st, o, "adjusted", adj, err);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return st;
@@ -687,35 +623,21 @@ bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_e
 bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err)
 {
     *out = NULL;
+    bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    bl_status st = !o ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "target_id", bl_json_string(c->target_id), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "reference_id", bl_json_string(c->reference_id), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "status",
-                                bl_json_string(c->status == BL_CONTRAST_PAIRED_RAW
-                                                   ? "paired_raw"
-                                                   : "failed_pair"),
-                                err);
-    if (st == BL_OK && c->status == BL_CONTRAST_PAIRED_RAW) {
+    bl_json_put(&st, o, "target_id", bl_json_string(c->target_id), err);
+    bl_json_put(&st, o, "reference_id", bl_json_string(c->reference_id), err);
+    bl_json_put(&st, o, "status",
+                bl_json_string(c->status == BL_CONTRAST_PAIRED_RAW ? "paired_raw" : "failed_pair"),
+                err);
+    if (c->status == BL_CONTRAST_PAIRED_RAW) {
         bl_json *diffs = bl_json_array();
-        st = diffs ? BL_OK : nomem(err);
-        for (size_t k = 0; k < c->nblocks && st == BL_OK; k++)
-            st = bl_json_array_append(diffs, bl_json_real(c->block_differences[k]), err);
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "key", bl_json_string(c->key), err);
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "estimate", bl_json_real(c->estimate), err);
-        if (st == BL_OK) {
-            st = bl_json_object_set(o, "block_differences", diffs, err);
-            diffs = NULL;
-        }
-        if (st == BL_OK)
-            st = bl_json_object_set(o, "interval", pair_or_null(c->has_interval, c->interval),
-                                    err);
-        bl_json_destroy(diffs);
+        for (size_t k = 0; k < c->nblocks; k++)
+            bl_json_push(&st, diffs, bl_json_real(c->block_differences[k]), err);
+        bl_json_put(&st, o, "key", bl_json_string(c->key), err);
+        bl_json_put(&st, o, "estimate", bl_json_real(c->estimate), err);
+        bl_json_put(&st, o, "block_differences", diffs, err);
+        bl_json_put(&st, o, "interval", pair_or_null(c->has_interval, c->interval), err);
     }
     if (st != BL_OK) {
         bl_json_destroy(o);

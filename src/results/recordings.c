@@ -25,85 +25,61 @@ void bl_recordings_clear(bl_recordings *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Sets key to v; v NULL (a failed allocation) is BL_ENOMEM. */
-static bl_status put(bl_json *o, const char *key, bl_json *v, bl_error *err)
+/* The identity fields every probe row starts with (sticky, as bl_json_put). */
+static void identity(bl_status *st, bl_json *o, const bl_trial_result *t, bl_error *err)
 {
-    return v ? bl_json_object_set(o, key, v, err) : nomem(err);
-}
-
-/* The identity fields every probe row starts with. */
-static bl_status identity(bl_json *o, const bl_trial_result *t, bl_error *err)
-{
-    bl_status st = put(o, "target_id", bl_json_string(t->target_id), err);
-    if (st == BL_OK)
-        st = put(o, "task", bl_json_string(bl_task_name(t->task)), err);
-    if (st == BL_OK)
-        st = put(o, "block_id", bl_json_int(t->block), err);
-    if (st == BL_OK)
-        st = put(o, "trial_id", bl_json_int(t->trial), err);
-    return st;
+    bl_json_put(st, o, "target_id", bl_json_string(t->target_id), err);
+    bl_json_put(st, o, "task", bl_json_string(bl_task_name(t->task)), err);
+    bl_json_put(st, o, "block_id", bl_json_int(t->block), err);
+    bl_json_put(st, o, "trial_id", bl_json_int(t->trial), err);
 }
 
 /* digest({"a": a, "b": b, "c": c}) with c optional. */
 static bl_status digest3(const char *ka, bl_json *a, const char *kb, bl_json *b, const char *kc,
                          bl_json *c, char hex[65], bl_error *err)
 {
+    bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    bl_status st = o ? put(o, ka, a, err) : (bl_json_destroy(a), nomem(err));
-    if (st == BL_OK)
-        st = put(o, kb, b, err);
-    else
-        bl_json_destroy(b);
-    if (st == BL_OK && kc)
-        st = put(o, kc, c, err);
-    else
-        bl_json_destroy(c);
+    bl_json_put(&st, o, ka, a, err);
+    bl_json_put(&st, o, kb, b, err);
+    if (kc)
+        bl_json_put(&st, o, kc, c, err);
     if (st == BL_OK)
         st = bl_json_digest(o, hex, err);
     bl_json_destroy(o);
     return st;
 }
 
+/* The ProbeTrial row of one trial. Its signatures hash the target's
+ * resolved JSON, as the contract holds it. */
 static bl_status probe_trial(const bl_resolved_plan *plan, const bl_trial_result *t,
                              bl_json *trials, bl_error *err)
 {
-    const bl_json *rt = bl_resolved_target(plan, t->target);
-    const bl_json *comp = bl_json_get(bl_json_get(rt, "target"), "composition");
+    const bl_target_spec *spec = bl_resolved_target_spec(plan, t->target);
+    const bl_json *comp = bl_json_get(spec->target, "composition");
     const bl_json *eval =
         bl_json_get(bl_json_get(bl_resolved_plain(plan), "request"), "evaluation");
     char node_sig[65], iface_sig[65];
     bl_status st = digest3("node", bl_json_copy(bl_json_get(comp, "node")), "config",
-                           bl_json_copy(bl_json_get(rt, "model_config")), NULL, NULL, node_sig,
-                           err);
+                           bl_json_copy(bl_json_get(spec->plain, "model_config")), NULL, NULL,
+                           node_sig, err);
     if (st == BL_OK)
         st = digest3("task", bl_json_copy(bl_json_get(comp, "task")), "ports",
-                     bl_json_copy(bl_json_get(rt, "n_inputs")), "gain",
+                     bl_json_copy(bl_json_get(spec->plain, "n_inputs")), "gain",
                      bl_json_copy(bl_json_get(comp, "input_gain")), iface_sig, err);
-    bl_json *o = st == BL_OK ? bl_json_object() : NULL;
-    if (st == BL_OK && !o)
-        st = nomem(err);
-    if (st == BL_OK)
-        st = identity(o, t, err);
-    if (st == BL_OK)
-        st = put(o, "native_score", bl_json_real(t->raw), err);
-    if (st == BL_OK)
-        st = put(o, "wiring_id", bl_json_string(t->wiring_id), err);
-    if (st == BL_OK)
-        st = put(o, "world_seed", bl_json_string(t->world_seed), err);
-    if (st == BL_OK)
-        st = put(o, "node_signature", bl_json_string(node_sig), err);
-    if (st == BL_OK)
-        st = put(o, "interface_signature", bl_json_string(iface_sig), err);
-    if (st == BL_OK)
-        st = put(o, "construction_scope",
-                 bl_json_copy(bl_json_get(eval, "construction_scope")), err);
-    if (st == BL_OK)
-        st = put(o, "reset", bl_json_string("full"), err);
-    if (st == BL_OK) {
-        st = bl_json_array_append(trials, o, err);
-        o = NULL;
-    }
-    bl_json_destroy(o);
+    if (st != BL_OK)
+        return st;
+    bl_json *o = bl_json_object();
+    identity(&st, o, t, err);
+    bl_json_put(&st, o, "native_score", bl_json_real(t->raw), err);
+    bl_json_put(&st, o, "wiring_id", bl_json_string(t->wiring_id), err);
+    bl_json_put(&st, o, "world_seed", bl_json_string(t->world_seed), err);
+    bl_json_put(&st, o, "node_signature", bl_json_string(node_sig), err);
+    bl_json_put(&st, o, "interface_signature", bl_json_string(iface_sig), err);
+    bl_json_put(&st, o, "construction_scope",
+                bl_json_copy(bl_json_get(eval, "construction_scope")), err);
+    bl_json_put(&st, o, "reset", bl_json_string("full"), err);
+    bl_json_push(&st, trials, o, err);
     return st;
 }
 
@@ -116,44 +92,28 @@ static bl_status probe_events(const bl_trial_result *t, const bl_probe_capture *
     bl_status st = BL_OK;
     for (int k = 0; k < 3 && st == BL_OK; k++) {
         bl_json *o = bl_json_object(), *ids = bl_json_array();
-        double *f = bl_mallocarray(pc->n ? pc->n : 1, sizeof *f);
-        st = !o || !ids || !f ? nomem(err) : BL_OK;
-        for (size_t i = 0; i < pc->n && st == BL_OK; i++) {
+        for (size_t i = 0; i < pc->n; i++) {
             char id[32];
             snprintf(id, sizeof id, "neuron/%zu", i);
-            st = bl_json_array_append(ids, bl_json_string(id), err);
+            bl_json_push(&st, ids, bl_json_string(id), err);
         }
-        if (st == BL_OK)
-            st = identity(o, t, err);
-        if (st == BL_OK)
-            st = put(o, "entity_id", bl_json_string("reservoir"), err);
-        if (st == BL_OK) {
-            st = put(o, "feature_ids", ids, err);
-            ids = NULL;
-        }
-        if (st == BL_OK)
-            st = put(o, "point", bl_json_string(point_names[k]), err);
-        if (st == BL_OK)
-            st = put(o, "tick", bl_json_int(pc->ticks[k]), err);
-        if (st == BL_OK)
-            st = put(o, "round", bl_json_int(1), err);
-        if (st == BL_OK)
-            st = put(o, "label", bl_json_int(pc->label), err);
-        if (st == BL_OK)
-            st = put(o, "channel", bl_json_string("emitted_activity"), err);
-        if (st == BL_OK) {
-            st = bl_json_array_append(out->probe_events, o, err);
-            o = NULL;
-        }
+        identity(&st, o, t, err);
+        bl_json_put(&st, o, "entity_id", bl_json_string("reservoir"), err);
+        bl_json_put(&st, o, "feature_ids", ids, err);
+        bl_json_put(&st, o, "point", bl_json_string(point_names[k]), err);
+        bl_json_put(&st, o, "tick", bl_json_int(pc->ticks[k]), err);
+        bl_json_put(&st, o, "round", bl_json_int(1), err);
+        bl_json_put(&st, o, "label", bl_json_int(pc->label), err);
+        bl_json_put(&st, o, "channel", bl_json_string("emitted_activity"), err);
+        bl_json_push(&st, out->probe_events, o, err);
+        double *f = st == BL_OK ? bl_mallocarray(pc->n ? pc->n : 1, sizeof *f) : NULL;
+        if (st == BL_OK && !f)
+            st = nomem(err);
         if (st == BL_OK) {
             memcpy(f, pc->features + (size_t)k * pc->n, pc->n * sizeof *f);
             out->probe_features[out->nevents] = f;
             out->probe_feature_len[out->nevents++] = pc->n;
-            f = NULL;
         }
-        bl_json_destroy(o);
-        bl_json_destroy(ids);
-        bl_free(f);
     }
     return st;
 }
@@ -195,7 +155,7 @@ bl_status bl_evaluation_recordings(const bl_resolved_plan *plan, const bl_evalua
             char key[512];
             snprintf(key, sizeof key, "%s/%lld/%lld", t->target_id, (long long)t->block,
                      (long long)t->trial);
-            st = put(out->replay_frames, key, bl_json_copy(r->replays[j]), err);
+            bl_json_put(&st, out->replay_frames, key, bl_json_copy(r->replays[j]), err);
         }
     }
     if (st != BL_OK)

@@ -13,29 +13,29 @@ static bl_status seed_of(const run_ctx *c, const char *stream, const char *key, 
                          int64_t block, int64_t trial, bl_seed *out, bl_error *err)
 {
     const bl_key keys[4] = {BL_KEY_S(key), BL_KEY_S(kind), BL_KEY_I(block), BL_KEY_I(trial)};
-    return bl_seed_for(c->root_seed, c->partition, stream, keys, 4, out, err);
+    return bl_seed_for(c->ev->root_seed, c->ev->seed_partition, stream, keys, 4, out, err);
 }
 
 /* Seeds, world and shuffle permutation of one slot (thread-safe). */
 static bl_status setup_slot(const run_ctx *c, slot *s, bl_error *err)
 {
-    const target *t = s->t;
-    const char *task = bl_task_name(t->options.kind);
+    const bl_target_spec *t = s->t;
+    const char *task = bl_task_name(t->task_options.kind);
     bl_status st = seed_of(c, "world", t->pairing_key, task, s->block, s->trial, &s->world_seed,
                            err);
     if (st == BL_OK && t->reservoir)
-        st = bl_plan_wiring_id(c->plan, (size_t)(t - c->targets), s->block, s->trial,
+        st = bl_plan_wiring_id(c->plan, s->target, s->block, s->trial,
                                s->wiring_id, err);
     else
         strcpy(s->wiring_id, "none");
-    if (st == BL_OK && t->reservoir && t->node == BL_MODEL_FALANDAYS)
-        st = seed_of(c, "drive", t->mechanism_key, t->node_name, s->block, s->trial,
+    if (st == BL_OK && t->reservoir && t->model == BL_MODEL_FALANDAYS)
+        st = seed_of(c, "drive", t->mechanism_key, t->node, s->block, s->trial,
                      &s->drive_seed, err);
     if (st == BL_OK && !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL)
         st = seed_of(c, "control", t->mechanism_key, task, s->block, s->trial, &s->control_seed,
                      err);
     if (st == BL_OK && t->shuffle) {
-        st = seed_of(c, "input-shuffle", t->mechanism_key, t->node_name, s->block, s->trial,
+        st = seed_of(c, "input-shuffle", t->mechanism_key, t->node, s->block, s->trial,
                      &s->shuffle_seed, err);
         if (st == BL_OK) {
             s->perm = bl_mallocarray((size_t)t->n_inputs, sizeof *s->perm);
@@ -49,24 +49,24 @@ static bl_status setup_slot(const run_ctx *c, slot *s, bl_error *err)
     if (st == BL_OK) {
         bl_gen g;
         bl_gen_init(&g, &s->world_seed);
-        st = bl_world_prepare(&t->options, &g, t->horizon, &s->world, err);
+        st = bl_world_prepare(&t->task_options, &g, t->horizon, &s->world, err);
     }
     return st;
 }
 
 static bl_status construct(const run_ctx *c, wiring *w, bl_error *err)
 {
-    const target *t = &c->targets[w->target];
+    const bl_target_spec *t = c->targets[w->target].spec;
     bl_seed seed;
     bl_status st = bl_plan_construction_seed(c->plan, w->target, w->block, w->trial, &seed, err);
     if (st != BL_OK)
         return st;
     bl_gen g;
     bl_gen_init(&g, &seed);
-    if (t->node == BL_MODEL_FALANDAYS)
-        return bl_falandays_construct(&t->fcfg, (size_t)t->count, (size_t)t->n_inputs,
+    if (t->model == BL_MODEL_FALANDAYS)
+        return bl_falandays_construct(&t->falandays, (size_t)t->nodes, (size_t)t->n_inputs,
                                       (size_t)t->n_effectors, &g, &w->fal, err);
-    return bl_sorn_construct(&t->scfg, (size_t)t->count, (size_t)t->n_inputs,
+    return bl_sorn_construct(&t->sorn, (size_t)t->nodes, (size_t)t->n_inputs,
                              (size_t)t->n_effectors, &g, &w->sorn, err);
 }
 
@@ -115,18 +115,18 @@ static void take_carried(run_ctx *c, batch *b)
 
 static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_trial_result *row)
 {
-    const target *t = s->t;
+    const bl_target_spec *t = s->t;
     memset(row, 0, sizeof *row);
-    row->target = (size_t)(t - c->targets);
+    row->target = s->target;
     row->target_id = t->id;
-    row->task = t->options.kind;
+    row->task = t->task_options.kind;
     row->block = s->block;
     row->trial = s->trial;
     row->outcome_key = t->outcome_key;
     row->raw = e->raw;
     row->normalised = NAN;
     row->normalisation = isnan(e->raw) ? BL_ADJUST_NO_OUTCOME : BL_ADJUST_UNAVAILABLE;
-    row->scoring_window = e->ticks > c->warmup ? e->ticks - c->warmup : 0;
+    row->scoring_window = e->ticks > c->ev->warmup ? e->ticks - c->ev->warmup : 0;
     row->status = e->status;
     row->completed_ticks = e->ticks;
     row->neural_frames = e->frames;
@@ -145,7 +145,7 @@ static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_tria
         BL_ASSERT(st == BL_OK);
         row->seeds[row->nseeds].stream = "construction";
         bl_seed_hex(&cs, row->seeds[row->nseeds++].hex);
-        if (t->node == BL_MODEL_FALANDAYS) {
+        if (t->model == BL_MODEL_FALANDAYS) {
             row->seeds[row->nseeds].stream = "drive";
             bl_seed_hex(&s->drive_seed, row->seeds[row->nseeds++].hex);
         }
@@ -179,7 +179,7 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
     /* Threads beyond the batch's slots would only idle (and an absurd
      * request must not reach the OpenMP runtime). */
     const int threads = (int)(c->x->cpu_threads < (int64_t)n ? c->x->cpu_threads : (int64_t)n);
-    const size_t per_target = (size_t)(c->blocks * c->trials);
+    const size_t per_target = (size_t)(c->ev->blocks * c->ev->trials_per_block);
     b.slots = bl_calloc(n, sizeof *b.slots);
     b.wirings = bl_calloc(n, sizeof *b.wirings);
     bl_status st = !b.slots || !b.wirings ? nomem(err) : BL_OK;
@@ -189,10 +189,11 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
     for (size_t i = 0; i < n; i++) {
         slot *s = &b.slots[i];
         s->job = h->jobs[first + i];
-        s->t = &c->targets[s->job / per_target];
+        s->target = s->job / per_target;
+        s->t = c->targets[s->target].spec;
         const size_t within = s->job % per_target;
-        s->block = (int64_t)(within / (size_t)c->trials);
-        s->trial = (int64_t)(within % (size_t)c->trials);
+        s->block = (int64_t)(within / (size_t)c->ev->trials_per_block);
+        s->trial = (int64_t)(within % (size_t)c->ev->trials_per_block);
     }
 
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -212,7 +213,7 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
         if (k == b.nwirings) {
             wiring *wr = &b.wirings[b.nwirings++];
             strcpy(wr->id, s->wiring_id);
-            wr->target = (size_t)(s->t - c->targets);
+            wr->target = s->target;
             wr->block = s->block;
             wr->trial = s->trial;
         }

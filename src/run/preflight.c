@@ -33,17 +33,17 @@ static const char *bytes_text(int64_t v, char buf[48])
     return buf;
 }
 
-static int64_t target_bytes(const target *t, int64_t horizon, int64_t tile)
+static int64_t target_bytes(const bl_target_spec *t, int64_t horizon, int64_t tile)
 {
-    const int64_t n = t->count, p = t->n_inputs;
+    const int64_t n = t->nodes, p = t->n_inputs;
     int64_t model = 0, world = 0, noise = 0;
     if (t->reservoir)
         model = sat_mul(64, sat_add(sat_add(sat_mul(n, n), sat_mul(n, p)), sat_mul(12, n)));
-    if (t->options.kind == BL_TASK_PONG)
+    if (t->task_options.kind == BL_TASK_PONG)
         world = sat_mul(sat_add(horizon, 1), 64);
-    else if (bl_task_is_probe(t->options.kind))
+    else if (bl_task_is_probe(t->task_options.kind))
         world = sat_mul(sat_add(horizon, 1), sat_mul(24, p));
-    if (t->reservoir && t->node == BL_MODEL_FALANDAYS)
+    if (t->reservoir && t->model == BL_MODEL_FALANDAYS)
         noise = sat_mul(sat_mul(24, tile), n);
     return sat_add(sat_add(sat_add(model, world), sat_add(noise, sat_mul(128, p))), 65536);
 }
@@ -62,47 +62,26 @@ static int64_t target_bytes(const target *t, int64_t horizon, int64_t tile)
  * lists the figures. */
 enum { RECORD_TRIAL_ROW_BYTES = 1536, RECORD_SEED_ROW_BYTES = 1408 };
 
-static int64_t job_bytes(bool reservoir, bool falandays, bool null, bool shuffle, int64_t count,
-                         const bl_execution *x)
+static int64_t target_job_bytes(const bl_target_spec *t, const bl_execution *x)
 {
     /* The seed streams of §4.9: world, then construction and drive, or
      * control, then input_shuffle. */
-    const int64_t seeds = 1 + (reservoir ? 1 + falandays : null) + shuffle;
+    const bool falandays = t->model == BL_MODEL_FALANDAYS;
+    const bool null = !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL;
+    const int64_t seeds = 1 + (t->reservoir ? 1 + falandays : null) + t->shuffle;
     int64_t b = (int64_t)(sizeof(bl_trial_result) + 2 * sizeof(size_t)) +
                 RECORD_TRIAL_ROW_BYTES + seeds * RECORD_SEED_ROW_BYTES;
     if (x->recording == BL_RECORDING_PROBE_EVENTS)
         b = sat_add(b, sat_add((int64_t)sizeof(bl_probe_capture),
-                               sat_mul(sat_mul(3, count), (int64_t)sizeof(double))));
+                               sat_mul(sat_mul(3, t->nodes), (int64_t)sizeof(double))));
     else if (x->recording == BL_RECORDING_REPLAY)
         b += (int64_t)sizeof(bl_json *);
     return b;
 }
 
-static int64_t target_job_bytes(const target *t, const bl_execution *x)
-{
-    return job_bytes(t->reservoir, t->node == BL_MODEL_FALANDAYS,
-                     !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL, t->shuffle, t->count,
-                     x);
-}
-
 int64_t bl_run_job_bytes(const bl_resolved_plan *plan, size_t i, const bl_execution *x)
 {
-    const bl_json *rt = bl_resolved_target(plan, i);
-    const bl_json *tg = bl_plan_member(rt, "target");
-    const bl_json *comp = bl_plan_member(tg, "composition");
-    const char *controller = bl_plan_string(tg, "controller");
-    const bool reservoir = strcmp(controller, "reservoir") == 0;
-    bl_policy policy = BL_POLICY_ORACLE;
-    if (!reservoir && bl_policy_from_name(controller, &policy, NULL) != BL_OK)
-        return INT64_MAX;
-    const bl_json *ivs = bl_plan_member(tg, "interventions");
-    bool shuffle = false;
-    for (size_t k = 0; k < bl_json_size(ivs); k++)
-        shuffle = shuffle ||
-                  strcmp(bl_plan_string(bl_json_at(ivs, k), "verb"), "shuffle_input") == 0;
-    return job_bytes(reservoir,
-                     strcmp(bl_plan_string(bl_plan_member(comp, "node"), "kind"), "falandays") == 0,
-                     policy == BL_POLICY_REFERENCE_NULL, shuffle, bl_plan_int(comp, "count"), x);
+    return target_job_bytes(bl_resolved_target_spec(plan, i), x);
 }
 
 /* The bytes every job keeps until the record is written must fit the
@@ -112,7 +91,7 @@ static bl_status admit_jobs(const run_ctx *c, int64_t per_target, bl_error *err)
 {
     int64_t total = 0, most = 0;
     for (size_t i = 0; i < c->ntargets; i++) {
-        const int64_t b = target_job_bytes(&c->targets[i], c->x);
+        const int64_t b = target_job_bytes(c->targets[i].spec, c->x);
         most = b > most ? b : most;
         total = sat_add(total, sat_mul(b, per_target));
     }
@@ -131,24 +110,22 @@ static bl_status admit_jobs(const run_ctx *c, int64_t per_target, bl_error *err)
 int64_t bl_trial_bytes(const bl_resolved_plan *plan, size_t i, int64_t horizon,
                        int64_t noise_tile_frames)
 {
-    target t;
-    memset(&t, 0, sizeof t);
-    const bl_json *rt = bl_resolved_target(plan, i);
-    const bl_json *tg = bl_plan_member(rt, "target");
-    const bl_json *comp = bl_plan_member(tg, "composition");
-    t.reservoir = strcmp(bl_plan_string(tg, "controller"), "reservoir") == 0;
-    t.node = strcmp(bl_plan_string(bl_plan_member(comp, "node"), "kind"), "falandays") == 0 ? BL_MODEL_FALANDAYS
-                                                                         : BL_MODEL_SORN;
-    t.count = bl_plan_int(comp, "count");
-    t.n_inputs = bl_plan_int(rt, "n_inputs");
-    if (bl_task_from_name(bl_plan_string(bl_plan_member(comp, "task"), "kind"), &t.options.kind, NULL) != BL_OK)
-        return INT64_MAX;
-    return target_bytes(&t, horizon, noise_tile_frames);
+    return target_bytes(bl_resolved_target_spec(plan, i), horizon, noise_tile_frames);
 }
 
 /* ---- preflight (§4.4 steps 2–6) ------------------------------------------ */
 
 _Static_assert(SIZE_MAX >= INT64_MAX, "a job index is a size_t");
+
+/* §4.7 cohort key. */
+static bool same_cohort(const bl_target_spec *a, const bl_target_spec *b)
+{
+    return a->task_options.kind == b->task_options.kind && a->reservoir == b->reservoir &&
+           (a->reservoir || a->policy == b->policy) && strcmp(a->node, b->node) == 0 &&
+           a->nodes == b->nodes && a->n_inputs == b->n_inputs &&
+           a->n_effectors == b->n_effectors && a->neural_frames == b->neural_frames &&
+           a->excitatory == b->excitatory;
+}
 
 /* Preflights that reached the loading of their plan's targets. */
 static atomic_uint_fast64_t target_loads;
@@ -169,22 +146,15 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
     bl_status st = bl_execution_validate(x, err);
     if (st != BL_OK)
         return st;
-    const bl_json *request = bl_plan_member(bl_resolved_plain(plan), "request");
-    const bl_json *eval = bl_plan_member(request, "evaluation");
-    c->root_seed = bl_plan_int(eval, "root_seed");
-    c->partition = bl_plan_string(eval, "seed_partition");
-    c->blocks = bl_plan_int(eval, "blocks");
-    c->trials = bl_plan_int(eval, "trials_per_block");
-    c->warmup = bl_plan_int(eval, "warmup");
-    c->dtype = strcmp(bl_plan_string(bl_plan_member(request, "numerics"), "dtype"), "float32") == 0 ? BL_FLOAT32
-                                                                                 : BL_FLOAT64;
+    c->ev = bl_resolved_evaluation(plan);
     c->ntargets = bl_resolved_target_count(plan);
     /* Resolution refuses plans whose trial count does not fit (§4.1). */
     int64_t per_target, njobs;
-    if (__builtin_mul_overflow(c->blocks, c->trials, &per_target) ||
+    if (__builtin_mul_overflow(c->ev->blocks, c->ev->trials_per_block, &per_target) ||
         __builtin_mul_overflow(per_target, (int64_t)c->ntargets, &njobs) || per_target <= 0)
         return bl_fail(err, BL_EVALUE, "an evaluation of %zu targets x %lld blocks x %lld trials "
-                       "is too large", c->ntargets, (long long)c->blocks, (long long)c->trials);
+                       "is too large", c->ntargets, (long long)c->ev->blocks,
+                       (long long)c->ev->trials_per_block);
     c->njobs = (size_t)njobs;
     c->targets = bl_calloc(c->ntargets, sizeof *c->targets);
     c->cohorts = bl_calloc(c->ntargets, sizeof *c->cohorts); /* at most one per target */
@@ -192,23 +162,22 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
         return nomem(err);
     atomic_fetch_add_explicit(&target_loads, 1, memory_order_relaxed);
     for (size_t i = 0; i < c->ntargets; i++)
-        if ((st = bl_run_load_target(plan, i, &c->targets[i], err)) != BL_OK)
-            return st;
+        c->targets[i].spec = bl_resolved_target_spec(plan, i);
 
     /* Step 4: recording admission, summed over all jobs. */
     int64_t rec = 0;
     for (size_t i = 0; i < c->ntargets; i++) {
-        const target *t = &c->targets[i];
+        const bl_target_spec *t = c->targets[i].spec;
         int64_t per = 0;
         if (x->recording == BL_RECORDING_PROBE_EVENTS) {
-            if (!t->reservoir || !is_decodable(t->options.kind))
+            if (!t->reservoir || !is_decodable(t->task_options.kind))
                 return bl_fail(err, BL_EVALUE,
                                "probe_events requires a reservoir and a single binary probe "
                                "episode");
-            per = sat_mul(3, sat_add(sat_mul(t->count, 16), 1024));
+            per = sat_mul(3, sat_add(sat_mul(t->nodes, 16), 1024));
         } else if (x->recording == BL_RECORDING_REPLAY) {
             per = sat_mul(t->horizon,
-                          sat_add(sat_add(sat_mul(t->count, 32), sat_mul(t->n_inputs, 32)), 4096));
+                          sat_add(sat_add(sat_mul(t->nodes, 32), sat_mul(t->n_inputs, 32)), 4096));
         }
         rec = sat_add(rec, sat_mul(per, per_target));
     }
@@ -222,19 +191,19 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
 
     /* Step 5: one complete neural cycle per tile. */
     for (size_t i = 0; i < c->ntargets; i++)
-        if (c->targets[i].frames > x->noise_tile_frames)
+        if (c->targets[i].spec->neural_frames > x->noise_tile_frames)
             return bl_fail(err, BL_EVALUE,
                            "noise_tile_frames must hold at least one complete neural cycle");
 
     /* Step 6: cohorts in order of first appearance, then admission. */
     for (size_t i = 0; i < c->ntargets; i++) {
-        target *t = &c->targets[i];
+        const bl_target_spec *t = c->targets[i].spec;
         size_t k = 0;
-        while (k < c->ncohorts && !bl_run_same_cohort(&c->targets[c->cohorts[k].first_target], t))
+        while (k < c->ncohorts && !same_cohort(c->targets[c->cohorts[k].first_target].spec, t))
             k++;
         if (k == c->ncohorts)
             c->cohorts[c->ncohorts++].first_target = i;
-        t->cohort = k;
+        c->targets[i].cohort = k;
         cohort *h = &c->cohorts[k];
         if (t->horizon > h->horizon)
             h->horizon = t->horizon;
@@ -245,7 +214,7 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
         for (size_t i = 0; i < c->ntargets; i++) {
             if (c->targets[i].cohort != k)
                 continue;
-            const int64_t b = target_bytes(&c->targets[i], h->horizon, x->noise_tile_frames);
+            const int64_t b = target_bytes(c->targets[i].spec, h->horizon, x->noise_tile_frames);
             if (b > h->trial_bytes)
                 h->trial_bytes = b;
         }
@@ -269,6 +238,14 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
         h->jobs[h->njobs++] = j;
     }
     return BL_OK;
+}
+
+void bl_run_free_targets(run_ctx *c)
+{
+    bl_free(c->targets);
+    for (size_t k = 0; c->cohorts && k < c->ncohorts; k++)
+        bl_free(c->cohorts[k].jobs);
+    bl_free(c->cohorts);
 }
 
 bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err)

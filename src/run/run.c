@@ -64,13 +64,12 @@ bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
         return nomem(err);
     p->x = *x;
     bl_status st = bl_run_preflight_ctx(&p->ctx, plan, &p->x, true, err);
-    if (st != BL_OK) {
-        bl_run_prepared_destroy(p);
-        return st;
-    }
     p->seconds = now() - t0;
-    *out = p;
-    return BL_OK;
+    if (st == BL_OK)
+        *out = p;
+    else
+        bl_run_prepared_destroy(p);
+    return st;
 }
 
 void bl_run_prepared_destroy(bl_run_prepared *p)
@@ -176,24 +175,16 @@ bl_status bl_task_outcome_json(const char *key, double raw, double normalised,
                                int64_t scoring_window, bl_json **out, bl_error *err)
 {
     *out = NULL;
+    bl_status st = BL_OK;
     bl_json *oc = bl_json_object();
-    bl_status st = !oc ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "key", bl_json_string(key), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "raw", real_or_null(raw), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "normalised", real_or_null(normalised), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "normalisation_status",
-                                bl_json_string(bl_adjust_status_name(status)), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "calibration_id",
-                                calibration_id[0] ? bl_json_string(calibration_id)
-                                                  : bl_json_null(),
-                                err);
-    if (st == BL_OK)
-        st = bl_json_object_set(oc, "scoring_window", bl_json_int(scoring_window), err);
+    bl_json_put(&st, oc, "key", bl_json_string(key), err);
+    bl_json_put(&st, oc, "raw", real_or_null(raw), err);
+    bl_json_put(&st, oc, "normalised", real_or_null(normalised), err);
+    bl_json_put(&st, oc, "normalisation_status", bl_json_string(bl_adjust_status_name(status)),
+                err);
+    bl_json_put(&st, oc, "calibration_id",
+                calibration_id[0] ? bl_json_string(calibration_id) : bl_json_null(), err);
+    bl_json_put(&st, oc, "scoring_window", bl_json_int(scoring_window), err);
     if (st != BL_OK) {
         bl_json_destroy(oc);
         return st;
@@ -206,47 +197,23 @@ bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error
 {
     *out = NULL;
     bl_json *o = bl_json_object(), *oc = NULL, *seeds = bl_json_object();
-    bl_status st = !o || !seeds ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = bl_task_outcome_json(t->outcome_key, t->raw, t->normalised, t->normalisation,
-                                  t->calibration_id, t->scoring_window, &oc, err);
-    for (size_t k = 0; k < t->nseeds && st == BL_OK; k++)
-        st = bl_json_object_set(seeds, t->seeds[k].stream, bl_json_string(t->seeds[k].hex), err);
-
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "target_id", bl_json_string(t->target_id), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "task", bl_json_string(bl_task_name(t->task)), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "block_id", bl_json_int(t->block), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "trial_id", bl_json_int(t->trial), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(o, "outcome", oc, err);
-        oc = NULL;
-    }
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "status", bl_json_string(bl_trial_status_name(t->status)),
-                                err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "completed_ticks", bl_json_int(t->completed_ticks), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "neural_frames", bl_json_int(t->neural_frames), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "world_seed", bl_json_string(t->world_seed), err);
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "wiring_id", bl_json_string(t->wiring_id), err);
-    if (st == BL_OK) {
-        st = bl_json_object_set(o, "seeds", seeds, err);
-        seeds = NULL;
-    }
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "error",
-                                t->failed ? bl_json_string("non-finite trajectory")
-                                          : bl_json_null(),
-                                err);
-    bl_json_destroy(oc);
-    bl_json_destroy(seeds);
+    bl_status st = bl_task_outcome_json(t->outcome_key, t->raw, t->normalised, t->normalisation,
+                                        t->calibration_id, t->scoring_window, &oc, err);
+    for (size_t k = 0; k < t->nseeds; k++)
+        bl_json_put(&st, seeds, t->seeds[k].stream, bl_json_string(t->seeds[k].hex), err);
+    bl_json_put(&st, o, "target_id", bl_json_string(t->target_id), err);
+    bl_json_put(&st, o, "task", bl_json_string(bl_task_name(t->task)), err);
+    bl_json_put(&st, o, "block_id", bl_json_int(t->block), err);
+    bl_json_put(&st, o, "trial_id", bl_json_int(t->trial), err);
+    bl_json_put(&st, o, "outcome", oc, err);
+    bl_json_put(&st, o, "status", bl_json_string(bl_trial_status_name(t->status)), err);
+    bl_json_put(&st, o, "completed_ticks", bl_json_int(t->completed_ticks), err);
+    bl_json_put(&st, o, "neural_frames", bl_json_int(t->neural_frames), err);
+    bl_json_put(&st, o, "world_seed", bl_json_string(t->world_seed), err);
+    bl_json_put(&st, o, "wiring_id", bl_json_string(t->wiring_id), err);
+    bl_json_put(&st, o, "seeds", seeds, err);
+    bl_json_put(&st, o, "error",
+                t->failed ? bl_json_string("non-finite trajectory") : bl_json_null(), err);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return st;

@@ -1,9 +1,8 @@
 /* What the files of the evaluation runner share (src/run/ only): the loaded
- * targets and cohorts of a plan, the run context, a batch's wirings and
+ * targets' cohorts, the run context, a batch's wirings and
  * slots, what a slot reports and where its recordings go, and the stages'
  * entry points. The runner's files, in the order a run meets them:
  *
- *   targets.c    a resolved plan's targets, read once into plain structs
  *   preflight.c  sizes, recording and memory admission, cohorts, job lists
  *   batch.c      one batch: slots' seeds and worlds, wirings, the parallel run
  *   trial.c      one trial from its first frame to its last (the trial loop)
@@ -24,30 +23,10 @@
 
 /* ---- targets ------------------------------------------------------------ */
 
-typedef enum verb { V_FREEZE_WEIGHTS, V_FREEZE_PLASTICITY, V_BLIND, V_SHUFFLE } verb;
-
-typedef struct intervention {
-    int64_t tick;
-    verb verb;
-} intervention;
-
+/* The runner reads its targets from the resolved plan's typed specs
+ * (bl_target_spec, plan.h); what it adds is the cohort of each. */
 typedef struct target {
-    const char *id;
-    const char *pairing_key, *mechanism_key;
-    bool reservoir;
-    bl_policy policy;            /* direct controllers */
-    bl_model_kind node;
-    const char *node_name;
-    int64_t count, n_inputs, n_effectors, frames, horizon, excitatory;
-    double input_gain;
-    const char *outcome_key;
-    bl_task_options options;
-    bl_falandays_config fcfg;    /* input_link_p points to input_link_p below */
-    double *input_link_p;        /* owned (bl_resolved_model_config), or NULL */
-    bl_sorn_config scfg;
-    intervention *ivs;
-    size_t nivs;
-    bool shuffle;                /* has a shuffle_input intervention */
+    const bl_target_spec *spec;
     size_t cohort;
 } target;
 
@@ -64,9 +43,7 @@ typedef struct run_ctx {
     const bl_resolved_plan *plan;
     const bl_execution *x;
     const bl_run_hooks *hooks;
-    int64_t root_seed, blocks, trials, warmup;
-    const char *partition;
-    bl_dtype dtype;
+    const bl_evaluation_spec *ev;
     size_t ntargets;
     target *targets;
     size_t njobs;
@@ -92,7 +69,8 @@ typedef struct wiring {
 
 typedef struct slot {
     size_t job;
-    const target *t;
+    size_t target;               /* index in plan order */
+    const bl_target_spec *t;
     int64_t block, trial;
     bl_seed world_seed, drive_seed, control_seed, shuffle_seed;
     char wiring_id[65];
@@ -146,16 +124,12 @@ static inline bl_status interrupt_status(bl_error *err)
     return bl_fail(err, BL_EINTERRUPT, "interrupted");
 }
 
-/* targets.c */
-bl_status bl_run_load_target(const bl_resolved_plan *plan, size_t i, target *t, bl_error *err);
-void bl_run_free_targets(run_ctx *c);
-bool bl_run_same_cohort(const target *a, const target *b);
-
 /* preflight.c: steps 2-6 of §4.4 into c (free with bl_run_free_targets,
  * also on failure); `jobs` also builds the cohorts' job lists, which only
  * execution needs. */
 bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
                                bool jobs, bl_error *err);
+void bl_run_free_targets(run_ctx *c);
 
 /* batch.c: the n jobs of cohort h from its first-th on, into rows. */
 bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,

@@ -70,17 +70,17 @@ static bl_status open_reservoir(const run_ctx *c, const batch *b, const slot *s,
                                 size_t tile_frames, bl_worlds **w, bl_model **m, bl_tape **tape,
                                 bl_error *err)
 {
-    const target *t = s->t;
+    const bl_target_spec *t = s->t;
     const wiring *wr = &b->wirings[s->wiring];
-    const size_t n = (size_t)t->count;
-    const bool noisy = t->node == BL_MODEL_FALANDAYS && t->fcfg.drive == BL_DRIVE_OOSAWA;
+    const size_t n = (size_t)t->nodes;
+    const bool noisy = t->model == BL_MODEL_FALANDAYS && t->falandays.drive == BL_DRIVE_OOSAWA;
     bl_status st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon,
-                                    c->warmup, c->dtype, w, err);
+                                    c->ev->warmup, c->ev->dtype, w, err);
     if (st == BL_OK)
-        st = t->node == BL_MODEL_FALANDAYS
+        st = t->model == BL_MODEL_FALANDAYS
                  ? bl_model_create_falandays((const bl_falandays_init *const *)&wr->fal, 1,
-                                             c->dtype, m, err)
-                 : bl_model_create_sorn((const bl_sorn_init *const *)&wr->sorn, 1, c->dtype, m,
+                                             c->ev->dtype, m, err)
+                 : bl_model_create_sorn((const bl_sorn_init *const *)&wr->sorn, 1, c->ev->dtype, m,
                                         err);
     /* Without the Oosawa drive the model never reads its noise (models.md
      * §2.5 step 5), so the tape need not be drawn: the rows are the same
@@ -93,19 +93,19 @@ static bl_status open_reservoir(const run_ctx *c, const batch *b, const slot *s,
 /* Interventions take effect before the frames of tick number tick + 1
  * (one-based): input ones switch *blind or *shuffled on, the others freeze
  * the model. */
-static bl_status apply_interventions(const target *t, int32_t tick, bl_model *m, int32_t *act,
+static bl_status apply_interventions(const bl_target_spec *t, int32_t tick, bl_model *m, int32_t *act,
                                      size_t *next_iv, bool *blind, bool *shuffled, bl_error *err)
 {
     bl_status st = BL_OK;
-    while (*next_iv < t->nivs && t->ivs[*next_iv].tick <= tick + 1) {
-        const intervention *iv = &t->ivs[(*next_iv)++];
+    while (*next_iv < t->ninterventions && t->interventions[*next_iv].tick <= tick + 1) {
+        const bl_intervention *iv = &t->interventions[(*next_iv)++];
         if (iv->tick != tick + 1)
             continue;
-        if (iv->verb == V_BLIND)
+        if (iv->verb == BL_BLIND_INPUT)
             *blind = true;
-        else if (iv->verb == V_SHUFFLE)
+        else if (iv->verb == BL_SHUFFLE_INPUT)
             *shuffled = true;
-        else if (iv->verb == V_FREEZE_WEIGHTS)
+        else if (iv->verb == BL_FREEZE_WEIGHTS)
             st = bl_model_freeze_weights(m, act, 1, err);
         else
             st = bl_model_freeze_plasticity(m, act, 1, err);
@@ -131,13 +131,13 @@ static void take_noise_row(const double *row, size_t n, void *noise, bl_matrix *
 bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capture *rec,
                            slot_end *e, bl_error *err)
 {
-    const target *t = s->t;
-    const size_t nr = (size_t)t->n_inputs, n = (size_t)t->count;
-    const int32_t frames = (int32_t)t->frames;
-    const size_t vsize = c->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
+    const bl_target_spec *t = s->t;
+    const size_t nr = (size_t)t->n_inputs, n = (size_t)t->nodes;
+    const int32_t frames = (int32_t)t->neural_frames;
+    const size_t vsize = c->ev->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
     /* T / F ticks per tile, so a tile holds whole ticks of noise frames. */
-    const int64_t tile_ticks = c->x->noise_tile_frames / t->frames;
-    const size_t tile_frames = (size_t)(tile_ticks * t->frames);
+    const int64_t tile_ticks = c->x->noise_tile_frames / t->neural_frames;
+    const size_t tile_frames = (size_t)(tile_ticks * t->neural_frames);
 
     bl_worlds *w = NULL;
     bl_model *m = NULL;
@@ -153,9 +153,9 @@ bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capt
 
     const int32_t *ticks = bl_worlds_ticks(w), *done = bl_worlds_done(w),
                   *tfin = bl_worlds_finite(w), *mfin = bl_model_finite(m);
-    const bl_matrix xin = {c->dtype, 1, nr, xbuf};
-    bl_matrix nz = {c->dtype, 1, n, noise};
-    const bl_matrix eff = {c->dtype, 1, (size_t)t->n_effectors, bl_model_effector_data(m)};
+    const bl_matrix xin = {c->ev->dtype, 1, nr, xbuf};
+    bl_matrix nz = {c->ev->dtype, 1, n, noise};
+    const bl_matrix eff = {c->ev->dtype, 1, (size_t)t->n_effectors, bl_model_effector_data(m)};
     int32_t act = 1;
     int64_t cursor = 0, spikes = 0;
     bool blind = false, shuffled = false;
@@ -184,7 +184,7 @@ bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capt
                     break;
                 }
                 const void *inputs = bl_worlds_inputs(w);
-                if (c->dtype == BL_FLOAT32)
+                if (c->ev->dtype == BL_FLOAT32)
                     TRANSFORM(float);
                 else
                     TRANSFORM(double);
@@ -193,7 +193,7 @@ bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capt
                 cursor++;
                 if ((st = bl_model_step(m, &xin, &nz, &act, 1, err)) != BL_OK)
                     goto done;
-                spikes += count_active(bl_model_activity_data(m), c->dtype, n);
+                spikes += count_active(bl_model_activity_data(m), c->ev->dtype, n);
                 if (!mfin[0]) {
                     act = 0;
                     break;
@@ -211,7 +211,7 @@ bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capt
             if (!act)
                 break; /* the tick was not counted: nothing advanced */
             if (rec->probe)
-                bl_run_probe_tick(rec->probe, ticks[0], c->dtype, bl_model_activity_data(m));
+                bl_run_probe_tick(rec->probe, ticks[0], c->ev->dtype, bl_model_activity_data(m));
             if (rec->frames &&
                 (st = bl_run_replay_tick(rec->frames, w, ticks[0], bl_model_activity_data(m), n,
                                          eff.data, eff.cols, err)) != BL_OK)
@@ -236,7 +236,7 @@ static bl_status open_direct(const run_ctx *c, const slot *s, bl_worlds **w, bl_
                              bl_error *err)
 {
     bl_status st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &s->t->horizon,
-                                    c->warmup, c->dtype, w, err);
+                                    c->ev->warmup, c->ev->dtype, w, err);
     if (st == BL_OK)
         st = bl_controllers_create(s->t->policy, *w, ctl, err);
     return st;
@@ -248,11 +248,11 @@ static bl_status open_direct(const run_ctx *c, const slot *s, bl_worlds **w, bl_
 bl_status bl_run_direct_frames(const run_ctx *c, const batch *b, slot *s,
                                const capture *rec, slot_end *e, bl_error *err)
 {
-    const target *t = s->t;
+    const bl_target_spec *t = s->t;
     const bool null = t->policy == BL_POLICY_REFERENCE_NULL;
-    const bool probe = bl_task_is_probe(t->options.kind);
+    const bool probe = bl_task_is_probe(t->task_options.kind);
     const size_t k_rounds = b->max_rounds ? b->max_rounds : 1;
-    const size_t vsize = c->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
+    const size_t vsize = c->ev->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
     bl_worlds *w = NULL;
     bl_controllers *ctl = NULL;
     double *table = probe && null ? bl_mallocarray(k_rounds, sizeof *table) : NULL;
@@ -270,7 +270,7 @@ bl_status bl_run_direct_frames(const run_ctx *c, const batch *b, slot *s,
     }
     const int32_t *ticks = bl_worlds_ticks(w), *done = bl_worlds_done(w),
                   *tfin = bl_worlds_finite(w), *round = bl_worlds_rounds_done(w);
-    const bl_matrix em = {c->dtype, 1, (size_t)t->n_effectors, eff};
+    const bl_matrix em = {c->ev->dtype, 1, (size_t)t->n_effectors, eff};
     int32_t act = 1, cursor = 0;
     for (;;) {
         act = !done[0] && tfin[0] && ticks[0] < t->horizon;
@@ -284,12 +284,12 @@ bl_status bl_run_direct_frames(const run_ctx *c, const batch *b, slot *s,
             /* Tick t: the t-th uniform; a probe's round k: u[min(k, K-1)]. */
             const size_t r = (size_t)round[0] < k_rounds ? (size_t)round[0] : k_rounds - 1;
             const double x = probe ? table[r] : bl_gen_random(&g);
-            if (c->dtype == BL_FLOAT32)
+            if (c->ev->dtype == BL_FLOAT32)
                 *(float *)u = (float)x;
             else
                 *(double *)u = x;
         }
-        for (int32_t f = 1; f <= (int32_t)t->frames && act; f++) {
+        for (int32_t f = 1; f <= (int32_t)t->neural_frames && act; f++) {
             if ((st = bl_worlds_encode(w, f, &act, 1, err)) != BL_OK)
                 goto done;
             if (!tfin[0]) {
@@ -327,11 +327,11 @@ done:
 bl_status bl_run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e,
                         bl_error *err)
 {
-    const target *t = s->t;
-    const size_t vsize = c->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
+    const bl_target_spec *t = s->t;
+    const size_t vsize = c->ev->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
     const bool null = t->policy == BL_POLICY_REFERENCE_NULL;
-    const bool probe = bl_task_is_probe(t->options.kind);
-    const int64_t tile_ticks = c->x->noise_tile_frames / t->frames;
+    const bool probe = bl_task_is_probe(t->task_options.kind);
+    const int64_t tile_ticks = c->x->noise_tile_frames / t->neural_frames;
     /* Physical families read row o for tick o of a tile; probes read row
      * min(round, K - 1) of one table drawn up front (spec/tasks.md §7.3). */
     const size_t rows = probe ? (b->max_rounds ? b->max_rounds : 1) : (size_t)tile_ticks;
@@ -347,7 +347,7 @@ bl_status bl_run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e,
     bl_gen g;
     if (null)
         bl_gen_init(&g, &s->control_seed);
-    const bl_matrix um = {c->dtype, rows, 1, tile};
+    const bl_matrix um = {c->ev->dtype, rows, 1, tile};
     int32_t guard = 1, cursor = 0;
     for (int64_t start = 0; start < t->horizon && guard; start += tile_ticks) {
         if (interrupted(c)) {
@@ -359,7 +359,7 @@ bl_status bl_run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e,
         if (null && (!probe || start == 0)) {
             bl_gen_random_fill(&g, draws, rows);
             for (size_t r = 0; r < rows; r++) {
-                if (c->dtype == BL_FLOAT32)
+                if (c->ev->dtype == BL_FLOAT32)
                     ((float *)tile)[r] = (float)draws[r];
                 else
                     ((double *)tile)[r] = draws[r];
