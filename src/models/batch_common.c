@@ -1,6 +1,7 @@
 /* The storage and snapshot plumbing that the Falandays and SORN batches
- * share (batch_common.h): walking a batch's list of owned arrays, and
- * copying one slot's block of each field into a snapshot. */
+ * share (batch_common.h): walking a batch's list of owned arrays, the
+ * offsets of the fast kernels' lists, and copying one slot's block of each
+ * field into a snapshot. */
 #include "models/batch_common.h"
 
 #include "brainlesslab/alloc.h"
@@ -36,6 +37,22 @@ void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count)
         else
             bl_free(*arrays[k].ints);
     }
+}
+
+size_t bl_batch_column_lists(const void *values, bl_dtype dtype, size_t b, size_t rows,
+                             size_t cols, size_t pad, size_t start, size_t *ptr)
+{
+    ptr[0] = start;
+    for (size_t c = 0; c < cols; c++) {
+        size_t len = 0;
+        for (size_t i = 0; i < rows; i++) {
+            const size_t k = (b * rows + i) * cols + c;
+            len += dtype == BL_FLOAT32 ? ((const float *)values)[k] != 0
+                                       : ((const double *)values)[k] != 0;
+        }
+        ptr[c + 1] = ptr[c] + (len + pad - 1) / pad * pad;
+    }
+    return ptr[cols];
 }
 
 bl_status bl_batch_snapshot(const bl_model *m, size_t b, const bl_batch_field *fields,

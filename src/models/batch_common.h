@@ -30,6 +30,13 @@ bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t n
                             bl_dtype dtype);
 void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count);
 
+/* The offsets of per-column lists of the non-zero entries of slot b's block
+ * of a [B][rows][cols] array of reals of the dtype (the fast kernels' input
+ * and readout lists): ptr[0] = start, and ptr[c + 1] = ptr[c] plus column
+ * c's count rounded up to a multiple of pad. Returns ptr[cols]. */
+size_t bl_batch_column_lists(const void *values, bl_dtype dtype, size_t b, size_t rows,
+                             size_t cols, size_t pad, size_t start, size_t *ptr);
+
 /* How a snapshot field is stored in the batch. */
 typedef enum bl_batch_kind {
     BL_BATCH_REAL,   /* [B][d0·d1] values of the dtype */

@@ -390,35 +390,13 @@ static bl_status fal_build_rows(fal_batch *fb)
                 fb->pad_dst[pptr[j] + k] = k < len ? fb->row_dst[ptr[j] + k] : (uint32_t)n;
         }
     }
-    /* The readout lists: lengths, then fal_fast_fixed fills them. */
+    /* The readout lists and the padded input lists: lengths, then
+     * fal_fast_fixed fills them. */
     for (size_t b = 0; b < nb; b++) {
-        size_t *ptr = fb->ro_ptr + b * (ne + 1);
-        ptr[0] = nro;
-        for (size_t e = 0; e < ne; e++) {
-            size_t len = 0;
-            for (size_t i = 0; i < n; i++) {
-                const size_t k = (b * n + i) * ne + e;
-                len += fb->base.dtype == BL_FLOAT32 ? ((const float *)fb->out_mask)[k] != 0
-                                                    : ((const double *)fb->out_mask)[k] != 0;
-            }
-            ptr[e + 1] = ptr[e] + len;
-        }
-        nro = ptr[ne];
-    }
-    /* The input lists: padded lengths, then fal_fast_fixed fills them. */
-    for (size_t b = 0; b < nb; b++) {
-        size_t *ptr = fb->in_ptr + b * (nr + 1);
-        ptr[0] = nin;
-        for (size_t r = 0; r < nr; r++) {
-            size_t len = 0;
-            for (size_t i = 0; i < n; i++) {
-                const size_t k = (b * n + i) * nr + r;
-                len += fb->base.dtype == BL_FLOAT32 ? ((const float *)fb->input_w)[k] != 0
-                                                    : ((const double *)fb->input_w)[k] != 0;
-            }
-            ptr[r + 1] = ptr[r] + (len + lanes - 1) / lanes * lanes;
-        }
-        nin = ptr[nr];
+        nro = bl_batch_column_lists(fb->out_mask, fb->base.dtype, b, n, ne, 1, nro,
+                                    fb->ro_ptr + b * (ne + 1));
+        nin = bl_batch_column_lists(fb->input_w, fb->base.dtype, b, n, nr, lanes, nin,
+                                    fb->in_ptr + b * (nr + 1));
     }
     fb->ro_node = bl_mallocarray(nro + 1, sizeof *fb->ro_node);
     fb->ro_w = bl_calloc(nro + 1, rsize);

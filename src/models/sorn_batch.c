@@ -371,18 +371,8 @@ static bool sorn_build_fast(sorn_batch *sb)
         links = ro[nout];
         /* Padded lengths of the input lists (sorn_fill_transposed fills
          * them): at most N_E + lanes per receptor, so no wrap. */
-        size_t *ip = sb->in_ptr + b * (nr + 1);
-        ip[0] = nin;
-        for (size_t q = 0; q < nr; q++) {
-            size_t len = 0;
-            for (size_t i = 0; i < ne; i++) {
-                const size_t k = (b * ne + i) * nr + q;
-                len += sb->base.dtype == BL_FLOAT32 ? ((const float *)sb->w_eu)[k] != 0
-                                                    : ((const double *)sb->w_eu)[k] != 0;
-            }
-            ip[q + 1] = ip[q] + (len + lanes - 1) / lanes * lanes;
-        }
-        nin = ip[nr];
+        nin = bl_batch_column_lists(sb->w_eu, sb->base.dtype, b, ne, nr, lanes, nin,
+                                    sb->in_ptr + b * (nr + 1));
     }
     sb->nz_off[nb] = total;
     /* One spare entry keeps the allocations non-empty. */
