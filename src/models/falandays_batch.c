@@ -122,14 +122,41 @@ typedef struct fal_batch {
 #undef FAL_LANES
 #undef FAL_SFX
 
+/* The kernels' functions of one dtype, so that each operation picks the
+ * dtype once. */
+typedef struct fal_kernels {
+    void (*fill_slot)(fal_batch *fb, size_t b, const bl_falandays_init *in);
+    void (*fixed)(fal_batch *fb, size_t b);
+    void (*reset_slot)(fal_batch *fb, size_t b);
+    void (*to_canonical)(fal_batch *fb, size_t b);
+    void (*from_canonical)(fal_batch *fb, size_t b);
+    void (*export_weights)(const fal_batch *fb, size_t b, double *dst);
+} fal_kernels;
+
+static const fal_kernels fal_kernels_f64 = {
+    fal_fill_slot_f64,    fal_fast_fixed_f64,     fal_reset_slot_f64,
+    fal_to_canonical_f64, fal_from_canonical_f64, fal_export_weights_f64,
+};
+static const fal_kernels fal_kernels_f32 = {
+    fal_fill_slot_f32,    fal_fast_fixed_f32,     fal_reset_slot_f32,
+    fal_to_canonical_f32, fal_from_canonical_f32, fal_export_weights_f32,
+};
+
+static const fal_kernels *fal_kernels_of(const bl_model *m)
+{
+    return m->dtype == BL_FLOAT32 ? &fal_kernels_f32 : &fal_kernels_f64;
+}
+
 /* ---- storage ---------------------------------------------------------------- */
 
 enum { FAL_NARRAYS = 25 };
+_Static_assert(FAL_NARRAYS <= BL_BATCH_MAX_ARRAYS, "a Falandays batch lists too many arrays");
 
 /* Every owned array, so that allocation and release walk one list. */
-static void fal_arrays(fal_batch *fb, bl_batch_array out[FAL_NARRAYS])
+static size_t fal_arrays(bl_model *m, bl_batch_array *out)
 {
-    const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
+    fal_batch *fb = (fal_batch *)m;
+    const size_t n = m->nodes, nr = m->receptors, ne = m->effectors;
     const size_t nn = n * n; /* overflow checked by the caller */
     size_t k = 0;
 #define REAL_ARRAY(field, count) out[k++] = (bl_batch_array){&fb->field, NULL, NULL, (count)}
@@ -162,34 +189,17 @@ static void fal_arrays(fal_batch *fb, bl_batch_array out[FAL_NARRAYS])
 #undef REAL_ARRAY
 #undef INT_ARRAY
     BL_ASSERT(k == FAL_NARRAYS);
+    return k;
 }
 
 static void fal_destroy(bl_model *m)
 {
     fal_batch *fb = (fal_batch *)m;
-    bl_batch_array arrays[FAL_NARRAYS];
-    fal_arrays(fb, arrays);
-    bl_batch_arrays_destroy(arrays, FAL_NARRAYS);
-    bl_free(fb->row_ptr);
-    bl_free(fb->row_dst);
-    bl_free(fb->pad_ptr);
-    bl_free(fb->pad_dst);
-    bl_free(fb->pad_w);
-    bl_free(fb->win_t);
-    bl_free(fb->in_ptr);
-    bl_free(fb->in_node);
-    bl_free(fb->in_w);
-    bl_free(fb->sgn);
-    bl_free(fb->ro_ptr);
-    bl_free(fb->ro_node);
-    bl_free(fb->ro_w);
-    bl_free(fb->ro_cnt);
-    bl_free(fb->rec);
-    bl_free(fb->inp);
-    bl_free(fb->delta);
-    bl_free(fb->acc);
-    bl_free(fb->spk);
-    bl_free(fb);
+    void *fast[] = {fb->row_ptr, fb->row_dst, fb->pad_ptr, fb->pad_dst, fb->pad_w,
+                    fb->win_t,   fb->in_ptr,  fb->in_node, fb->in_w,    fb->sgn,
+                    fb->ro_ptr,  fb->ro_node, fb->ro_w,    fb->ro_cnt,  fb->rec,
+                    fb->inp,     fb->delta,   fb->acc,     fb->spk};
+    bl_batch_release(m, fal_arrays, fast, sizeof fast / sizeof *fast);
 }
 
 /* ---- operations ----------------------------------------------------------- */
@@ -203,51 +213,30 @@ static void fal_step(bl_model *m, const void *inputs, const void *noise, const i
         fal_fast_step_f64(fb, inputs, noise, active);
 }
 
-/* Brings canonical weights[b] into the layout of the batch's kernel. */
-static void fal_from_canonical(fal_batch *fb, size_t b)
-{
-    if (fb->base.dtype == BL_FLOAT32)
-        fal_from_canonical_f32(fb, b);
-    else
-        fal_from_canonical_f64(fb, b);
-}
-
 static void fal_reset(bl_model *m, const int32_t *active)
 {
     fal_batch *fb = (fal_batch *)m;
+    const fal_kernels *k = fal_kernels_of(m);
     for (size_t b = 0; b < m->slots; b++) {
         if (!active[b])
             continue;
         /* The reset writes canonical weights over whatever layout held. */
-        if (m->dtype == BL_FLOAT32)
-            fal_reset_slot_f32(fb, b);
-        else
-            fal_reset_slot_f64(fb, b);
+        k->reset_slot(fb, b);
         fb->layout[b] = FAL_LAYOUT_CANON;
-        fal_from_canonical(fb, b);
+        k->from_canonical(fb, b);
     }
 }
 
 static void fal_freeze(bl_model *m, const int32_t *active, bool all)
 {
     fal_batch *fb = (fal_batch *)m;
-    for (size_t b = 0; b < m->slots; b++) {
-        if (!active[b])
-            continue;
-        fb->weight_learning[b] = 0;
-        if (all)
-            fb->learning[b] = 0;
-    }
+    bl_batch_freeze(m->slots, active, all, fb->weight_learning, fb->learning, 1);
 }
 
 /* The weights in canonical order, from whatever layout holds them. */
 static void fal_export_layout(const bl_model *m, size_t b, double *dst)
 {
-    const fal_batch *fb = (const fal_batch *)m;
-    if (m->dtype == BL_FLOAT32)
-        fal_export_weights_f32(fb, b, dst);
-    else
-        fal_export_weights_f64(fb, b, dst);
+    fal_kernels_of(m)->export_weights((const fal_batch *)m, b, dst);
 }
 
 static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl_error *err)
@@ -292,15 +281,12 @@ void bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel)
 {
     BL_ASSERT(m->kind == BL_MODEL_FALANDAYS);
     fal_batch *fb = (fal_batch *)m;
-    for (size_t b = 0; b < m->slots; b++) {
-        if (m->dtype == BL_FLOAT32)
-            fal_to_canonical_f32(fb, b);
-        else
-            fal_to_canonical_f64(fb, b);
-    }
+    const fal_kernels *k = fal_kernels_of(m);
+    for (size_t b = 0; b < m->slots; b++)
+        k->to_canonical(fb, b);
     fb->kernel = kernel;
     for (size_t b = 0; b < m->slots; b++)
-        fal_from_canonical(fb, b);
+        k->from_canonical(fb, b);
 }
 
 void bl_falandays_set_reference_kernel(bl_model *m, bool on)
@@ -404,12 +390,8 @@ static bl_status fal_build_rows(fal_batch *fb)
     fb->in_w = bl_calloc(nin + 1, rsize);
     if (!fb->ro_node || !fb->ro_w || !fb->in_node || !fb->in_w)
         return BL_ENOMEM;
-    for (size_t b = 0; b < nb; b++) {
-        if (fb->base.dtype == BL_FLOAT32)
-            fal_fast_fixed_f32(fb, b);
-        else
-            fal_fast_fixed_f64(fb, b);
-    }
+    for (size_t b = 0; b < nb; b++)
+        fal_kernels_of(&fb->base)->fixed(fb, b);
     return BL_OK;
 }
 
@@ -425,8 +407,9 @@ static bool all_finite(const double *x, size_t count)
 
 /* §2.2, for one initial state. Sizes and pointers first (nothing else can be
  * read without them), then the reference's order. */
-static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_error *err)
+static bl_status validate_init(const void *initials, size_t slot, bl_error *err)
 {
+    const bl_falandays_init *in = ((const bl_falandays_init *const *)initials)[slot];
     if (!in)
         return bl_fail(err, BL_EVALUE, "initials[%zu] is missing", slot);
     bl_status st = bl_falandays_config_validate(&in->config, err);
@@ -502,9 +485,9 @@ static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_erro
 /* §5.3: every number the batch will hold, and every config number it will
  * not (the reference casts the whole initial state), must survive the cast;
  * the positive parameters must not underflow to 0. */
-static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtype dtype,
-                               bl_error *err)
+static bl_status validate_cast(const void *initials, size_t slot, bl_dtype dtype, bl_error *err)
 {
+    const bl_falandays_init *in = ((const bl_falandays_init *const *)initials)[slot];
     const bl_falandays_config *c = &in->config;
     const char *tname = bl_dtype_name(dtype);
     bl_named_values scalars[BL_FALANDAYS_NUMERIC_FIELDS];
@@ -539,68 +522,57 @@ static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtyp
     return BL_OK;
 }
 
+/* Slot's dimensions against slot 0's. */
+static bl_status same_dims(const void *initials, size_t slot, bl_error *err)
+{
+    const bl_falandays_init *const *all = initials;
+    const bl_falandays_init *in = all[slot], *first = all[0];
+    if (in->n != first->n || in->r != first->r || in->e != first->e)
+        return bl_fail(err, BL_EVALUE,
+                       "every slot of a batch needs the same dimensions: initials[%zu] has "
+                       "N=%zu R=%zu E=%zu, initials[0] has N=%zu R=%zu E=%zu",
+                       slot, in->n, in->r, in->e, first->n, first->r, first->e);
+    return BL_OK;
+}
+
+static void fal_ports(bl_model *m, const void *initials)
+{
+    const bl_falandays_init *first = *(const bl_falandays_init *const *)initials;
+    m->nodes = first->n;
+    m->receptors = first->r;
+    m->effectors = first->e;
+}
+
+static void fal_fill(bl_model *m, size_t slot, const void *initials)
+{
+    const bl_falandays_init *in = ((const bl_falandays_init *const *)initials)[slot];
+    fal_kernels_of(m)->fill_slot((fal_batch *)m, slot, in);
+}
+
+static bool fal_finish(bl_model *m)
+{
+    fal_batch *fb = (fal_batch *)m;
+    if (fal_build_rows(fb) != BL_OK)
+        return false;
+    /* Filling left every slot canonical; now the fast kernel's layouts. */
+    for (size_t b = 0; b < m->slots; b++)
+        fal_kernels_of(m)->from_canonical(fb, b);
+    m->effector_view = fb->effectors;
+    m->activity_view = fb->spikes;
+    m->finite_view = fb->finite;
+    return true;
+}
+
+/* Positional, in bl_batch_family's order: name, kind, ops and size; the
+ * checks; ports, arrays, fill and finish. */
+static const bl_batch_family fal_family = {
+    "Falandays", BL_MODEL_FALANDAYS, &fal_ops, sizeof(fal_batch),
+    validate_init, same_dims, validate_cast,
+    fal_ports, fal_arrays, fal_fill, fal_finish,
+};
+
 bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, size_t nslots,
                                     bl_dtype dtype, bl_model **out, bl_error *err)
 {
-    *out = NULL;
-    if (!initials || nslots == 0)
-        return bl_fail(err, BL_EVALUE, "a model batch needs at least one initial state");
-    if (dtype != BL_FLOAT64 && dtype != BL_FLOAT32)
-        return bl_fail(err, BL_EVALUE, "model dtype must be float64 or float32");
-    for (size_t b = 0; b < nslots; b++) {
-        bl_status st = validate_init(initials[b], b, err);
-        if (st != BL_OK)
-            return st;
-    }
-    const size_t n = initials[0]->n, nr = initials[0]->r, ne = initials[0]->e;
-    for (size_t b = 1; b < nslots; b++) {
-        const bl_falandays_init *in = initials[b];
-        if (in->n != n || in->r != nr || in->e != ne)
-            return bl_fail(err, BL_EVALUE,
-                           "every slot of a batch needs the same dimensions: initials[%zu] has "
-                           "N=%zu R=%zu E=%zu, initials[0] has N=%zu R=%zu E=%zu",
-                           b, in->n, in->r, in->e, n, nr, ne);
-    }
-    for (size_t b = 0; b < nslots; b++) {
-        bl_status st = validate_cast(initials[b], b, dtype, err);
-        if (st != BL_OK)
-            return st;
-    }
-
-    fal_batch *fb = bl_calloc(1, sizeof *fb);
-    if (!fb)
-        return bl_fail(err, BL_ENOMEM, "out of memory for a Falandays batch");
-    fb->base = (bl_model){
-        .ops = &fal_ops,
-        .kind = BL_MODEL_FALANDAYS,
-        .dtype = dtype,
-        .slots = nslots,
-        .nodes = n,
-        .receptors = nr,
-        .effectors = ne,
-    };
-    bl_batch_array arrays[FAL_NARRAYS];
-    fal_arrays(fb, arrays);
-    if (!bl_batch_arrays_create(arrays, FAL_NARRAYS, nslots, dtype))
-        goto fail;
-    for (size_t b = 0; b < nslots; b++) {
-        if (dtype == BL_FLOAT32)
-            fal_fill_slot_f32(fb, b, initials[b]);
-        else
-            fal_fill_slot_f64(fb, b, initials[b]);
-    }
-    if (fal_build_rows(fb) != BL_OK)
-        goto fail;
-    /* Filling left every slot canonical; now the fast kernel's layouts. */
-    for (size_t b = 0; b < nslots; b++)
-        fal_from_canonical(fb, b);
-    fb->base.effector_view = fb->effectors;
-    fb->base.activity_view = fb->spikes;
-    fb->base.finite_view = fb->finite;
-    *out = &fb->base;
-    return BL_OK;
-fail:
-    fal_destroy(&fb->base);
-    return bl_fail(err, BL_ENOMEM, "out of memory for a Falandays batch of %zu slots (N=%zu)",
-                   nslots, n);
+    return bl_batch_create(&fal_family, initials, nslots, dtype, out, err);
 }
