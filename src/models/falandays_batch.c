@@ -397,12 +397,19 @@ static bl_status fal_build_rows(fal_batch *fb)
 
 /* ---- creation --------------------------------------------------------------- */
 
-static bool all_finite(const double *x, size_t count)
+enum { FAL_NREALS = 6 };
+
+/* The real arrays of an initial state that the batch keeps, for the
+ * finite check and the cast check. */
+static void fal_reals(const bl_falandays_init *in, bl_named_values out[FAL_NREALS])
 {
-    for (size_t k = 0; k < count; k++)
-        if (!isfinite(x[k]))
-            return false;
-    return true;
+    const size_t n = in->n;
+    const bl_named_values reals[FAL_NREALS] = {
+        {"weights", in->weights, n * n},         {"input_weights", in->input_weights, n * in->r},
+        {"output_mask", in->output_mask, n * in->e}, {"acts", in->acts, n},
+        {"targets", in->targets, n},             {"spikes", in->spikes, n},
+    };
+    memcpy(out, reals, sizeof reals);
 }
 
 /* §2.2, for one initial state. Sizes and pointers first (nothing else can be
@@ -456,19 +463,13 @@ static bl_status validate_init(const void *initials, size_t slot, bl_error *err)
             return bl_fail(err, BL_EVALUE,
                            "initials[%zu]: signs must be exactly +1 or -1 (signs[%zu] is %d)",
                            slot, i, (int)in->signs[i]);
-    const struct {
-        const char *name;
-        const double *p;
-        size_t count;
-    } reals[] = {
-        {"weights", in->weights, nn},       {"input_weights", in->input_weights, nnr},
-        {"output_mask", in->output_mask, nne}, {"acts", in->acts, n},
-        {"targets", in->targets, n},        {"spikes", in->spikes, n},
-    };
-    for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
-        if (!all_finite(reals[k].p, reals[k].count))
-            return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be finite", slot,
-                           reals[k].name);
+    bl_named_values reals[FAL_NREALS];
+    fal_reals(in, reals);
+    for (size_t k = 0; k < FAL_NREALS; k++)
+        for (size_t v = 0; v < reals[k].count; v++)
+            if (!isfinite(reals[k].p[v]))
+                return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be finite", slot,
+                               reals[k].name);
     for (size_t k = 0; k < nne; k++)
         if (in->output_mask[k] < 0.0)
             return bl_fail(err, BL_EVALUE,
@@ -502,13 +503,9 @@ static bl_status validate_cast(const void *initials, size_t slot, bl_dtype dtype
                                "initials[%zu]: config.input_link_p[%zu] is not finite after "
                                "casting to %s",
                                slot, r, tname);
-    const size_t n = in->n;
-    const bl_named_values reals[] = {
-        {"weights", in->weights, n * n},         {"input_weights", in->input_weights, n * in->r},
-        {"output_mask", in->output_mask, n * in->e}, {"acts", in->acts, n},
-        {"targets", in->targets, n},             {"spikes", in->spikes, n},
-    };
-    if ((st = bl_check_cast(reals, sizeof reals / sizeof *reals, "", slot, dtype, err)) != BL_OK)
+    bl_named_values reals[FAL_NREALS];
+    fal_reals(in, reals);
+    if ((st = bl_check_cast(reals, FAL_NREALS, "", slot, dtype, err)) != BL_OK)
         return st;
     if (!(bl_dtype_cast(dtype, c->threshold_mult) > 0.0))
         return bl_fail(err, BL_EVALUE,
