@@ -1,6 +1,7 @@
 /* The storage and snapshot plumbing that the Falandays and SORN batches
- * share (batch_common.h): walking a batch's list of owned arrays, and
- * copying one slot's block of each field into a snapshot. */
+ * share (batch_common.h): walking a batch's list of owned arrays, the
+ * offsets of the fast kernels' lists, and copying one slot's block of each
+ * field into a snapshot. */
 #include "models/batch_common.h"
 
 #include "brainlesslab/alloc.h"
@@ -36,6 +37,86 @@ void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count)
         else
             bl_free(*arrays[k].ints);
     }
+}
+
+bl_status bl_batch_create(const bl_batch_family *f, const void *initials, size_t nslots,
+                          bl_dtype dtype, bl_model **out, bl_error *err)
+{
+    *out = NULL;
+    if (!initials || nslots == 0)
+        return bl_fail(err, BL_EVALUE, "a model batch needs at least one initial state");
+    if (dtype != BL_FLOAT64 && dtype != BL_FLOAT32)
+        return bl_fail(err, BL_EVALUE, "model dtype must be float64 or float32");
+    bl_status st = BL_OK;
+    for (size_t b = 0; st == BL_OK && b < nslots; b++)
+        st = f->check_init(initials, b, err);
+    for (size_t b = 1; st == BL_OK && b < nslots; b++)
+        st = f->check_same(initials, b, err);
+    for (size_t b = 0; st == BL_OK && b < nslots; b++)
+        st = f->check_cast(initials, b, dtype, err);
+    if (st != BL_OK)
+        return st;
+
+    bl_model *m = bl_calloc(1, f->size);
+    if (!m)
+        return bl_fail(err, BL_ENOMEM, "out of memory for a %s batch", f->name);
+    m->ops = f->ops;
+    m->kind = f->kind;
+    m->dtype = dtype;
+    m->slots = nslots;
+    f->ports(m, initials);
+    bl_batch_array arrays[BL_BATCH_MAX_ARRAYS];
+    if (!bl_batch_arrays_create(arrays, f->arrays(m, arrays), nslots, dtype))
+        goto fail;
+    for (size_t b = 0; b < nslots; b++)
+        f->fill(m, b, initials);
+    if (!f->finish(m))
+        goto fail;
+    *out = m;
+    return BL_OK;
+fail:
+    st = bl_fail(err, BL_ENOMEM, "out of memory for a %s batch of %zu slots (N=%zu)", f->name,
+                 nslots, m->nodes);
+    f->ops->destroy(m);
+    return st;
+}
+
+void bl_batch_release(bl_model *m, size_t (*arrays)(bl_model *m, bl_batch_array *out),
+                      void *const *more, size_t count)
+{
+    bl_batch_array owned[BL_BATCH_MAX_ARRAYS];
+    bl_batch_arrays_destroy(owned, arrays(m, owned));
+    for (size_t k = 0; k < count; k++)
+        bl_free(more[k]);
+    bl_free(m);
+}
+
+void bl_batch_freeze(size_t slots, const int32_t *active, bool all, int32_t *weights,
+                     int32_t *others, size_t stride)
+{
+    for (size_t b = 0; b < slots; b++) {
+        if (!active[b])
+            continue;
+        weights[b * stride] = 0;
+        if (all)
+            others[b * stride] = 0;
+    }
+}
+
+size_t bl_batch_column_lists(const void *values, bl_dtype dtype, size_t b, size_t rows,
+                             size_t cols, size_t pad, size_t start, size_t *ptr)
+{
+    ptr[0] = start;
+    for (size_t c = 0; c < cols; c++) {
+        size_t len = 0;
+        for (size_t i = 0; i < rows; i++) {
+            const size_t k = (b * rows + i) * cols + c;
+            len += dtype == BL_FLOAT32 ? ((const float *)values)[k] != 0
+                                       : ((const double *)values)[k] != 0;
+        }
+        ptr[c + 1] = ptr[c] + (len + pad - 1) / pad * pad;
+    }
+    return ptr[cols];
 }
 
 bl_status bl_batch_snapshot(const bl_model *m, size_t b, const bl_batch_field *fields,

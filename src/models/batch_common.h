@@ -1,7 +1,8 @@
 /* What the Falandays and SORN batches share by shape (src/models/ only):
- * the list of a batch's owned per-slot arrays, allocated and released by
- * walking it, and snapshots as typed copies of one slot's block of each
- * field. The families keep everything that differs: their fields, their
+ * creation (checks, header, arrays, slots) driven by a table of the
+ * family's parts, the list of a batch's owned per-slot arrays, allocated
+ * and released by walking it, freezes, the offsets of the fast kernels'
+ * lists, and snapshots as typed copies of one slot's block of each field. The families keep everything that differs: their fields, their
  * kernels, and the plastic weights, which the fast kernels may hold in a
  * layout of their own and export themselves. */
 #ifndef BL_BATCH_COMMON_H
@@ -23,12 +24,65 @@ typedef struct bl_batch_array {
     size_t per_slot; /* values per slot */
 } bl_batch_array;
 
+/* The most owned arrays a family lists. */
+#define BL_BATCH_MAX_ARRAYS 32
+
 /* Allocates every array of the list for nslots slots, zeroed and in list
  * order; false when one does not fit or is out of memory (those allocated
  * stay for bl_batch_arrays_destroy). */
 bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t nslots,
                             bl_dtype dtype);
 void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count);
+
+/* What creating a batch of a family takes. `initials` is the family's array
+ * of initial states, handed to the callbacks as given. */
+typedef struct bl_batch_family {
+    const char *name; /* in messages: "Falandays", "SORN" */
+    bl_model_kind kind;
+    const bl_model_ops *ops;
+    size_t size; /* of the family's batch, whose first member is its bl_model */
+    /* The checks, in three rounds over the slots so that the first failure
+     * reported is the reference's: every slot's initial state, then every
+     * later slot's dimensions against slot 0's, then every slot's values
+     * after the cast to the dtype (§5.3). */
+    bl_status (*check_init)(const void *initials, size_t slot, bl_error *err);
+    bl_status (*check_same)(const void *initials, size_t slot, bl_error *err);
+    bl_status (*check_cast)(const void *initials, size_t slot, bl_dtype dtype, bl_error *err);
+    /* The header's N, R and E (and the family's own sizes) from slot 0. */
+    void (*ports)(bl_model *m, const void *initials);
+    /* The batch's owned arrays (at most BL_BATCH_MAX_ARRAYS), for their
+     * allocation and release; returns how many. */
+    size_t (*arrays)(bl_model *m, bl_batch_array *out);
+    /* Slot's state from its initial state, into the allocated arrays. */
+    void (*fill)(bl_model *m, size_t slot, const void *initials);
+    /* What the fast kernel sets up once every slot is filled, and the live
+     * views; false when out of memory. */
+    bool (*finish)(bl_model *m);
+} bl_batch_family;
+
+/* Creates a batch of nslots slots of family f from its initial states:
+ * checks, the header, the owned arrays, every slot's state, f->finish. On
+ * any failure nothing is left allocated (f->ops->destroy releases a batch
+ * whatever it got to). */
+bl_status bl_batch_create(const bl_batch_family *f, const void *initials, size_t nslots,
+                          bl_dtype dtype, bl_model **out, bl_error *err);
+
+/* Releases batch m: the owned arrays of `arrays`, each of the count
+ * allocations of `more` (the fast kernel's), then m itself. */
+void bl_batch_release(bl_model *m, size_t (*arrays)(bl_model *m, bl_batch_array *out),
+                      void *const *more, size_t count);
+
+/* Freezes the active slots: the flag weights[b * stride] of weight
+ * plasticity, and with `all` also others[b * stride], go to 0. */
+void bl_batch_freeze(size_t slots, const int32_t *active, bool all, int32_t *weights,
+                     int32_t *others, size_t stride);
+
+/* The offsets of per-column lists of the non-zero entries of slot b's block
+ * of a [B][rows][cols] array of reals of the dtype (the fast kernels' input
+ * and readout lists): ptr[0] = start, and ptr[c + 1] = ptr[c] plus column
+ * c's count rounded up to a multiple of pad. Returns ptr[cols]. */
+size_t bl_batch_column_lists(const void *values, bl_dtype dtype, size_t b, size_t rows,
+                             size_t cols, size_t pad, size_t start, size_t *ptr);
 
 /* How a snapshot field is stored in the batch. */
 typedef enum bl_batch_kind {

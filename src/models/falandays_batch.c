@@ -122,14 +122,41 @@ typedef struct fal_batch {
 #undef FAL_LANES
 #undef FAL_SFX
 
+/* The kernels' functions of one dtype, so that each operation picks the
+ * dtype once. */
+typedef struct fal_kernels {
+    void (*fill_slot)(fal_batch *fb, size_t b, const bl_falandays_init *in);
+    void (*fixed)(fal_batch *fb, size_t b);
+    void (*reset_slot)(fal_batch *fb, size_t b);
+    void (*to_canonical)(fal_batch *fb, size_t b);
+    void (*from_canonical)(fal_batch *fb, size_t b);
+    void (*export_weights)(const fal_batch *fb, size_t b, double *dst);
+} fal_kernels;
+
+static const fal_kernels fal_kernels_f64 = {
+    fal_fill_slot_f64,    fal_fast_fixed_f64,     fal_reset_slot_f64,
+    fal_to_canonical_f64, fal_from_canonical_f64, fal_export_weights_f64,
+};
+static const fal_kernels fal_kernels_f32 = {
+    fal_fill_slot_f32,    fal_fast_fixed_f32,     fal_reset_slot_f32,
+    fal_to_canonical_f32, fal_from_canonical_f32, fal_export_weights_f32,
+};
+
+static const fal_kernels *fal_kernels_of(const bl_model *m)
+{
+    return m->dtype == BL_FLOAT32 ? &fal_kernels_f32 : &fal_kernels_f64;
+}
+
 /* ---- storage ---------------------------------------------------------------- */
 
 enum { FAL_NARRAYS = 25 };
+_Static_assert(FAL_NARRAYS <= BL_BATCH_MAX_ARRAYS, "a Falandays batch lists too many arrays");
 
 /* Every owned array, so that allocation and release walk one list. */
-static void fal_arrays(fal_batch *fb, bl_batch_array out[FAL_NARRAYS])
+static size_t fal_arrays(bl_model *m, bl_batch_array *out)
 {
-    const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
+    fal_batch *fb = (fal_batch *)m;
+    const size_t n = m->nodes, nr = m->receptors, ne = m->effectors;
     const size_t nn = n * n; /* overflow checked by the caller */
     size_t k = 0;
 #define REAL_ARRAY(field, count) out[k++] = (bl_batch_array){&fb->field, NULL, NULL, (count)}
@@ -162,34 +189,17 @@ static void fal_arrays(fal_batch *fb, bl_batch_array out[FAL_NARRAYS])
 #undef REAL_ARRAY
 #undef INT_ARRAY
     BL_ASSERT(k == FAL_NARRAYS);
+    return k;
 }
 
 static void fal_destroy(bl_model *m)
 {
     fal_batch *fb = (fal_batch *)m;
-    bl_batch_array arrays[FAL_NARRAYS];
-    fal_arrays(fb, arrays);
-    bl_batch_arrays_destroy(arrays, FAL_NARRAYS);
-    bl_free(fb->row_ptr);
-    bl_free(fb->row_dst);
-    bl_free(fb->pad_ptr);
-    bl_free(fb->pad_dst);
-    bl_free(fb->pad_w);
-    bl_free(fb->win_t);
-    bl_free(fb->in_ptr);
-    bl_free(fb->in_node);
-    bl_free(fb->in_w);
-    bl_free(fb->sgn);
-    bl_free(fb->ro_ptr);
-    bl_free(fb->ro_node);
-    bl_free(fb->ro_w);
-    bl_free(fb->ro_cnt);
-    bl_free(fb->rec);
-    bl_free(fb->inp);
-    bl_free(fb->delta);
-    bl_free(fb->acc);
-    bl_free(fb->spk);
-    bl_free(fb);
+    void *fast[] = {fb->row_ptr, fb->row_dst, fb->pad_ptr, fb->pad_dst, fb->pad_w,
+                    fb->win_t,   fb->in_ptr,  fb->in_node, fb->in_w,    fb->sgn,
+                    fb->ro_ptr,  fb->ro_node, fb->ro_w,    fb->ro_cnt,  fb->rec,
+                    fb->inp,     fb->delta,   fb->acc,     fb->spk};
+    bl_batch_release(m, fal_arrays, fast, sizeof fast / sizeof *fast);
 }
 
 /* ---- operations ----------------------------------------------------------- */
@@ -203,51 +213,30 @@ static void fal_step(bl_model *m, const void *inputs, const void *noise, const i
         fal_fast_step_f64(fb, inputs, noise, active);
 }
 
-/* Brings canonical weights[b] into the layout of the batch's kernel. */
-static void fal_from_canonical(fal_batch *fb, size_t b)
-{
-    if (fb->base.dtype == BL_FLOAT32)
-        fal_from_canonical_f32(fb, b);
-    else
-        fal_from_canonical_f64(fb, b);
-}
-
 static void fal_reset(bl_model *m, const int32_t *active)
 {
     fal_batch *fb = (fal_batch *)m;
+    const fal_kernels *k = fal_kernels_of(m);
     for (size_t b = 0; b < m->slots; b++) {
         if (!active[b])
             continue;
         /* The reset writes canonical weights over whatever layout held. */
-        if (m->dtype == BL_FLOAT32)
-            fal_reset_slot_f32(fb, b);
-        else
-            fal_reset_slot_f64(fb, b);
+        k->reset_slot(fb, b);
         fb->layout[b] = FAL_LAYOUT_CANON;
-        fal_from_canonical(fb, b);
+        k->from_canonical(fb, b);
     }
 }
 
 static void fal_freeze(bl_model *m, const int32_t *active, bool all)
 {
     fal_batch *fb = (fal_batch *)m;
-    for (size_t b = 0; b < m->slots; b++) {
-        if (!active[b])
-            continue;
-        fb->weight_learning[b] = 0;
-        if (all)
-            fb->learning[b] = 0;
-    }
+    bl_batch_freeze(m->slots, active, all, fb->weight_learning, fb->learning, 1);
 }
 
 /* The weights in canonical order, from whatever layout holds them. */
 static void fal_export_layout(const bl_model *m, size_t b, double *dst)
 {
-    const fal_batch *fb = (const fal_batch *)m;
-    if (m->dtype == BL_FLOAT32)
-        fal_export_weights_f32(fb, b, dst);
-    else
-        fal_export_weights_f64(fb, b, dst);
+    fal_kernels_of(m)->export_weights((const fal_batch *)m, b, dst);
 }
 
 static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl_error *err)
@@ -292,15 +281,12 @@ void bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel)
 {
     BL_ASSERT(m->kind == BL_MODEL_FALANDAYS);
     fal_batch *fb = (fal_batch *)m;
-    for (size_t b = 0; b < m->slots; b++) {
-        if (m->dtype == BL_FLOAT32)
-            fal_to_canonical_f32(fb, b);
-        else
-            fal_to_canonical_f64(fb, b);
-    }
+    const fal_kernels *k = fal_kernels_of(m);
+    for (size_t b = 0; b < m->slots; b++)
+        k->to_canonical(fb, b);
     fb->kernel = kernel;
     for (size_t b = 0; b < m->slots; b++)
-        fal_from_canonical(fb, b);
+        k->from_canonical(fb, b);
 }
 
 void bl_falandays_set_reference_kernel(bl_model *m, bool on)
@@ -390,35 +376,13 @@ static bl_status fal_build_rows(fal_batch *fb)
                 fb->pad_dst[pptr[j] + k] = k < len ? fb->row_dst[ptr[j] + k] : (uint32_t)n;
         }
     }
-    /* The readout lists: lengths, then fal_fast_fixed fills them. */
+    /* The readout lists and the padded input lists: lengths, then
+     * fal_fast_fixed fills them. */
     for (size_t b = 0; b < nb; b++) {
-        size_t *ptr = fb->ro_ptr + b * (ne + 1);
-        ptr[0] = nro;
-        for (size_t e = 0; e < ne; e++) {
-            size_t len = 0;
-            for (size_t i = 0; i < n; i++) {
-                const size_t k = (b * n + i) * ne + e;
-                len += fb->base.dtype == BL_FLOAT32 ? ((const float *)fb->out_mask)[k] != 0
-                                                    : ((const double *)fb->out_mask)[k] != 0;
-            }
-            ptr[e + 1] = ptr[e] + len;
-        }
-        nro = ptr[ne];
-    }
-    /* The input lists: padded lengths, then fal_fast_fixed fills them. */
-    for (size_t b = 0; b < nb; b++) {
-        size_t *ptr = fb->in_ptr + b * (nr + 1);
-        ptr[0] = nin;
-        for (size_t r = 0; r < nr; r++) {
-            size_t len = 0;
-            for (size_t i = 0; i < n; i++) {
-                const size_t k = (b * n + i) * nr + r;
-                len += fb->base.dtype == BL_FLOAT32 ? ((const float *)fb->input_w)[k] != 0
-                                                    : ((const double *)fb->input_w)[k] != 0;
-            }
-            ptr[r + 1] = ptr[r] + (len + lanes - 1) / lanes * lanes;
-        }
-        nin = ptr[nr];
+        nro = bl_batch_column_lists(fb->out_mask, fb->base.dtype, b, n, ne, 1, nro,
+                                    fb->ro_ptr + b * (ne + 1));
+        nin = bl_batch_column_lists(fb->input_w, fb->base.dtype, b, n, nr, lanes, nin,
+                                    fb->in_ptr + b * (nr + 1));
     }
     fb->ro_node = bl_mallocarray(nro + 1, sizeof *fb->ro_node);
     fb->ro_w = bl_calloc(nro + 1, rsize);
@@ -426,29 +390,33 @@ static bl_status fal_build_rows(fal_batch *fb)
     fb->in_w = bl_calloc(nin + 1, rsize);
     if (!fb->ro_node || !fb->ro_w || !fb->in_node || !fb->in_w)
         return BL_ENOMEM;
-    for (size_t b = 0; b < nb; b++) {
-        if (fb->base.dtype == BL_FLOAT32)
-            fal_fast_fixed_f32(fb, b);
-        else
-            fal_fast_fixed_f64(fb, b);
-    }
+    for (size_t b = 0; b < nb; b++)
+        fal_kernels_of(&fb->base)->fixed(fb, b);
     return BL_OK;
 }
 
 /* ---- creation --------------------------------------------------------------- */
 
-static bool all_finite(const double *x, size_t count)
+enum { FAL_NREALS = 6 };
+
+/* The real arrays of an initial state that the batch keeps, for the
+ * finite check and the cast check. */
+static void fal_reals(const bl_falandays_init *in, bl_named_values out[FAL_NREALS])
 {
-    for (size_t k = 0; k < count; k++)
-        if (!isfinite(x[k]))
-            return false;
-    return true;
+    const size_t n = in->n;
+    const bl_named_values reals[FAL_NREALS] = {
+        {"weights", in->weights, n * n},         {"input_weights", in->input_weights, n * in->r},
+        {"output_mask", in->output_mask, n * in->e}, {"acts", in->acts, n},
+        {"targets", in->targets, n},             {"spikes", in->spikes, n},
+    };
+    memcpy(out, reals, sizeof reals);
 }
 
 /* §2.2, for one initial state. Sizes and pointers first (nothing else can be
  * read without them), then the reference's order. */
-static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_error *err)
+static bl_status validate_init(const void *initials, size_t slot, bl_error *err)
 {
+    const bl_falandays_init *in = ((const bl_falandays_init *const *)initials)[slot];
     if (!in)
         return bl_fail(err, BL_EVALUE, "initials[%zu] is missing", slot);
     bl_status st = bl_falandays_config_validate(&in->config, err);
@@ -495,19 +463,13 @@ static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_erro
             return bl_fail(err, BL_EVALUE,
                            "initials[%zu]: signs must be exactly +1 or -1 (signs[%zu] is %d)",
                            slot, i, (int)in->signs[i]);
-    const struct {
-        const char *name;
-        const double *p;
-        size_t count;
-    } reals[] = {
-        {"weights", in->weights, nn},       {"input_weights", in->input_weights, nnr},
-        {"output_mask", in->output_mask, nne}, {"acts", in->acts, n},
-        {"targets", in->targets, n},        {"spikes", in->spikes, n},
-    };
-    for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
-        if (!all_finite(reals[k].p, reals[k].count))
-            return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be finite", slot,
-                           reals[k].name);
+    bl_named_values reals[FAL_NREALS];
+    fal_reals(in, reals);
+    for (size_t k = 0; k < FAL_NREALS; k++)
+        for (size_t v = 0; v < reals[k].count; v++)
+            if (!isfinite(reals[k].p[v]))
+                return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be finite", slot,
+                               reals[k].name);
     for (size_t k = 0; k < nne; k++)
         if (in->output_mask[k] < 0.0)
             return bl_fail(err, BL_EVALUE,
@@ -524,9 +486,9 @@ static bl_status validate_init(const bl_falandays_init *in, size_t slot, bl_erro
 /* §5.3: every number the batch will hold, and every config number it will
  * not (the reference casts the whole initial state), must survive the cast;
  * the positive parameters must not underflow to 0. */
-static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtype dtype,
-                               bl_error *err)
+static bl_status validate_cast(const void *initials, size_t slot, bl_dtype dtype, bl_error *err)
 {
+    const bl_falandays_init *in = ((const bl_falandays_init *const *)initials)[slot];
     const bl_falandays_config *c = &in->config;
     const char *tname = bl_dtype_name(dtype);
     bl_named_values scalars[BL_FALANDAYS_NUMERIC_FIELDS];
@@ -541,13 +503,9 @@ static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtyp
                                "initials[%zu]: config.input_link_p[%zu] is not finite after "
                                "casting to %s",
                                slot, r, tname);
-    const size_t n = in->n;
-    const bl_named_values reals[] = {
-        {"weights", in->weights, n * n},         {"input_weights", in->input_weights, n * in->r},
-        {"output_mask", in->output_mask, n * in->e}, {"acts", in->acts, n},
-        {"targets", in->targets, n},             {"spikes", in->spikes, n},
-    };
-    if ((st = bl_check_cast(reals, sizeof reals / sizeof *reals, "", slot, dtype, err)) != BL_OK)
+    bl_named_values reals[FAL_NREALS];
+    fal_reals(in, reals);
+    if ((st = bl_check_cast(reals, FAL_NREALS, "", slot, dtype, err)) != BL_OK)
         return st;
     if (!(bl_dtype_cast(dtype, c->threshold_mult) > 0.0))
         return bl_fail(err, BL_EVALUE,
@@ -561,68 +519,57 @@ static bl_status validate_cast(const bl_falandays_init *in, size_t slot, bl_dtyp
     return BL_OK;
 }
 
+/* Slot's dimensions against slot 0's. */
+static bl_status same_dims(const void *initials, size_t slot, bl_error *err)
+{
+    const bl_falandays_init *const *all = initials;
+    const bl_falandays_init *in = all[slot], *first = all[0];
+    if (in->n != first->n || in->r != first->r || in->e != first->e)
+        return bl_fail(err, BL_EVALUE,
+                       "every slot of a batch needs the same dimensions: initials[%zu] has "
+                       "N=%zu R=%zu E=%zu, initials[0] has N=%zu R=%zu E=%zu",
+                       slot, in->n, in->r, in->e, first->n, first->r, first->e);
+    return BL_OK;
+}
+
+static void fal_ports(bl_model *m, const void *initials)
+{
+    const bl_falandays_init *first = *(const bl_falandays_init *const *)initials;
+    m->nodes = first->n;
+    m->receptors = first->r;
+    m->effectors = first->e;
+}
+
+static void fal_fill(bl_model *m, size_t slot, const void *initials)
+{
+    const bl_falandays_init *in = ((const bl_falandays_init *const *)initials)[slot];
+    fal_kernels_of(m)->fill_slot((fal_batch *)m, slot, in);
+}
+
+static bool fal_finish(bl_model *m)
+{
+    fal_batch *fb = (fal_batch *)m;
+    if (fal_build_rows(fb) != BL_OK)
+        return false;
+    /* Filling left every slot canonical; now the fast kernel's layouts. */
+    for (size_t b = 0; b < m->slots; b++)
+        fal_kernels_of(m)->from_canonical(fb, b);
+    m->effector_view = fb->effectors;
+    m->activity_view = fb->spikes;
+    m->finite_view = fb->finite;
+    return true;
+}
+
+/* Positional, in bl_batch_family's order: name, kind, ops and size; the
+ * checks; ports, arrays, fill and finish. */
+static const bl_batch_family fal_family = {
+    "Falandays", BL_MODEL_FALANDAYS, &fal_ops, sizeof(fal_batch),
+    validate_init, same_dims, validate_cast,
+    fal_ports, fal_arrays, fal_fill, fal_finish,
+};
+
 bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, size_t nslots,
                                     bl_dtype dtype, bl_model **out, bl_error *err)
 {
-    *out = NULL;
-    if (!initials || nslots == 0)
-        return bl_fail(err, BL_EVALUE, "a model batch needs at least one initial state");
-    if (dtype != BL_FLOAT64 && dtype != BL_FLOAT32)
-        return bl_fail(err, BL_EVALUE, "model dtype must be float64 or float32");
-    for (size_t b = 0; b < nslots; b++) {
-        bl_status st = validate_init(initials[b], b, err);
-        if (st != BL_OK)
-            return st;
-    }
-    const size_t n = initials[0]->n, nr = initials[0]->r, ne = initials[0]->e;
-    for (size_t b = 1; b < nslots; b++) {
-        const bl_falandays_init *in = initials[b];
-        if (in->n != n || in->r != nr || in->e != ne)
-            return bl_fail(err, BL_EVALUE,
-                           "every slot of a batch needs the same dimensions: initials[%zu] has "
-                           "N=%zu R=%zu E=%zu, initials[0] has N=%zu R=%zu E=%zu",
-                           b, in->n, in->r, in->e, n, nr, ne);
-    }
-    for (size_t b = 0; b < nslots; b++) {
-        bl_status st = validate_cast(initials[b], b, dtype, err);
-        if (st != BL_OK)
-            return st;
-    }
-
-    fal_batch *fb = bl_calloc(1, sizeof *fb);
-    if (!fb)
-        return bl_fail(err, BL_ENOMEM, "out of memory for a Falandays batch");
-    fb->base = (bl_model){
-        .ops = &fal_ops,
-        .kind = BL_MODEL_FALANDAYS,
-        .dtype = dtype,
-        .slots = nslots,
-        .nodes = n,
-        .receptors = nr,
-        .effectors = ne,
-    };
-    bl_batch_array arrays[FAL_NARRAYS];
-    fal_arrays(fb, arrays);
-    if (!bl_batch_arrays_create(arrays, FAL_NARRAYS, nslots, dtype))
-        goto fail;
-    for (size_t b = 0; b < nslots; b++) {
-        if (dtype == BL_FLOAT32)
-            fal_fill_slot_f32(fb, b, initials[b]);
-        else
-            fal_fill_slot_f64(fb, b, initials[b]);
-    }
-    if (fal_build_rows(fb) != BL_OK)
-        goto fail;
-    /* Filling left every slot canonical; now the fast kernel's layouts. */
-    for (size_t b = 0; b < nslots; b++)
-        fal_from_canonical(fb, b);
-    fb->base.effector_view = fb->effectors;
-    fb->base.activity_view = fb->spikes;
-    fb->base.finite_view = fb->finite;
-    *out = &fb->base;
-    return BL_OK;
-fail:
-    fal_destroy(&fb->base);
-    return bl_fail(err, BL_ENOMEM, "out of memory for a Falandays batch of %zu slots (N=%zu)",
-                   nslots, n);
+    return bl_batch_create(&fal_family, initials, nslots, dtype, out, err);
 }

@@ -8,23 +8,43 @@
  * snapshots. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
 #include "models/model_internal.h"
 
+enum { FAL_INIT_ARRAYS = 8 };
+
+/* The arrays of an initial state, for init_create and init_destroy. */
+static void init_arrays(bl_falandays_init *s, bl_init_array out[FAL_INIT_ARRAYS])
+{
+    const size_t n = s->n;
+    const bl_init_array arrays[FAL_INIT_ARRAYS] = {
+        {&s->weights, NULL, n * n},          {&s->recurrent_mask, NULL, n * n},
+        {&s->input_weights, NULL, n * s->r}, {&s->output_mask, NULL, n * s->e},
+        {NULL, &s->signs, n},                {&s->acts, NULL, n},
+        {&s->targets, NULL, n},              {&s->spikes, NULL, n},
+    };
+    memcpy(out, arrays, sizeof arrays);
+}
+
+/* The checks that construction and a blank state share, in the
+ * reference's order. */
+static bl_status check_args(const bl_falandays_config *c, size_t n, size_t r, size_t e,
+                            bl_error *err)
+{
+    const bl_status st = bl_falandays_config_validate(c, err);
+    return st != BL_OK ? st : bl_model_check_ports(n, r, e, err);
+}
+
 void bl_falandays_init_destroy(bl_falandays_init *init)
 {
     if (!init)
         return;
-    bl_free(init->weights);
-    bl_free(init->recurrent_mask);
-    bl_free(init->input_weights);
-    bl_free(init->output_mask);
-    bl_free(init->signs);
-    bl_free(init->acts);
-    bl_free(init->targets);
-    bl_free(init->spikes);
+    bl_init_array arrays[FAL_INIT_ARRAYS];
+    init_arrays(init, arrays);
+    bl_init_arrays_destroy(arrays, FAL_INIT_ARRAYS);
     bl_free(init);
 }
 
@@ -33,10 +53,8 @@ bl_status bl_falandays_init_create(const bl_falandays_config *c, size_t n, size_
 {
     BL_ASSERT(c && out);
     *out = NULL;
-    bl_status st = bl_falandays_config_validate(c, err);
+    bl_status st = check_args(c, n, r, e, err);
     if (st != BL_OK)
-        return st;
-    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
     if (!bl_doubles_fit(n, n) || !bl_doubles_fit(n, r) || !bl_doubles_fit(n, e))
         return bl_fail(err, BL_ENOMEM,
@@ -54,15 +72,9 @@ bl_status bl_falandays_init_create(const bl_falandays_config *c, size_t n, size_
     init->n = n;
     init->r = r;
     init->e = e;
-    /* calloc's all-zero bytes are +0.0 in IEEE 754, the reference's zeros. */
-    if (!(init->weights = bl_calloc(n * n, sizeof(double))) ||
-        !(init->recurrent_mask = bl_calloc(n * n, sizeof(double))) ||
-        !(init->input_weights = bl_calloc(n * r, sizeof(double))) ||
-        !(init->output_mask = bl_calloc(n * e, sizeof(double))) ||
-        !(init->signs = bl_mallocarray(n, sizeof(int32_t))) ||
-        !(init->acts = bl_calloc(n, sizeof(double))) ||
-        !(init->targets = bl_mallocarray(n, sizeof(double))) ||
-        !(init->spikes = bl_calloc(n, sizeof(double))))
+    bl_init_array arrays[FAL_INIT_ARRAYS];
+    init_arrays(init, arrays);
+    if (!bl_init_arrays_create(arrays, FAL_INIT_ARRAYS))
         goto fail;
     for (size_t i = 0; i < n; i++) {
         init->signs[i] = 1;
@@ -176,10 +188,8 @@ bl_status bl_falandays_construct(const bl_falandays_config *c, size_t n, size_t 
 {
     BL_ASSERT(c && out);
     *out = NULL;
-    bl_status st = bl_falandays_config_validate(c, err);
+    bl_status st = check_args(c, n, r, e, err);
     if (st != BL_OK)
-        return st;
-    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
     if (!rng)
         return bl_fail(err, BL_ETYPE, "rng must be a generator");

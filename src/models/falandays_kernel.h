@@ -45,33 +45,23 @@ static void FAL_FN(fal_readout)(fal_batch *fb, size_t b)
 static void FAL_FN(fal_reset_slot)(fal_batch *fb, size_t b)
 {
     const size_t n = fb->base.nodes, ne = fb->base.effectors, nn = n * n;
-    real_t *acts = (real_t *)fb->acts + b * n;
-    real_t *targets = (real_t *)fb->targets + b * n;
-    real_t *spikes = (real_t *)fb->spikes + b * n;
+    const size_t row = n * sizeof(real_t);
+    memcpy((real_t *)fb->acts + b * n, (const real_t *)fb->acts0 + b * n, row);
+    memcpy((real_t *)fb->targets + b * n, (const real_t *)fb->targets0 + b * n, row);
+    memcpy((real_t *)fb->spikes + b * n, (const real_t *)fb->spikes0 + b * n, row);
+    memcpy((real_t *)fb->weights + b * nn, (const real_t *)fb->weights0 + b * nn, n * row);
     real_t *prev = (real_t *)fb->previous + b * n;
     real_t *errors = (real_t *)fb->errors + b * n;
     real_t *counts = (real_t *)fb->counts + b * n;
-    real_t *w = (real_t *)fb->weights + b * nn;
-    real_t *eff = (real_t *)fb->effectors + b * ne;
-    const real_t *acts0 = (const real_t *)fb->acts0 + b * n;
-    const real_t *targets0 = (const real_t *)fb->targets0 + b * n;
-    const real_t *spikes0 = (const real_t *)fb->spikes0 + b * n;
-    const real_t *w0 = (const real_t *)fb->weights0 + b * nn;
     for (size_t i = 0; i < n; i++) {
-        acts[i] = acts0[i];
-        targets[i] = targets0[i];
-        spikes[i] = spikes0[i];
-        prev[i] = 0;
-        errors[i] = 0;
-        counts[i] = 0;
+        prev[i] = errors[i] = counts[i] = 0;
         fb->raw_finite[b * n + i] = 1;
     }
-    for (size_t k = 0; k < nn; k++)
-        w[k] = w0[k];
     const int32_t learn_on = fb->flags[b * FAL_NFLAG + FAL_F_LEARN_ON];
     fb->learning[b] = learn_on;
     fb->weight_learning[b] = learn_on;
     fb->finite[b] = 1;
+    real_t *eff = (real_t *)fb->effectors + b * ne;
     for (size_t e = 0; e < ne; e++)
         eff[e] = 0;
     FAL_FN(fal_readout)(fb, b);

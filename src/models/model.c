@@ -87,22 +87,26 @@ bl_status bl_model_reset(bl_model *m, const int32_t *active, size_t nactive, bl_
     return st;
 }
 
-bl_status bl_model_freeze_weights(bl_model *m, const int32_t *active, size_t nactive,
-                                  bl_error *err)
+/* all == false: weight plasticity only; all == true: every plasticity. */
+static bl_status freeze(bl_model *m, const int32_t *active, size_t nactive, bool all,
+                        bl_error *err)
 {
     bl_status st = check_active(m, active, nactive, err);
     if (st == BL_OK)
-        m->ops->freeze(m, active, false);
+        m->ops->freeze(m, active, all);
     return st;
+}
+
+bl_status bl_model_freeze_weights(bl_model *m, const int32_t *active, size_t nactive,
+                                  bl_error *err)
+{
+    return freeze(m, active, nactive, false, err);
 }
 
 bl_status bl_model_freeze_plasticity(bl_model *m, const int32_t *active, size_t nactive,
                                      bl_error *err)
 {
-    bl_status st = check_active(m, active, nactive, err);
-    if (st == BL_OK)
-        m->ops->freeze(m, active, true);
-    return st;
+    return freeze(m, active, nactive, true, err);
 }
 
 /* ---- snapshots ------------------------------------------------------------ */
@@ -177,13 +181,32 @@ void bl_snapshot_destroy(bl_snapshot *s)
 
 bl_status bl_model_check_ports(size_t n, size_t r, size_t e, bl_error *err)
 {
-    if (n < 1)
-        return bl_fail(err, BL_EVALUE, "N must be an integer >= 1");
-    if (r < 1)
-        return bl_fail(err, BL_EVALUE, "R must be an integer >= 1");
-    if (e < 1)
-        return bl_fail(err, BL_EVALUE, "E must be an integer >= 1");
+    const struct {
+        const char *name;
+        size_t value;
+    } ports[] = {{"N", n}, {"R", r}, {"E", e}};
+    for (size_t k = 0; k < sizeof ports / sizeof *ports; k++)
+        if (ports[k].value < 1)
+            return bl_fail(err, BL_EVALUE, "%s must be an integer >= 1", ports[k].name);
     return BL_OK;
+}
+
+bool bl_init_arrays_create(const bl_init_array *arrays, size_t count)
+{
+    for (size_t k = 0; k < count; k++) {
+        const bl_init_array *a = &arrays[k];
+        if (a->count > 0 && a->reals && !(*a->reals = bl_calloc(a->count, sizeof(double))))
+            return false;
+        if (a->count > 0 && a->ints && !(*a->ints = bl_calloc(a->count, sizeof(int32_t))))
+            return false;
+    }
+    return true;
+}
+
+void bl_init_arrays_destroy(const bl_init_array *arrays, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        bl_free(arrays[k].reals ? (void *)*arrays[k].reals : (void *)*arrays[k].ints);
 }
 
 bool bl_doubles_fit(size_t n, size_t m)

@@ -64,6 +64,24 @@ bl_status bl_check_cast(const bl_named_values *v, size_t n, const char *prefix, 
 
 /* Construction's port checks: N, R, E >= 1 with the reference's wording. */
 bl_status bl_model_check_ports(size_t n, size_t r, size_t e, bl_error *err);
+
+/* One array of an initial state, count values of the field's own type:
+ * exactly one of the pointers is set, so that allocation never writes
+ * through a differently typed lvalue. A family lists its arrays once, for
+ * its init_create and its init_destroy. */
+typedef struct bl_init_array {
+    double **reals;
+    int32_t **ints;
+    size_t count;
+} bl_init_array;
+
+/* Allocates every array of the list zeroed (calloc's all-zero bytes are
+ * +0.0 in IEEE 754, the reference's np.zeros) and leaves those of count 0
+ * NULL; false when out of memory (those allocated stay for
+ * bl_init_arrays_destroy). The caller has checked that the counts fit. */
+bool bl_init_arrays_create(const bl_init_array *arrays, size_t count);
+/* Releases every array of the list, whatever its count. */
+void bl_init_arrays_destroy(const bl_init_array *arrays, size_t count);
 /* Whether an n x m array of doubles is addressable, so no later product of
  * those sizes wraps. */
 bool bl_doubles_fit(size_t n, size_t m);

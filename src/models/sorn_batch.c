@@ -109,16 +109,45 @@ typedef struct sorn_batch {
 #undef SORN_LANES
 #undef SORN_SFX
 
+/* The kernels' functions of one dtype, so that each operation picks the
+ * dtype once. */
+typedef struct sorn_kernels {
+    void (*fill_slot)(sorn_batch *sb, size_t b, const bl_sorn_init *in);
+    void (*fill_transposed)(sorn_batch *sb, size_t b);
+    void (*reset_any)(sorn_batch *sb, size_t b);
+    void (*to_canonical)(sorn_batch *sb, size_t b);
+    bool (*from_canonical)(sorn_batch *sb, size_t b);
+    void (*export_w_ee)(const sorn_batch *sb, size_t b, double *dst);
+} sorn_kernels;
+
+static const sorn_kernels sorn_kernels_f64 = {
+    sorn_fill_slot_f64, sorn_fill_transposed_f64,
+    sorn_reset_any_f64, sorn_to_canonical_f64,
+    sorn_from_canonical_f64, sorn_export_w_ee_f64,
+};
+static const sorn_kernels sorn_kernels_f32 = {
+    sorn_fill_slot_f32, sorn_fill_transposed_f32,
+    sorn_reset_any_f32, sorn_to_canonical_f32,
+    sorn_from_canonical_f32, sorn_export_w_ee_f32,
+};
+
+static const sorn_kernels *sorn_kernels_of(const bl_model *m)
+{
+    return m->dtype == BL_FLOAT32 ? &sorn_kernels_f32 : &sorn_kernels_f64;
+}
+
 /* ---- storage ---------------------------------------------------------------- */
 
 enum { SORN_NARRAYS = 26 };
+_Static_assert(SORN_NARRAYS <= BL_BATCH_MAX_ARRAYS, "a SORN batch lists too many arrays");
 
 /* Every owned array, so that allocation and release walk one list. The
  * products are overflow-checked by the caller. */
-static void sorn_arrays(sorn_batch *sb, bl_batch_array out[SORN_NARRAYS])
+static size_t sorn_arrays(bl_model *m, bl_batch_array *out)
 {
-    const size_t ne = sb->n_e, ni = sb->n_i, n = sb->base.nodes;
-    const size_t nr = sb->base.receptors, nout = sb->base.effectors;
+    sorn_batch *sb = (sorn_batch *)m;
+    const size_t ne = sb->n_e, ni = sb->n_i, n = m->nodes;
+    const size_t nr = m->receptors, nout = m->effectors;
     size_t k = 0;
 #define REAL_ARRAY(field, count) out[k++] = (bl_batch_array){&sb->field, NULL, NULL, (count)}
 #define BYTE_ARRAY(field, count) out[k++] = (bl_batch_array){NULL, &sb->field, NULL, (count)}
@@ -153,23 +182,19 @@ static void sorn_arrays(sorn_batch *sb, bl_batch_array out[SORN_NARRAYS])
 #undef BYTE_ARRAY
 #undef INT_ARRAY
     BL_ASSERT(k == SORN_NARRAYS);
+    return k;
 }
 
 static void sorn_destroy(bl_model *m)
 {
     sorn_batch *sb = (sorn_batch *)m;
-    bl_batch_array arrays[SORN_NARRAYS];
-    sorn_arrays(sb, arrays);
-    bl_batch_arrays_destroy(arrays, SORN_NARRAYS);
     void *fast[] = {sb->layout,  sb->cleared, sb->wild,     sb->nz_off,  sb->col_ptr,
                     sb->nz_dst,  sb->cw,      sb->cm,       sb->wei_t,   sb->wie_t,
                     sb->weu_t,   sb->in_ptr,  sb->in_unit,  sb->in_w,    sb->ro_ptr,
                     sb->ro_unit, sb->sc_exc,  sb->sc_inp,   sb->sc_inh,
                     sb->sc_tot,  sb->sc_xp,   sb->sc_scale, sb->sc_idr,  sb->sc_actx,
                     sb->sc_acty};
-    for (size_t k = 0; k < sizeof fast / sizeof *fast; k++)
-        bl_free(fast[k]);
-    bl_free(sb);
+    bl_batch_release(m, sorn_arrays, fast, sizeof fast / sizeof *fast);
 }
 
 /* ---- operations ----------------------------------------------------------- */
@@ -196,14 +221,9 @@ static void sorn_step(bl_model *m, const void *inputs, const void *noise, const 
 static void sorn_reset(bl_model *m, const int32_t *active)
 {
     sorn_batch *sb = (sorn_batch *)m;
-    for (size_t b = 0; b < m->slots; b++) {
-        if (!active[b])
-            continue;
-        if (m->dtype == BL_FLOAT32)
-            sorn_reset_any_f32(sb, b);
-        else
-            sorn_reset_any_f64(sb, b);
-    }
+    for (size_t b = 0; b < m->slots; b++)
+        if (active[b])
+            sorn_kernels_of(m)->reset_any(sb, b);
 }
 
 /* §3.7: freeze_weights stops STDP, pruning and normalisation; intrinsic
@@ -211,23 +231,13 @@ static void sorn_reset(bl_model *m, const int32_t *active)
 static void sorn_freeze(bl_model *m, const int32_t *active, bool all)
 {
     sorn_batch *sb = (sorn_batch *)m;
-    for (size_t b = 0; b < m->slots; b++) {
-        if (!active[b])
-            continue;
-        sb->plasticity[2 * b] = 0;
-        if (all)
-            sb->plasticity[2 * b + 1] = 0;
-    }
+    bl_batch_freeze(m->slots, active, all, sb->plasticity, sb->plasticity + 1, 2);
 }
 
 /* w_ee in canonical order: the fast kernel may hold it in compressed rows. */
 static void sorn_export_layout(const bl_model *m, size_t b, double *dst)
 {
-    const sorn_batch *sb = (const sorn_batch *)m;
-    if (m->dtype == BL_FLOAT32)
-        sorn_export_w_ee_f32(sb, b, dst);
-    else
-        sorn_export_w_ee_f64(sb, b, dst);
+    sorn_kernels_of(m)->export_w_ee((const sorn_batch *)m, b, dst);
 }
 
 static bl_status sorn_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl_error *err)
@@ -273,31 +283,16 @@ static const bl_model_ops sorn_ops = {
 
 /* ---- kernels and layouts ------------------------------------------------- */
 
-static void sorn_to_canonical(sorn_batch *sb, size_t b)
-{
-    if (sb->base.dtype == BL_FLOAT32)
-        sorn_to_canonical_f32(sb, b);
-    else
-        sorn_to_canonical_f64(sb, b);
-}
-
-static void sorn_from_canonical(sorn_batch *sb, size_t b)
-{
-    if (sb->base.dtype == BL_FLOAT32)
-        sorn_from_canonical_f32(sb, b);
-    else
-        sorn_from_canonical_f64(sb, b);
-}
-
 void bl_sorn_set_reference_kernel(bl_model *m, bool on)
 {
     BL_ASSERT(m->kind == BL_MODEL_SORN);
     sorn_batch *sb = (sorn_batch *)m;
+    const sorn_kernels *k = sorn_kernels_of(m);
     for (size_t b = 0; b < m->slots; b++)
-        sorn_to_canonical(sb, b);
+        k->to_canonical(sb, b);
     sb->reference = on;
     for (size_t b = 0; b < m->slots; b++)
-        sorn_from_canonical(sb, b);
+        k->from_canonical(sb, b);
 }
 
 void bl_sorn_path_counts(const bl_model *m, bl_sorn_paths *out)
@@ -371,18 +366,8 @@ static bool sorn_build_fast(sorn_batch *sb)
         links = ro[nout];
         /* Padded lengths of the input lists (sorn_fill_transposed fills
          * them): at most N_E + lanes per receptor, so no wrap. */
-        size_t *ip = sb->in_ptr + b * (nr + 1);
-        ip[0] = nin;
-        for (size_t q = 0; q < nr; q++) {
-            size_t len = 0;
-            for (size_t i = 0; i < ne; i++) {
-                const size_t k = (b * ne + i) * nr + q;
-                len += sb->base.dtype == BL_FLOAT32 ? ((const float *)sb->w_eu)[k] != 0
-                                                    : ((const double *)sb->w_eu)[k] != 0;
-            }
-            ip[q + 1] = ip[q] + (len + lanes - 1) / lanes * lanes;
-        }
-        nin = ip[nr];
+        nin = bl_batch_column_lists(sb->w_eu, sb->base.dtype, b, ne, nr, lanes, nin,
+                                    sb->in_ptr + b * (nr + 1));
     }
     sb->nz_off[nb] = total;
     /* One spare entry keeps the allocations non-empty. */
@@ -406,12 +391,9 @@ static bool sorn_build_fast(sorn_batch *sb)
             while (c < ptr[j + 1])
                 dst[c++] = (uint32_t)ne;
         }
-        if (sb->base.dtype == BL_FLOAT32)
-            sorn_fill_transposed_f32(sb, b);
-        else
-            sorn_fill_transposed_f64(sb, b);
+        sorn_kernels_of(&sb->base)->fill_transposed(sb, b);
         sb->layout[b] = SORN_LAYOUT_CANON;
-        sorn_from_canonical(sb, b);
+        sorn_kernels_of(&sb->base)->from_canonical(sb, b);
     }
     return true;
 }
@@ -472,8 +454,9 @@ static void field_shape(const bl_sorn_init *in, const char *name, char *buf, siz
  * or above count, a product that does not fit) or a missing array; those
  * messages name the array and the shape it needs. Then every array finite,
  * then the 0/1 arrays binary before conversion. */
-static bl_status validate_init(const bl_sorn_init *in, size_t slot, bl_error *err)
+static bl_status validate_init(const void *initials, size_t slot, bl_error *err)
 {
+    const bl_sorn_init *in = ((const bl_sorn_init *const *)initials)[slot];
     if (!in)
         return bl_fail(err, BL_EVALUE, "initials[%zu] is missing", slot);
     bl_status st = bl_sorn_config_validate(&in->config, err);
@@ -536,9 +519,9 @@ static bl_status validate_init(const bl_sorn_init *in, size_t slot, bl_error *er
 /* §5.3: every number of the initial state, those the batch keeps and the
  * config numbers it does not (the reference casts the whole state), must
  * survive the cast to the dtype. */
-static bl_status validate_cast(const bl_sorn_init *in, size_t slot, bl_dtype dtype,
-                               bl_error *err)
+static bl_status validate_cast(const void *initials, size_t slot, bl_dtype dtype, bl_error *err)
 {
+    const bl_sorn_init *in = ((const bl_sorn_init *const *)initials)[slot];
     bl_named_values scalars[BL_SORN_NUMERIC_FIELDS];
     bl_sorn_config_fields(&in->config, scalars);
     bl_status st = bl_check_cast(scalars, BL_SORN_NUMERIC_FIELDS, "config.", slot, dtype, err);
@@ -552,69 +535,59 @@ static bl_status validate_cast(const bl_sorn_init *in, size_t slot, bl_dtype dty
     return bl_check_cast(arrays, SORN_NFIELDS, "", slot, dtype, err);
 }
 
+/* Slot's dimensions against slot 0's. */
+static bl_status same_dims(const void *initials, size_t slot, bl_error *err)
+{
+    const bl_sorn_init *const *all = initials;
+    const bl_sorn_init *in = all[slot], *first = all[0];
+    if (in->n != first->n || in->r != first->r || in->e != first->e || in->n_e != first->n_e)
+        return bl_fail(err, BL_EVALUE,
+                       "every slot of a batch needs the same dimensions: initials[%zu] has "
+                       "count=%zu R=%zu E=%zu N_E=%zu, initials[0] has count=%zu R=%zu "
+                       "E=%zu N_E=%zu",
+                       slot, in->n, in->r, in->e, in->n_e, first->n, first->r, first->e,
+                       first->n_e);
+    return BL_OK;
+}
+
+static void sorn_ports(bl_model *m, const void *initials)
+{
+    const bl_sorn_init *first = *(const bl_sorn_init *const *)initials;
+    sorn_batch *sb = (sorn_batch *)m;
+    m->nodes = first->n;
+    m->receptors = first->r;
+    m->effectors = first->e;
+    sb->n_e = first->n_e;
+    sb->n_i = first->n - first->n_e;
+}
+
+static void sorn_fill(bl_model *m, size_t slot, const void *initials)
+{
+    const bl_sorn_init *in = ((const bl_sorn_init *const *)initials)[slot];
+    sorn_kernels_of(m)->fill_slot((sorn_batch *)m, slot, in);
+}
+
+static bool sorn_finish(bl_model *m)
+{
+    sorn_batch *sb = (sorn_batch *)m;
+    if (!sorn_build_fast(sb))
+        return false;
+    m->effector_view = sb->effectors;
+    m->activity_view = sb->activity;
+    m->finite_view = sb->finite;
+    return true;
+}
+
+/* Positional, in bl_batch_family's order: name, kind, ops and size; the
+ * checks; ports, arrays, fill and finish. */
+static const bl_batch_family sorn_family = {
+    "SORN", BL_MODEL_SORN, &sorn_ops, sizeof(sorn_batch),
+    validate_init, same_dims, validate_cast,
+    sorn_ports, sorn_arrays, sorn_fill, sorn_finish,
+};
+
 bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslots,
                                bl_dtype dtype, bl_model **out, bl_error *err)
 {
-    *out = NULL;
-    if (!initials || nslots == 0)
-        return bl_fail(err, BL_EVALUE, "a model batch needs at least one initial state");
-    if (dtype != BL_FLOAT64 && dtype != BL_FLOAT32)
-        return bl_fail(err, BL_EVALUE, "model dtype must be float64 or float32");
-    for (size_t b = 0; b < nslots; b++) {
-        bl_status st = validate_init(initials[b], b, err);
-        if (st != BL_OK)
-            return st;
-    }
-    const bl_sorn_init *first = initials[0];
-    const size_t n = first->n, nr = first->r, nout = first->e, ne = first->n_e;
-    for (size_t b = 1; b < nslots; b++) {
-        const bl_sorn_init *in = initials[b];
-        if (in->n != n || in->r != nr || in->e != nout || in->n_e != ne)
-            return bl_fail(err, BL_EVALUE,
-                           "every slot of a batch needs the same dimensions: initials[%zu] has "
-                           "count=%zu R=%zu E=%zu N_E=%zu, initials[0] has count=%zu R=%zu "
-                           "E=%zu N_E=%zu",
-                           b, in->n, in->r, in->e, in->n_e, n, nr, nout, ne);
-    }
-    for (size_t b = 0; b < nslots; b++) {
-        bl_status st = validate_cast(initials[b], b, dtype, err);
-        if (st != BL_OK)
-            return st;
-    }
-
-    sorn_batch *sb = bl_calloc(1, sizeof *sb);
-    if (!sb)
-        return bl_fail(err, BL_ENOMEM, "out of memory for a SORN batch");
-    sb->base = (bl_model){
-        .ops = &sorn_ops,
-        .kind = BL_MODEL_SORN,
-        .dtype = dtype,
-        .slots = nslots,
-        .nodes = n,
-        .receptors = nr,
-        .effectors = nout,
-    };
-    sb->n_e = ne;
-    sb->n_i = n - ne;
-    bl_batch_array arrays[SORN_NARRAYS];
-    sorn_arrays(sb, arrays);
-    if (!bl_batch_arrays_create(arrays, SORN_NARRAYS, nslots, dtype))
-        goto fail;
-    for (size_t b = 0; b < nslots; b++) {
-        if (dtype == BL_FLOAT32)
-            sorn_fill_slot_f32(sb, b, initials[b]);
-        else
-            sorn_fill_slot_f64(sb, b, initials[b]);
-    }
-    if (!sorn_build_fast(sb))
-        goto fail;
-    sb->base.effector_view = sb->effectors;
-    sb->base.activity_view = sb->activity;
-    sb->base.finite_view = sb->finite;
-    *out = &sb->base;
-    return BL_OK;
-fail:
-    sorn_destroy(&sb->base);
-    return bl_fail(err, BL_ENOMEM, "out of memory for a SORN batch of %zu slots (N=%zu)", nslots,
-                   n);
+    return bl_batch_create(&sorn_family, initials, nslots, dtype, out, err);
 }

@@ -9,27 +9,47 @@
  * draw: a failed construction leaves the generator where it was. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
 #include "models/model_internal.h"
 #include "brainlesslab/npstat.h"
 
+enum { SORN_INIT_ARRAYS = 11 };
+
+/* The arrays of an initial state, for init_create and init_destroy. An
+ * empty I population has no arrays at all (the header's contract), rather
+ * than zero-byte allocations whose pointers differ by platform. */
+static void init_arrays(bl_sorn_init *s, bl_init_array out[SORN_INIT_ARRAYS])
+{
+    const size_t ne = s->n_e, ni = s->n - s->n_e;
+    const bl_init_array arrays[SORN_INIT_ARRAYS] = {
+        {&s->w_ee, NULL, ne * ne},     {&s->ee_mask, NULL, ne * ne},
+        {&s->c_e, NULL, ne},           {&s->w_ei, NULL, ne * ni},
+        {&s->w_ie, NULL, ni * ne},     {&s->w_eu, NULL, ne * s->r},
+        {&s->output_mask, NULL, s->e * ne}, {&s->t_e, NULL, ne},
+        {&s->t_i, NULL, ni},           {&s->x, NULL, ne},
+        {&s->y, NULL, ni},
+    };
+    memcpy(out, arrays, sizeof arrays);
+}
+
+/* The checks that construction and a blank state share, in the
+ * reference's order. */
+static bl_status check_args(const bl_sorn_config *c, size_t n, size_t r, size_t e, bl_error *err)
+{
+    const bl_status st = bl_sorn_config_validate(c, err);
+    return st != BL_OK ? st : bl_model_check_ports(n, r, e, err);
+}
+
 void bl_sorn_init_destroy(bl_sorn_init *init)
 {
     if (!init)
         return;
-    bl_free(init->w_ee);
-    bl_free(init->ee_mask);
-    bl_free(init->c_e);
-    bl_free(init->w_ei);
-    bl_free(init->w_ie);
-    bl_free(init->w_eu);
-    bl_free(init->output_mask);
-    bl_free(init->t_e);
-    bl_free(init->t_i);
-    bl_free(init->x);
-    bl_free(init->y);
+    bl_init_array arrays[SORN_INIT_ARRAYS];
+    init_arrays(init, arrays);
+    bl_init_arrays_destroy(arrays, SORN_INIT_ARRAYS);
     bl_free(init);
 }
 
@@ -38,10 +58,8 @@ bl_status bl_sorn_init_create(const bl_sorn_config *c, size_t n, size_t r, size_
 {
     BL_ASSERT(c && out);
     *out = NULL;
-    bl_status st = bl_sorn_config_validate(c, err);
+    bl_status st = check_args(c, n, r, e, err);
     if (st != BL_OK)
-        return st;
-    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
     size_t n_e = bl_sorn_excitatory_count(c->inhibitory_fraction, n);
     size_t n_i = n - n_e;
@@ -57,21 +75,9 @@ bl_status bl_sorn_init_create(const bl_sorn_config *c, size_t n, size_t r, size_
     init->r = r;
     init->e = e;
     init->n_e = n_e;
-    /* calloc's all-zero bytes are +0.0, the reference's np.zeros. */
-    if (!(init->w_ee = bl_calloc(n_e * n_e, sizeof(double))) ||
-        !(init->ee_mask = bl_calloc(n_e * n_e, sizeof(double))) ||
-        !(init->c_e = bl_calloc(n_e, sizeof(double))) ||
-        !(init->w_eu = bl_calloc(n_e * r, sizeof(double))) ||
-        !(init->output_mask = bl_calloc(e * n_e, sizeof(double))) ||
-        !(init->t_e = bl_calloc(n_e, sizeof(double))) ||
-        !(init->x = bl_calloc(n_e, sizeof(double))))
-        goto fail;
-    /* An empty I population has no arrays at all (the header's contract),
-     * rather than zero-byte allocations whose pointers differ by platform. */
-    if (n_i > 0 && (!(init->w_ei = bl_calloc(n_e * n_i, sizeof(double))) ||
-                    !(init->w_ie = bl_calloc(n_i * n_e, sizeof(double))) ||
-                    !(init->t_i = bl_calloc(n_i, sizeof(double))) ||
-                    !(init->y = bl_calloc(n_i, sizeof(double)))))
+    bl_init_array arrays[SORN_INIT_ARRAYS];
+    init_arrays(init, arrays);
+    if (!bl_init_arrays_create(arrays, SORN_INIT_ARRAYS))
         goto fail;
     *out = init;
     return BL_OK;
@@ -168,10 +174,8 @@ bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t 
 {
     BL_ASSERT(c && out);
     *out = NULL;
-    bl_status st = bl_sorn_config_validate(c, err);
+    bl_status st = check_args(c, n, r, e, err);
     if (st != BL_OK)
-        return st;
-    if ((st = bl_model_check_ports(n, r, e, err)) != BL_OK)
         return st;
     if (!rng)
         return bl_fail(err, BL_ETYPE, "rng must be a generator");

@@ -380,8 +380,11 @@ static void SORN_FN(sorn_axpy)(real_t *restrict acc, const real_t *restrict col,
         acc[i] = acc[i] + col[i] * s;
 }
 
-/* exc[d] += w·s over one padded compressed row. */
-SORN_INLINE void SORN_FN(sorn_scatter_row)(real_t *restrict exc, const real_t *restrict w,
+/* acc[d] += w·s over one padded list: a compressed row (exc, s = prev_x of
+ * its source) or a receptor's input list (inp, s = its input). Per lane the
+ * reference's product, then the addition; destinations within a list are
+ * distinct but for the pads, which all go to the scratch entry N_E. */
+SORN_INLINE void SORN_FN(sorn_scatter_row)(real_t *restrict acc, const real_t *restrict w,
                                            const uint32_t *restrict d, size_t len, real_t s)
 {
     const SORN_VEC sv = SORN_FN(sorn_splat)(s);
@@ -390,23 +393,7 @@ SORN_INLINE void SORN_FN(sorn_scatter_row)(real_t *restrict exc, const real_t *r
         memcpy(&t, w + k, sizeof t);
         t = t * sv;
         for (size_t l = 0; l < SORN_VL; l++)
-            exc[d[k + l]] = exc[d[k + l]] + t[l];
-    }
-}
-
-/* inp[d] += w·u over one padded input list of a receptor: per lane the
- * reference's product w_eu·u, then the addition. Units within a list are
- * distinct (pads all go to the scratch entry N_E). */
-SORN_INLINE void SORN_FN(sorn_input_row)(real_t *restrict inp, const real_t *restrict w,
-                                         const uint32_t *restrict d, size_t len, real_t u)
-{
-    const SORN_VEC uv = SORN_FN(sorn_splat)(u);
-    for (size_t k = 0; k < len; k += SORN_VL) {
-        SORN_VEC t;
-        memcpy(&t, w + k, sizeof t);
-        t = t * uv;
-        for (size_t l = 0; l < SORN_VL; l++)
-            inp[d[k + l]] = inp[d[k + l]] + t[l];
+            acc[d[k + l]] = acc[d[k + l]] + t[l];
     }
 }
 
@@ -559,8 +546,8 @@ SORN_INLINE void SORN_FN(sorn_fast_sums)(sorn_batch *sb, size_t b, const real_t 
             inp[i] = 0;
         for (size_t q = 0; q < nr; q++)
             if (u[q] != 0)
-                SORN_FN(sorn_input_row)(inp, (const real_t *)sb->in_w + iptr[q],
-                                        sb->in_unit + iptr[q], iptr[q + 1] - iptr[q], u[q]);
+                SORN_FN(sorn_scatter_row)(inp, (const real_t *)sb->in_w + iptr[q],
+                                          sb->in_unit + iptr[q], iptr[q + 1] - iptr[q], u[q]);
     } else {
         sb->paths.dense_inputs++;
         const real_t *weu_t = (const real_t *)sb->weu_t + b * nr * ne;
