@@ -1,30 +1,8 @@
-/* The JSON-building helpers of measure_internal.h. */
+/* The receipt helpers of measure_internal.h. */
 #include <math.h>
 #include <string.h>
 
 #include "measure_internal.h"
-
-/* A NULL value or container is reported in the receipts' own words; the
- * rest is core's sticky builder. */
-static void receipt_nomem(bl_status *st, const bl_json *container, const bl_json *value,
-                          bl_error *err)
-{
-    if (*st == BL_OK && (!container || !value))
-        *st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
-}
-
-void bl_measure_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
-                    bl_error *err)
-{
-    receipt_nomem(st, object, value, err);
-    bl_json_put(st, object, key, value, err);
-}
-
-void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *err)
-{
-    receipt_nomem(st, array, value, err);
-    bl_json_push(st, array, value, err);
-}
 
 bl_json *bl_measure_real_or_null(double v)
 {

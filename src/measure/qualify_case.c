@@ -384,20 +384,20 @@ static bl_json *case_json(const qcase *c)
 {
     bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    bl_measure_put(&st, o, "model", bl_json_string(c->cfg->name), NULL);
-    bl_measure_put(&st, o, "task", bl_json_string(bl_task_name(c->task)), NULL);
-    bl_measure_put(&st, o, "neural_frames", bl_json_int(c->def.neural_frames), NULL);
-    bl_measure_put(&st, o, "frames", bl_json_int(c->frames), NULL);
-    bl_measure_put(&st, o, "ticks", bl_json_int(c->ticks), NULL);
-    bl_measure_put(&st, o, "compared_frames", bl_json_int(c->compared_frames), NULL);
-    bl_measure_put(&st, o, "diverged_at_frame",
-                   c->diverged_at ? bl_json_int(c->diverged_at) : bl_json_null(), NULL);
-    bl_measure_put(&st, o, "snapshots", bl_json_int((int64_t)c->snapshots), NULL);
-    bl_measure_put(&st, o, "maximum_absolute_difference", bl_json_real(c->max_abs), NULL);
-    bl_measure_put(&st, o, "status",
-                   bl_json_string(c->failed || c->precision ? "failed" : "passed"), NULL);
-    bl_measure_put(&st, o, "precision_check",
-                   bl_json_string(c->precision ? c->precision : "passed"), NULL);
+    bl_json_put(&st, o, "model", bl_json_string(c->cfg->name), NULL);
+    bl_json_put(&st, o, "task", bl_json_string(bl_task_name(c->task)), NULL);
+    bl_json_put(&st, o, "neural_frames", bl_json_int(c->def.neural_frames), NULL);
+    bl_json_put(&st, o, "frames", bl_json_int(c->frames), NULL);
+    bl_json_put(&st, o, "ticks", bl_json_int(c->ticks), NULL);
+    bl_json_put(&st, o, "compared_frames", bl_json_int(c->compared_frames), NULL);
+    bl_json_put(&st, o, "diverged_at_frame",
+                c->diverged_at ? bl_json_int(c->diverged_at) : bl_json_null(), NULL);
+    bl_json_put(&st, o, "snapshots", bl_json_int((int64_t)c->snapshots), NULL);
+    bl_json_put(&st, o, "maximum_absolute_difference", bl_json_real(c->max_abs), NULL);
+    bl_json_put(&st, o, "status",
+                bl_json_string(c->failed || c->precision ? "failed" : "passed"), NULL);
+    bl_json_put(&st, o, "precision_check",
+                bl_json_string(c->precision ? c->precision : "passed"), NULL);
     if (st != BL_OK) {
         bl_json_destroy(o);
         return NULL;
@@ -472,7 +472,7 @@ bl_status bl_qualify_case_run(const bl_qualify_config *cfg, bl_task_kind task,
     if (st == BL_OK && !c.precision)
         st = untouched_and_reset(&c, l, err);
     if (st == BL_OK) {
-        bl_measure_append(&st, cases, case_json(&c), err);
+        bl_json_push(&st, cases, case_json(&c), err);
     } else {
         bl_error_prefix(err, "%s", c.label);
     }
