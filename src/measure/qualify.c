@@ -163,6 +163,48 @@ static bl_json *text(const char *s)
     return bl_json_string(s);
 }
 
+/* Runs of prose members of the protocol, each in receipt order. */
+typedef struct {
+    const char *key, *text;
+} prose;
+
+static const prose stream_prose[] = {
+    {"world", "prepare(task, generator(seed, development, \"world\", config, task), "
+              "default horizon)"},
+    {"construction", "construct(config, count, n_inputs, 2, generator(seed, development, "
+                     "\"construction\", config, task)) in float64"},
+    {"drive", "generator(seed, development, \"drive\", config, task): the k-th executed "
+              "frame gets standard normals k*count .. k*count+count-1 (Falandays; SORN gets "
+              "zeros)"},
+};
+
+static const prose setup_prose[] = {
+    {"tasks", "the ten task families with default options"},
+    {"slots", "2 slots from one initial state, active [1, 0]; slot 1 and world 1 must stay "
+              "bit-identical to their initial snapshots"},
+    {"inputs", "the float64 world cohort's receptor vectors; float32 gets them rounded to "
+               "float32"},
+    {"effectors", "the float64 model's effectors drive the float64 world cohort and, rounded, "
+                  "a float32 world cohort compared after every tick"},
+};
+
+static const prose check_prose[] = {
+    {"reset", "reset of the active slot after the last frame must give back the initial "
+              "snapshot bit for bit, in each dtype"},
+    {"precision_check", "the float32 batch and cohort reject any value that is not finite (or "
+                        "required positive) after casting (spec/models.md 5.3)"},
+    {"rules", "integer arrays exact; binary neural arrays exact except within atol + "
+              "rtol*|threshold| of the float64 threshold (a near-threshold divergence, which "
+              "ends the case's comparison); other arrays |a - b| <= atol + rtol*|b| with NaN "
+              "equal to NaN"},
+};
+
+static void put_prose(bl_status *st, bl_json *o, const prose *members, size_t n, bl_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        bl_json_put(st, o, members[i].key, text(members[i].text), err);
+}
+
 static bl_json *protocol_json(const bl_qualify_options *o, bl_error *err)
 {
     bl_status st = BL_OK;
@@ -175,19 +217,7 @@ static bl_json *protocol_json(const bl_qualify_options *o, bl_error *err)
                 err);
     bl_json_put(&st, p, "seed", bl_json_int(o->seed), err);
     bl_json_put(&st, p, "partition", text(BL_QUALIFY_PARTITION), err);
-    bl_json_put(&st, streams, "world",
-                text("prepare(task, generator(seed, development, \"world\", config, task), "
-                     "default horizon)"),
-                err);
-    bl_json_put(&st, streams, "construction",
-                text("construct(config, count, n_inputs, 2, generator(seed, development, "
-                     "\"construction\", config, task)) in float64"),
-                err);
-    bl_json_put(&st, streams, "drive",
-                text("generator(seed, development, \"drive\", config, task): the k-th "
-                     "executed frame gets standard normals k*count .. k*count+count-1 "
-                     "(Falandays; SORN gets zeros)"),
-                err);
+    put_prose(&st, streams, stream_prose, sizeof stream_prose / sizeof *stream_prose, err);
     bl_json_put(&st, p, "streams", streams, err);
     bl_json_put(&st, p, "keys",
                 text("[config name, task name], both strings, e.g. "
@@ -202,35 +232,10 @@ static bl_json *protocol_json(const bl_qualify_options *o, bl_error *err)
         bl_json_put(&st, params, configs[k].name, node, err);
     }
     bl_json_put(&st, p, "configurations", params, err);
-    bl_json_put(&st, p, "tasks", text("the ten task families with default options"), err);
-    bl_json_put(&st, p, "slots",
-                text("2 slots from one initial state, active [1, 0]; slot 1 and world 1 "
-                     "must stay bit-identical to their initial snapshots"),
-                err);
-    bl_json_put(&st, p, "inputs",
-                text("the float64 world cohort's receptor vectors; float32 gets them "
-                     "rounded to float32"),
-                err);
-    bl_json_put(&st, p, "effectors",
-                text("the float64 model's effectors drive the float64 world cohort and, "
-                     "rounded, a float32 world cohort compared after every tick"),
-                err);
+    put_prose(&st, p, setup_prose, sizeof setup_prose / sizeof *setup_prose, err);
     bl_json_put(&st, p, "freeze_weights_before_frame", bl_json_int(BL_QUALIFY_FREEZE_FRAME),
                 err);
-    bl_json_put(&st, p, "reset",
-                text("reset of the active slot after the last frame must give back the "
-                     "initial snapshot bit for bit, in each dtype"),
-                err);
-    bl_json_put(&st, p, "precision_check",
-                text("the float32 batch and cohort reject any value that is not finite "
-                     "(or required positive) after casting (spec/models.md 5.3)"),
-                err);
-    bl_json_put(&st, p, "rules",
-                text("integer arrays exact; binary neural arrays exact except within "
-                     "atol + rtol*|threshold| of the float64 threshold (a near-threshold "
-                     "divergence, which ends the case's comparison); other arrays "
-                     "|a - b| <= atol + rtol*|b| with NaN equal to NaN"),
-                err);
+    put_prose(&st, p, check_prose, sizeof check_prose / sizeof *check_prose, err);
     bl_json_put(&st, p, "outcome_trials", bl_json_int(o->trials), err);
     bl_json_put(&st, p, "outcomes",
                 text("profile plans of each case, trials blocks x 1 trial, default "
