@@ -85,9 +85,8 @@ static bl_status source_block(bl_json **out, bl_error *err)
     bl_buf lock;
     bl_buf_init(&lock);
     char lock_hex[65] = "";
-    uint8_t digest[BL_SHA256_BYTES];
-    if (bl_build_lock(&lock, err) == BL_OK && bl_sha256(lock.data, lock.len, digest, err) == BL_OK)
-        bl_hex(digest, sizeof digest, lock_hex);
+    if (bl_build_lock(&lock, err) == BL_OK)
+        (void)bl_sha256_hex(lock.data, lock.len, lock_hex, err);
     bl_buf_clear(&lock);
     st = bl_environment_json(&env, err);
     if (st == BL_OK)
