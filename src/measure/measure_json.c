@@ -9,14 +9,21 @@ bl_json *bl_measure_real_or_null(double v)
     return isfinite(v) ? bl_json_real(v) : bl_json_null();
 }
 
-bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out)
+bl_json *bl_measure_built(bl_status st, bl_json *value)
 {
     if (st != BL_OK) {
         bl_json_destroy(value);
-        return st;
+        return NULL;
     }
-    *out = value;
-    return BL_OK;
+    return value;
+}
+
+bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out)
+{
+    bl_json *built = bl_measure_built(st, value);
+    if (st == BL_OK)
+        *out = built;
+    return st;
 }
 
 const char *bl_measure_string(const bl_json *o, const char *key)

@@ -388,11 +388,7 @@ static bl_json *not_applicable(void)
     bl_json_put(&st, o, "cache_enabled", bl_json_string(why), NULL);
     bl_json_put(&st, o, "compiled_functions", bl_json_string(why), NULL);
     bl_json_put(&st, o, "typed_bundle_compiled_counts", bl_json_string(why), NULL);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return NULL;
-    }
-    return o;
+    return bl_measure_built(st, o);
 }
 
 int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profile_hooks *h,

@@ -130,11 +130,7 @@ static bl_json *peak_rss(void)
                                    "or allocator pool"),
                     NULL);
     }
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return NULL;
-    }
-    return o;
+    return bl_measure_built(st, o);
 }
 
 /* Statistics over the warm_process rows (§1.7): each field over the rows

@@ -241,11 +241,7 @@ static bl_json *protocol_json(const bl_qualify_options *o, bl_error *err)
                 text("profile plans of each case, trials blocks x 1 trial, default "
                      "horizon, default execution, float64 and float32; reported, not gated"),
                 err);
-    if (st != BL_OK) {
-        bl_json_destroy(p);
-        return NULL;
-    }
-    return p;
+    return bl_measure_built(st, p);
 }
 
 bl_status bl_qualify_run(const bl_qualify_options *o, bl_json **receipt, bool *passed,

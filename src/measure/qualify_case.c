@@ -376,11 +376,7 @@ static bl_json *case_json(const qcase *c)
                 bl_json_string(c->failed || c->precision ? "failed" : "passed"), NULL);
     bl_json_put(&st, o, "precision_check",
                 bl_json_string(c->precision ? c->precision : "passed"), NULL);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return NULL;
-    }
-    return o;
+    return bl_measure_built(st, o);
 }
 
 /* ---- the plan of a case ------------------------------------------------------ */

@@ -212,11 +212,7 @@ static bl_json *index_json(const bl_snapshot_array *a, size_t flat)
     } else if (a->ndim == 1) {
         bl_json_push(&st, idx, bl_json_int((int64_t)flat), NULL);
     }
-    if (st != BL_OK) {
-        bl_json_destroy(idx);
-        return NULL;
-    }
-    return idx;
+    return bl_measure_built(st, idx);
 }
 
 static void site_members(bl_status *st, bl_json *o, const bl_qualify_site *site, bl_error *err)
