@@ -273,29 +273,16 @@ static bl_status signature(const bl_trial_result *trials, size_t n, bool work, c
         if (i > 0 && compare_trials(&order[i - 1], &order[i]) == 0)
             *unique = false;
         bl_json *tuple = bl_json_array();
-        if (!tuple) {
-            st = bl_fail(err, BL_ENOMEM, "out of memory");
-            break;
-        }
-        bl_json *items[7] = {bl_json_string(t->target_id), bl_json_int(t->block),
-                             bl_json_int(t->trial), bl_json_string(t->world_seed),
-                             bl_json_string(t->wiring_id), NULL, NULL};
-        size_t k = 5;
+        bl_json_push(&st, tuple, bl_json_string(t->target_id), err);
+        bl_json_push(&st, tuple, bl_json_int(t->block), err);
+        bl_json_push(&st, tuple, bl_json_int(t->trial), err);
+        bl_json_push(&st, tuple, bl_json_string(t->world_seed), err);
+        bl_json_push(&st, tuple, bl_json_string(t->wiring_id), err);
         if (work) {
-            items[k++] = bl_json_int(t->completed_ticks);
-            items[k++] = bl_json_int(t->neural_frames);
+            bl_json_push(&st, tuple, bl_json_int(t->completed_ticks), err);
+            bl_json_push(&st, tuple, bl_json_int(t->neural_frames), err);
         }
-        for (size_t j = 0; j < k; j++) {
-            if (st == BL_OK)
-                st = items[j] ? bl_json_array_append(tuple, items[j], err)
-                              : bl_fail(err, BL_ENOMEM, "out of memory");
-            else
-                bl_json_destroy(items[j]);
-        }
-        if (st == BL_OK)
-            st = bl_json_array_append(list, tuple, err);
-        else
-            bl_json_destroy(tuple);
+        bl_json_push(&st, list, tuple, err);
     }
     if (st == BL_OK)
         st = bl_json_digest(list, hex, err);
