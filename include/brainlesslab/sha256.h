@@ -14,6 +14,10 @@
 bl_status bl_sha256(const void *data, size_t len, uint8_t out[BL_SHA256_BYTES],
                     bl_error *err);
 
+/* One-shot digest as lowercase hex; hex is left alone on failure. */
+bl_status bl_sha256_hex(const void *data, size_t len, char hex[2 * BL_SHA256_BYTES + 1],
+                        bl_error *err);
+
 /* Incremental digest (files, streams). */
 typedef struct bl_sha256_ctx bl_sha256_ctx;
 bl_status bl_sha256_create(bl_sha256_ctx **ctx, bl_error *err);

@@ -28,19 +28,12 @@ static int check_main(const bl_cli_args *args)
     bl_error err = {0};
     bl_plan *plan = NULL;
     bl_resolved_plan *resolved = NULL;
-    bl_buf out;
-    bl_buf_init(&out);
     int rc;
     if (bl_plan_read(args->positional, &plan, &err) != BL_OK ||
-        bl_plan_resolve(plan, &resolved, &err) != BL_OK ||
-        bl_json_write(bl_resolved_plain(resolved), BL_JSON_SORT_KEYS | BL_JSON_SPACED, &out,
-                      &err) != BL_OK)
-        rc = bl_cli_report(&err);
-    else if (bl_buf_putc(&out, '\n'), bl_buf_status(&out, &err) != BL_OK)
+        bl_plan_resolve(plan, &resolved, &err) != BL_OK)
         rc = bl_cli_report(&err);
     else
-        rc = bl_cli_emit(&out);
-    bl_buf_clear(&out);
+        rc = bl_cli_print_json(bl_resolved_plain(resolved), BL_JSON_SORT_KEYS | BL_JSON_SPACED);
     bl_resolved_plan_destroy(resolved);
     bl_plan_destroy(plan);
     return rc;

@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "brainlesslab/buf.h"
+#include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
 
 extern const bl_cli_command bl_cli_check;
@@ -32,6 +33,18 @@ void bl_cli_print_text(FILE *f, const char *text);
 /* Writes the whole buffer to stdout and flushes it; a failed write is
  * reported as an OSError line (exit 1). */
 int bl_cli_emit(const bl_buf *out);
+
+/* Writes v (bl_json_write's flags) and a newline to stdout in one piece:
+ * bl_cli_emit's exit code, or bl_cli_report's when v cannot be written. */
+int bl_cli_print_json(const bl_json *v, unsigned flags);
+
+/* Appends {"<key>": path, "status": status} and a newline to out, with the
+ * keys in that order, Python's default separators and non-ASCII kept raw
+ * (spec/platform.md §3.2 step 9): the one line that run (key "record") and
+ * profile ("receipt") print. Fails when the path cannot be JSON (not
+ * UTF-8). */
+bl_status bl_cli_path_line(const char *key, const char *path, const char *status, bl_buf *out,
+                           bl_error *err);
 
 /* Makes a stop signal end the program at once with exit 128 + the signal
  * (spec/platform.md §3.3: 130 for Ctrl-C) and bl_cli_report's line for

@@ -1,4 +1,4 @@
-/* Reporting helpers shared by the commands (see cli.h). */
+/* Reporting and output helpers shared by the commands (see cli.h). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +66,38 @@ int bl_cli_emit(const bl_buf *out)
         return bl_cli_report(&err);
     }
     return 0;
+}
+
+int bl_cli_print_json(const bl_json *v, unsigned flags)
+{
+    bl_error err = {0};
+    bl_buf out;
+    bl_buf_init(&out);
+    int rc;
+    if (bl_json_write(v, flags, &out, &err) != BL_OK) {
+        rc = bl_cli_report(&err);
+    } else {
+        bl_buf_putc(&out, '\n');
+        rc = bl_cli_emit(&out);
+    }
+    bl_buf_clear(&out);
+    return rc;
+}
+
+bl_status bl_cli_path_line(const char *key, const char *path, const char *status, bl_buf *out,
+                           bl_error *err)
+{
+    bl_status st = BL_OK;
+    bl_json *o = bl_json_object();
+    bl_json_put(&st, o, key, bl_json_string(path), err);
+    bl_json_put(&st, o, "status", bl_json_string(status), err);
+    if (st == BL_OK)
+        st = bl_json_write(o, BL_JSON_SPACED, out, err);
+    bl_json_destroy(o);
+    if (st != BL_OK)
+        return st;
+    bl_buf_putc(out, '\n');
+    return bl_buf_status(out, err);
 }
 
 static void on_interrupt(int sig)

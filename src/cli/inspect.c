@@ -28,19 +28,14 @@ static int inspect_main(const bl_cli_args *args)
     bl_cli_exit_on_interrupt();
     bl_error err = {0};
     bl_json *map = NULL;
-    bl_buf out;
-    bl_buf_init(&out);
     int rc;
-    if (bl_record_inspect(args->positional, &map, &err) != BL_OK ||
-        bl_json_write(map, BL_JSON_SORT_KEYS | BL_JSON_SPACED, &out, &err) != BL_OK ||
-        (bl_buf_putc(&out, '\n'), bl_buf_status(&out, &err)) != BL_OK) {
+    if (bl_record_inspect(args->positional, &map, &err) != BL_OK) {
         rc = bl_cli_report(&err);
     } else {
-        rc = bl_cli_emit(&out);
+        rc = bl_cli_print_json(map, BL_JSON_SORT_KEYS | BL_JSON_SPACED);
         if (rc == 0 && !bl_json_get_bool(bl_json_get(map, "complete")))
             rc = 1;
     }
-    bl_buf_clear(&out);
     bl_json_destroy(map);
     return rc;
 }

@@ -249,20 +249,14 @@ static int profile_main(const bl_cli_args *args)
         int rc = bl_cli_report(&err);
         return code == 2 ? 2 : rc;
     }
-    bl_json *line = bl_json_object();
     bl_buf out;
     bl_buf_init(&out);
-    bl_status st = line ? bl_json_object_set(line, "receipt", bl_json_string(path), &err)
-                        : bl_fail(&err, BL_ENOMEM, "out of memory");
-    if (st == BL_OK)
-        st = bl_json_object_set(line, "status",
-                                bl_json_string(code == 0 ? "complete" : "failed"), &err);
-    if (st == BL_OK)
-        st = bl_json_write(line, BL_JSON_SPACED, &out, &err);
-    bl_buf_putc(&out, '\n');
-    int rc = st == BL_OK ? bl_cli_emit(&out) : bl_cli_report(&err);
+    int rc;
+    if (bl_cli_path_line("receipt", path, code == 0 ? "complete" : "failed", &out, &err) != BL_OK)
+        rc = bl_cli_report(&err);
+    else
+        rc = bl_cli_emit(&out);
     bl_buf_clear(&out);
-    bl_json_destroy(line);
     bl_free(path);
     if (code == 130) { /* stopped by a signal: its own line and exit code */
         bl_fail_signal(&err, bl_cli_interrupted);

@@ -209,25 +209,6 @@ static void on_progress(void *ctx, size_t done, size_t total)
 
 /* ---- output ------------------------------------------------------------- */
 
-/* {"record": PATH, "status": STATUS} with the keys in that order, Python's
- * default separators and non-ASCII kept raw (§3.2 step 9). */
-static bl_status record_line(const char *path, const char *status, bl_buf *out, bl_error *err)
-{
-    bl_json *o = bl_json_object();
-    bl_status st = o ? bl_json_object_set(o, "record", bl_json_string(path), err)
-                     : bl_fail(err, BL_ENOMEM, "out of memory for the run output");
-    if (st == BL_OK)
-        st = bl_json_object_set(o, "status", bl_json_string(status), err);
-    if (st == BL_OK)
-        st = bl_json_write(o, BL_JSON_SPACED, out, err);
-    if (st == BL_OK) {
-        bl_buf_putc(out, '\n');
-        st = bl_buf_status(out, err);
-    }
-    bl_json_destroy(o);
-    return st;
-}
-
 /* The human summary on stderr: one line per target in plan order (trials,
  * completed, the summary's raw estimate with its interval and, where a
  * calibration applies, the adjusted value), then the totals and the rate. */
@@ -324,7 +305,7 @@ static int run_main(const bl_cli_args *args)
                               &prepared, &err) != BL_OK ||
         bl_record_name(args->value[OPT_ROOT], bl_plan_id(plan), &dest, &err) != BL_OK ||
         /* The path must be printable as JSON (valid UTF-8) before it exists. */
-        record_line(dest, "complete", &out, &err) != BL_OK)
+        bl_cli_path_line("record", dest, "complete", &out, &err) != BL_OK)
         goto report;
     bl_buf_reset(&out);
 
@@ -372,7 +353,7 @@ static int run_main(const bl_cli_args *args)
         bl_record_inspect(res.path, &inspection, &err) != BL_OK)
         goto report;
     const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
-    if (record_line(res.path, status, &out, &err) != BL_OK)
+    if (bl_cli_path_line("record", res.path, status, &out, &err) != BL_OK)
         goto report;
     rc = bl_cli_emit(&out);
     print_summary(result);

@@ -774,11 +774,8 @@ bl_status bl_json_digest(const bl_json *v, char hex[65], bl_error *err)
     bl_buf b;
     bl_buf_init_fixed(&b, storage, sizeof storage);
     bl_status st = bl_json_write(v, BL_JSON_CANONICAL, &b, err);
-    uint8_t digest[BL_SHA256_BYTES];
     if (st == BL_OK)
-        st = bl_sha256(b.data, b.len, digest, err);
-    if (st == BL_OK)
-        bl_hex(digest, sizeof digest, hex);
+        st = bl_sha256_hex(b.data, b.len, hex, err);
     bl_buf_clear(&b);
     return st;
 }

@@ -95,6 +95,16 @@ bl_status bl_sha256_file(const char *path, uint8_t out[BL_SHA256_BYTES], bl_erro
     return st;
 }
 
+bl_status bl_sha256_hex(const void *data, size_t len, char hex[2 * BL_SHA256_BYTES + 1],
+                        bl_error *err)
+{
+    uint8_t digest[BL_SHA256_BYTES];
+    bl_status st = bl_sha256(data, len, digest, err);
+    if (st == BL_OK)
+        bl_hex(digest, sizeof digest, hex);
+    return st;
+}
+
 void bl_hex(const uint8_t *bytes, size_t n, char *hex)
 {
     static const char digits[] = "0123456789abcdef";

@@ -243,10 +243,10 @@ bl_status bl_activity_judge(const bl_proc_times *before, size_t nbefore,
     arr = bl_json_array();
     for (size_t i = 0; i < nlisted && st == BL_OK; i++) {
         bl_json *p = bl_json_object();
-        bl_measure_put(&st, p, "pid", bl_json_int(listed[i].pid), err);
-        bl_measure_put(&st, p, "executable", bl_json_string(listed[i].executable), err);
-        bl_measure_put(&st, p, "cpu_percent", bl_json_real(listed[i].cpu_percent), err);
-        bl_measure_append(&st, arr, p, err);
+        bl_json_put(&st, p, "pid", bl_json_int(listed[i].pid), err);
+        bl_json_put(&st, p, "executable", bl_json_string(listed[i].executable), err);
+        bl_json_put(&st, p, "cpu_percent", bl_json_real(listed[i].cpu_percent), err);
+        bl_json_push(&st, arr, p, err);
     }
     if (st == BL_OK && !arr)
         st = bl_fail(err, BL_ENOMEM, "out of memory judging background activity");
@@ -339,22 +339,22 @@ bl_status bl_activity_snapshot(const bl_activity_options *o, bl_json **out, bl_e
     if (st == BL_OK)
         st = bl_measure_pressure(proc, &pressure, err);
     bl_json *doc = bl_json_object();
-    bl_measure_put(&st, doc, "status", bl_json_string(available ? "available" : "unavailable"),
-                   err);
-    bl_measure_put(&st, doc, "cpu_threshold_percent", bl_json_real(o->cpu_threshold_percent),
-                   err);
-    bl_measure_put(&st, doc, "interval_seconds",
-                   available ? bl_json_real(interval) : bl_json_null(), err);
-    bl_measure_put(&st, doc, "processes", available ? processes : bl_json_array(), err);
-    bl_measure_put(&st, doc, "method", bl_json_string(method_text), err);
-    bl_measure_put(&st, doc, "limits", bl_json_string(limits_text), err);
-    bl_measure_put(&st, doc, "load_average", load, err);
-    bl_measure_put(&st, doc, "pressure", pressure, err);
+    bl_json_put(&st, doc, "status", bl_json_string(available ? "available" : "unavailable"),
+                err);
+    bl_json_put(&st, doc, "cpu_threshold_percent", bl_json_real(o->cpu_threshold_percent),
+                err);
+    bl_json_put(&st, doc, "interval_seconds",
+                available ? bl_json_real(interval) : bl_json_null(), err);
+    bl_json_put(&st, doc, "processes", available ? processes : bl_json_array(), err);
+    bl_json_put(&st, doc, "method", bl_json_string(method_text), err);
+    bl_json_put(&st, doc, "limits", bl_json_string(limits_text), err);
+    bl_json_put(&st, doc, "load_average", load, err);
+    bl_json_put(&st, doc, "pressure", pressure, err);
     if (!available) {
         /* The reason may quote a path given by the caller, in any bytes. */
         char diagnostic[sizeof why.msg];
         bl_sysinfo_text(diagnostic, sizeof diagnostic, why.msg, strlen(why.msg));
-        bl_measure_put(&st, doc, "diagnostic", bl_json_string(diagnostic), err);
+        bl_json_put(&st, doc, "diagnostic", bl_json_string(diagnostic), err);
     }
     return bl_measure_hand_over(st, doc, out);
 }

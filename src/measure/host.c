@@ -186,11 +186,11 @@ static bl_json *frequency_json(cpufreq_scan *s, bl_status *st, bl_error *err)
         hi = s->current_mhz[n - 1];
     }
     bl_json *f = bl_json_object();
-    bl_measure_put(st, f, "current_min", bl_measure_real_or_null(lo), err);
-    bl_measure_put(st, f, "current_median", bl_measure_real_or_null(median), err);
-    bl_measure_put(st, f, "current_max", bl_measure_real_or_null(hi), err);
-    bl_measure_put(st, f, "scaling_min", bl_measure_real_or_null(s->scaling_min_mhz), err);
-    bl_measure_put(st, f, "scaling_max", bl_measure_real_or_null(s->scaling_max_mhz), err);
+    bl_json_put(st, f, "current_min", bl_measure_real_or_null(lo), err);
+    bl_json_put(st, f, "current_median", bl_measure_real_or_null(median), err);
+    bl_json_put(st, f, "current_max", bl_measure_real_or_null(hi), err);
+    bl_json_put(st, f, "scaling_min", bl_measure_real_or_null(s->scaling_min_mhz), err);
+    bl_json_put(st, f, "scaling_max", bl_measure_real_or_null(s->scaling_max_mhz), err);
     return f;
 }
 
@@ -232,14 +232,14 @@ static bl_json *cpu_json(const char *proc, const char *sys, bl_status *st, bl_er
     if (s.ngovernors > 0)
         qsort(s.governors, s.ngovernors, sizeof *s.governors, compare_governors);
     for (size_t i = 0; i < s.ngovernors; i++)
-        bl_measure_append(st, governors, bl_json_string(s.governors[i].name), err);
-    bl_measure_put(st, cpu, "model", text_or_null(has_model, model), err);
-    bl_measure_put(st, cpu, "logical_cpus", count_or_null(sysconf(_SC_NPROCESSORS_CONF)), err);
-    bl_measure_put(st, cpu, "online", count_or_null(sysconf(_SC_NPROCESSORS_ONLN)), err);
-    bl_measure_put(st, cpu, "smt", smt == 0 || smt == 1 ? bl_json_bool(smt == 1) : bl_json_null(),
-                   err);
-    bl_measure_put(st, cpu, "governors", governors, err);
-    bl_measure_put(st, cpu, "frequency_mhz", frequency_json(&s, st, err), err);
+        bl_json_push(st, governors, bl_json_string(s.governors[i].name), err);
+    bl_json_put(st, cpu, "model", text_or_null(has_model, model), err);
+    bl_json_put(st, cpu, "logical_cpus", count_or_null(sysconf(_SC_NPROCESSORS_CONF)), err);
+    bl_json_put(st, cpu, "online", count_or_null(sysconf(_SC_NPROCESSORS_ONLN)), err);
+    bl_json_put(st, cpu, "smt", smt == 0 || smt == 1 ? bl_json_bool(smt == 1) : bl_json_null(),
+                err);
+    bl_json_put(st, cpu, "governors", governors, err);
+    bl_json_put(st, cpu, "frequency_mhz", frequency_json(&s, st, err), err);
     bl_free(s.governors);
     bl_free(s.current_mhz);
     return cpu;
@@ -277,8 +277,8 @@ static bl_json *memory_json(const char *proc, bl_status *st, bl_error *err)
         fclose(f);
     bl_json *m = bl_json_object();
     for (int i = 0; i < 4; i++)
-        bl_measure_put(st, m, keys[i], bytes[i] >= 0 ? bl_json_int(bytes[i]) : bl_json_null(),
-                       err);
+        bl_json_put(st, m, keys[i], bytes[i] >= 0 ? bl_json_int(bytes[i]) : bl_json_null(),
+                    err);
     return m;
 }
 
@@ -332,10 +332,10 @@ static bl_json *thermal_json(const char *sys, bl_status *st, bl_error *err)
     bl_json *arr = bl_json_array();
     for (size_t i = 0; i < n && *st == BL_OK; i++) {
         bl_json *z = bl_json_object();
-        bl_measure_put(st, z, "zone", bl_json_int(zones[i].zone), err);
-        bl_measure_put(st, z, "type", text_or_null(zones[i].has_type, zones[i].type), err);
-        bl_measure_put(st, z, "celsius", bl_measure_real_or_null(zones[i].celsius), err);
-        bl_measure_append(st, arr, z, err);
+        bl_json_put(st, z, "zone", bl_json_int(zones[i].zone), err);
+        bl_json_put(st, z, "type", text_or_null(zones[i].has_type, zones[i].type), err);
+        bl_json_put(st, z, "celsius", bl_measure_real_or_null(zones[i].celsius), err);
+        bl_json_push(st, arr, z, err);
     }
     bl_free(zones);
     return arr;
@@ -388,11 +388,11 @@ static bl_json *power_json(const char *sys, bl_status *st, bl_error *err)
     for (size_t i = 0; i < n && *st == BL_OK; i++) {
         const power_supply *p = &supplies[i];
         bl_json *o = bl_json_object();
-        bl_measure_put(st, o, "name", bl_json_string(p->name), err);
-        bl_measure_put(st, o, "type", text_or_null(p->has_type, p->type), err);
-        bl_measure_put(st, o, "online", p->online < 0 ? bl_json_null() : bl_json_bool(p->online),
-                       err);
-        bl_measure_append(st, arr, o, err);
+        bl_json_put(st, o, "name", bl_json_string(p->name), err);
+        bl_json_put(st, o, "type", text_or_null(p->has_type, p->type), err);
+        bl_json_put(st, o, "online", p->online < 0 ? bl_json_null() : bl_json_bool(p->online),
+                    err);
+        bl_json_push(st, arr, o, err);
     }
     bl_free(supplies);
     return arr;
@@ -427,25 +427,25 @@ bl_status bl_host_describe(const bl_host_paths *paths, bl_json **out, bl_error *
     bl_status st = BL_OK;
     bl_json *host = bl_json_object(), *kernel = bl_json_object(), *compiler = bl_json_object();
     bl_json *load = NULL, *pressure = NULL;
-    bl_measure_put(&st, kernel, "release", text_or_null(has_uts, release), err);
-    bl_measure_put(&st, kernel, "version", text_or_null(has_uts, version), err);
-    bl_measure_put(&st, compiler, "id", bl_json_string(BL_PROV_C_COMPILER_ID), err);
-    bl_measure_put(&st, compiler, "version", bl_json_string(BL_PROV_C_COMPILER_VERSION), err);
-    bl_measure_put(&st, compiler, "flags", bl_json_string(BL_PROV_C_FLAGS), err);
-    bl_measure_put(&st, host, "machine", text_or_null(has_uts, machine), err);
-    bl_measure_put(&st, host, "kernel", kernel, err);
-    bl_measure_put(&st, host, "os", text_or_null(has_os, os), err);
-    bl_measure_put(&st, host, "product", text_or_null(has_product, product), err);
-    bl_measure_put(&st, host, "cpu", cpu_json(proc, sys, &st, err), err);
-    bl_measure_put(&st, host, "memory", memory_json(proc, &st, err), err);
+    bl_json_put(&st, kernel, "release", text_or_null(has_uts, release), err);
+    bl_json_put(&st, kernel, "version", text_or_null(has_uts, version), err);
+    bl_json_put(&st, compiler, "id", bl_json_string(BL_PROV_C_COMPILER_ID), err);
+    bl_json_put(&st, compiler, "version", bl_json_string(BL_PROV_C_COMPILER_VERSION), err);
+    bl_json_put(&st, compiler, "flags", bl_json_string(BL_PROV_C_FLAGS), err);
+    bl_json_put(&st, host, "machine", text_or_null(has_uts, machine), err);
+    bl_json_put(&st, host, "kernel", kernel, err);
+    bl_json_put(&st, host, "os", text_or_null(has_os, os), err);
+    bl_json_put(&st, host, "product", text_or_null(has_product, product), err);
+    bl_json_put(&st, host, "cpu", cpu_json(proc, sys, &st, err), err);
+    bl_json_put(&st, host, "memory", memory_json(proc, &st, err), err);
     if (st == BL_OK)
         st = bl_measure_load_average(proc, &load, err);
-    bl_measure_put(&st, host, "load_average", load, err);
+    bl_json_put(&st, host, "load_average", load, err);
     if (st == BL_OK)
         st = bl_measure_pressure(proc, &pressure, err);
-    bl_measure_put(&st, host, "pressure", pressure, err);
-    bl_measure_put(&st, host, "thermal", thermal_json(sys, &st, err), err);
-    bl_measure_put(&st, host, "power_supply", power_json(sys, &st, err), err);
-    bl_measure_put(&st, host, "compiler", compiler, err);
+    bl_json_put(&st, host, "pressure", pressure, err);
+    bl_json_put(&st, host, "thermal", thermal_json(sys, &st, err), err);
+    bl_json_put(&st, host, "power_supply", power_json(sys, &st, err), err);
+    bl_json_put(&st, host, "compiler", compiler, err);
     return bl_measure_hand_over(st, host, out);
 }

@@ -41,7 +41,7 @@ bl_status bl_measure_load_average(const char *proc_root, bl_json **out, bl_error
     bl_json *arr = bl_json_array();
     bl_status st = BL_OK;
     for (int i = 0; i < 3; i++)
-        bl_measure_append(&st, arr, bl_json_real(avg[i]), err);
+        bl_json_push(&st, arr, bl_json_real(avg[i]), err);
     return bl_measure_hand_over(st, arr, out);
 }
 
@@ -111,11 +111,11 @@ static bl_status pressure_resource(const char *proc_root, const char *resource, 
         char key[32];
         for (int i = 0; i < 3; i++) {
             snprintf(key, sizeof key, "%s_%s", prefixes[k], avg_names[i]);
-            bl_measure_put(&st, obj, key, bl_measure_real_or_null(kinds[k].avg[i]), err);
+            bl_json_put(&st, obj, key, bl_measure_real_or_null(kinds[k].avg[i]), err);
         }
         snprintf(key, sizeof key, "%s_total_us", prefixes[k]);
-        bl_measure_put(&st, obj, key,
-                       kinds[k].total >= 0 ? bl_json_int(kinds[k].total) : bl_json_null(), err);
+        bl_json_put(&st, obj, key,
+                    kinds[k].total >= 0 ? bl_json_int(kinds[k].total) : bl_json_null(), err);
     }
     return bl_measure_hand_over(st, obj, out);
 }
@@ -129,7 +129,7 @@ bl_status bl_measure_pressure(const char *proc_root, bl_json **out, bl_error *er
     for (int i = 0; i < 3 && st == BL_OK; i++) {
         bl_json *r = NULL;
         st = pressure_resource(proc_root ? proc_root : "/proc", resources[i], &r, err);
-        bl_measure_put(&st, obj, resources[i], r, err);
+        bl_json_put(&st, obj, resources[i], r, err);
     }
     return bl_measure_hand_over(st, obj, out);
 }

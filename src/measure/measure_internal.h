@@ -1,8 +1,6 @@
-/* Small JSON-building helpers shared by the measurement files, which build
- * large receipts member by member: each call is a no-op once *st holds an
- * error, and always takes ownership of `value` (NULL meaning an allocation
- * failed), so a receipt is built as a flat list of calls with one check at
- * the end. Also what several measurement files read: receipt members, the
+/* What several measurement files share: the end of a receipt builder (the
+ * receipts are built member by member with core's sticky bl_json_put and
+ * bl_json_push, json.h, and checked once at the end), receipt members, the
  * host's load (host_load.c) and the monotonic clock. */
 #ifndef BL_MEASURE_INTERNAL_H
 #define BL_MEASURE_INTERNAL_H
@@ -12,14 +10,12 @@
 #include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
 
-/* bl_json_put and bl_json_push (json.h), with "out of memory for a receipt"
- * for a NULL value or container. */
-void bl_measure_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
-                    bl_error *err);
-void bl_measure_append(bl_status *st, bl_json *array, bl_json *value, bl_error *err);
 /* The end of a builder: *out = value when st is BL_OK, else value is freed
  * (and *out left alone). Returns st. */
 bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out);
+/* The same for a builder that returns its value: value when st is BL_OK,
+ * else NULL (value freed). */
+bl_json *bl_measure_built(bl_status st, bl_json *value);
 /* A real, or null when v is not finite (JSON has no NaN). */
 bl_json *bl_measure_real_or_null(double v);
 

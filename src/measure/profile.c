@@ -127,26 +127,26 @@ bl_status bl_profile_workload_build(const bl_profile_args *a, bl_profile_workloa
     bl_status st = BL_OK;
     bl_json *comp = bl_json_object(), *node = bl_json_object(), *task = bl_json_object();
     bl_json *eval = bl_json_object(), *num = bl_json_object();
-    bl_measure_put(&st, node, "kind", bl_json_string(a->node), err);
-    bl_measure_put(&st, task, "kind", bl_json_string(a->task), err);
-    bl_measure_put(&st, comp, "node", node, err);
+    bl_json_put(&st, node, "kind", bl_json_string(a->node), err);
+    bl_json_put(&st, task, "kind", bl_json_string(a->task), err);
+    bl_json_put(&st, comp, "node", node, err);
     node = NULL;
-    bl_measure_put(&st, comp, "task", task, err);
+    bl_json_put(&st, comp, "task", task, err);
     task = NULL;
-    bl_measure_put(&st, comp, "count", bl_json_int(a->count), err);
-    bl_measure_put(&st, comp, "input_gain", bl_json_real(1.0), err);
-    bl_measure_put(&st, eval, "blocks", bl_json_int(a->blocks), err);
-    bl_measure_put(&st, eval, "trials_per_block", bl_json_int(a->trials / a->blocks), err);
+    bl_json_put(&st, comp, "count", bl_json_int(a->count), err);
+    bl_json_put(&st, comp, "input_gain", bl_json_real(1.0), err);
+    bl_json_put(&st, eval, "blocks", bl_json_int(a->blocks), err);
+    bl_json_put(&st, eval, "trials_per_block", bl_json_int(a->trials / a->blocks), err);
     if (a->has_horizon)
-        bl_measure_put(&st, eval, "horizon", bl_json_int(a->horizon), err);
-    bl_measure_put(&st, eval, "warmup", bl_json_int(0), err);
-    bl_measure_put(&st, eval, "construction_scope", bl_json_string("block"), err);
-    bl_measure_put(&st, eval, "root_seed", bl_json_int(a->seed), err);
-    bl_measure_put(&st, eval, "seed_partition", bl_json_string("development"), err);
-    bl_measure_put(&st, num, "dtype", bl_json_string(a->dtype ? a->dtype : "float64"), err);
-    bl_measure_put(&st, num, "fast_math", bl_json_bool(false), err);
-    bl_measure_put(&st, num, "reduction", bl_json_string("ordered"), err);
-    bl_measure_put(&st, num, "rng", bl_json_string("philox-host-v1"), err);
+        bl_json_put(&st, eval, "horizon", bl_json_int(a->horizon), err);
+    bl_json_put(&st, eval, "warmup", bl_json_int(0), err);
+    bl_json_put(&st, eval, "construction_scope", bl_json_string("block"), err);
+    bl_json_put(&st, eval, "root_seed", bl_json_int(a->seed), err);
+    bl_json_put(&st, eval, "seed_partition", bl_json_string("development"), err);
+    bl_json_put(&st, num, "dtype", bl_json_string(a->dtype ? a->dtype : "float64"), err);
+    bl_json_put(&st, num, "fast_math", bl_json_bool(false), err);
+    bl_json_put(&st, num, "reduction", bl_json_string("ordered"), err);
+    bl_json_put(&st, num, "rng", bl_json_string("philox-host-v1"), err);
     if (st == BL_OK && !(comp && eval && num))
         st = bl_fail(err, BL_ENOMEM, "out of memory for the profile plan");
     if (st == BL_OK)
@@ -194,19 +194,19 @@ bl_status bl_profile_protocol(const bl_profile_args *a, const bl_profile_workloa
     bl_json *p = bl_json_object();
     if (!p)
         return bl_fail(err, BL_ENOMEM, "out of memory for the protocol");
-    bl_measure_put(&st, p, "task", bl_json_string(a->task), err);
-    bl_measure_put(&st, p, "resolved_horizon", bl_json_int(w->resolved_horizon), err);
-    bl_measure_put(&st, p, "requested_horizon",
-                   a->has_horizon ? bl_json_int(a->horizon) : bl_json_null(), err);
-    bl_measure_put(&st, p, "diagnostic", bl_json_bool(a->diagnostic), err);
-    bl_measure_put(&st, p, "controller", bl_json_string("reservoir"), err);
-    bl_measure_put(&st, p, "scoring_warmup", bl_json_int(0), err);
-    bl_measure_put(&st, p, "blocks", bl_json_int(a->blocks), err);
-    bl_measure_put(&st, p, "trials_per_block", bl_json_int(a->trials / a->blocks), err);
-    bl_measure_put(&st, p, "root_seed", bl_json_int(a->seed), err);
-    bl_measure_put(&st, p, "seed_partition", bl_json_string("development"), err);
-    bl_measure_put(&st, p, "construction_scope", bl_json_string("block"), err);
-    bl_measure_put(&st, p, "reset", bl_json_string("full"), err);
+    bl_json_put(&st, p, "task", bl_json_string(a->task), err);
+    bl_json_put(&st, p, "resolved_horizon", bl_json_int(w->resolved_horizon), err);
+    bl_json_put(&st, p, "requested_horizon",
+                a->has_horizon ? bl_json_int(a->horizon) : bl_json_null(), err);
+    bl_json_put(&st, p, "diagnostic", bl_json_bool(a->diagnostic), err);
+    bl_json_put(&st, p, "controller", bl_json_string("reservoir"), err);
+    bl_json_put(&st, p, "scoring_warmup", bl_json_int(0), err);
+    bl_json_put(&st, p, "blocks", bl_json_int(a->blocks), err);
+    bl_json_put(&st, p, "trials_per_block", bl_json_int(a->trials / a->blocks), err);
+    bl_json_put(&st, p, "root_seed", bl_json_int(a->seed), err);
+    bl_json_put(&st, p, "seed_partition", bl_json_string("development"), err);
+    bl_json_put(&st, p, "construction_scope", bl_json_string("block"), err);
+    bl_json_put(&st, p, "reset", bl_json_string("full"), err);
 
     /* The signature binds the contract and the plan text: what a cell of a
      * scaling matrix must share with its neighbours whatever its capacity. */
@@ -219,10 +219,10 @@ bl_status bl_profile_protocol(const bl_profile_args *a, const bl_profile_workloa
         st = bl_plan_write(w->plan, &text, err);
     if (st == BL_OK)
         st = bl_buf_status(&text, err);
-    bl_measure_put(&st, sig, "contract", bl_json_string(bl_resolved_contract_hash(w->resolved)),
-                   err);
-    bl_measure_put(&st, sig, "plan", st == BL_OK ? bl_json_stringn(text.data, text.len) : NULL,
-                   err);
+    bl_json_put(&st, sig, "contract", bl_json_string(bl_resolved_contract_hash(w->resolved)),
+                err);
+    bl_json_put(&st, sig, "plan", st == BL_OK ? bl_json_stringn(text.data, text.len) : NULL,
+                err);
     if (st == BL_OK)
         st = bl_json_digest(sig, signature, err);
     bl_json_destroy(sig);
@@ -273,29 +273,16 @@ static bl_status signature(const bl_trial_result *trials, size_t n, bool work, c
         if (i > 0 && compare_trials(&order[i - 1], &order[i]) == 0)
             *unique = false;
         bl_json *tuple = bl_json_array();
-        if (!tuple) {
-            st = bl_fail(err, BL_ENOMEM, "out of memory");
-            break;
-        }
-        bl_json *items[7] = {bl_json_string(t->target_id), bl_json_int(t->block),
-                             bl_json_int(t->trial), bl_json_string(t->world_seed),
-                             bl_json_string(t->wiring_id), NULL, NULL};
-        size_t k = 5;
+        bl_json_push(&st, tuple, bl_json_string(t->target_id), err);
+        bl_json_push(&st, tuple, bl_json_int(t->block), err);
+        bl_json_push(&st, tuple, bl_json_int(t->trial), err);
+        bl_json_push(&st, tuple, bl_json_string(t->world_seed), err);
+        bl_json_push(&st, tuple, bl_json_string(t->wiring_id), err);
         if (work) {
-            items[k++] = bl_json_int(t->completed_ticks);
-            items[k++] = bl_json_int(t->neural_frames);
+            bl_json_push(&st, tuple, bl_json_int(t->completed_ticks), err);
+            bl_json_push(&st, tuple, bl_json_int(t->neural_frames), err);
         }
-        for (size_t j = 0; j < k; j++) {
-            if (st == BL_OK)
-                st = items[j] ? bl_json_array_append(tuple, items[j], err)
-                              : bl_fail(err, BL_ENOMEM, "out of memory");
-            else
-                bl_json_destroy(items[j]);
-        }
-        if (st == BL_OK)
-            st = bl_json_array_append(list, tuple, err);
-        else
-            bl_json_destroy(tuple);
+        bl_json_push(&st, list, tuple, err);
     }
     if (st == BL_OK)
         st = bl_json_digest(list, hex, err);
@@ -315,41 +302,41 @@ static void append_trial_work(bl_status *st, bl_json *work, const bl_trial_resul
                               const char *name, bl_error *err)
 {
     bl_json *w = bl_json_object();
-    bl_measure_put(st, w, "target_id", bl_json_string(t->target_id), err);
-    bl_measure_put(st, w, "block_id", bl_json_int(t->block), err);
-    bl_measure_put(st, w, "trial_id", bl_json_int(t->trial), err);
-    bl_measure_put(st, w, "world_seed", bl_json_string(t->world_seed), err);
-    bl_measure_put(st, w, "wiring_id", bl_json_string(t->wiring_id), err);
-    bl_measure_put(st, w, "status", bl_json_string(name), err);
-    bl_measure_put(st, w, "completed_world_ticks", bl_json_int(t->completed_ticks), err);
-    bl_measure_put(st, w, "completed_neural_frames", bl_json_int(t->neural_frames), err);
-    bl_measure_append(st, work, w, err);
+    bl_json_put(st, w, "target_id", bl_json_string(t->target_id), err);
+    bl_json_put(st, w, "block_id", bl_json_int(t->block), err);
+    bl_json_put(st, w, "trial_id", bl_json_int(t->trial), err);
+    bl_json_put(st, w, "world_seed", bl_json_string(t->world_seed), err);
+    bl_json_put(st, w, "wiring_id", bl_json_string(t->wiring_id), err);
+    bl_json_put(st, w, "status", bl_json_string(name), err);
+    bl_json_put(st, w, "completed_world_ticks", bl_json_int(t->completed_ticks), err);
+    bl_json_put(st, w, "completed_neural_frames", bl_json_int(t->neural_frames), err);
+    bl_json_push(st, work, w, err);
 }
 
 /* A row's wall times, each with its boundary, and the record's path. */
 static void put_timings(bl_status *st, bl_json *r, const bl_profile_sample *s, bl_error *err)
 {
-    bl_measure_put(st, r, "wall_seconds", bl_measure_real_or_null(s->execute_seconds), err);
-    bl_measure_put(st, r, "execute_wall_seconds", bl_measure_real_or_null(s->execute_seconds),
-                   err);
-    bl_measure_put(st, r, "timing_boundary", bl_json_string(bl_profile_execute_boundary), err);
-    bl_measure_put(st, r, "isolated_kernel_time", bl_json_bool(false), err);
+    bl_json_put(st, r, "wall_seconds", bl_measure_real_or_null(s->execute_seconds), err);
+    bl_json_put(st, r, "execute_wall_seconds", bl_measure_real_or_null(s->execute_seconds),
+                err);
+    bl_json_put(st, r, "timing_boundary", bl_json_string(bl_profile_execute_boundary), err);
+    bl_json_put(st, r, "isolated_kernel_time", bl_json_bool(false), err);
     bl_json *timings = bl_json_object();
-    bl_measure_put(st, timings, "resolve_and_runtime_seconds",
-                   bl_measure_real_or_null(s->timings[0]), err);
-    bl_measure_put(st, timings, "construction_compile_run_seconds",
-                   bl_measure_real_or_null(s->timings[1]), err);
-    bl_measure_put(st, timings, "total_seconds", bl_measure_real_or_null(s->timings[2]), err);
-    bl_measure_put(st, r, "timings", timings, err);
-    bl_measure_put(st, r, "record_wall_seconds",
-                   s->recorded ? bl_measure_real_or_null(s->record_seconds) : bl_json_null(), err);
+    bl_json_put(st, timings, "resolve_and_runtime_seconds",
+                bl_measure_real_or_null(s->timings[0]), err);
+    bl_json_put(st, timings, "construction_compile_run_seconds",
+                bl_measure_real_or_null(s->timings[1]), err);
+    bl_json_put(st, timings, "total_seconds", bl_measure_real_or_null(s->timings[2]), err);
+    bl_json_put(st, r, "timings", timings, err);
+    bl_json_put(st, r, "record_wall_seconds",
+                s->recorded ? bl_measure_real_or_null(s->record_seconds) : bl_json_null(), err);
     if (s->record_path)
-        bl_measure_put(st, r, "record_path", bl_json_string(s->record_path), err);
+        bl_json_put(st, r, "record_path", bl_json_string(s->record_path), err);
     if (s->recorded)
-        bl_measure_put(st, r, "record_timing_boundary",
-                       bl_json_string(bl_profile_record_boundary), err);
+        bl_json_put(st, r, "record_timing_boundary",
+                    bl_json_string(bl_profile_record_boundary), err);
     double combined = s->execute_seconds + (s->recorded ? s->record_seconds : 0.0);
-    bl_measure_put(st, r, "combined_wall_seconds", bl_measure_real_or_null(combined), err);
+    bl_json_put(st, r, "combined_wall_seconds", bl_measure_real_or_null(combined), err);
 }
 
 bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_error *err)
@@ -368,21 +355,21 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
     for (size_t i = 0; i < (s->trials ? s->ntrials : 0) && st == BL_OK; i++) {
         const bl_trial_result *t = &s->trials[i];
         const char *name = bl_trial_status_name(t->status);
-        bl_measure_append(&st, statuses, bl_json_string(name), err);
+        bl_json_push(&st, statuses, bl_json_string(name), err);
         const bl_json *have = bl_json_get(counts, name);
-        bl_measure_put(&st, counts, name, bl_json_int(have ? bl_json_get_int(have) + 1 : 1), err);
+        bl_json_put(&st, counts, name, bl_json_int(have ? bl_json_get_int(have) + 1 : 1), err);
         bool done = t->status == BL_TRIAL_COMPLETED;
         /* A trial that did not complete has no outcome (None); a completed
          * one with a non-finite outcome is kept by its text. */
         if (done && isfinite(t->raw)) {
-            bl_measure_append(&st, raws, bl_json_real(t->raw), err);
+            bl_json_push(&st, raws, bl_json_real(t->raw), err);
         } else {
-            bl_measure_append(&st, raws, bl_json_null(), err);
+            bl_json_push(&st, raws, bl_json_null(), err);
             all_raw_valid = false;
             if (done) {
                 char key[32];
                 snprintf(key, sizeof key, "%zu", i);
-                bl_measure_put(&st, nonfinite, key, bl_json_string(nonfinite_repr(t->raw)), err);
+                bl_json_put(&st, nonfinite, key, bl_json_string(nonfinite_repr(t->raw)), err);
             }
         }
         if (done) {
@@ -396,7 +383,7 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
         append_trial_work(&st, work, t, name, err);
     }
     for (size_t i = 0; i < s->ncapacities; i++)
-        bl_measure_append(&st, caps, bl_json_int(s->capacities[i]), err);
+        bl_json_push(&st, caps, bl_json_int(s->capacities[i]), err);
 
     char identity[65] = "", work_sig[65] = "", outcome_sig[65] = "";
     bool unique = true;
@@ -418,48 +405,48 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
         error = "invalid measured duration";
     const bool complete = error == NULL;
 
-    bl_measure_put(&st, r, "phase", bl_json_string(s->phase), err);
-    bl_measure_put(&st, r, "sample_index", bl_json_int(s->index), err);
-    bl_measure_put(&st, r, "status", bl_json_string(complete ? "complete" : "failed"), err);
-    bl_measure_put(&st, r, "error", error ? bl_json_string(error) : bl_json_null(), err);
-    bl_measure_put(&st, r, "requested_trials", bl_json_int(s->requested_trials), err);
-    bl_measure_put(&st, r, "completed_trials", bl_json_int(completed), err);
-    bl_measure_put(&st, r, "trial_statuses", statuses, err);
-    bl_measure_put(&st, r, "status_counts", counts, err);
-    bl_measure_put(&st, r, "raw_outcomes", raws, err);
-    bl_measure_put(&st, r, "nonfinite_raw_outcomes", nonfinite, err);
+    bl_json_put(&st, r, "phase", bl_json_string(s->phase), err);
+    bl_json_put(&st, r, "sample_index", bl_json_int(s->index), err);
+    bl_json_put(&st, r, "status", bl_json_string(complete ? "complete" : "failed"), err);
+    bl_json_put(&st, r, "error", error ? bl_json_string(error) : bl_json_null(), err);
+    bl_json_put(&st, r, "requested_trials", bl_json_int(s->requested_trials), err);
+    bl_json_put(&st, r, "completed_trials", bl_json_int(completed), err);
+    bl_json_put(&st, r, "trial_statuses", statuses, err);
+    bl_json_put(&st, r, "status_counts", counts, err);
+    bl_json_put(&st, r, "raw_outcomes", raws, err);
+    bl_json_put(&st, r, "nonfinite_raw_outcomes", nonfinite, err);
     statuses = counts = raws = nonfinite = NULL;
-    bl_measure_put(&st, r, "completed_world_ticks", bl_json_int(ticks), err);
-    bl_measure_put(&st, r, "completed_neural_frames", bl_json_int(frames), err);
-    bl_measure_put(&st, r, "early_ending_trials",
-                   s->trials ? bl_json_int(early) : bl_json_null(), err);
-    bl_measure_put(&st, r, "early_ending_definition",
-                   bl_json_string("completed trials ending before the resolved horizon"), err);
-    bl_measure_put(&st, r, "trial_work", work, err);
+    bl_json_put(&st, r, "completed_world_ticks", bl_json_int(ticks), err);
+    bl_json_put(&st, r, "completed_neural_frames", bl_json_int(frames), err);
+    bl_json_put(&st, r, "early_ending_trials",
+                s->trials ? bl_json_int(early) : bl_json_null(), err);
+    bl_json_put(&st, r, "early_ending_definition",
+                bl_json_string("completed trials ending before the resolved horizon"), err);
+    bl_json_put(&st, r, "trial_work", work, err);
     work = NULL;
-    bl_measure_put(&st, r, "identity_signature",
-                   s->trials ? bl_json_string(identity) : bl_json_null(), err);
-    bl_measure_put(&st, r, "work_signature", s->trials ? bl_json_string(work_sig) : bl_json_null(),
-                   err);
-    bl_measure_put(&st, r, "outcome_signature",
-                   outcome_sig[0] ? bl_json_string(outcome_sig) : bl_json_null(), err);
-    bl_measure_put(&st, r, "admitted_batch_capacities", caps, err);
+    bl_json_put(&st, r, "identity_signature",
+                s->trials ? bl_json_string(identity) : bl_json_null(), err);
+    bl_json_put(&st, r, "work_signature", s->trials ? bl_json_string(work_sig) : bl_json_null(),
+                err);
+    bl_json_put(&st, r, "outcome_signature",
+                outcome_sig[0] ? bl_json_string(outcome_sig) : bl_json_null(), err);
+    bl_json_put(&st, r, "admitted_batch_capacities", caps, err);
     caps = NULL;
     put_timings(&st, r, s, err);
     /* Rates count the work that was done, and only for a complete row: a
      * failed or short evaluation must never look fast. */
-    bl_measure_put(&st, r, "world_ticks_per_second",
-                   complete ? bl_json_real((double)ticks / s->execute_seconds) : bl_json_null(),
-                   err);
-    bl_measure_put(&st, r, "neural_frames_per_second",
-                   complete ? bl_json_real((double)frames / s->execute_seconds) : bl_json_null(),
-                   err);
-    bl_measure_put(&st, r, "mean_spike_rate",
-                   frames > 0 && s->node_count > 0
-                       ? bl_json_real((double)spikes / ((double)frames * (double)s->node_count))
-                       : bl_json_null(),
-                   err);
-    bl_measure_put(&st, r, "compiled_functions", bl_json_string("not_applicable"), err);
+    bl_json_put(&st, r, "world_ticks_per_second",
+                complete ? bl_json_real((double)ticks / s->execute_seconds) : bl_json_null(),
+                err);
+    bl_json_put(&st, r, "neural_frames_per_second",
+                complete ? bl_json_real((double)frames / s->execute_seconds) : bl_json_null(),
+                err);
+    bl_json_put(&st, r, "mean_spike_rate",
+                frames > 0 && s->node_count > 0
+                    ? bl_json_real((double)spikes / ((double)frames * (double)s->node_count))
+                    : bl_json_null(),
+                err);
+    bl_json_put(&st, r, "compiled_functions", bl_json_string("not_applicable"), err);
 
     bl_json_destroy(statuses);
     bl_json_destroy(counts);

@@ -350,27 +350,27 @@ static bl_status run_phase(const bl_profile_args *a, const char *self, const bl_
             }
         }
     }
-    bl_measure_put(&st, row, "backend", bl_json_string(backend), err);
-    bl_measure_put(&st, row, "phase", bl_json_string(phase), err);
-    bl_measure_put(&st, row, "status", bl_json_string("failed"), err);
-    bl_measure_put(&st, row, "returncode", bl_json_int(returncode), err);
-    bl_measure_put(&st, row, "process_wall_seconds", bl_measure_real_or_null(t1 - t0), err);
-    bl_measure_put(&st, row, "process_timing_boundary", bl_json_string(process_boundary), err);
-    bl_measure_put(&st, row, "cache_files_before", bl_json_string("not_applicable"), err);
+    bl_json_put(&st, row, "backend", bl_json_string(backend), err);
+    bl_json_put(&st, row, "phase", bl_json_string(phase), err);
+    bl_json_put(&st, row, "status", bl_json_string("failed"), err);
+    bl_json_put(&st, row, "returncode", bl_json_int(returncode), err);
+    bl_json_put(&st, row, "process_wall_seconds", bl_measure_real_or_null(t1 - t0), err);
+    bl_json_put(&st, row, "process_timing_boundary", bl_json_string(process_boundary), err);
+    bl_json_put(&st, row, "cache_files_before", bl_json_string("not_applicable"), err);
     for (size_t i = 0; st == BL_OK && worker && i < bl_json_size(worker); i++)
-        bl_measure_put(&st, row, bl_json_key_at(worker, i, NULL),
-                       bl_json_copy(bl_json_value_at(worker, i)), err);
+        bl_json_put(&st, row, bl_json_key_at(worker, i, NULL),
+                    bl_json_copy(bl_json_value_at(worker, i)), err);
     if (st == BL_OK && !error && !bl_profile_row_complete(row, returncode, a, first, &error)) {
         /* Keep the worker's own reason when it gave one. */
         const char *own = bl_measure_string(row, "error");
         if (own && strcmp(error, "worker failed or reported an incomplete receipt") == 0)
             error = own;
     }
-    bl_measure_put(&st, row, "status", bl_json_string(error ? "failed" : "complete"), err);
+    bl_json_put(&st, row, "status", bl_json_string(error ? "failed" : "complete"), err);
     if (error)
-        bl_measure_put(&st, row, "error", bl_json_string(error), err);
+        bl_json_put(&st, row, "error", bl_json_string(error), err);
     /* the cache fields are the parent's: the worker cannot override them */
-    bl_measure_put(&st, row, "cache_files_before", bl_json_string("not_applicable"), err);
+    bl_json_put(&st, row, "cache_files_before", bl_json_string("not_applicable"), err);
     bl_json_destroy(worker);
     bl_free(text);
     bl_free(out_path);
@@ -384,15 +384,11 @@ static bl_json *not_applicable(void)
     bl_json *o = bl_json_object();
     const char *why = "kernels are compiled ahead of time: no application cache, no run-time "
                       "specialisation, no compiled-function counter";
-    bl_measure_put(&st, o, "cache_files_before", bl_json_string(why), NULL);
-    bl_measure_put(&st, o, "cache_enabled", bl_json_string(why), NULL);
-    bl_measure_put(&st, o, "compiled_functions", bl_json_string(why), NULL);
-    bl_measure_put(&st, o, "typed_bundle_compiled_counts", bl_json_string(why), NULL);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return NULL;
-    }
-    return o;
+    bl_json_put(&st, o, "cache_files_before", bl_json_string(why), NULL);
+    bl_json_put(&st, o, "cache_enabled", bl_json_string(why), NULL);
+    bl_json_put(&st, o, "compiled_functions", bl_json_string(why), NULL);
+    bl_json_put(&st, o, "typed_bundle_compiled_counts", bl_json_string(why), NULL);
+    return bl_measure_built(st, o);
 }
 
 int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profile_hooks *h,
@@ -431,7 +427,7 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
         for (size_t p = 0; p < 2 && st == BL_OK; p++) {
             bl_json *row = NULL;
             st = run_phase(a, self, h, a->backends[b], phases[p], first, &row, err);
-            bl_measure_append(&st, rows, row, err);
+            bl_json_push(&st, rows, row, err);
             if (st != BL_OK)
                 break;
             const bl_json *last = bl_json_at(rows, bl_json_size(rows) - 1);
@@ -464,30 +460,30 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     if (have_uts)
         snprintf(platform, sizeof platform, "%s-%s-%s", uts.sysname, uts.release, uts.machine);
     receipt = bl_json_object();
-    bl_measure_put(&st, receipt, "format", bl_json_string("brainlesslab-backend-profile"), err);
-    bl_measure_put(&st, receipt, "version", bl_json_int(1), err);
-    bl_measure_put(&st, receipt, "engine_version", bl_json_string(bl_version()), err);
-    bl_measure_put(&st, receipt, "machine", bl_json_string(have_uts ? uts.machine : "unknown"),
-                   err);
-    bl_measure_put(&st, receipt, "platform", bl_json_string(platform), err);
-    bl_measure_put(&st, receipt, "host", host, err);
+    bl_json_put(&st, receipt, "format", bl_json_string("brainlesslab-backend-profile"), err);
+    bl_json_put(&st, receipt, "version", bl_json_int(1), err);
+    bl_json_put(&st, receipt, "engine_version", bl_json_string(bl_version()), err);
+    bl_json_put(&st, receipt, "machine", bl_json_string(have_uts ? uts.machine : "unknown"),
+                err);
+    bl_json_put(&st, receipt, "platform", bl_json_string(platform), err);
+    bl_json_put(&st, receipt, "host", host, err);
     host = NULL;
-    bl_measure_put(&st, receipt, "host_after", host_after ? host_after : bl_json_null(), err);
-    bl_measure_put(&st, receipt, "background_activity",
-                   before ? bl_json_copy(bl_json_get(before, "processes")) : NULL, err);
-    bl_measure_put(&st, receipt, "background_activity_allowed",
-                   bl_json_bool(a->allow_background_activity), err);
-    bl_measure_put(&st, receipt, "activity_telemetry", before, err);
+    bl_json_put(&st, receipt, "host_after", host_after ? host_after : bl_json_null(), err);
+    bl_json_put(&st, receipt, "background_activity",
+                before ? bl_json_copy(bl_json_get(before, "processes")) : NULL, err);
+    bl_json_put(&st, receipt, "background_activity_allowed",
+                bl_json_bool(a->allow_background_activity), err);
+    bl_json_put(&st, receipt, "activity_telemetry", before, err);
     before = NULL;
-    bl_measure_put(&st, receipt, "activity_after", after ? after : bl_json_null(), err);
+    bl_json_put(&st, receipt, "activity_after", after ? after : bl_json_null(), err);
     after = NULL;
-    bl_measure_put(&st, receipt, "measurements", rows, err);
+    bl_json_put(&st, receipt, "measurements", rows, err);
     rows = NULL;
-    bl_measure_put(&st, receipt, "timing_boundary", bl_json_string(bl_profile_execute_boundary),
-                   err);
-    bl_measure_put(&st, receipt, "cache_scope", bl_json_string(cache_scope), err);
-    bl_measure_put(&st, receipt, "not_applicable", not_applicable(), err);
-    bl_measure_put(&st, receipt, "interpretation", bl_json_string(interpretation), err);
+    bl_json_put(&st, receipt, "timing_boundary", bl_json_string(bl_profile_execute_boundary),
+                err);
+    bl_json_put(&st, receipt, "cache_scope", bl_json_string(cache_scope), err);
+    bl_json_put(&st, receipt, "not_applicable", not_applicable(), err);
+    bl_json_put(&st, receipt, "interpretation", bl_json_string(interpretation), err);
     if (st == BL_OK && !(path = join(a->destination, "receipt.json")))
         st = bl_fail(err, BL_ENOMEM, "out of memory");
     if (st == BL_OK)

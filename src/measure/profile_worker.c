@@ -64,15 +64,15 @@ static bl_status runtime_prepare(const bl_profile_args *a, bl_json **out, bl_err
     }
 #endif
     bl_json *r = bl_json_object();
-    bl_measure_put(&st, r, "engine_version", bl_json_string(bl_version()), err);
-    bl_measure_put(&st, r, "requested_backend", bl_json_string(a->worker_backend), err);
-    bl_measure_put(&st, r, "actual_arch", bl_json_string(arch), err);
-    bl_measure_put(&st, r, "dtype", bl_json_string(a->dtype), err);
-    bl_measure_put(&st, r, "fast_math", bl_json_bool(false), err);
-    bl_measure_put(&st, r, "cpu_threads", bl_json_int(a->cpu_threads), err);
-    bl_measure_put(&st, r, "cache_enabled", bl_json_string("not_applicable"), err);
-    bl_measure_put(&st, r, "runtime_fingerprint", bl_json_string(fingerprint), err);
-    bl_measure_put(&st, r, "executable_sha256", bl_json_string(exe), err);
+    bl_json_put(&st, r, "engine_version", bl_json_string(bl_version()), err);
+    bl_json_put(&st, r, "requested_backend", bl_json_string(a->worker_backend), err);
+    bl_json_put(&st, r, "actual_arch", bl_json_string(arch), err);
+    bl_json_put(&st, r, "dtype", bl_json_string(a->dtype), err);
+    bl_json_put(&st, r, "fast_math", bl_json_bool(false), err);
+    bl_json_put(&st, r, "cpu_threads", bl_json_int(a->cpu_threads), err);
+    bl_json_put(&st, r, "cache_enabled", bl_json_string("not_applicable"), err);
+    bl_json_put(&st, r, "runtime_fingerprint", bl_json_string(fingerprint), err);
+    bl_json_put(&st, r, "executable_sha256", bl_json_string(exe), err);
     return bl_measure_hand_over(st, r, out);
 }
 
@@ -85,28 +85,27 @@ static bl_status source_block(bl_json **out, bl_error *err)
     bl_buf lock;
     bl_buf_init(&lock);
     char lock_hex[65] = "";
-    uint8_t digest[BL_SHA256_BYTES];
-    if (bl_build_lock(&lock, err) == BL_OK && bl_sha256(lock.data, lock.len, digest, err) == BL_OK)
-        bl_hex(digest, sizeof digest, lock_hex);
+    if (bl_build_lock(&lock, err) == BL_OK)
+        (void)bl_sha256_hex(lock.data, lock.len, lock_hex, err);
     bl_buf_clear(&lock);
     st = bl_environment_json(&env, err);
     if (st == BL_OK)
         st = bl_source_receipt(&receipt, err);
-    bl_measure_put(&st, src, "package_version", bl_json_string(bl_version()), err);
-    bl_measure_put(&st, src, "build_lock_sha256",
-                   lock_hex[0] ? bl_json_string(lock_hex) : bl_json_null(), err);
-    bl_measure_put(&st, src, "build_lock_status",
-                   bl_json_string(lock_hex[0] ? "captured" : "unavailable"), err);
-    bl_measure_put(&st, src, "compiler",
-                   env ? bl_json_copy(bl_json_get(env, "compiler")) : NULL, err);
-    bl_measure_put(&st, src, "libraries",
-                   env ? bl_json_copy(bl_json_get(env, "libraries")) : NULL, err);
-    bl_measure_put(&st, src, "logical_cpu_count", bl_json_int(sysconf(_SC_NPROCESSORS_CONF)),
-                   err);
-    bl_measure_put(&st, src, "package_source_sha256", bl_json_string(bl_source_bundle_sha256()),
-                   err);
-    bl_measure_put(&st, src, "package_source_files",
-                   receipt ? bl_json_copy(bl_json_get(receipt, "file_sha256")) : NULL, err);
+    bl_json_put(&st, src, "package_version", bl_json_string(bl_version()), err);
+    bl_json_put(&st, src, "build_lock_sha256",
+                lock_hex[0] ? bl_json_string(lock_hex) : bl_json_null(), err);
+    bl_json_put(&st, src, "build_lock_status",
+                bl_json_string(lock_hex[0] ? "captured" : "unavailable"), err);
+    bl_json_put(&st, src, "compiler",
+                env ? bl_json_copy(bl_json_get(env, "compiler")) : NULL, err);
+    bl_json_put(&st, src, "libraries",
+                env ? bl_json_copy(bl_json_get(env, "libraries")) : NULL, err);
+    bl_json_put(&st, src, "logical_cpu_count", bl_json_int(sysconf(_SC_NPROCESSORS_CONF)),
+                err);
+    bl_json_put(&st, src, "package_source_sha256", bl_json_string(bl_source_bundle_sha256()),
+                err);
+    bl_json_put(&st, src, "package_source_files",
+                receipt ? bl_json_copy(bl_json_get(receipt, "file_sha256")) : NULL, err);
     bl_json_destroy(env);
     bl_json_destroy(receipt);
     return bl_measure_hand_over(st, src, out);
@@ -119,23 +118,19 @@ static bl_json *peak_rss(void)
     bl_status st = BL_OK;
     bl_json *o = bl_json_object();
     if (getrusage(RUSAGE_SELF, &ru) != 0) {
-        bl_measure_put(&st, o, "status", bl_json_string("unsupported"), NULL);
-        bl_measure_put(&st, o, "diagnostic", bl_json_string("getrusage failed"), NULL);
+        bl_json_put(&st, o, "status", bl_json_string("unsupported"), NULL);
+        bl_json_put(&st, o, "diagnostic", bl_json_string("getrusage failed"), NULL);
     } else {
-        bl_measure_put(&st, o, "status", bl_json_string("available"), NULL);
-        bl_measure_put(&st, o, "value", bl_json_int(ru.ru_maxrss), NULL);
-        bl_measure_put(&st, o, "units", bl_json_string("KiB"), NULL);
-        bl_measure_put(&st, o, "bytes", bl_json_int((int64_t)ru.ru_maxrss * 1024), NULL);
-        bl_measure_put(&st, o, "scope",
-                       bl_json_string("process high-water mark; includes all stages, not VRAM "
-                                      "or allocator pool"),
-                       NULL);
+        bl_json_put(&st, o, "status", bl_json_string("available"), NULL);
+        bl_json_put(&st, o, "value", bl_json_int(ru.ru_maxrss), NULL);
+        bl_json_put(&st, o, "units", bl_json_string("KiB"), NULL);
+        bl_json_put(&st, o, "bytes", bl_json_int((int64_t)ru.ru_maxrss * 1024), NULL);
+        bl_json_put(&st, o, "scope",
+                    bl_json_string("process high-water mark; includes all stages, not VRAM "
+                                   "or allocator pool"),
+                    NULL);
     }
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return NULL;
-    }
-    return o;
+    return bl_measure_built(st, o);
 }
 
 /* Statistics over the warm_process rows (§1.7): each field over the rows
@@ -160,11 +155,11 @@ static bl_status statistics(const bl_json *samples, bl_json **out, bl_error *err
         }
         bl_json *s = NULL;
         st = bl_sample_stats_json(v, k, &s, err);
-        bl_measure_put(&st, o, fields[f], s, err);
+        bl_json_put(&st, o, fields[f], s, err);
     }
-    bl_measure_put(&st, o, "scope",
-                   bl_json_string("warmed evaluation samples only; first run and warmups excluded"),
-                   err);
+    bl_json_put(&st, o, "scope",
+                bl_json_string("warmed evaluation samples only; first run and warmups excluded"),
+                err);
     bl_free(v);
     return bl_measure_hand_over(st, o, out);
 }
@@ -231,8 +226,8 @@ static bl_status evaluation_runtime(const bl_json *prepared, const bl_profile_wo
     bl_json *meta = NULL;
     bl_status st = bl_record_metadata(&in, &meta, err);
     for (size_t i = 0; st == BL_OK && i < bl_json_size(prepared); i++)
-        bl_measure_put(&st, meta, bl_json_key_at(prepared, i, NULL),
-                       bl_json_copy(bl_json_value_at(prepared, i)), err);
+        bl_json_put(&st, meta, bl_json_key_at(prepared, i, NULL),
+                    bl_json_copy(bl_json_value_at(prepared, i)), err);
     return bl_measure_hand_over(st, meta, out);
 }
 
@@ -338,10 +333,10 @@ static bl_status one_evaluation(const bl_profile_args *a, const bl_profile_hooks
 static bl_status fail_row(bl_json *row, const char *error, bl_error *err)
 {
     bl_status st = BL_OK;
-    bl_measure_put(&st, row, "status", bl_json_string("failed"), err);
-    bl_measure_put(&st, row, "error", bl_json_string(error), err);
-    bl_measure_put(&st, row, "world_ticks_per_second", bl_json_null(), err);
-    bl_measure_put(&st, row, "neural_frames_per_second", bl_json_null(), err);
+    bl_json_put(&st, row, "status", bl_json_string("failed"), err);
+    bl_json_put(&st, row, "error", bl_json_string(error), err);
+    bl_json_put(&st, row, "world_ticks_per_second", bl_json_null(), err);
+    bl_json_put(&st, row, "neural_frames_per_second", bl_json_null(), err);
     return st;
 }
 
@@ -349,20 +344,20 @@ static bl_status fail_row(bl_json *row, const char *error, bl_error *err)
  * until the evaluations say otherwise. */
 static void receipt_request(bl_status *st, bl_json *r, const bl_profile_args *a, bl_error *err)
 {
-    bl_measure_put(st, r, "backend", bl_json_string(a->worker_backend), err);
-    bl_measure_put(st, r, "dtype", bl_json_string(a->dtype), err);
-    bl_measure_put(st, r, "fast_math", bl_json_bool(false), err);
-    bl_measure_put(st, r, "node", bl_json_string(a->node), err);
-    bl_measure_put(st, r, "count", bl_json_int(a->count), err);
-    bl_measure_put(st, r, "batch_size", bl_json_int(a->batch_size), err);
-    bl_measure_put(st, r, "cpu_threads", bl_json_int(a->cpu_threads), err);
-    bl_measure_put(st, r, "requested_trials", bl_json_int(a->trials), err);
-    bl_measure_put(st, r, "recording", bl_json_string(a->recording), err);
-    bl_measure_put(st, r, "qualification",
-                   bl_json_string("synchronised evaluation latency only; ahead-of-time compiled "
-                                  "kernels, so no specialisation diagnostic applies"),
-                   err);
-    bl_measure_put(st, r, "status", bl_json_string("failed"), err);
+    bl_json_put(st, r, "backend", bl_json_string(a->worker_backend), err);
+    bl_json_put(st, r, "dtype", bl_json_string(a->dtype), err);
+    bl_json_put(st, r, "fast_math", bl_json_bool(false), err);
+    bl_json_put(st, r, "node", bl_json_string(a->node), err);
+    bl_json_put(st, r, "count", bl_json_int(a->count), err);
+    bl_json_put(st, r, "batch_size", bl_json_int(a->batch_size), err);
+    bl_json_put(st, r, "cpu_threads", bl_json_int(a->cpu_threads), err);
+    bl_json_put(st, r, "requested_trials", bl_json_int(a->trials), err);
+    bl_json_put(st, r, "recording", bl_json_string(a->recording), err);
+    bl_json_put(st, r, "qualification",
+                bl_json_string("synchronised evaluation latency only; ahead-of-time compiled "
+                               "kernels, so no specialisation diagnostic applies"),
+                err);
+    bl_json_put(st, r, "status", bl_json_string("failed"), err);
 }
 
 /* The first run, the warm-ups and the samples, each row appended to its
@@ -401,7 +396,7 @@ static bl_status run_evaluations(const bl_profile_args *a, const bl_profile_hook
                           bl_measure_string(first, "outcome_signature"))))
             st = fail_row(row, "repeated scientific work or raw outcomes changed", err);
         bl_json *list = strcmp(phase, "warmup") == 0 ? warmups : samples;
-        bl_measure_append(&st, list, row, err);
+        bl_json_push(&st, list, row, err);
         if (st != BL_OK)
             break;
         row = bl_json_at(list, bl_json_size(list) - 1);
@@ -429,7 +424,7 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
 
     receipt_request(&st, r, a, err);
     if (st == BL_OK && (!samples || !warmups))
-        st = bl_fail(err, BL_ENOMEM, "out of memory for a receipt");
+        st = bl_fail(err, BL_ENOMEM, "out of memory");
     if (st != BL_OK)
         goto out_of_memory;
 
@@ -474,39 +469,39 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
                     bl_json_size(warmups) == (size_t)a->warmups;
     if (!complete && !failure)
         failure = "not every evaluation ran";
-    bl_measure_put(&st, r, "status", bl_json_string(complete ? "complete" : "failed"), err);
+    bl_json_put(&st, r, "status", bl_json_string(complete ? "complete" : "failed"), err);
     if (failure)
-        bl_measure_put(&st, r, "error", bl_json_string(failure), err);
-    bl_measure_put(&st, r, "source", source ? source : bl_json_null(), err);
+        bl_json_put(&st, r, "error", bl_json_string(failure), err);
+    bl_json_put(&st, r, "source", source ? source : bl_json_null(), err);
     source = NULL;
-    bl_measure_put(&st, r, "runtime", runtime ? runtime : bl_json_null(), err);
+    bl_json_put(&st, r, "runtime", runtime ? runtime : bl_json_null(), err);
     runtime = NULL;
-    bl_measure_put(&st, r, "runtime_preparation_seconds",
-                   prepared ? bl_measure_real_or_null(p1 - p0) : bl_json_null(), err);
-    bl_measure_put(&st, r, "runtime_preparation_boundary",
-                   bl_json_string("executable fingerprint (SHA-256 of the running binary) and "
-                                  "start of the worker thread team"),
-                   err);
-    bl_measure_put(&st, r, "worker_entry_to_first_result_seconds",
-                   bl_measure_real_or_null(first_end - entry), err);
-    bl_measure_put(&st, r, "worker_entry_to_first_result_boundary",
-                   bl_json_string("worker entry (after argument parsing) through the end of the "
-                                  "first evaluation; excludes process start-up, argument parsing "
-                                  "and record writing"),
-                   err);
-    bl_measure_put(&st, r, "actual_arch",
-                   prepared ? bl_json_copy(bl_json_get(prepared, "actual_arch")) : bl_json_null(),
-                   err);
-    bl_measure_put(&st, r, "protocol_signature",
-                   protocol_sig[0] ? bl_json_string(protocol_sig) : bl_json_null(), err);
-    bl_measure_put(&st, r, "protocol", protocol ? protocol : bl_json_null(), err);
+    bl_json_put(&st, r, "runtime_preparation_seconds",
+                prepared ? bl_measure_real_or_null(p1 - p0) : bl_json_null(), err);
+    bl_json_put(&st, r, "runtime_preparation_boundary",
+                bl_json_string("executable fingerprint (SHA-256 of the running binary) and "
+                               "start of the worker thread team"),
+                err);
+    bl_json_put(&st, r, "worker_entry_to_first_result_seconds",
+                bl_measure_real_or_null(first_end - entry), err);
+    bl_json_put(&st, r, "worker_entry_to_first_result_boundary",
+                bl_json_string("worker entry (after argument parsing) through the end of the "
+                               "first evaluation; excludes process start-up, argument parsing "
+                               "and record writing"),
+                err);
+    bl_json_put(&st, r, "actual_arch",
+                prepared ? bl_json_copy(bl_json_get(prepared, "actual_arch")) : bl_json_null(),
+                err);
+    bl_json_put(&st, r, "protocol_signature",
+                protocol_sig[0] ? bl_json_string(protocol_sig) : bl_json_null(), err);
+    bl_json_put(&st, r, "protocol", protocol ? protocol : bl_json_null(), err);
     protocol = NULL;
-    bl_measure_put(&st, r, "samples", samples, err);
-    bl_measure_put(&st, r, "warmups", warmups, err);
+    bl_json_put(&st, r, "samples", samples, err);
+    bl_json_put(&st, r, "warmups", warmups, err);
     samples = warmups = NULL;
-    bl_measure_put(&st, r, "typed_bundle_compiled_counts", bl_json_string("not_applicable"), err);
-    bl_measure_put(&st, r, "statistics", stats, err);
-    bl_measure_put(&st, r, "peak_rss", peak_rss(), err);
+    bl_json_put(&st, r, "typed_bundle_compiled_counts", bl_json_string("not_applicable"), err);
+    bl_json_put(&st, r, "statistics", stats, err);
+    bl_json_put(&st, r, "peak_rss", peak_rss(), err);
     if (st != BL_OK)
         goto out_of_memory;
     bl_profile_workload_destroy(&w);

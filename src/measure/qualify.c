@@ -128,24 +128,24 @@ static bl_status run_outcomes(const bl_qualify_config *cfg, bl_task_kind task,
             }
         }
         bl_json *e = bl_json_object(), *mean = bl_json_object(), *done = bl_json_object();
-        bl_measure_put(&st, e, "model", bl_json_string(cfg->name), err);
-        bl_measure_put(&st, e, "task", bl_json_string(bl_task_name(task)), err);
-        bl_measure_put(&st, e, "outcome_key", bl_json_string(res[0]->trials[0].outcome_key), err);
-        bl_measure_put(&st, e, "horizon",
-                       bl_json_int(bl_resolved_target_spec(plan[0], 0)->horizon), err);
-        bl_measure_put(&st, e, "trials", bl_json_int((int64_t)res[0]->ntrials), err);
-        bl_measure_put(&st, e, "identical_outcomes", bl_json_int((int64_t)identical), err);
-        bl_measure_put(&st, e, "maximum_absolute_difference",
-                       ndiff ? bl_json_real(maxdiff) : bl_json_null(), err);
-        bl_measure_put(&st, mean, "float64", mean_or_null(sum[0], nraw[0]), err);
-        bl_measure_put(&st, mean, "float32", mean_or_null(sum[1], nraw[1]), err);
-        bl_measure_put(&st, e, "mean_raw", mean, err);
-        bl_measure_put(&st, done, "float64", bl_json_int((int64_t)completed[0]), err);
-        bl_measure_put(&st, done, "float32", bl_json_int((int64_t)completed[1]), err);
-        bl_measure_put(&st, e, "completed", done, err);
-        bl_measure_put(&st, e, "status_differences", bl_json_int((int64_t)status_diff), err);
-        bl_measure_put(&st, e, "ticks_differences", bl_json_int((int64_t)tick_diff), err);
-        bl_measure_append(&st, outcomes, e, err);
+        bl_json_put(&st, e, "model", bl_json_string(cfg->name), err);
+        bl_json_put(&st, e, "task", bl_json_string(bl_task_name(task)), err);
+        bl_json_put(&st, e, "outcome_key", bl_json_string(res[0]->trials[0].outcome_key), err);
+        bl_json_put(&st, e, "horizon",
+                    bl_json_int(bl_resolved_target_spec(plan[0], 0)->horizon), err);
+        bl_json_put(&st, e, "trials", bl_json_int((int64_t)res[0]->ntrials), err);
+        bl_json_put(&st, e, "identical_outcomes", bl_json_int((int64_t)identical), err);
+        bl_json_put(&st, e, "maximum_absolute_difference",
+                    ndiff ? bl_json_real(maxdiff) : bl_json_null(), err);
+        bl_json_put(&st, mean, "float64", mean_or_null(sum[0], nraw[0]), err);
+        bl_json_put(&st, mean, "float32", mean_or_null(sum[1], nraw[1]), err);
+        bl_json_put(&st, e, "mean_raw", mean, err);
+        bl_json_put(&st, done, "float64", bl_json_int((int64_t)completed[0]), err);
+        bl_json_put(&st, done, "float32", bl_json_int((int64_t)completed[1]), err);
+        bl_json_put(&st, e, "completed", done, err);
+        bl_json_put(&st, e, "status_differences", bl_json_int((int64_t)status_diff), err);
+        bl_json_put(&st, e, "ticks_differences", bl_json_int((int64_t)tick_diff), err);
+        bl_json_push(&st, outcomes, e, err);
     } else {
         bl_error_prefix(err, "%s/%s outcomes", cfg->name, bl_task_name(task));
     }
@@ -163,84 +163,85 @@ static bl_json *text(const char *s)
     return bl_json_string(s);
 }
 
+/* Runs of prose members of the protocol, each in receipt order. */
+typedef struct {
+    const char *key, *text;
+} prose;
+
+static const prose stream_prose[] = {
+    {"world", "prepare(task, generator(seed, development, \"world\", config, task), "
+              "default horizon)"},
+    {"construction", "construct(config, count, n_inputs, 2, generator(seed, development, "
+                     "\"construction\", config, task)) in float64"},
+    {"drive", "generator(seed, development, \"drive\", config, task): the k-th executed "
+              "frame gets standard normals k*count .. k*count+count-1 (Falandays; SORN gets "
+              "zeros)"},
+};
+
+static const prose setup_prose[] = {
+    {"tasks", "the ten task families with default options"},
+    {"slots", "2 slots from one initial state, active [1, 0]; slot 1 and world 1 must stay "
+              "bit-identical to their initial snapshots"},
+    {"inputs", "the float64 world cohort's receptor vectors; float32 gets them rounded to "
+               "float32"},
+    {"effectors", "the float64 model's effectors drive the float64 world cohort and, rounded, "
+                  "a float32 world cohort compared after every tick"},
+};
+
+static const prose check_prose[] = {
+    {"reset", "reset of the active slot after the last frame must give back the initial "
+              "snapshot bit for bit, in each dtype"},
+    {"precision_check", "the float32 batch and cohort reject any value that is not finite (or "
+                        "required positive) after casting (spec/models.md 5.3)"},
+    {"rules", "integer arrays exact; binary neural arrays exact except within atol + "
+              "rtol*|threshold| of the float64 threshold (a near-threshold divergence, which "
+              "ends the case's comparison); other arrays |a - b| <= atol + rtol*|b| with NaN "
+              "equal to NaN"},
+};
+
+static void put_prose(bl_status *st, bl_json *o, const prose *members, size_t n, bl_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        bl_json_put(st, o, members[i].key, text(members[i].text), err);
+}
+
 static bl_json *protocol_json(const bl_qualify_options *o, bl_error *err)
 {
     bl_status st = BL_OK;
     bl_json *p = bl_json_object(), *streams = bl_json_object(), *params = bl_json_object();
-    bl_measure_put(&st, p, "count", bl_json_int(o->count), err);
-    bl_measure_put(&st, p, "frames", bl_json_int(o->frames), err);
-    bl_measure_put(&st, p, "compared_frames",
-                   text("ceil(frames / neural_frames) whole ticks of neural_frames frames "
-                        "(CartPole: 24 frames per tick), fewer if the world ends first"),
-                   err);
-    bl_measure_put(&st, p, "seed", bl_json_int(o->seed), err);
-    bl_measure_put(&st, p, "partition", text(BL_QUALIFY_PARTITION), err);
-    bl_measure_put(&st, streams, "world",
-                   text("prepare(task, generator(seed, development, \"world\", config, task), "
-                        "default horizon)"),
-                   err);
-    bl_measure_put(&st, streams, "construction",
-                   text("construct(config, count, n_inputs, 2, generator(seed, development, "
-                        "\"construction\", config, task)) in float64"),
-                   err);
-    bl_measure_put(&st, streams, "drive",
-                   text("generator(seed, development, \"drive\", config, task): the k-th "
-                        "executed frame gets standard normals k*count .. k*count+count-1 "
-                        "(Falandays; SORN gets zeros)"),
-                   err);
-    bl_measure_put(&st, p, "streams", streams, err);
-    bl_measure_put(&st, p, "keys",
-                   text("[config name, task name], both strings, e.g. "
-                        "[\"falandays_dale\", \"pong\"]"),
-                   err);
+    bl_json_put(&st, p, "count", bl_json_int(o->count), err);
+    bl_json_put(&st, p, "frames", bl_json_int(o->frames), err);
+    bl_json_put(&st, p, "compared_frames",
+                text("ceil(frames / neural_frames) whole ticks of neural_frames frames "
+                     "(CartPole: 24 frames per tick), fewer if the world ends first"),
+                err);
+    bl_json_put(&st, p, "seed", bl_json_int(o->seed), err);
+    bl_json_put(&st, p, "partition", text(BL_QUALIFY_PARTITION), err);
+    put_prose(&st, streams, stream_prose, sizeof stream_prose / sizeof *stream_prose, err);
+    bl_json_put(&st, p, "streams", streams, err);
+    bl_json_put(&st, p, "keys",
+                text("[config name, task name], both strings, e.g. "
+                     "[\"falandays_dale\", \"pong\"]"),
+                err);
     for (size_t k = 0; k < NCONFIGS && st == BL_OK; k++) {
         bl_json *node = NULL;
         char body[256];
         snprintf(body, sizeof body, "{\"kind\": \"%s\", \"parameters\": %s}", configs[k].node,
                  configs[k].parameters);
         st = bl_json_parse(body, strlen(body), "node", &node, err);
-        bl_measure_put(&st, params, configs[k].name, node, err);
+        bl_json_put(&st, params, configs[k].name, node, err);
     }
-    bl_measure_put(&st, p, "configurations", params, err);
-    bl_measure_put(&st, p, "tasks", text("the ten task families with default options"), err);
-    bl_measure_put(&st, p, "slots",
-                   text("2 slots from one initial state, active [1, 0]; slot 1 and world 1 "
-                        "must stay bit-identical to their initial snapshots"),
-                   err);
-    bl_measure_put(&st, p, "inputs",
-                   text("the float64 world cohort's receptor vectors; float32 gets them "
-                        "rounded to float32"),
-                   err);
-    bl_measure_put(&st, p, "effectors",
-                   text("the float64 model's effectors drive the float64 world cohort and, "
-                        "rounded, a float32 world cohort compared after every tick"),
-                   err);
-    bl_measure_put(&st, p, "freeze_weights_before_frame", bl_json_int(BL_QUALIFY_FREEZE_FRAME),
-                   err);
-    bl_measure_put(&st, p, "reset",
-                   text("reset of the active slot after the last frame must give back the "
-                        "initial snapshot bit for bit, in each dtype"),
-                   err);
-    bl_measure_put(&st, p, "precision_check",
-                   text("the float32 batch and cohort reject any value that is not finite "
-                        "(or required positive) after casting (spec/models.md 5.3)"),
-                   err);
-    bl_measure_put(&st, p, "rules",
-                   text("integer arrays exact; binary neural arrays exact except within "
-                        "atol + rtol*|threshold| of the float64 threshold (a near-threshold "
-                        "divergence, which ends the case's comparison); other arrays "
-                        "|a - b| <= atol + rtol*|b| with NaN equal to NaN"),
-                   err);
-    bl_measure_put(&st, p, "outcome_trials", bl_json_int(o->trials), err);
-    bl_measure_put(&st, p, "outcomes",
-                   text("profile plans of each case, trials blocks x 1 trial, default "
-                        "horizon, default execution, float64 and float32; reported, not gated"),
-                   err);
-    if (st != BL_OK) {
-        bl_json_destroy(p);
-        return NULL;
-    }
-    return p;
+    bl_json_put(&st, p, "configurations", params, err);
+    put_prose(&st, p, setup_prose, sizeof setup_prose / sizeof *setup_prose, err);
+    bl_json_put(&st, p, "freeze_weights_before_frame", bl_json_int(BL_QUALIFY_FREEZE_FRAME),
+                err);
+    put_prose(&st, p, check_prose, sizeof check_prose / sizeof *check_prose, err);
+    bl_json_put(&st, p, "outcome_trials", bl_json_int(o->trials), err);
+    bl_json_put(&st, p, "outcomes",
+                text("profile plans of each case, trials blocks x 1 trial, default "
+                     "horizon, default execution, float64 and float32; reported, not gated"),
+                err);
+    return bl_measure_built(st, p);
 }
 
 bl_status bl_qualify_run(const bl_qualify_options *o, bl_json **receipt, bool *passed,
@@ -270,42 +271,42 @@ bl_status bl_qualify_run(const bl_qualify_options *o, bl_json **receipt, bool *p
     const bool ok = bl_qualify_ledger_failures(l) == 0;
     bl_json *policy = bl_json_object();
     r = bl_json_object();
-    bl_measure_put(&st, r, "format", text("brainlesslab-backend-conformance"), err);
-    bl_measure_put(&st, r, "version", bl_json_int(1), err);
-    bl_measure_put(&st, r, "status", text(ok ? "passed" : "failed"), err);
-    bl_measure_put(&st, r, "backend", text("cpu"), err);
-    bl_measure_put(&st, r, "dtype", text("float32"), err);
-    bl_measure_put(&st, r, "reference_dtype", text("float64"), err);
-    bl_measure_put(&st, policy, "fast_math", bl_json_bool(false), err);
-    bl_measure_put(&st, policy, "reduction", text("ordered"), err);
-    bl_measure_put(&st, policy, "rng", text("philox-host-v1"), err);
-    bl_measure_put(&st, policy, "reference", text("cpu float64"), err);
-    bl_measure_put(&st, r, "policy", policy, err);
-    bl_measure_put(&st, r, "rtol", bl_json_real(o->rtol), err);
-    bl_measure_put(&st, r, "atol", bl_json_real(o->atol), err);
+    bl_json_put(&st, r, "format", text("brainlesslab-backend-conformance"), err);
+    bl_json_put(&st, r, "version", bl_json_int(1), err);
+    bl_json_put(&st, r, "status", text(ok ? "passed" : "failed"), err);
+    bl_json_put(&st, r, "backend", text("cpu"), err);
+    bl_json_put(&st, r, "dtype", text("float32"), err);
+    bl_json_put(&st, r, "reference_dtype", text("float64"), err);
+    bl_json_put(&st, policy, "fast_math", bl_json_bool(false), err);
+    bl_json_put(&st, policy, "reduction", text("ordered"), err);
+    bl_json_put(&st, policy, "rng", text("philox-host-v1"), err);
+    bl_json_put(&st, policy, "reference", text("cpu float64"), err);
+    bl_json_put(&st, r, "policy", policy, err);
+    bl_json_put(&st, r, "rtol", bl_json_real(o->rtol), err);
+    bl_json_put(&st, r, "atol", bl_json_real(o->atol), err);
     if (st == BL_OK)
         st = bl_qualify_ledger_json(l, r, err);
-    bl_measure_put(&st, r, "cases", cases, err);
+    bl_json_put(&st, r, "cases", cases, err);
     cases = NULL;
-    bl_measure_put(&st, r, "outcomes", outcomes, err);
+    bl_json_put(&st, r, "outcomes", outcomes, err);
     outcomes = NULL;
-    bl_measure_put(&st, r, "protocol", protocol_json(o, err), err);
-    bl_measure_put(&st, r, "coverage",
-                   text("every state array after every frame of 4 model configurations "
-                        "(Falandays unsigned, Dale, Oosawa; SORN) x 10 task families on "
-                        "identical inputs and noise; world state after every tick; "
-                        "freeze_weights, reset and inactive slots and worlds"),
-                   err);
-    bl_measure_put(&st, r, "limits",
-                   text("one host, short deterministic input tapes; no long-run bit-equality "
-                        "claim (long closed loops diverge at threshold crossings); "
-                        "whole-trial float32-vs-float64 differences are reported, not gated"),
-                   err);
+    bl_json_put(&st, r, "protocol", protocol_json(o, err), err);
+    bl_json_put(&st, r, "coverage",
+                text("every state array after every frame of 4 model configurations "
+                     "(Falandays unsigned, Dale, Oosawa; SORN) x 10 task families on "
+                     "identical inputs and noise; world state after every tick; "
+                     "freeze_weights, reset and inactive slots and worlds"),
+                err);
+    bl_json_put(&st, r, "limits",
+                text("one host, short deterministic input tapes; no long-run bit-equality "
+                     "claim (long closed loops diverge at threshold crossings); "
+                     "whole-trial float32-vs-float64 differences are reported, not gated"),
+                err);
     /* Where the numbers were measured (a source the host lacks is null). */
     bl_json *host = NULL;
     if (st == BL_OK)
         st = bl_host_describe(NULL, &host, err);
-    bl_measure_put(&st, r, "host", host, err);
+    bl_json_put(&st, r, "host", host, err);
     if (st == BL_OK) {
         *receipt = r;
         *passed = ok;

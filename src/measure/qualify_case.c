@@ -119,23 +119,22 @@ static bl_status case_setup(qcase *c, const bl_qualify_options *o, bl_error *err
     const size_t ne = c->def.n_effectors;
     bl_error cast_err = {0};
     if (c->kind == BL_MODEL_FALANDAYS) {
-        st = bl_falandays_construct(&c->fc, c->n, c->r, ne, &g, &c->fal, err);
+        if ((st = bl_falandays_construct(&c->fc, c->n, c->r, ne, &g, &c->fal, err)) != BL_OK)
+            return st;
         const bl_falandays_init *pair[2] = {c->fal, c->fal};
-        if (st == BL_OK)
-            st = bl_model_create_falandays(pair, 2, BL_FLOAT64, &c->m64, err);
-        if (st == BL_OK)
-            st = precision(c, bl_model_create_falandays(pair, 2, BL_FLOAT32, &c->m32, &cast_err),
-                           &cast_err, err);
+        if ((st = bl_model_create_falandays(pair, 2, BL_FLOAT64, &c->m64, err)) != BL_OK)
+            return st;
+        st = precision(c, bl_model_create_falandays(pair, 2, BL_FLOAT32, &c->m32, &cast_err),
+                       &cast_err, err);
     } else {
-        st = bl_sorn_construct(&c->sc, c->n, c->r, ne, &g, &c->sorn, err);
+        if ((st = bl_sorn_construct(&c->sc, c->n, c->r, ne, &g, &c->sorn, err)) != BL_OK)
+            return st;
         const bl_sorn_init *pair[2] = {c->sorn, c->sorn};
-        if (st == BL_OK) {
-            c->n_e = c->sorn->n_e;
-            st = bl_model_create_sorn(pair, 2, BL_FLOAT64, &c->m64, err);
-        }
-        if (st == BL_OK)
-            st = precision(c, bl_model_create_sorn(pair, 2, BL_FLOAT32, &c->m32, &cast_err),
-                           &cast_err, err);
+        c->n_e = c->sorn->n_e;
+        if ((st = bl_model_create_sorn(pair, 2, BL_FLOAT64, &c->m64, err)) != BL_OK)
+            return st;
+        st = precision(c, bl_model_create_sorn(pair, 2, BL_FLOAT32, &c->m32, &cast_err),
+                       &cast_err, err);
     }
     if (st != BL_OK)
         return st;
@@ -155,16 +154,13 @@ static bl_status case_setup(qcase *c, const bl_qualify_options *o, bl_error *err
     c->marg = bl_calloc(4 * c->n, sizeof *c->marg);
     if (!c->in64 || !c->in32 || !c->nz64 || !c->nz32 || !c->eff32 || !c->marg)
         return nomem(err);
-    for (size_t s = 0; s < 2 && st == BL_OK; s++) {
-        st = bl_model_snapshot(c->m64, s, &c->init64[s], err);
-        if (st == BL_OK)
-            st = bl_model_snapshot(c->m32, s, &c->init32[s], err);
-        if (st == BL_OK)
-            st = bl_worlds_snapshot(c->w64, s, &c->winit64[s], err);
-        if (st == BL_OK)
-            st = bl_worlds_snapshot(c->w32, s, &c->winit32[s], err);
-    }
-    return st;
+    for (size_t s = 0; s < 2; s++)
+        if ((st = bl_model_snapshot(c->m64, s, &c->init64[s], err)) != BL_OK ||
+            (st = bl_model_snapshot(c->m32, s, &c->init32[s], err)) != BL_OK ||
+            (st = bl_worlds_snapshot(c->w64, s, &c->winit64[s], err)) != BL_OK ||
+            (st = bl_worlds_snapshot(c->w32, s, &c->winit32[s], err)) != BL_OK)
+            return st;
+    return BL_OK;
 }
 
 /* One comparison, folded into the case's figures. */
@@ -198,10 +194,9 @@ static bl_status compare_frame(qcase *c, bl_qualify_ledger *l, int64_t frame, bo
                                bl_error *err)
 {
     bl_snapshot *s64 = NULL, *s32 = NULL;
-    bl_status st = bl_model_snapshot(c->m64, 0, &s64, err);
-    if (st == BL_OK)
-        st = bl_model_snapshot(c->m32, 0, &s32, err);
-    if (st != BL_OK)
+    bl_status st;
+    if ((st = bl_model_snapshot(c->m64, 0, &s64, err)) != BL_OK ||
+        (st = bl_model_snapshot(c->m32, 0, &s32, err)) != BL_OK)
         goto done;
     const size_t n = c->n;
     double *cur = c->marg, *cur_t = c->marg + n, *prev = c->marg + 2 * n,
@@ -236,10 +231,9 @@ done:
 static bl_status compare_worlds(qcase *c, bl_qualify_ledger *l, int64_t tick, bl_error *err)
 {
     bl_snapshot *s64 = NULL, *s32 = NULL;
-    bl_status st = bl_worlds_snapshot(c->w64, 0, &s64, err);
-    if (st == BL_OK)
-        st = bl_worlds_snapshot(c->w32, 0, &s32, err);
-    if (st == BL_OK)
+    bl_status st;
+    if ((st = bl_worlds_snapshot(c->w64, 0, &s64, err)) == BL_OK &&
+        (st = bl_worlds_snapshot(c->w32, 0, &s32, err)) == BL_OK)
         st = check(c, l, "tick", tick, false, cross, s32, s64, false, NULL, NULL, err);
     bl_snapshot_destroy(s64);
     bl_snapshot_destroy(s32);
@@ -274,32 +268,27 @@ static bl_status lockstep(qcase *c, const bl_qualify_options *o, bl_qualify_ledg
                   *wticks = bl_worlds_ticks(c->w64);
 
     /* The initial states, and the float64 "before" of the first frame. */
-    st = check(c, l, "initial", 0, true, cross, c->init32[0], c->init64[0], false, NULL, NULL,
-               err);
-    if (st == BL_OK)
-        st = check(c, l, "initial", 0, false, cross, c->winit32[0], c->winit64[0], false, NULL,
-                   NULL, err);
-    if (st == BL_OK)
-        st = bl_model_snapshot(c->m64, 0, &c->before64, err);
+    if ((st = check(c, l, "initial", 0, true, cross, c->init32[0], c->init64[0], false, NULL,
+                    NULL, err)) != BL_OK ||
+        (st = check(c, l, "initial", 0, false, cross, c->winit32[0], c->winit64[0], false, NULL,
+                    NULL, err)) != BL_OK ||
+        (st = bl_model_snapshot(c->m64, 0, &c->before64, err)) != BL_OK)
+        return st;
     bool comparing = true;
-    for (int64_t t = 0; st == BL_OK && t < ticks; t++) {
+    for (int64_t t = 0; t < ticks; t++) {
         /* The runner's activity rule (models.md §4 item 5), for the slot
          * that runs: a world that ended or failed takes no more frames. */
         if (done[0] || !tfin[0] || !bl_model_finite(c->m64)[0] ||
             wticks[0] >= c->def.default_horizon)
             break;
-        for (int32_t f = 1; st == BL_OK && f <= F; f++) {
-            if (c->frames + 1 == BL_QUALIFY_FREEZE_FRAME) {
-                st = bl_model_freeze_weights(c->m64, active, 2, err);
-                if (st == BL_OK)
-                    st = bl_model_freeze_weights(c->m32, active, 2, err);
-            }
-            if (st == BL_OK)
-                st = bl_worlds_encode(c->w64, f, active, 2, err);
-            if (st == BL_OK)
-                st = bl_worlds_encode(c->w32, f, active, 2, err);
-            if (st != BL_OK)
-                break;
+        for (int32_t f = 1; f <= F; f++) {
+            if (c->frames + 1 == BL_QUALIFY_FREEZE_FRAME &&
+                ((st = bl_model_freeze_weights(c->m64, active, 2, err)) != BL_OK ||
+                 (st = bl_model_freeze_weights(c->m32, active, 2, err)) != BL_OK))
+                return st;
+            if ((st = bl_worlds_encode(c->w64, f, active, 2, err)) != BL_OK ||
+                (st = bl_worlds_encode(c->w32, f, active, 2, err)) != BL_OK)
+                return st;
             memcpy(c->in64, bl_worlds_inputs(c->w64), 2 * r * sizeof *c->in64);
             round_to_float(c->in64, c->in32, 2 * r);
             /* Row k of the drive stream for the running slot; the inactive
@@ -308,30 +297,26 @@ static bl_status lockstep(qcase *c, const bl_qualify_options *o, bl_qualify_ledg
                 bl_gen_standard_normal_fill(&drive, c->nz64, n);
                 round_to_float(c->nz64, c->nz32, n);
             }
-            st = bl_model_step(c->m64, &x64, &z64, active, 2, err);
-            if (st == BL_OK)
-                st = bl_model_step(c->m32, &x32, &z32, active, 2, err);
-            if (st != BL_OK)
-                break;
+            if ((st = bl_model_step(c->m64, &x64, &z64, active, 2, err)) != BL_OK ||
+                (st = bl_model_step(c->m32, &x32, &z32, active, 2, err)) != BL_OK)
+                return st;
             c->frames++;
             if (comparing && (st = compare_frame(c, l, c->frames, &comparing, err)) != BL_OK)
-                break;
+                return st;
             e64.data = bl_model_effector_data(c->m64);
             round_to_float(e64.data, c->eff32, 2 * ne);
-            st = bl_worlds_accumulate(c->w64, &e64, f, active, 2, err);
-            if (st == BL_OK)
-                st = bl_worlds_accumulate(c->w32, &e32, f, active, 2, err);
+            if ((st = bl_worlds_accumulate(c->w64, &e64, f, active, 2, err)) != BL_OK ||
+                (st = bl_worlds_accumulate(c->w32, &e32, f, active, 2, err)) != BL_OK)
+                return st;
         }
-        if (st == BL_OK)
-            st = bl_worlds_advance(c->w64, &e64, active, 2, err);
-        if (st == BL_OK)
-            st = bl_worlds_advance(c->w32, &e32, active, 2, err);
-        if (st == BL_OK) {
-            c->ticks++;
-            st = compare_worlds(c, l, c->ticks, err);
-        }
+        if ((st = bl_worlds_advance(c->w64, &e64, active, 2, err)) != BL_OK ||
+            (st = bl_worlds_advance(c->w32, &e32, active, 2, err)) != BL_OK)
+            return st;
+        c->ticks++;
+        if ((st = compare_worlds(c, l, c->ticks, err)) != BL_OK)
+            return st;
     }
-    return st;
+    return BL_OK;
 }
 
 /* The inactive slot and world, untouched; then a reset of the active slot
@@ -339,44 +324,37 @@ static bl_status lockstep(qcase *c, const bl_qualify_options *o, bl_qualify_ledg
 static bl_status untouched_and_reset(qcase *c, bl_qualify_ledger *l, bl_error *err)
 {
     static const int32_t active[2] = {1, 0};
+    /* Slot 1 of each batch and world against its initial state: model
+     * float64, float32, then world float64, float32. */
+    static const char *const dtype[4] = {"float64", "float32", "float64", "float32"};
+    const bl_snapshot *const initial[4] = {c->init64[1], c->init32[1], c->winit64[1],
+                                           c->winit32[1]};
     bl_snapshot *s[4] = {0};
-    bl_status st = bl_model_snapshot(c->m64, 1, &s[0], err);
-    if (st == BL_OK)
-        st = bl_model_snapshot(c->m32, 1, &s[1], err);
-    if (st == BL_OK)
-        st = bl_worlds_snapshot(c->w64, 1, &s[2], err);
-    if (st == BL_OK)
-        st = bl_worlds_snapshot(c->w32, 1, &s[3], err);
-    if (st == BL_OK)
-        st = check(c, l, "inactive", 0, true, "float64", s[0], c->init64[1], true, NULL, NULL,
-                   err);
-    if (st == BL_OK)
-        st = check(c, l, "inactive", 0, true, "float32", s[1], c->init32[1], true, NULL, NULL,
-                   err);
-    if (st == BL_OK)
-        st = check(c, l, "inactive", 0, false, "float64", s[2], c->winit64[1], true, NULL, NULL,
-                   err);
-    if (st == BL_OK)
-        st = check(c, l, "inactive", 0, false, "float32", s[3], c->winit32[1], true, NULL, NULL,
-                   err);
+    bl_status st;
+    if ((st = bl_model_snapshot(c->m64, 1, &s[0], err)) != BL_OK ||
+        (st = bl_model_snapshot(c->m32, 1, &s[1], err)) != BL_OK ||
+        (st = bl_worlds_snapshot(c->w64, 1, &s[2], err)) != BL_OK ||
+        (st = bl_worlds_snapshot(c->w32, 1, &s[3], err)) != BL_OK)
+        goto done;
+    for (int k = 0; k < 4; k++)
+        if ((st = check(c, l, "inactive", 0, k < 2, dtype[k], s[k], initial[k], true, NULL, NULL,
+                        err)) != BL_OK)
+            goto done;
     for (int k = 0; k < 4; k++) {
         bl_snapshot_destroy(s[k]);
         s[k] = NULL;
     }
-    if (st == BL_OK)
-        st = bl_model_reset(c->m64, active, 2, err);
-    if (st == BL_OK)
-        st = bl_model_reset(c->m32, active, 2, err);
-    if (st == BL_OK)
-        st = bl_model_snapshot(c->m64, 0, &s[0], err);
-    if (st == BL_OK)
-        st = bl_model_snapshot(c->m32, 0, &s[1], err);
-    if (st == BL_OK)
-        st = check(c, l, "reset", 0, true, "float64", s[0], c->init64[0], true, NULL, NULL, err);
-    if (st == BL_OK)
-        st = check(c, l, "reset", 0, true, "float32", s[1], c->init32[0], true, NULL, NULL, err);
-    bl_snapshot_destroy(s[0]);
-    bl_snapshot_destroy(s[1]);
+    if ((st = bl_model_reset(c->m64, active, 2, err)) != BL_OK ||
+        (st = bl_model_reset(c->m32, active, 2, err)) != BL_OK ||
+        (st = bl_model_snapshot(c->m64, 0, &s[0], err)) != BL_OK ||
+        (st = bl_model_snapshot(c->m32, 0, &s[1], err)) != BL_OK ||
+        (st = check(c, l, "reset", 0, true, "float64", s[0], c->init64[0], true, NULL, NULL,
+                    err)) != BL_OK)
+        goto done;
+    st = check(c, l, "reset", 0, true, "float32", s[1], c->init32[0], true, NULL, NULL, err);
+done:
+    for (int k = 0; k < 4; k++)
+        bl_snapshot_destroy(s[k]);
     return st;
 }
 
@@ -384,25 +362,21 @@ static bl_json *case_json(const qcase *c)
 {
     bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    bl_measure_put(&st, o, "model", bl_json_string(c->cfg->name), NULL);
-    bl_measure_put(&st, o, "task", bl_json_string(bl_task_name(c->task)), NULL);
-    bl_measure_put(&st, o, "neural_frames", bl_json_int(c->def.neural_frames), NULL);
-    bl_measure_put(&st, o, "frames", bl_json_int(c->frames), NULL);
-    bl_measure_put(&st, o, "ticks", bl_json_int(c->ticks), NULL);
-    bl_measure_put(&st, o, "compared_frames", bl_json_int(c->compared_frames), NULL);
-    bl_measure_put(&st, o, "diverged_at_frame",
-                   c->diverged_at ? bl_json_int(c->diverged_at) : bl_json_null(), NULL);
-    bl_measure_put(&st, o, "snapshots", bl_json_int((int64_t)c->snapshots), NULL);
-    bl_measure_put(&st, o, "maximum_absolute_difference", bl_json_real(c->max_abs), NULL);
-    bl_measure_put(&st, o, "status",
-                   bl_json_string(c->failed || c->precision ? "failed" : "passed"), NULL);
-    bl_measure_put(&st, o, "precision_check",
-                   bl_json_string(c->precision ? c->precision : "passed"), NULL);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return NULL;
-    }
-    return o;
+    bl_json_put(&st, o, "model", bl_json_string(c->cfg->name), NULL);
+    bl_json_put(&st, o, "task", bl_json_string(bl_task_name(c->task)), NULL);
+    bl_json_put(&st, o, "neural_frames", bl_json_int(c->def.neural_frames), NULL);
+    bl_json_put(&st, o, "frames", bl_json_int(c->frames), NULL);
+    bl_json_put(&st, o, "ticks", bl_json_int(c->ticks), NULL);
+    bl_json_put(&st, o, "compared_frames", bl_json_int(c->compared_frames), NULL);
+    bl_json_put(&st, o, "diverged_at_frame",
+                c->diverged_at ? bl_json_int(c->diverged_at) : bl_json_null(), NULL);
+    bl_json_put(&st, o, "snapshots", bl_json_int((int64_t)c->snapshots), NULL);
+    bl_json_put(&st, o, "maximum_absolute_difference", bl_json_real(c->max_abs), NULL);
+    bl_json_put(&st, o, "status",
+                bl_json_string(c->failed || c->precision ? "failed" : "passed"), NULL);
+    bl_json_put(&st, o, "precision_check",
+                bl_json_string(c->precision ? c->precision : "passed"), NULL);
+    return bl_measure_built(st, o);
 }
 
 /* ---- the plan of a case ------------------------------------------------------ */
@@ -422,21 +396,21 @@ bl_status bl_qualify_case_plan(const bl_qualify_config *cfg, bl_task_kind task,
     bl_json *composition = NULL, *evaluation = NULL, *numerics = NULL;
     bl_plan *plan = NULL;
     bl_status st = bl_json_parse(text, strlen(text), "composition", &composition, err);
-    if (st == BL_OK) {
-        snprintf(text, sizeof text,
-                 "{\"blocks\": %" PRId64 ", \"trials_per_block\": 1, \"root_seed\": %" PRId64
-                 ", \"seed_partition\": \"" BL_QUALIFY_PARTITION "\"}",
-                 trials, o->seed);
-        st = bl_json_parse(text, strlen(text), "evaluation", &evaluation, err);
-    }
-    if (st == BL_OK) {
-        snprintf(text, sizeof text, "{\"dtype\": \"%s\"}", dtype);
-        st = bl_json_parse(text, strlen(text), "numerics", &numerics, err);
-    }
-    if (st == BL_OK)
-        st = bl_plan_profile(composition, evaluation, numerics, "qualify", false, &plan, err);
-    if (st == BL_OK)
-        st = bl_plan_resolve(plan, out, err);
+    if (st != BL_OK)
+        goto done;
+    snprintf(text, sizeof text,
+             "{\"blocks\": %" PRId64 ", \"trials_per_block\": 1, \"root_seed\": %" PRId64
+             ", \"seed_partition\": \"" BL_QUALIFY_PARTITION "\"}",
+             trials, o->seed);
+    if ((st = bl_json_parse(text, strlen(text), "evaluation", &evaluation, err)) != BL_OK)
+        goto done;
+    snprintf(text, sizeof text, "{\"dtype\": \"%s\"}", dtype);
+    if ((st = bl_json_parse(text, strlen(text), "numerics", &numerics, err)) != BL_OK ||
+        (st = bl_plan_profile(composition, evaluation, numerics, "qualify", false, &plan,
+                              err)) != BL_OK)
+        goto done;
+    st = bl_plan_resolve(plan, out, err);
+done:
     bl_plan_destroy(plan);
     bl_json_destroy(composition);
     bl_json_destroy(evaluation);
@@ -475,7 +449,7 @@ bl_status bl_qualify_case_run(const bl_qualify_config *cfg, bl_task_kind task,
     if (st == BL_OK && !c.precision)
         st = untouched_and_reset(&c, l, err);
     if (st == BL_OK) {
-        bl_measure_append(&st, cases, case_json(&c), err);
+        bl_json_push(&st, cases, case_json(&c), err);
     } else {
         bl_error_prefix(err, "%s", c.label);
     }

@@ -207,23 +207,19 @@ static bl_json *index_json(const bl_snapshot_array *a, size_t flat)
     bl_json *idx = bl_json_array();
     bl_status st = BL_OK;
     if (a->ndim == 2) {
-        bl_measure_append(&st, idx, bl_json_int((int64_t)(flat / a->shape[1])), NULL);
-        bl_measure_append(&st, idx, bl_json_int((int64_t)(flat % a->shape[1])), NULL);
+        bl_json_push(&st, idx, bl_json_int((int64_t)(flat / a->shape[1])), NULL);
+        bl_json_push(&st, idx, bl_json_int((int64_t)(flat % a->shape[1])), NULL);
     } else if (a->ndim == 1) {
-        bl_measure_append(&st, idx, bl_json_int((int64_t)flat), NULL);
+        bl_json_push(&st, idx, bl_json_int((int64_t)flat), NULL);
     }
-    if (st != BL_OK) {
-        bl_json_destroy(idx);
-        return NULL;
-    }
-    return idx;
+    return bl_measure_built(st, idx);
 }
 
 static void site_members(bl_status *st, bl_json *o, const bl_qualify_site *site, bl_error *err)
 {
-    bl_measure_put(st, o, "case", bl_json_string(site->label), err);
-    bl_measure_put(st, o, "stage", bl_json_string(site->stage), err);
-    bl_measure_put(st, o, "step", bl_json_int(site->step), err);
+    bl_json_put(st, o, "case", bl_json_string(site->label), err);
+    bl_json_put(st, o, "stage", bl_json_string(site->stage), err);
+    bl_json_put(st, o, "step", bl_json_int(site->step), err);
 }
 
 static bl_status record_failure(bl_qualify_ledger *l, const bl_qualify_site *site,
@@ -237,13 +233,13 @@ static bl_status record_failure(bl_qualify_ledger *l, const bl_qualify_site *sit
     bl_status st = BL_OK;
     bl_json *o = bl_json_object();
     site_members(&st, o, site, err);
-    bl_measure_put(&st, o, "array", bl_json_string(key), err);
-    bl_measure_put(&st, o, "index", index_json(a, flat), err);
-    bl_measure_put(&st, o, "rule", bl_json_string(rule), err);
-    bl_measure_put(&st, o, "comparison", bl_json_string(site->what), err);
-    bl_measure_put(&st, o, "observed", value_json(observed), err);
-    bl_measure_put(&st, o, "expected", value_json(expected), err);
-    bl_measure_append(&st, l->failures, o, err);
+    bl_json_put(&st, o, "array", bl_json_string(key), err);
+    bl_json_put(&st, o, "index", index_json(a, flat), err);
+    bl_json_put(&st, o, "rule", bl_json_string(rule), err);
+    bl_json_put(&st, o, "comparison", bl_json_string(site->what), err);
+    bl_json_put(&st, o, "observed", value_json(observed), err);
+    bl_json_put(&st, o, "expected", value_json(expected), err);
+    bl_json_push(&st, l->failures, o, err);
     return st;
 }
 
@@ -255,10 +251,10 @@ bl_status bl_qualify_fail_message(bl_qualify_ledger *l, const char *label, const
         return BL_OK;
     bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    bl_measure_put(&st, o, "case", bl_json_string(label), err);
-    bl_measure_put(&st, o, "stage", bl_json_string(stage), err);
-    bl_measure_put(&st, o, "message", bl_json_string(message), err);
-    bl_measure_append(&st, l->failures, o, err);
+    bl_json_put(&st, o, "case", bl_json_string(label), err);
+    bl_json_put(&st, o, "stage", bl_json_string(stage), err);
+    bl_json_put(&st, o, "message", bl_json_string(message), err);
+    bl_json_push(&st, l->failures, o, err);
     return st;
 }
 
@@ -269,15 +265,15 @@ static bl_status record_divergence(bl_qualify_ledger *l, const bl_qualify_site *
 {
     bl_status st = BL_OK;
     bl_json *o = bl_json_object();
-    bl_measure_put(&st, o, "case", bl_json_string(site->label), err);
-    bl_measure_put(&st, o, "frame", bl_json_int(site->step), err);
-    bl_measure_put(&st, o, "array", bl_json_string(key), err);
-    bl_measure_put(&st, o, "index", index_json(a, i), err);
-    bl_measure_put(&st, o, "margin", value_json(margin), err);
-    bl_measure_put(&st, o, "threshold", value_json(threshold), err);
-    bl_measure_put(&st, o, "float32", value_json(observed), err);
-    bl_measure_put(&st, o, "float64", value_json(expected), err);
-    bl_measure_append(&st, l->divergences, o, err);
+    bl_json_put(&st, o, "case", bl_json_string(site->label), err);
+    bl_json_put(&st, o, "frame", bl_json_int(site->step), err);
+    bl_json_put(&st, o, "array", bl_json_string(key), err);
+    bl_json_put(&st, o, "index", index_json(a, i), err);
+    bl_json_put(&st, o, "margin", value_json(margin), err);
+    bl_json_put(&st, o, "threshold", value_json(threshold), err);
+    bl_json_put(&st, o, "float32", value_json(observed), err);
+    bl_json_put(&st, o, "float64", value_json(expected), err);
+    bl_json_push(&st, l->divergences, o, err);
     return st;
 }
 
@@ -402,20 +398,20 @@ bl_status bl_qualify_compare(bl_qualify_ledger *l, const bl_qualify_site *site,
 bl_status bl_qualify_ledger_json(const bl_qualify_ledger *l, bl_json *receipt, bl_error *err)
 {
     bl_status st = BL_OK;
-    bl_measure_put(&st, receipt, "snapshots", bl_json_int((int64_t)l->snapshots), err);
-    bl_measure_put(&st, receipt, "maximum_absolute_difference", bl_json_real(l->max_abs), err);
+    bl_json_put(&st, receipt, "snapshots", bl_json_int((int64_t)l->snapshots), err);
+    bl_json_put(&st, receipt, "maximum_absolute_difference", bl_json_real(l->max_abs), err);
     bl_json *arrays = bl_json_object();
     for (size_t k = 0; k < l->narrays && st == BL_OK; k++) {
         bl_json *a = bl_json_object();
-        bl_measure_put(&st, a, "snapshots", bl_json_int((int64_t)l->arrays[k].snapshots), err);
-        bl_measure_put(&st, a, "maximum_absolute_difference",
-                       bl_json_real(l->arrays[k].max_abs), err);
-        bl_measure_put(&st, arrays, l->arrays[k].key, a, err);
+        bl_json_put(&st, a, "snapshots", bl_json_int((int64_t)l->arrays[k].snapshots), err);
+        bl_json_put(&st, a, "maximum_absolute_difference",
+                    bl_json_real(l->arrays[k].max_abs), err);
+        bl_json_put(&st, arrays, l->arrays[k].key, a, err);
     }
-    bl_measure_put(&st, receipt, "arrays", arrays, err);
-    bl_measure_put(&st, receipt, "near_threshold_divergences", bl_json_copy(l->divergences),
-                   err);
-    bl_measure_put(&st, receipt, "failure_count", bl_json_int((int64_t)l->nfailures), err);
-    bl_measure_put(&st, receipt, "failures", bl_json_copy(l->failures), err);
+    bl_json_put(&st, receipt, "arrays", arrays, err);
+    bl_json_put(&st, receipt, "near_threshold_divergences", bl_json_copy(l->divergences),
+                err);
+    bl_json_put(&st, receipt, "failure_count", bl_json_int((int64_t)l->nfailures), err);
+    bl_json_put(&st, receipt, "failures", bl_json_copy(l->failures), err);
     return st;
 }

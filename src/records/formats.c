@@ -21,15 +21,11 @@ bl_status bl_record_check_finite(const bl_json *v, bl_error *err)
         return BL_OK;
     }
     case BL_JSON_ARRAY:
-        for (size_t i = 0; i < bl_json_size(v); i++) {
-            bl_status st = bl_record_check_finite(bl_json_at(v, i), err);
-            if (st != BL_OK)
-                return st;
-        }
-        return BL_OK;
     case BL_JSON_OBJECT:
         for (size_t i = 0; i < bl_json_size(v); i++) {
-            bl_status st = bl_record_check_finite(bl_json_value_at(v, i), err);
+            const bl_json *item =
+                bl_json_kindof(v) == BL_JSON_ARRAY ? bl_json_at(v, i) : bl_json_value_at(v, i);
+            bl_status st = bl_record_check_finite(item, err);
             if (st != BL_OK)
                 return st;
         }

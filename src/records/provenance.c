@@ -48,12 +48,10 @@ static bl_status receipt_member(void *vctx, const char *name, const void *data, 
                                 bl_error *err)
 {
     receipt_ctx *ctx = vctx;
-    uint8_t digest[BL_SHA256_BYTES];
     char hex[2 * BL_SHA256_BYTES + 1];
-    bl_status st = bl_sha256(data, len, digest, err);
+    bl_status st = bl_sha256_hex(data, len, hex, err);
     if (st != BL_OK)
         return st;
-    bl_hex(digest, sizeof digest, hex);
     bl_json_push(&st, ctx->files, bl_json_string(name), err);
     bl_json_put(&st, ctx->file_sha256, name, bl_json_string(hex), err);
     return st;
@@ -62,12 +60,10 @@ static bl_status receipt_member(void *vctx, const char *name, const void *data, 
 bl_status bl_source_receipt(bl_json **out, bl_error *err)
 {
     *out = NULL;
-    uint8_t digest[BL_SHA256_BYTES];
     char hex[2 * BL_SHA256_BYTES + 1];
-    bl_status st = bl_sha256(bl_bundle_bytes, bl_bundle_size, digest, err);
+    bl_status st = bl_sha256_hex(bl_bundle_bytes, bl_bundle_size, hex, err);
     if (st != BL_OK)
         return st;
-    bl_hex(digest, sizeof digest, hex);
     /* A mismatch means the binary was altered after the build: the receipt
      * would vouch for sources other than the ones it names. */
     if (strcmp(hex, bl_bundle_sha256) != 0)

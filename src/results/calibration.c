@@ -356,29 +356,6 @@ bl_status bl_calibration_json(const bl_calibration *c, bl_json **out, bl_error *
     return record_build(c, true, out, err);
 }
 
-bl_status bl_calibration_analytic(const bl_json *signature, bl_calibration **out, bl_error *err)
-{
-    bl_calibration *c;
-    bl_status st = record_new(signature, &c, err);
-    if (st != BL_OK)
-        return st;
-    c->analytic = true;
-    c->upper_bound = 1.0;
-    c->null_mean = c->null_interval[0] = c->null_interval[1] = 0.5;
-    if (!(c->trajectory_ids = bl_json_array()))
-        st = nomem(err);
-    if (st == BL_OK)
-        st = check_record(c, err);
-    if (st == BL_OK)
-        st = record_digest(c, c->id, err);
-    if (st != BL_OK) {
-        bl_calibration_destroy(c);
-        return st;
-    }
-    *out = c;
-    return BL_OK;
-}
-
 /* §9.4: mean, standard error and the null-mean bootstrap interval. */
 static bl_status summarise_null(bl_calibration *c, bl_error *err)
 {
@@ -418,6 +395,43 @@ static bl_json *default_ids(void)
     return a;
 }
 
+/* The end of every constructor, st being how its filling went: a record
+ * that passes check_record gets its null summary (when `summarise`) and its
+ * id, which must be `expected_id` when that is given, and is handed out;
+ * otherwise it is destroyed. */
+static bl_status record_seal(bl_status st, bl_calibration *c, bool summarise,
+                             const char *expected_id, bl_calibration **out, bl_error *err)
+{
+    if (st == BL_OK)
+        st = check_record(c, err);
+    if (st == BL_OK && summarise)
+        st = summarise_null(c, err);
+    if (st == BL_OK)
+        st = record_digest(c, c->id, err);
+    if (st == BL_OK && expected_id && strcmp(c->id, expected_id) != 0)
+        st = bl_fail(err, BL_EVALUE, "calibration content hash does not match the record");
+    if (st != BL_OK) {
+        bl_calibration_destroy(c);
+        return st;
+    }
+    *out = c;
+    return BL_OK;
+}
+
+bl_status bl_calibration_analytic(const bl_json *signature, bl_calibration **out, bl_error *err)
+{
+    bl_calibration *c;
+    bl_status st = record_new(signature, &c, err);
+    if (st != BL_OK)
+        return st;
+    c->analytic = true;
+    c->upper_bound = 1.0;
+    c->null_mean = c->null_interval[0] = c->null_interval[1] = 0.5;
+    if (!(c->trajectory_ids = bl_json_array()))
+        st = nomem(err);
+    return record_seal(st, c, false, NULL, out, err);
+}
+
 bl_status bl_calibration_empirical(const bl_json *signature, const double *scores, size_t n,
                                    double upper_bound, const bl_json *trajectory_ids,
                                    int64_t root_seed, int64_t repetitions, bl_calibration **out,
@@ -443,21 +457,9 @@ bl_status bl_calibration_empirical(const bl_json *signature, const double *score
         st = nomem(err);
     if (st == BL_OK && !c->trajectory_ids)
         st = nomem(err);
-    if (st == BL_OK) {
-        if (n)
-            memcpy(c->trial_scores, scores, n * sizeof *scores);
-        st = check_record(c, err);
-    }
-    if (st == BL_OK)
-        st = summarise_null(c, err);
-    if (st == BL_OK)
-        st = record_digest(c, c->id, err);
-    if (st != BL_OK) {
-        bl_calibration_destroy(c);
-        return st;
-    }
-    *out = c;
-    return BL_OK;
+    if (st == BL_OK && n)
+        memcpy(c->trial_scores, scores, n * sizeof *scores);
+    return record_seal(st, c, true, NULL, out, err);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -528,18 +530,7 @@ bl_status bl_calibration_from_json(const bl_json *record, bl_calibration **out, 
     st = read_numbers(record, c, err);
     if (st == BL_OK && !(c->trajectory_ids = bl_json_copy(bl_json_get(record, "trajectory_ids"))))
         st = nomem(err);
-    if (st == BL_OK)
-        st = check_record(c, err);
-    if (st == BL_OK)
-        st = record_digest(c, c->id, err);
-    if (st == BL_OK && strcmp(c->id, id) != 0)
-        st = bl_fail(err, BL_EVALUE, "calibration content hash does not match the record");
-    if (st != BL_OK) {
-        bl_calibration_destroy(c);
-        return st;
-    }
-    *out = c;
-    return BL_OK;
+    return record_seal(st, c, false, id, out, err);
 }
 
 /* ---- documents and files ------------------------------------------------ */
