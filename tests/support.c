@@ -272,6 +272,51 @@ void bl_test_rmtree(const char *path)
         print_message("warning: could not remove %s\n", path);
 }
 
+/* The state of BL_TEST_IN_DIR: the directory and the paths named in it. */
+typedef struct test_dir {
+    char *dir;
+    char *paths[16];
+    size_t npaths;
+} test_dir;
+
+int bl_test_dir_setup(void **state)
+{
+    test_dir *d = calloc(1, sizeof *d);
+    if (!d)
+        return -1;
+    d->dir = bl_test_mkdtemp();
+    *state = d;
+    return 0;
+}
+
+int bl_test_dir_teardown(void **state)
+{
+    test_dir *d = *state;
+    bl_test_rmtree(d->dir);
+    free(d->dir);
+    for (size_t i = 0; i < d->npaths; i++)
+        free(d->paths[i]);
+    free(d);
+    return 0;
+}
+
+const char *bl_test_dir(void **state)
+{
+    return ((test_dir *)*state)->dir;
+}
+
+const char *bl_test_path(void **state, const char *name)
+{
+    test_dir *d = *state;
+    if (d->npaths == sizeof d->paths / sizeof *d->paths)
+        fail_msg("more than %zu paths in one test directory", d->npaths);
+    size_t size = strlen(d->dir) + strlen(name) + 2;
+    char *path = malloc(size);
+    assert_non_null(path);
+    snprintf(path, size, "%s/%s", d->dir, name);
+    return d->paths[d->npaths++] = path;
+}
+
 struct bl_resolved_plan *bl_test_resolve_text(const char *toml)
 {
     bl_json *doc = NULL;

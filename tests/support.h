@@ -122,6 +122,17 @@ long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, lon
 
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);
+/* A test's own temporary directory as a cmocka fixture: the setup makes it,
+ * the teardown removes it with all it holds, whether the test passed or not.
+ * BL_TEST_IN_DIR registers a test with them; the test finds the directory
+ * with bl_test_dir(state) and names files in it with bl_test_path. */
+int bl_test_dir_setup(void **state);
+int bl_test_dir_teardown(void **state);
+const char *bl_test_dir(void **state);
+/* "<the test's directory>/<name>", kept until the teardown. */
+const char *bl_test_path(void **state, const char *name);
+#define BL_TEST_IN_DIR(test)                                                   \
+    cmocka_unit_test_setup_teardown(test, bl_test_dir_setup, bl_test_dir_teardown)
 /* The whole file as a NUL-terminated heap string (caller frees), its length
  * into *len unless len is NULL; fails the test when it cannot be read. */
 char *bl_test_read(const char *path, size_t *len);

@@ -628,8 +628,7 @@ static pid_t ready_worker(pid_t parent, int sig)
  * sent to the process group, as a service manager sends it). */
 static void test_qualify_and_profile_stop_signals(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char dest[4200], outp[4200], errp[4200], path[4300];
     snprintf(dest, sizeof dest, "%s/dest", dir);
     snprintf(outp, sizeof outp, "%s/stdout", dir);
@@ -701,8 +700,6 @@ static void test_qualify_and_profile_stop_signals(void **state)
     bl_json_destroy(receipt);
     free(o);
     free(e);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -719,7 +716,7 @@ int main(void)
         cmocka_unit_test(test_error_line_escapes_controls),
         cmocka_unit_test(test_usage_errors_escape_controls),
         cmocka_unit_test(test_stop_signals_before_any_work),
-        cmocka_unit_test(test_qualify_and_profile_stop_signals),
+        BL_TEST_IN_DIR(test_qualify_and_profile_stop_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -844,8 +844,7 @@ static void test_reader_errors(void **state)
 
 static void test_read_file(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4096];
     bl_json *v = NULL;
     bl_error err = {0};
@@ -891,8 +890,6 @@ static void test_read_file(void **state)
     assert_int_equal(bl_json_get_int(bl_json_at(v, 19999)), 19999);
     bl_json_destroy(v);
 
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- the writer and the tree ----------------------------------------- */
@@ -1232,7 +1229,7 @@ int main(void)
         cmocka_unit_test(test_bigint_decimal_matches_python),
         cmocka_unit_test(test_reader_values),
         cmocka_unit_test(test_reader_errors),
-        cmocka_unit_test(test_read_file),
+        BL_TEST_IN_DIR(test_read_file),
         cmocka_unit_test(test_writer_sorting_and_separators),
         cmocka_unit_test(test_writer_rejects_non_finite),
         cmocka_unit_test(test_equality_and_copy),

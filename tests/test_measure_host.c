@@ -200,8 +200,7 @@ static void check_outside_roots(const bl_json *h)
 
 static void test_host_from_fake_tree(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
+    const char *root = bl_test_dir(state);
     build_fake_host(root);
     char proc[4096], sys[4096], etc[4096];
     bl_host_paths paths = paths_under(root, proc, sys, etc);
@@ -292,16 +291,13 @@ static void test_host_from_fake_tree(void **state)
 
     check_writable(h);
     bl_json_destroy(h);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 /* The fallbacks: an ARM cpuinfo without "model name", an os-release
  * without PRETTY_NAME, SMT off, and text that is not UTF-8. */
 static void test_host_fallbacks(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
+    const char *root = bl_test_dir(state);
     put_file(root, "proc/cpuinfo",
              "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n"
              "CPU architecture: 8\nCPU part\t: 0xd0c\n");
@@ -324,8 +320,6 @@ static void test_host_fallbacks(void **state)
     OK_E(bl_host_describe(&paths, &h, &e_));
     check_text(at(at(h, "cpu"), "model"), "Fake Board");
     bl_json_destroy(h);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 static void check_empty_host(const bl_json *h)
@@ -658,10 +652,8 @@ static void test_activity_snapshot_real(void **state)
 
 static void test_activity_snapshot_unavailable(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
-    char missing[4096];
-    snprintf(missing, sizeof missing, "%s/missing", root);
+    const char *root = bl_test_dir(state);
+    const char *missing = bl_test_path(state, "missing");
     bl_activity_options o = {.cpu_threshold_percent = 2.0,
                              .interval_seconds = 0.01,
                              .proc_root = missing};
@@ -708,8 +700,6 @@ static void test_activity_snapshot_unavailable(void **state)
     o.interval_seconds = 1.0;
     o.cpu_threshold_percent = NAN;
     assert_int_equal(bl_activity_snapshot(&o, &doc, &err), BL_EVALUE);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 /* ---- allocation failures ------------------------------------------------------------ */
@@ -762,8 +752,7 @@ static bl_status op_snapshot(void *ctx, bl_error *err)
 
 static void test_allocation_failures(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
+    const char *root = bl_test_dir(state);
     build_fake_host(root);
     char proc[4096], sys[4096], etc[4096];
     bl_host_paths paths = paths_under(root, proc, sys, etc);
@@ -778,23 +767,21 @@ static void test_allocation_failures(void **state)
     char missing[4096];
     snprintf(missing, sizeof missing, "%s/missing", root);
     assert_true(bl_test_fail_each(op_snapshot, missing, 1) > 10);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_from_fake_tree),
-        cmocka_unit_test(test_host_fallbacks),
+        BL_TEST_IN_DIR(test_host_from_fake_tree),
+        BL_TEST_IN_DIR(test_host_fallbacks),
         cmocka_unit_test(test_host_with_nothing),
         cmocka_unit_test(test_host_real),
         cmocka_unit_test(test_proc_stat_parser),
         cmocka_unit_test(test_proc_real_has_self),
         cmocka_unit_test(test_activity_judge),
         cmocka_unit_test_teardown(test_activity_snapshot_real, kill_children),
-        cmocka_unit_test(test_activity_snapshot_unavailable),
-        cmocka_unit_test(test_allocation_failures),
+        BL_TEST_IN_DIR(test_activity_snapshot_unavailable),
+        BL_TEST_IN_DIR(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -518,10 +518,7 @@ static void test_bad_files(void **state)
  * for a writer that never came (SIGALRM fails the test if it still does). */
 static void test_fifo_refused(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
-    char path[4200];
-    snprintf(path, sizeof path, "%s/array.npy", dir);
+    const char *path = bl_test_path(state, "array.npy");
     assert_int_equal(mkfifo(path, 0600), 0);
     bl_npy *a = (bl_npy *)&a;
     bl_error err = {0};
@@ -529,8 +526,6 @@ static void test_fifo_refused(void **state)
     check_error(path, bl_npy_read(path, &a, &err), &err, BL_EOS, "is a FIFO, not a regular file");
     alarm(0);
     assert_null(a);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_allocation_failures(void **state)
@@ -579,7 +574,7 @@ int main(void)
         cmocka_unit_test(test_files_match_numpy),
         cmocka_unit_test(test_getters),
         cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_fifo_refused),
+        BL_TEST_IN_DIR(test_fifo_refused),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

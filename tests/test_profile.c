@@ -437,14 +437,12 @@ static void test_sync_boundaries_with_a_synthetic_clock(void **state)
 
 static void test_record_failure_retains_raws_and_fails(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char dest[4200];
     /* A file where the records directory must go: every record fails. */
     snprintf(dest, sizeof dest, "%s/dest", dir);
     assert_int_equal(mkdir(dest, 0777), 0);
-    char blocker[4300];
-    snprintf(blocker, sizeof blocker, "%s/records", dest);
+    const char *blocker = bl_test_path(state, "dest/records");
     FILE *f = fopen(blocker, "w");
     assert_non_null(f);
     fclose(f);
@@ -463,8 +461,6 @@ static void test_record_failure_retains_raws_and_fails(void **state)
     /* The worker stops at the first failed evaluation. */
     assert_int_equal(bl_json_size(get(r, "samples")), 1);
     bl_json_destroy(r);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_work_counts_identical_across_batch_partitions(void **state)
@@ -855,8 +851,7 @@ static void test_worker_output_parsing(void **state)
 
 static void test_cli_end_to_end(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char args[8192], *out = NULL, *err = NULL;
     snprintf(args, sizeof args,
              "profile '%s/p' --dtype float64 --node sorn --count 12 --trials 4 --blocks 2 "
@@ -923,8 +918,6 @@ static void test_cli_end_to_end(void **state)
     }
     bl_json_destroy(r);
     bl_json_destroy(line);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void pause_ms(long ms)
@@ -1042,8 +1035,7 @@ static void test_refusal_kinds(void **state)
  * one error line and exit 2, never the usage text; nothing is created. */
 static void test_cli_refusals_are_one_line(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char args[8192], dest[4200], *out = NULL, *err = NULL;
     snprintf(dest, sizeof dest, "%s/q", dir);
     static const struct {
@@ -1094,8 +1086,6 @@ static void test_cli_refusals_are_one_line(void **state)
     assert_int_not_equal(stat(dest, &sb), 0);
     free(out);
     free(err);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -1109,7 +1099,7 @@ int main(void)
         cmocka_unit_test(test_short_physical_horizon_requires_diagnostic),
         cmocka_unit_test(test_worker_excludes_first_and_warmups_from_statistics),
         cmocka_unit_test(test_sync_boundaries_with_a_synthetic_clock),
-        cmocka_unit_test(test_record_failure_retains_raws_and_fails),
+        BL_TEST_IN_DIR(test_record_failure_retains_raws_and_fails),
         cmocka_unit_test(test_work_counts_identical_across_batch_partitions),
         cmocka_unit_test(test_worker_allocation_failures),
         cmocka_unit_test(test_invalid_preflight_creates_nothing),
@@ -1117,10 +1107,10 @@ int main(void)
         cmocka_unit_test(test_parent_serial_phases_and_receipt_structure),
         cmocka_unit_test(test_parent_rejects_failed_samples_and_changed_work),
         cmocka_unit_test(test_worker_output_parsing),
-        cmocka_unit_test(test_cli_end_to_end),
+        BL_TEST_IN_DIR(test_cli_end_to_end),
         cmocka_unit_test(test_ctrl_c_writes_an_honest_receipt),
         cmocka_unit_test(test_refusal_kinds),
-        cmocka_unit_test(test_cli_refusals_are_one_line),
+        BL_TEST_IN_DIR(test_cli_refusals_are_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

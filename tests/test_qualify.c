@@ -730,8 +730,7 @@ static bool exists(const char *path)
 
 static void test_cli_refusals_create_nothing(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
+    const char *tmp = bl_test_dir(state);
     char dest[4200], parent[4200], args[8600];
     snprintf(parent, sizeof parent, "%s/sub", tmp);
     snprintf(dest, sizeof dest, "%s/sub/dest", tmp);
@@ -771,14 +770,11 @@ static void test_cli_refusals_create_nothing(void **state)
     assert_non_null(strstr(err, "the following arguments are required: destination"));
     free(out);
     free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
 }
 
 static void test_cli_existing_destination(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
+    const char *tmp = bl_test_dir(state);
     char dest[4200], marker[4300], receipt[4300], args[8600];
     snprintf(dest, sizeof dest, "%s/dest", tmp);
     snprintf(marker, sizeof marker, "%s/keep.txt", dest);
@@ -808,14 +804,11 @@ static void test_cli_existing_destination(void **state)
     assert_non_null(strstr(err, "FileExistsError"));
     free(out);
     free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
 }
 
 static void test_cli_success(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
+    const char *tmp = bl_test_dir(state);
     char dest[4200], receipt[4300], args[8600];
     snprintf(dest, sizeof dest, "%s/a/b/dest", tmp); /* parents are created */
     snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
@@ -858,8 +851,6 @@ static void test_cli_success(void **state)
     assert_non_null(strstr(out, "--trials TRIALS"));
     free(out);
     free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
 }
 
 /* The one error line of a failed qualification for each kind of failure,
@@ -914,8 +905,7 @@ static void test_failure_line(void **state)
  * what failed and where the receipt is. */
 static void test_cli_failure_says_what_failed(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
+    const char *tmp = bl_test_dir(state);
     char dest[4200], receipt[4300], args[8600];
     snprintf(dest, sizeof dest, "%s/dest", tmp);
     snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
@@ -947,8 +937,6 @@ static void test_cli_failure_says_what_failed(void **state)
     bl_json_destroy(written);
     free(out);
     free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
 }
 
 int main(void)
@@ -963,11 +951,11 @@ int main(void)
         cmocka_unit_test(test_zero_tolerance_fails),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_allocation_failures),
-        cmocka_unit_test(test_cli_refusals_create_nothing),
-        cmocka_unit_test(test_cli_existing_destination),
-        cmocka_unit_test(test_cli_success),
+        BL_TEST_IN_DIR(test_cli_refusals_create_nothing),
+        BL_TEST_IN_DIR(test_cli_existing_destination),
+        BL_TEST_IN_DIR(test_cli_success),
         cmocka_unit_test(test_failure_line),
-        cmocka_unit_test(test_cli_failure_says_what_failed),
+        BL_TEST_IN_DIR(test_cli_failure_says_what_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
