@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,21 @@ int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err
     return rc;
 }
 
+pid_t bl_test_start_cli(char *const argv[], const char *outp, const char *errp)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (!freopen(outp, "w", stdout) || !freopen(errp, "w", stderr))
+            _exit(99);
+        execv(bl_test_cli_path(), argv);
+        _exit(98);
+    }
+    setpgid(pid, pid); /* whichever of the two runs first */
+    return pid;
+}
+
 void bl_test_missing(const char *what)
 {
     const char *ci = getenv("CI");
@@ -146,27 +162,23 @@ static const char *find_python(const char *modules)
     return NULL;
 }
 
-const char *bl_test_python(void)
+/* find_python for the numpy oracle (0) or the standard library (1), searched
+ * once. */
+static const char *python_with(size_t which)
 {
-    static int searched;
-    static const char *found;
-    if (!searched) {
-        found = find_python("numpy");
-        searched = 1;
+    static const char *const modules[] = {"numpy", "json, struct"};
+    static const char *found[2];
+    static bool searched[2];
+    if (!searched[which]) {
+        found[which] = find_python(modules[which]);
+        searched[which] = true;
     }
-    return found;
+    return found[which];
 }
 
-const char *bl_test_python_plain(void)
-{
-    static int searched;
-    static const char *found;
-    if (!searched) {
-        found = find_python("json, struct");
-        searched = 1;
-    }
-    return found;
-}
+const char *bl_test_python(void) { return python_with(0); }
+
+const char *bl_test_python_plain(void) { return python_with(1); }
 
 static unsigned char *read_all(const char *path, size_t *len)
 {

@@ -482,23 +482,6 @@ static bool catches(pid_t pid, int sig)
     return yes;
 }
 
-/* Starts the program with `argv` (argv[0] ignored), stdout and stderr into
- * the files, in its own process group. */
-static pid_t start_cli(char *const argv[], const char *outp, const char *errp)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (!freopen(outp, "w", stdout) || !freopen(errp, "w", stderr))
-            _exit(99);
-        execv(bl_test_cli_path(), argv);
-        _exit(98);
-    }
-    setpgid(pid, pid); /* whichever of the two runs first */
-    return pid;
-}
-
 /* Waits (at most 60 s) until `pid` catches `sig`; fails if it ends first. */
 static void await_handler(pid_t pid, int sig)
 {
@@ -642,7 +625,7 @@ static void test_qualify_and_profile_stop_signals(void **state)
     };
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         char *argv[] = {"brainlesslab", "qualify", dest, "--frames", "100000000", NULL};
-        pid_t pid = start_cli(argv, outp, errp);
+        pid_t pid = bl_test_start_cli(argv, outp, errp);
         await_handler(pid, sigs[i].sig);
         assert_int_equal(kill(pid, sigs[i].sig), 0);
         int status;
@@ -661,7 +644,7 @@ static void test_qualify_and_profile_stop_signals(void **state)
     char *argv[] = {"brainlesslab", "profile", dest, "--dtype", "float64", "--task", "tracking",
                     "--count", "128", "--trials", "8", "--blocks", "2", "--samples", "50",
                     "--allow-background-activity", "--activity-interval", "0.05", NULL};
-    pid_t pid = start_cli(argv, outp, errp);
+    pid_t pid = bl_test_start_cli(argv, outp, errp);
     await_handler(pid, SIGTERM);
     /* Both must handle it: the worker runs its workload with its handler. */
     struct timespec tick = {0, 10 * 1000 * 1000};

@@ -135,12 +135,7 @@ static char *python_zip_check(const void *zip, size_t len)
 }
 
 #define REQUIRE_PYTHON()                                                        \
-    do {                                                                        \
-        if (!bl_test_python_plain()) {                                          \
-            bl_test_missing("python3 (its zipfile module checks the archives)"); \
-            skip();                                                             \
-        }                                                                       \
-    } while (0)
+    BL_REQUIRE(bl_test_python_plain(), "python3 (its zipfile module checks the archives)")
 
 /* Some members: nested names, an empty file, binary bytes, and a large
  * compressible one so deflate has real work. */
