@@ -266,6 +266,14 @@ char *bl_test_read(const char *path, size_t *len)
     return text;
 }
 
+bl_status bl_test_json_made(bl_status st, bl_json *doc)
+{
+    if (st != BL_OK && doc)
+        st = BL_ERUNTIME; /* a failure must leave nothing behind */
+    bl_json_destroy(doc);
+    return st;
+}
+
 char *bl_test_mkdtemp(void)
 {
     const char *tmp = getenv("TMPDIR");

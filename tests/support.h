@@ -131,6 +131,11 @@ const unsigned char *bl_test_numpy_next(const unsigned char *out, size_t len,
  * leaks). */
 long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, long step);
 
+/* The end of a bl_test_fail_each op that makes a JSON document: `st`, or
+ * BL_ERUNTIME when a failed call left a document behind; releases `doc`. */
+struct bl_json;
+bl_status bl_test_json_made(bl_status st, struct bl_json *doc);
+
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);
 /* A test's own temporary directory as a cmocka fixture: the setup makes it,

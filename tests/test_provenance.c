@@ -751,10 +751,7 @@ static bl_status op_receipt(void *ctx, bl_error *err)
     (void)ctx;
     bl_json *r = NULL;
     bl_status st = bl_source_receipt(&r, err);
-    if (st != BL_OK && r)
-        st = BL_ERUNTIME;
-    bl_json_destroy(r);
-    return st;
+    return bl_test_json_made(st, r);
 }
 
 static bl_status op_environment(void *ctx, bl_error *err)
@@ -762,10 +759,7 @@ static bl_status op_environment(void *ctx, bl_error *err)
     (void)ctx;
     bl_json *env = NULL;
     bl_status st = bl_environment_json(&env, err);
-    if (st != BL_OK && env)
-        st = BL_ERUNTIME;
-    bl_json_destroy(env);
-    return st;
+    return bl_test_json_made(st, env);
 }
 
 static bl_status op_lock(void *ctx, bl_error *err)
