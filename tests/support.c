@@ -121,6 +121,22 @@ int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err
     return rc;
 }
 
+void bl_test_cli_prints(const char *args, ...)
+{
+    char *out, *err;
+    int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != 0)
+        fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", args, rc, err);
+    va_list ap;
+    va_start(ap, args);
+    for (const char *want; (want = va_arg(ap, const char *));)
+        if (!strstr(out, want))
+            fail_msg("`brainlesslab %s` does not print \"%s\":\n%s", args, want, out);
+    va_end(ap);
+    free(out);
+    free(err);
+}
+
 pid_t bl_test_start_cli(char *const argv[], const char *outp, const char *errp)
 {
     pid_t pid = fork();

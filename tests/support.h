@@ -71,6 +71,10 @@ int bl_test_run_cli(const char *args, char **out, char **err);
  * commands that once waited forever. */
 int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err);
 
+/* Runs the program with `args`, which must exit 0 and print each of the
+ * NULL-terminated texts after it somewhere on stdout. */
+void bl_test_cli_prints(const char *args, ...);
+
 /* Starts the program with `argv` (argv[0] ignored), stdout and stderr into
  * the files, in its own process group. */
 pid_t bl_test_start_cli(char *const argv[], const char *outp, const char *errp);

@@ -59,6 +59,19 @@ static const char *last_line(const char *text)
     return p;
 }
 
+/* Runs `args`, which must exit `code` with nothing on stdout (it carries
+ * JSON only); returns its stderr (caller frees). */
+static char *run_refused(const char *args, int code)
+{
+    char *out, *err;
+    int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != code)
+        fail_msg("`brainlesslab %s`: exit %d, not %d, stderr:\n%s", args, rc, code, err);
+    assert_string_equal(out, "");
+    free(out);
+    return err;
+}
+
 #define PROFILE_USAGE "usage: brainlesslab profile [-h] [--backends {cpu} [{cpu} ...]]\n"
 
 static void test_help(void **state)
@@ -87,18 +100,11 @@ static void test_help(void **state)
         free(err);
     }
     /* The root help lists every command with its help text. */
-    char *out, *err;
-    assert_int_equal(bl_test_run_cli("--help", &out, &err), 0);
-    assert_non_null(strstr(out, "\n    check               validate and resolve a plan"));
-    assert_non_null(strstr(out, "\n  --version "));
-    free(out);
-    free(err);
+    bl_test_cli_prints("--help", "\n    check               validate and resolve a plan",
+                       "\n  --version ", (char *)NULL);
     /* run's help names its options as §3.1 does. */
-    assert_int_equal(bl_test_run_cli("run -h", &out, &err), 0);
-    assert_non_null(strstr(out, "\n  --recording {summary,probe_events,replay}\n"));
-    assert_non_null(strstr(out, "\n  --calibration CALIBRATION\n"));
-    free(out);
-    free(err);
+    bl_test_cli_prints("run -h", "\n  --recording {summary,probe_events,replay}\n",
+                       "\n  --calibration CALIBRATION\n", (char *)NULL);
 }
 
 #define ROOT_USAGE "usage: brainlesslab [-h] [--version]"
@@ -176,14 +182,10 @@ static void test_usage_errors_exit_2(void **state)
          "brainlesslab inspect: error: the following arguments are required: record\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *out, *err;
-        int rc = bl_test_run_cli(cases[i].args, &out, &err);
-        if (rc != 2 || strcmp(last_line(err), cases[i].line) != 0)
-            fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
-        /* stdout carries JSON only: nothing on a usage error. */
-        assert_string_equal(out, "");
+        char *err = run_refused(cases[i].args, 2);
+        if (strcmp(last_line(err), cases[i].line) != 0)
+            fail_msg("`brainlesslab %s`: stderr:\n%s", cases[i].args, err);
         assert_true(strncmp(err, cases[i].usage, strlen(cases[i].usage)) == 0);
-        free(out);
         free(err);
     }
 }
@@ -209,12 +211,9 @@ static void test_parsed_commands_exit_1(void **state)
         {"inspect some/record", "brainlesslab: ValueError: a record must be a real directory\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *out, *err;
-        int rc = bl_test_run_cli(cases[i].args, &out, &err);
-        if (rc != 1 || strcmp(err, cases[i].line) != 0)
-            fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
-        assert_string_equal(out, "");
-        free(out);
+        char *err = run_refused(cases[i].args, 1);
+        if (strcmp(err, cases[i].line) != 0)
+            fail_msg("`brainlesslab %s`: stderr:\n%s", cases[i].args, err);
         free(err);
     }
 }
@@ -452,16 +451,13 @@ static void test_usage_errors_escape_controls(void **state)
          "brainlesslab profile: error: argument --count: invalid int value: 'x\\x07'\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *out, *err;
-        int rc = bl_test_run_cli(cases[i].args, &out, &err);
+        char *err = run_refused(cases[i].args, 2);
         const size_t n = strlen(err), m = strlen(cases[i].last);
-        if (rc != 2 || n < m || strcmp(err + n - m, cases[i].last) != 0)
-            fail_msg("`%s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
+        if (n < m || strcmp(err + n - m, cases[i].last) != 0)
+            fail_msg("`%s`: stderr:\n%s", cases[i].args, err);
         for (const char *p = err; *p; p++)
             if ((unsigned char)*p < 0x20 && *p != '\n')
                 fail_msg("`%s`: raw control byte 0x%02x on stderr", cases[i].args, *p);
-        assert_string_equal(out, "");
-        free(out);
         free(err);
     }
 }

@@ -360,11 +360,8 @@ static void test_control_characters_in_plan_ids(void **state)
  * exit 130 and one line, and nothing on stdout. */
 static void test_interrupt_exits_130(void **state)
 {
-    const char *dir = bl_test_dir(state);
-    char fifo[4200], outp[4200], errp[4200];
-    snprintf(fifo, sizeof fifo, "%s/plan.toml", dir);
-    snprintf(outp, sizeof outp, "%s/stdout", dir);
-    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    const char *fifo = bl_test_path(state, "plan.toml"), *outp = bl_test_path(state, "stdout"),
+               *errp = bl_test_path(state, "stderr");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     /* Held open for writing so the program's read blocks instead of
      * seeing end of file. */

@@ -698,42 +698,41 @@ static void test_other_constructors(void **state)
     bl_json_destroy(comp);
 }
 
-static void test_document_errors(void **state)
+/* Each case must fail with its status and message, from reading its
+ * document (and with `resolve`, from resolving the plan read), and return
+ * nothing. */
+static void expect_bad_cases(const bad_case *cases, size_t n, bool resolve)
 {
-    (void)state;
-    for (size_t i = 0; i < sizeof document_errors / sizeof *document_errors; i++) {
-        const bad_case *c = &document_errors[i];
+    for (size_t i = 0; i < n; i++) {
+        const bad_case *c = &cases[i];
         bl_json *d = doc(c->doc);
         bl_plan *p = NULL;
+        bl_resolved_plan *r = NULL;
         bl_error err = {0};
         bl_status st = bl_plan_from_document(d, &p, &err);
+        if (st == BL_OK && resolve)
+            st = bl_plan_resolve(p, &r, &err);
         if (st != c->status || strcmp(err.msg, c->msg) != 0)
             fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
                      bl_status_kind(c->status), c->msg);
-        assert_null(p);
+        if (!resolve)
+            assert_null(p);
+        assert_null(r);
+        bl_plan_destroy(p);
         bl_json_destroy(d);
     }
+}
+
+static void test_document_errors(void **state)
+{
+    (void)state;
+    expect_bad_cases(document_errors, sizeof document_errors / sizeof *document_errors, false);
 }
 
 static void test_resolve_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof resolve_errors / sizeof *resolve_errors; i++) {
-        const bad_case *c = &resolve_errors[i];
-        bl_json *d = doc(c->doc);
-        bl_plan *p = NULL;
-        bl_error err = {0};
-        bl_status st = bl_plan_from_document(d, &p, &err);
-        bl_resolved_plan *r = NULL;
-        if (st == BL_OK)
-            st = bl_plan_resolve(p, &r, &err);
-        if (st != c->status || strcmp(err.msg, c->msg) != 0)
-            fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
-                     bl_status_kind(c->status), c->msg);
-        assert_null(r);
-        bl_plan_destroy(p);
-        bl_json_destroy(d);
-    }
+    expect_bad_cases(resolve_errors, sizeof resolve_errors / sizeof *resolve_errors, true);
     /* Allowed: a later freeze_plasticity after freeze_weights, an alias
      * controller (kept as given), diagnostic short horizons. */
     bl_json *d = doc("{" HEAD ", `diagnostic`: true, `targets`: [{`id`: `a`, `interventions`: "

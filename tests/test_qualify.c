@@ -730,10 +730,8 @@ static bool exists(const char *path)
 
 static void test_cli_refusals_create_nothing(void **state)
 {
-    const char *tmp = bl_test_dir(state);
-    char dest[4200], parent[4200], args[8600];
-    snprintf(parent, sizeof parent, "%s/sub", tmp);
-    snprintf(dest, sizeof dest, "%s/sub/dest", tmp);
+    const char *parent = bl_test_path(state, "sub"), *dest = bl_test_path(state, "sub/dest");
+    char args[8600];
     static const char *const flags[] = {
         "--count 0", "--frames 0", "--trials -1", "--seed -1", "--backends cpu cpu",
         "--backends metal", "--backends", "--count x", "--frames 1.5", "--unknown 3",
@@ -774,11 +772,10 @@ static void test_cli_refusals_create_nothing(void **state)
 
 static void test_cli_existing_destination(void **state)
 {
-    const char *tmp = bl_test_dir(state);
-    char dest[4200], marker[4300], receipt[4300], args[8600];
-    snprintf(dest, sizeof dest, "%s/dest", tmp);
-    snprintf(marker, sizeof marker, "%s/keep.txt", dest);
-    snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
+    const char *dest = bl_test_path(state, "dest"),
+               *marker = bl_test_path(state, "dest/keep.txt"),
+               *receipt = bl_test_path(state, "dest/receipt.json");
+    char args[8600];
     assert_int_equal(mkdir(dest, 0777), 0);
     FILE *f = fopen(marker, "w");
     assert_non_null(f);
@@ -808,10 +805,10 @@ static void test_cli_existing_destination(void **state)
 
 static void test_cli_success(void **state)
 {
-    const char *tmp = bl_test_dir(state);
-    char dest[4200], receipt[4300], args[8600];
-    snprintf(dest, sizeof dest, "%s/a/b/dest", tmp); /* parents are created */
-    snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
+    /* Parents are created. */
+    const char *dest = bl_test_path(state, "a/b/dest"),
+               *receipt = bl_test_path(state, "a/b/dest/receipt.json");
+    char args[8600];
     char *out = NULL, *err = NULL;
     snprintf(args, sizeof args,
              "qualify '%s' --backends cpu --count 8 --frames 2 --trials 1 --seed 3", dest);
@@ -846,11 +843,9 @@ static void test_cli_success(void **state)
     free(out);
     free(err);
     /* Help. */
-    assert_int_equal(bl_test_run_cli("qualify -h", &out, &err), 0);
-    assert_non_null(strstr(out, "usage: brainlesslab qualify [-h] [--backends {cpu} [{cpu} ...]]"));
-    assert_non_null(strstr(out, "--trials TRIALS"));
-    free(out);
-    free(err);
+    bl_test_cli_prints("qualify -h",
+                       "usage: brainlesslab qualify [-h] [--backends {cpu} [{cpu} ...]]",
+                       "--trials TRIALS", (char *)NULL);
 }
 
 /* The one error line of a failed qualification for each kind of failure,
@@ -905,10 +900,9 @@ static void test_failure_line(void **state)
  * what failed and where the receipt is. */
 static void test_cli_failure_says_what_failed(void **state)
 {
-    const char *tmp = bl_test_dir(state);
-    char dest[4200], receipt[4300], args[8600];
-    snprintf(dest, sizeof dest, "%s/dest", tmp);
-    snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
+    const char *dest = bl_test_path(state, "dest"),
+               *receipt = bl_test_path(state, "dest/receipt.json");
+    char args[8600];
     char *out = NULL, *err = NULL;
     snprintf(args, sizeof args, "qualify '%s' --count 4 --frames 48 --trials 0", dest);
     const int rc = bl_test_run_cli(args, &out, &err);
