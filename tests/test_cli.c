@@ -273,13 +273,12 @@ static void test_version_names_every_library(void **state)
  * bin/brainlesslab; here into a temporary prefix. */
 static void test_install_puts_the_program_in_bin(void **state)
 {
-    (void)state;
     char build[4096];
     snprintf(build, sizeof build, "%s", bl_test_cli_path());
     char *slash = strrchr(build, '/');
     assert_non_null(slash);
     *slash = 0;
-    char *prefix = bl_test_mkdtemp();
+    const char *prefix = bl_test_dir(state);
     char cmd[12288];
     snprintf(cmd, sizeof cmd, "cmake --install '%s' --prefix '%s' >/dev/null", build, prefix);
     if (system(cmd) != 0)
@@ -297,8 +296,6 @@ static void test_install_puts_the_program_in_bin(void **state)
     assert_true(got);
     snprintf(first, sizeof first, "brainlesslab %s ", bl_version());
     assert_true(strncmp(line, first, strlen(first)) == 0);
-    bl_test_rmtree(prefix);
-    free(prefix);
 }
 
 /* ---- what users wrote, printed safely ---------------------------------------------- */
@@ -500,7 +497,6 @@ static void await_handler(pid_t pid, int sig)
  * it, with its handlers installed. */
 static void test_stop_signals_before_any_work(void **state)
 {
-    (void)state;
     static const struct {
         int sig;
         const char *line;
@@ -510,7 +506,7 @@ static void test_stop_signals_before_any_work(void **state)
         {SIGHUP, "brainlesslab: SystemExit: terminated by SIGHUP\n"},
     };
     static const char *const commands[] = {"check", "run"};
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char fifo[4200], outp[4200], errp[4200], root[4200];
     snprintf(fifo, sizeof fifo, "%s/plan.toml", dir);
     snprintf(outp, sizeof outp, "%s/stdout", dir);
@@ -558,8 +554,6 @@ static void test_stop_signals_before_any_work(void **state)
             free(o);
             free(e);
         }
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* The profile worker the parent `parent` runs (its child whose command line
@@ -686,7 +680,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_version_names_every_library),
-        cmocka_unit_test(test_install_puts_the_program_in_bin),
+        BL_TEST_IN_DIR(test_install_puts_the_program_in_bin),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_parsed_commands_exit_1),
@@ -694,7 +688,7 @@ int main(void)
         cmocka_unit_test(test_escape_controls_match_python),
         cmocka_unit_test(test_error_line_escapes_controls),
         cmocka_unit_test(test_usage_errors_escape_controls),
-        cmocka_unit_test(test_stop_signals_before_any_work),
+        BL_TEST_IN_DIR(test_stop_signals_before_any_work),
         BL_TEST_IN_DIR(test_qualify_and_profile_stop_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

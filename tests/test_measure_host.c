@@ -449,8 +449,7 @@ static void build_fake_proc(const char *proc)
 
 static void test_proc_stat_parser(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
+    const char *root = bl_test_dir(state);
     char proc[4096];
     snprintf(proc, sizeof proc, "%s/proc", root);
     build_fake_proc(proc);
@@ -490,8 +489,6 @@ static void test_proc_stat_parser(void **state)
     assert_int_equal(bl_proc_times_read(missing, &t, &n, &err), BL_EOS);
     assert_non_null(strstr(err.msg, "cannot read"));
     assert_null(t);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 /* The real /proc has this process, with the name /proc/self/comm gives. */
@@ -779,7 +776,7 @@ int main(void)
         BL_TEST_IN_DIR(test_host_fallbacks),
         cmocka_unit_test(test_host_with_nothing),
         cmocka_unit_test(test_host_real),
-        cmocka_unit_test(test_proc_stat_parser),
+        BL_TEST_IN_DIR(test_proc_stat_parser),
         cmocka_unit_test(test_proc_real_has_self),
         cmocka_unit_test(test_activity_judge),
         cmocka_unit_test_teardown(test_activity_snapshot_real, kill_children),

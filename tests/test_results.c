@@ -401,9 +401,8 @@ static double real_at(const bl_json *o, const char *key, size_t i)
 
 static void test_published_calibrations(void **state)
 {
-    (void)state;
     BL_REQUIRE_SHARED();
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     for (size_t t = 0; t < sizeof published / sizeof *published; t++) {
         char rel[128], path[4200];
         snprintf(rel, sizeof rel, "reference/calibrations/cpu-%s.json", published[t].task);
@@ -474,8 +473,6 @@ static void test_published_calibrations(void **state)
               "calibration cannot be a symlink");
         bl_json_destroy(doc);
     }
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- tasks.md §10.4 (test_calibration.py) ---------------------------------- */
@@ -1160,7 +1157,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap_interval_numpy),
         cmocka_unit_test(test_null_mean_bootstrap_numpy),
         cmocka_unit_test(test_adjusted_interval_numpy),
-        cmocka_unit_test(test_published_calibrations),
+        BL_TEST_IN_DIR(test_published_calibrations),
         cmocka_unit_test(test_identity_ownership_and_uncertainty),
         cmocka_unit_test(test_protocol_changes_signature_not_reservoir),
         cmocka_unit_test(test_analytic_chance_and_declared_bounds),
