@@ -6,6 +6,7 @@
  * flags exit 2 creating nothing, an existing destination is refused and
  * left alone, a success writes receipt.json and prints the same JSON. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -728,6 +729,27 @@ static bool exists(const char *path)
     return lstat(path, &sb) == 0;
 }
 
+/* Runs the program with the formatted arguments: it must exit `code` with
+ * `says` somewhere on stderr. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void expect_cli(int code, const char *says, const char *fmt, ...)
+{
+    char args[8600], *out = NULL, *err = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < sizeof args);
+    int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != code || !strstr(err, says))
+        fail_msg("`brainlesslab %s`: exit %d (expected %d), stderr without '%s':\n%s", args, rc,
+                 code, says, err);
+    free(out);
+    free(err);
+}
+
 static void test_cli_refusals_create_nothing(void **state)
 {
     const char *parent = bl_test_path(state, "sub"), *dest = bl_test_path(state, "sub/dest");
@@ -752,22 +774,10 @@ static void test_cli_refusals_create_nothing(void **state)
         free(err);
     }
     /* The texts of our own checks. */
-    char *out = NULL, *err = NULL;
-    snprintf(args, sizeof args, "qualify '%s' --backends cpu cpu", dest);
-    assert_int_equal(bl_test_run_cli(args, &out, &err), 2);
-    assert_non_null(strstr(err, "error: --backends must be distinct\n"));
-    free(out);
-    free(err);
-    snprintf(args, sizeof args, "qualify '%s' --count 0", dest);
-    assert_int_equal(bl_test_run_cli(args, &out, &err), 2);
-    assert_non_null(strstr(err, "error: --count must be >= 1\n"));
-    free(out);
-    free(err);
+    expect_cli(2, "error: --backends must be distinct\n", "qualify '%s' --backends cpu cpu", dest);
+    expect_cli(2, "error: --count must be >= 1\n", "qualify '%s' --count 0", dest);
     /* No destination at all. */
-    assert_int_equal(bl_test_run_cli("qualify", &out, &err), 2);
-    assert_non_null(strstr(err, "the following arguments are required: destination"));
-    free(out);
-    free(err);
+    expect_cli(2, "the following arguments are required: destination", "qualify");
 }
 
 static void test_cli_existing_destination(void **state)
@@ -796,11 +806,7 @@ static void test_cli_existing_destination(void **state)
     free(out);
     free(err);
     /* A plain file in the way is refused the same way. */
-    snprintf(args, sizeof args, "qualify '%s' --count 4 --trials 0 --frames 1", marker);
-    assert_int_equal(bl_test_run_cli(args, &out, &err), 1);
-    assert_non_null(strstr(err, "FileExistsError"));
-    free(out);
-    free(err);
+    expect_cli(1, "FileExistsError", "qualify '%s' --count 4 --trials 0 --frames 1", marker);
 }
 
 static void test_cli_success(void **state)
