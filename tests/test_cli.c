@@ -384,10 +384,7 @@ static void test_escape_controls_match_python(void **state)
 {
     (void)state;
     const char *python = bl_test_python_plain();
-    if (!python) {
-        bl_test_missing("python3 (for repr)");
-        skip();
-    }
+    BL_REQUIRE(python, "python3 (for repr)");
     char cmd[512];
     snprintf(cmd, sizeof cmd,
              "PYTHONIOENCODING=utf-8 '%s' -c \"for c in range(0xad): "

@@ -545,10 +545,7 @@ static void test_string_invalid_utf8(void **state)
 
 static void test_string_escaping_matches_python(void **state)
 {
-    if (!bl_test_python_plain()) {
-        bl_test_missing("python3 (the differential check against json.dumps)");
-        skip();
-    }
+    BL_REQUIRE(bl_test_python_plain(), "python3 (the differential check against json.dumps)");
     static const struct {
         const char *s;
         size_t len;
@@ -599,10 +596,7 @@ static void test_string_escaping_matches_python(void **state)
  * same document: nesting, empty containers, scalars, key order kept. */
 static void test_indent_matches_python(void **state)
 {
-    if (!bl_test_python_plain()) {
-        bl_test_missing("python3 (the differential check against json.dumps)");
-        skip();
-    }
+    BL_REQUIRE(bl_test_python_plain(), "python3 (the differential check against json.dumps)");
     static const char doc[] =
         "{\"format\": \"x\", \"b\": [1, 2.5, {\"z\": null, \"a\": []}, {}], \"e\": {},"
         " \"n\": {\"t\": true, \"f\": false, \"s\": \"\\u00e9\\n\"}, \"l\": [[]]}";
@@ -711,10 +705,7 @@ static void test_integers(void **state)
 
 static void test_bigint_decimal_matches_python(void **state)
 {
-    if (!bl_test_python_plain()) {
-        bl_test_missing("python3 (the differential check of big integers)");
-        skip();
-    }
+    BL_REQUIRE(bl_test_python_plain(), "python3 (the differential check of big integers)");
     enum { N = 2000 };
     const char *dir = bl_test_dir(state);
     char path[4096];
