@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,37 @@ int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err
     return rc;
 }
 
+void bl_test_cli_prints(const char *args, ...)
+{
+    char *out, *err;
+    int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != 0)
+        fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", args, rc, err);
+    va_list ap;
+    va_start(ap, args);
+    for (const char *want; (want = va_arg(ap, const char *));)
+        if (!strstr(out, want))
+            fail_msg("`brainlesslab %s` does not print \"%s\":\n%s", args, want, out);
+    va_end(ap);
+    free(out);
+    free(err);
+}
+
+pid_t bl_test_start_cli(char *const argv[], const char *outp, const char *errp)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (!freopen(outp, "w", stdout) || !freopen(errp, "w", stderr))
+            _exit(99);
+        execv(bl_test_cli_path(), argv);
+        _exit(98);
+    }
+    setpgid(pid, pid); /* whichever of the two runs first */
+    return pid;
+}
+
 void bl_test_missing(const char *what)
 {
     const char *ci = getenv("CI");
@@ -146,27 +178,23 @@ static const char *find_python(const char *modules)
     return NULL;
 }
 
-const char *bl_test_python(void)
+/* find_python for the numpy oracle (0) or the standard library (1), searched
+ * once. */
+static const char *python_with(size_t which)
 {
-    static int searched;
-    static const char *found;
-    if (!searched) {
-        found = find_python("numpy");
-        searched = 1;
+    static const char *const modules[] = {"numpy", "json, struct"};
+    static const char *found[2];
+    static bool searched[2];
+    if (!searched[which]) {
+        found[which] = find_python(modules[which]);
+        searched[which] = true;
     }
-    return found;
+    return found[which];
 }
 
-const char *bl_test_python_plain(void)
-{
-    static int searched;
-    static const char *found;
-    if (!searched) {
-        found = find_python("json, struct");
-        searched = 1;
-    }
-    return found;
-}
+const char *bl_test_python(void) { return python_with(0); }
+
+const char *bl_test_python_plain(void) { return python_with(1); }
 
 static unsigned char *read_all(const char *path, size_t *len)
 {
@@ -254,6 +282,14 @@ char *bl_test_read(const char *path, size_t *len)
     return text;
 }
 
+bl_status bl_test_json_made(bl_status st, bl_json *doc)
+{
+    if (st != BL_OK && doc)
+        st = BL_ERUNTIME; /* a failure must leave nothing behind */
+    bl_json_destroy(doc);
+    return st;
+}
+
 char *bl_test_mkdtemp(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -270,6 +306,51 @@ void bl_test_rmtree(const char *path)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0)
         print_message("warning: could not remove %s\n", path);
+}
+
+/* The state of BL_TEST_IN_DIR: the directory and the paths named in it. */
+typedef struct test_dir {
+    char *dir;
+    char *paths[16];
+    size_t npaths;
+} test_dir;
+
+int bl_test_dir_setup(void **state)
+{
+    test_dir *d = calloc(1, sizeof *d);
+    if (!d)
+        return -1;
+    d->dir = bl_test_mkdtemp();
+    *state = d;
+    return 0;
+}
+
+int bl_test_dir_teardown(void **state)
+{
+    test_dir *d = *state;
+    bl_test_rmtree(d->dir);
+    free(d->dir);
+    for (size_t i = 0; i < d->npaths; i++)
+        free(d->paths[i]);
+    free(d);
+    return 0;
+}
+
+const char *bl_test_dir(void **state)
+{
+    return ((test_dir *)*state)->dir;
+}
+
+const char *bl_test_path(void **state, const char *name)
+{
+    test_dir *d = *state;
+    if (d->npaths == sizeof d->paths / sizeof *d->paths)
+        fail_msg("more than %zu paths in one test directory", d->npaths);
+    size_t size = strlen(d->dir) + strlen(name) + 2;
+    char *path = malloc(size);
+    assert_non_null(path);
+    snprintf(path, size, "%s/%s", d->dir, name);
+    return d->paths[d->npaths++] = path;
 }
 
 struct bl_resolved_plan *bl_test_resolve_text(const char *toml)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sys/types.h>
 
 #include "brainlesslab/status.h"
 #include "brainlesslab/task.h"
@@ -41,6 +42,13 @@ static inline double bl_test_double(uint64_t u)
     memcpy(&d, &u, sizeof d);
     return d;
 }
+/* Fails the test unless `got` has exactly the bits of `want`. */
+#define BL_ASSERT_SAME_BITS(got, want)                                         \
+    do {                                                                       \
+        double g_ = (got), w_ = (want);                                        \
+        if (bl_test_bits(g_) != bl_test_bits(w_))                              \
+            fail_msg("%s = %.17g (%a), expected %.17g (%a)", #got, g_, g_, w_, w_); \
+    } while (0)
 
 /* The task names in bl_task_kind order (BL_TASK_COUNT of them), written
  * out independently of the library's own table. */
@@ -62,6 +70,14 @@ int bl_test_run_cli(const char *args, char **out, char **err);
 /* bl_test_run_cli, killed after `seconds`, which then fails the test: for
  * commands that once waited forever. */
 int bl_test_run_cli_within(int seconds, const char *args, char **out, char **err);
+
+/* Runs the program with `args`, which must exit 0 and print each of the
+ * NULL-terminated texts after it somewhere on stdout. */
+void bl_test_cli_prints(const char *args, ...);
+
+/* Starts the program with `argv` (argv[0] ignored), stdout and stderr into
+ * the files, in its own process group. */
+pid_t bl_test_start_cli(char *const argv[], const char *outp, const char *errp);
 
 /* The one check of a bl_status call: runs `call`, which reports into the
  * local `bl_error e_` this macro declares (pass &e_ as its error), and fails
@@ -87,21 +103,20 @@ char *bl_test_trials_text(const struct bl_run_result *res);
 /* Reason printed when a requirement is missing; fails under CI. */
 void bl_test_missing(const char *what);
 
-#define BL_REQUIRE_SHARED()                                                    \
+/* Skips the test, saying `what` is missing, when `have` is false (fails it
+ * under CI: bl_test_missing). */
+#define BL_REQUIRE(have, what)                                                 \
     do {                                                                       \
-        if (!bl_test_shared_dir()) {                                           \
-            bl_test_missing("the shared fixtures folder (set BL_SHARED_DIR)"); \
+        if (!(have)) {                                                         \
+            bl_test_missing(what);                                             \
             skip();                                                            \
         }                                                                      \
     } while (0)
 
+#define BL_REQUIRE_SHARED()                                                    \
+    BL_REQUIRE(bl_test_shared_dir(), "the shared fixtures folder (set BL_SHARED_DIR)")
 #define BL_REQUIRE_NUMPY()                                                     \
-    do {                                                                       \
-        if (!bl_test_python()) {                                               \
-            bl_test_missing("python3 with numpy (apt-get install python3-numpy)"); \
-            skip();                                                            \
-        }                                                                      \
-    } while (0)
+    BL_REQUIRE(bl_test_python(), "python3 with numpy (apt-get install python3-numpy)")
 
 /* Runs the NumPy oracle tests/oracle/numpy_ref.py on `requests` (one request
  * per line, see that script) and returns its output: one record per request,
@@ -120,8 +135,24 @@ const unsigned char *bl_test_numpy_next(const unsigned char *out, size_t len,
  * leaks). */
 long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, long step);
 
+/* The end of a bl_test_fail_each op that makes a JSON document: `st`, or
+ * BL_ERUNTIME when a failed call left a document behind; releases `doc`. */
+struct bl_json;
+bl_status bl_test_json_made(bl_status st, struct bl_json *doc);
+
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);
+/* A test's own temporary directory as a cmocka fixture: the setup makes it,
+ * the teardown removes it with all it holds, whether the test passed or not.
+ * BL_TEST_IN_DIR registers a test with them; the test finds the directory
+ * with bl_test_dir(state) and names files in it with bl_test_path. */
+int bl_test_dir_setup(void **state);
+int bl_test_dir_teardown(void **state);
+const char *bl_test_dir(void **state);
+/* "<the test's directory>/<name>", kept until the teardown. */
+const char *bl_test_path(void **state, const char *name);
+#define BL_TEST_IN_DIR(test)                                                   \
+    cmocka_unit_test_setup_teardown(test, bl_test_dir_setup, bl_test_dir_teardown)
 /* The whole file as a NUL-terminated heap string (caller frees), its length
  * into *len unless len is NULL; fails the test when it cannot be read. */
 char *bl_test_read(const char *path, size_t *len);

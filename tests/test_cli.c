@@ -59,6 +59,19 @@ static const char *last_line(const char *text)
     return p;
 }
 
+/* Runs `args`, which must exit `code` with nothing on stdout (it carries
+ * JSON only); returns its stderr (caller frees). */
+static char *run_refused(const char *args, int code)
+{
+    char *out, *err;
+    int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != code)
+        fail_msg("`brainlesslab %s`: exit %d, not %d, stderr:\n%s", args, rc, code, err);
+    assert_string_equal(out, "");
+    free(out);
+    return err;
+}
+
 #define PROFILE_USAGE "usage: brainlesslab profile [-h] [--backends {cpu} [{cpu} ...]]\n"
 
 static void test_help(void **state)
@@ -87,18 +100,11 @@ static void test_help(void **state)
         free(err);
     }
     /* The root help lists every command with its help text. */
-    char *out, *err;
-    assert_int_equal(bl_test_run_cli("--help", &out, &err), 0);
-    assert_non_null(strstr(out, "\n    check               validate and resolve a plan"));
-    assert_non_null(strstr(out, "\n  --version "));
-    free(out);
-    free(err);
+    bl_test_cli_prints("--help", "\n    check               validate and resolve a plan",
+                       "\n  --version ", (char *)NULL);
     /* run's help names its options as §3.1 does. */
-    assert_int_equal(bl_test_run_cli("run -h", &out, &err), 0);
-    assert_non_null(strstr(out, "\n  --recording {summary,probe_events,replay}\n"));
-    assert_non_null(strstr(out, "\n  --calibration CALIBRATION\n"));
-    free(out);
-    free(err);
+    bl_test_cli_prints("run -h", "\n  --recording {summary,probe_events,replay}\n",
+                       "\n  --calibration CALIBRATION\n", (char *)NULL);
 }
 
 #define ROOT_USAGE "usage: brainlesslab [-h] [--version]"
@@ -176,14 +182,10 @@ static void test_usage_errors_exit_2(void **state)
          "brainlesslab inspect: error: the following arguments are required: record\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *out, *err;
-        int rc = bl_test_run_cli(cases[i].args, &out, &err);
-        if (rc != 2 || strcmp(last_line(err), cases[i].line) != 0)
-            fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
-        /* stdout carries JSON only: nothing on a usage error. */
-        assert_string_equal(out, "");
+        char *err = run_refused(cases[i].args, 2);
+        if (strcmp(last_line(err), cases[i].line) != 0)
+            fail_msg("`brainlesslab %s`: stderr:\n%s", cases[i].args, err);
         assert_true(strncmp(err, cases[i].usage, strlen(cases[i].usage)) == 0);
-        free(out);
         free(err);
     }
 }
@@ -209,12 +211,9 @@ static void test_parsed_commands_exit_1(void **state)
         {"inspect some/record", "brainlesslab: ValueError: a record must be a real directory\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *out, *err;
-        int rc = bl_test_run_cli(cases[i].args, &out, &err);
-        if (rc != 1 || strcmp(err, cases[i].line) != 0)
-            fail_msg("`brainlesslab %s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
-        assert_string_equal(out, "");
-        free(out);
+        char *err = run_refused(cases[i].args, 1);
+        if (strcmp(err, cases[i].line) != 0)
+            fail_msg("`brainlesslab %s`: stderr:\n%s", cases[i].args, err);
         free(err);
     }
 }
@@ -274,13 +273,12 @@ static void test_version_names_every_library(void **state)
  * bin/brainlesslab; here into a temporary prefix. */
 static void test_install_puts_the_program_in_bin(void **state)
 {
-    (void)state;
     char build[4096];
     snprintf(build, sizeof build, "%s", bl_test_cli_path());
     char *slash = strrchr(build, '/');
     assert_non_null(slash);
     *slash = 0;
-    char *prefix = bl_test_mkdtemp();
+    const char *prefix = bl_test_dir(state);
     char cmd[12288];
     snprintf(cmd, sizeof cmd, "cmake --install '%s' --prefix '%s' >/dev/null", build, prefix);
     if (system(cmd) != 0)
@@ -298,8 +296,6 @@ static void test_install_puts_the_program_in_bin(void **state)
     assert_true(got);
     snprintf(first, sizeof first, "brainlesslab %s ", bl_version());
     assert_true(strncmp(line, first, strlen(first)) == 0);
-    bl_test_rmtree(prefix);
-    free(prefix);
 }
 
 /* ---- what users wrote, printed safely ---------------------------------------------- */
@@ -388,10 +384,7 @@ static void test_escape_controls_match_python(void **state)
 {
     (void)state;
     const char *python = bl_test_python_plain();
-    if (!python) {
-        bl_test_missing("python3 (for repr)");
-        skip();
-    }
+    BL_REQUIRE(python, "python3 (for repr)");
     char cmd[512];
     snprintf(cmd, sizeof cmd,
              "PYTHONIOENCODING=utf-8 '%s' -c \"for c in range(0xad): "
@@ -421,13 +414,9 @@ static void test_escape_controls_match_python(void **state)
 static void test_error_line_escapes_controls(void **state)
 {
     (void)state;
-    char *out, *err;
-    int rc = bl_test_run_cli("check 'x\a\x1b[2J\xc2\x85\xff\t\xc3\xa9.toml'", &out, &err);
-    assert_int_equal(rc, 1);
-    assert_string_equal(out, "");
+    char *err = run_refused("check 'x\a\x1b[2J\xc2\x85\xff\t\xc3\xa9.toml'", 1);
     assert_string_equal(err, "brainlesslab: FileNotFoundError: x\\x07\\x1b[2J\\x85\\xff\\t\xc3\xa9"
                              ".toml: No such file or directory\n");
-    free(out);
     free(err);
 }
 
@@ -452,16 +441,13 @@ static void test_usage_errors_escape_controls(void **state)
          "brainlesslab profile: error: argument --count: invalid int value: 'x\\x07'\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char *out, *err;
-        int rc = bl_test_run_cli(cases[i].args, &out, &err);
+        char *err = run_refused(cases[i].args, 2);
         const size_t n = strlen(err), m = strlen(cases[i].last);
-        if (rc != 2 || n < m || strcmp(err + n - m, cases[i].last) != 0)
-            fail_msg("`%s`: exit %d, stderr:\n%s", cases[i].args, rc, err);
+        if (n < m || strcmp(err + n - m, cases[i].last) != 0)
+            fail_msg("`%s`: stderr:\n%s", cases[i].args, err);
         for (const char *p = err; *p; p++)
             if ((unsigned char)*p < 0x20 && *p != '\n')
                 fail_msg("`%s`: raw control byte 0x%02x on stderr", cases[i].args, *p);
-        assert_string_equal(out, "");
-        free(out);
         free(err);
     }
 }
@@ -480,23 +466,6 @@ static bool catches(pid_t pid, int sig)
     if (f)
         fclose(f);
     return yes;
-}
-
-/* Starts the program with `argv` (argv[0] ignored), stdout and stderr into
- * the files, in its own process group. */
-static pid_t start_cli(char *const argv[], const char *outp, const char *errp)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (!freopen(outp, "w", stdout) || !freopen(errp, "w", stderr))
-            _exit(99);
-        execv(bl_test_cli_path(), argv);
-        _exit(98);
-    }
-    setpgid(pid, pid); /* whichever of the two runs first */
-    return pid;
 }
 
 /* Waits (at most 60 s) until `pid` catches `sig`; fails if it ends first. */
@@ -521,7 +490,6 @@ static void await_handler(pid_t pid, int sig)
  * it, with its handlers installed. */
 static void test_stop_signals_before_any_work(void **state)
 {
-    (void)state;
     static const struct {
         int sig;
         const char *line;
@@ -531,7 +499,7 @@ static void test_stop_signals_before_any_work(void **state)
         {SIGHUP, "brainlesslab: SystemExit: terminated by SIGHUP\n"},
     };
     static const char *const commands[] = {"check", "run"};
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char fifo[4200], outp[4200], errp[4200], root[4200];
     snprintf(fifo, sizeof fifo, "%s/plan.toml", dir);
     snprintf(outp, sizeof outp, "%s/stdout", dir);
@@ -579,8 +547,6 @@ static void test_stop_signals_before_any_work(void **state)
             free(o);
             free(e);
         }
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* The profile worker the parent `parent` runs (its child whose command line
@@ -628,8 +594,7 @@ static pid_t ready_worker(pid_t parent, int sig)
  * sent to the process group, as a service manager sends it). */
 static void test_qualify_and_profile_stop_signals(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char dest[4200], outp[4200], errp[4200], path[4300];
     snprintf(dest, sizeof dest, "%s/dest", dir);
     snprintf(outp, sizeof outp, "%s/stdout", dir);
@@ -643,7 +608,7 @@ static void test_qualify_and_profile_stop_signals(void **state)
     };
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         char *argv[] = {"brainlesslab", "qualify", dest, "--frames", "100000000", NULL};
-        pid_t pid = start_cli(argv, outp, errp);
+        pid_t pid = bl_test_start_cli(argv, outp, errp);
         await_handler(pid, sigs[i].sig);
         assert_int_equal(kill(pid, sigs[i].sig), 0);
         int status;
@@ -662,7 +627,7 @@ static void test_qualify_and_profile_stop_signals(void **state)
     char *argv[] = {"brainlesslab", "profile", dest, "--dtype", "float64", "--task", "tracking",
                     "--count", "128", "--trials", "8", "--blocks", "2", "--samples", "50",
                     "--allow-background-activity", "--activity-interval", "0.05", NULL};
-    pid_t pid = start_cli(argv, outp, errp);
+    pid_t pid = bl_test_start_cli(argv, outp, errp);
     await_handler(pid, SIGTERM);
     /* Both must handle it: the worker runs its workload with its handler. */
     struct timespec tick = {0, 10 * 1000 * 1000};
@@ -701,8 +666,6 @@ static void test_qualify_and_profile_stop_signals(void **state)
     bl_json_destroy(receipt);
     free(o);
     free(e);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -710,7 +673,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_version_names_every_library),
-        cmocka_unit_test(test_install_puts_the_program_in_bin),
+        BL_TEST_IN_DIR(test_install_puts_the_program_in_bin),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_parsed_commands_exit_1),
@@ -718,8 +681,8 @@ int main(void)
         cmocka_unit_test(test_escape_controls_match_python),
         cmocka_unit_test(test_error_line_escapes_controls),
         cmocka_unit_test(test_usage_errors_escape_controls),
-        cmocka_unit_test(test_stop_signals_before_any_work),
-        cmocka_unit_test(test_qualify_and_profile_stop_signals),
+        BL_TEST_IN_DIR(test_stop_signals_before_any_work),
+        BL_TEST_IN_DIR(test_qualify_and_profile_stop_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

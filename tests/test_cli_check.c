@@ -156,8 +156,7 @@ static void test_sweep_leak_ids(void **state)
 
 static void test_errors_are_one_line(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4200];
     struct {
         const char *name, *text, *prefix;
@@ -193,8 +192,6 @@ static void test_errors_are_one_line(void **state)
     assert_one_error_line(err, "brainlesslab: IsADirectoryError: ");
     free(out);
     free(err);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void write_text(const char *path, const char *text)
@@ -230,8 +227,7 @@ static void expect_plan_error(const char *cmd, const char *path, const char *res
  * manifest of a real record (written here by `run`). */
 static void test_not_a_plan_says_what_was_found(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4200];
 
     snprintf(path, sizeof path, "%s/empty.toml", dir);
@@ -264,8 +260,6 @@ static void test_not_a_plan_says_what_was_found(void **state)
     expect_plan_error("check", path, "", "ValueError",
                       FORMAT " (found format = \"brainlesslab-record\": this is a record "
                              "manifest, not a plan; run plans, inspect records)");
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* Unknown keys name the file, the table (a TOML path) and what is allowed
@@ -273,10 +267,7 @@ static void test_not_a_plan_says_what_was_found(void **state)
  * resolution, in the target they belong to. */
 static void test_plan_errors_name_file_and_table(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
-    char path[4200];
-    snprintf(path, sizeof path, "%s/plan.toml", dir);
+    const char *path = bl_test_path(state, "plan.toml");
     static const struct {
         const char *toml, *kind, *message;
     } cases[] = {
@@ -318,8 +309,6 @@ static void test_plan_errors_name_file_and_table(void **state)
         write_text(path, cases[i].toml);
         expect_plan_error("check", path, "", cases[i].kind, cases[i].message);
     }
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* A plan id with a control character (C0, DEL, C1) is refused by check,
@@ -327,8 +316,7 @@ static void test_plan_errors_name_file_and_table(void **state)
  * carry the character in its name. */
 static void test_control_characters_in_plan_ids(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     static const struct {
         const char *id, *code;
     } cases[] = {
@@ -366,20 +354,14 @@ static void test_control_characters_in_plan_ids(void **state)
         fail_msg("run plain.toml: %s", err);
     free(out);
     free(err);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* Ctrl-C while check waits for its plan (a FIFO nobody writes) ends it with
  * exit 130 and one line, and nothing on stdout. */
 static void test_interrupt_exits_130(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
-    char fifo[4200], outp[4200], errp[4200];
-    snprintf(fifo, sizeof fifo, "%s/plan.toml", dir);
-    snprintf(outp, sizeof outp, "%s/stdout", dir);
-    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    const char *fifo = bl_test_path(state, "plan.toml"), *outp = bl_test_path(state, "stdout"),
+               *errp = bl_test_path(state, "stderr");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     /* Held open for writing so the program's read blocks instead of
      * seeing end of file. */
@@ -410,8 +392,6 @@ static void test_interrupt_exits_130(void **state)
     assert_string_equal(err, "brainlesslab: KeyboardInterrupt: interrupted\n");
     free(out);
     free(err);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* A reader that has gone away (`check plan | head -c 0`) gives one OSError
@@ -419,8 +399,7 @@ static void test_interrupt_exits_130(void **state)
  * closed before the program starts, so the outcome does not race. */
 static void test_closed_stdout_is_one_oserror_line(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char plan[4200], errpath[4200];
     snprintf(plan, sizeof plan, "%s/../plans/quick-start.toml", bl_test_tests_dir());
     snprintf(errpath, sizeof errpath, "%s/stderr", dir);
@@ -448,22 +427,20 @@ static void test_closed_stdout_is_one_oserror_line(void **state)
     assert_null(fgets(extra, sizeof extra, f));
     fclose(f);
     assert_true(strncmp(line, "brainlesslab: OSError: ", 23) == 0);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delayed_cue_matches_reference),
-        cmocka_unit_test(test_closed_stdout_is_one_oserror_line),
+        BL_TEST_IN_DIR(test_closed_stdout_is_one_oserror_line),
         cmocka_unit_test(test_every_plan_checks),
         cmocka_unit_test(test_sweep_leak_ids),
-        cmocka_unit_test(test_errors_are_one_line),
-        cmocka_unit_test(test_not_a_plan_says_what_was_found),
-        cmocka_unit_test(test_plan_errors_name_file_and_table),
-        cmocka_unit_test(test_control_characters_in_plan_ids),
-        cmocka_unit_test(test_interrupt_exits_130),
+        BL_TEST_IN_DIR(test_errors_are_one_line),
+        BL_TEST_IN_DIR(test_not_a_plan_says_what_was_found),
+        BL_TEST_IN_DIR(test_plan_errors_name_file_and_table),
+        BL_TEST_IN_DIR(test_control_characters_in_plan_ids),
+        BL_TEST_IN_DIR(test_interrupt_exits_130),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

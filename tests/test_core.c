@@ -156,8 +156,7 @@ static void test_sha256(void **state)
 
 static void test_sha256_file(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4200];
     snprintf(path, sizeof path, "%s/f.txt", dir);
     FILE *f = fopen(path, "wb");
@@ -173,8 +172,6 @@ static void test_sha256_file(void **state)
     snprintf(path, sizeof path, "%s/missing", dir);
     assert_int_equal(bl_sha256_file(path, md, &err), BL_ENOENT);
     assert_non_null(strstr(err.msg, "missing"));
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- bl_file_read ---------------------------------------------------------- */
@@ -207,8 +204,7 @@ static void expect_read_error(const char *path, size_t cap, unsigned flags, bl_s
 
 static void test_file_read_regular(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4200];
     char *data;
     size_t len;
@@ -247,30 +243,22 @@ static void test_file_read_regular(void **state)
     free(big);
     /* The cap in the unit a person would write. */
     expect_read_error(path, 64 * 1024, 0, BL_EVALUE, "test file is larger than 64 KiB");
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* A sparse file far over the cap is refused from its size: were it read,
  * a 1 TiB file would take minutes and all memory. */
 static void test_file_read_refuses_by_size(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
-    char path[4200];
-    snprintf(path, sizeof path, "%s/sparse", dir);
+    const char *path = bl_test_path(state, "sparse");
     bl_test_make_sparse(path, (int64_t)1 << 40);
     alarm(10);
     expect_read_error(path, BL_FILE_PLAN_MAX, 0, BL_EVALUE, "test file is larger than 16 MiB");
     alarm(0);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_file_read_refuses_non_files(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4200], link[4200];
     /* A regression blocks in open() on the FIFO: SIGALRM then ends the test
      * as a failure instead of hanging it. */
@@ -318,14 +306,11 @@ static void test_file_read_refuses_non_files(void **state)
     bl_free(data);
     expect_read_error(link, 10, BL_FILE_NOFOLLOW, BL_EOS, ": is a symbolic link, not a regular file");
     alarm(0);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* Streams (plans only): read to end of file, and stopped at the cap. */
 static void test_file_read_streams(void **state)
 {
-    (void)state;
     alarm(20);
     char *data;
     size_t len;
@@ -338,7 +323,7 @@ static void test_file_read_streams(void **state)
     assert_int_equal(len, 0);
     bl_free(data);
     /* A FIFO with a writer: everything it writes, to its end. */
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4200];
     snprintf(path, sizeof path, "%s/fifo", dir);
     assert_int_equal(mkfifo(path, 0600), 0);
@@ -359,18 +344,13 @@ static void test_file_read_streams(void **state)
     assert_memory_equal(data + 29990, "abcdefghij", 11);
     bl_free(data);
     alarm(0);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* Every allocation the reader makes can fail cleanly, for a regular file
  * and for a stream that needs its buffer grown. */
 static void test_file_read_allocation_failures(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
-    char path[4200];
-    snprintf(path, sizeof path, "%s/f", dir);
+    const char *path = bl_test_path(state, "f");
     write_bytes(path, "hello", 5);
     const struct {
         const char *path;
@@ -402,8 +382,6 @@ static void test_file_read_allocation_failures(void **state)
         /* The stream grew its buffer, so it failed at more than one place. */
         assert_true(failures >= (c == 0 ? 1 : 2));
     }
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -415,12 +393,12 @@ int main(void)
         cmocka_unit_test(test_buf_reports_allocation_failure),
         cmocka_unit_test(test_alloc_injection),
         cmocka_unit_test(test_sha256),
-        cmocka_unit_test(test_sha256_file),
-        cmocka_unit_test(test_file_read_regular),
-        cmocka_unit_test(test_file_read_refuses_by_size),
-        cmocka_unit_test(test_file_read_refuses_non_files),
-        cmocka_unit_test(test_file_read_streams),
-        cmocka_unit_test(test_file_read_allocation_failures),
+        BL_TEST_IN_DIR(test_sha256_file),
+        BL_TEST_IN_DIR(test_file_read_regular),
+        BL_TEST_IN_DIR(test_file_read_refuses_by_size),
+        BL_TEST_IN_DIR(test_file_read_refuses_non_files),
+        BL_TEST_IN_DIR(test_file_read_streams),
+        BL_TEST_IN_DIR(test_file_read_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

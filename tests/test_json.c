@@ -545,11 +545,7 @@ static void test_string_invalid_utf8(void **state)
 
 static void test_string_escaping_matches_python(void **state)
 {
-    (void)state;
-    if (!bl_test_python_plain()) {
-        bl_test_missing("python3 (the differential check against json.dumps)");
-        skip();
-    }
+    BL_REQUIRE(bl_test_python_plain(), "python3 (the differential check against json.dumps)");
     static const struct {
         const char *s;
         size_t len;
@@ -566,7 +562,7 @@ static void test_string_escaping_matches_python(void **state)
         {"Gr\xc3\xbc\xc3\x9f" "e \xe4\xb8\x96\xe7\x95\x8c \xce\xb1\xce\xb2", 17},
     };
     size_t ncases = sizeof cases / sizeof *cases;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4096];
     snprintf(path, sizeof path, "%s/strings.txt", dir);
     FILE *f = fopen(path, "w");
@@ -594,23 +590,17 @@ static void test_string_escaping_matches_python(void **state)
     }
     free(lines);
     free(out);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* BL_JSON_INDENT against json.dumps(indent=2, ensure_ascii=False) of the
  * same document: nesting, empty containers, scalars, key order kept. */
 static void test_indent_matches_python(void **state)
 {
-    (void)state;
-    if (!bl_test_python_plain()) {
-        bl_test_missing("python3 (the differential check against json.dumps)");
-        skip();
-    }
+    BL_REQUIRE(bl_test_python_plain(), "python3 (the differential check against json.dumps)");
     static const char doc[] =
         "{\"format\": \"x\", \"b\": [1, 2.5, {\"z\": null, \"a\": []}, {}], \"e\": {},"
         " \"n\": {\"t\": true, \"f\": false, \"s\": \"\\u00e9\\n\"}, \"l\": [[]]}";
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4096];
     snprintf(path, sizeof path, "%s/doc.json", dir);
     write_text_file(path, doc);
@@ -624,8 +614,6 @@ static void test_indent_matches_python(void **state)
     assert_writes(v, BL_JSON_INDENT, want);
     bl_json_destroy(v);
     free(want);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- integers -------------------------------------------------------- */
@@ -717,13 +705,9 @@ static void test_integers(void **state)
 
 static void test_bigint_decimal_matches_python(void **state)
 {
-    (void)state;
-    if (!bl_test_python_plain()) {
-        bl_test_missing("python3 (the differential check of big integers)");
-        skip();
-    }
+    BL_REQUIRE(bl_test_python_plain(), "python3 (the differential check of big integers)");
     enum { N = 2000 };
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4096];
     snprintf(path, sizeof path, "%s/ints.txt", dir);
     FILE *f = fopen(path, "w");
@@ -768,8 +752,6 @@ static void test_bigint_decimal_matches_python(void **state)
     free(ours);
     free(lines);
     free(out);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- the reader ------------------------------------------------------ */
@@ -844,8 +826,7 @@ static void test_reader_errors(void **state)
 
 static void test_read_file(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4096];
     bl_json *v = NULL;
     bl_error err = {0};
@@ -891,8 +872,6 @@ static void test_read_file(void **state)
     assert_int_equal(bl_json_get_int(bl_json_at(v, 19999)), 19999);
     bl_json_destroy(v);
 
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- the writer and the tree ----------------------------------------- */
@@ -1226,13 +1205,13 @@ int main(void)
         cmocka_unit_test(test_float_repr_matches_python),
         cmocka_unit_test(test_string_escaping),
         cmocka_unit_test(test_string_invalid_utf8),
-        cmocka_unit_test(test_string_escaping_matches_python),
-        cmocka_unit_test(test_indent_matches_python),
+        BL_TEST_IN_DIR(test_string_escaping_matches_python),
+        BL_TEST_IN_DIR(test_indent_matches_python),
         cmocka_unit_test(test_integers),
-        cmocka_unit_test(test_bigint_decimal_matches_python),
+        BL_TEST_IN_DIR(test_bigint_decimal_matches_python),
         cmocka_unit_test(test_reader_values),
         cmocka_unit_test(test_reader_errors),
-        cmocka_unit_test(test_read_file),
+        BL_TEST_IN_DIR(test_read_file),
         cmocka_unit_test(test_writer_sorting_and_separators),
         cmocka_unit_test(test_writer_rejects_non_finite),
         cmocka_unit_test(test_equality_and_copy),

@@ -112,59 +112,69 @@ static void check_writable(const bl_json *v)
 static const char *const host_keys =
     "machine,kernel,os,product,cpu,memory,load_average,pressure,thermal,power_supply,compiler";
 
+/* Files written under a fake root, path and text. */
+typedef struct fake_file {
+    const char *rel, *text;
+} fake_file;
+
+static void put_files(const char *root, const fake_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        put_file(root, files[i].rel, files[i].text);
+}
+
 /* A full fake host: proc/, sys/ and etc/ under root. */
 static void build_fake_host(const char *root)
 {
-    put_file(root, "proc/cpuinfo",
-             "processor\t: 0\nvendor_id\t: GenuineFake\nmodel\t\t: 85\n"
-             "model name\t: Fake CPU 9000 @ 3.00GHz\ncpu MHz\t\t: 2999.998\n\n"
-             "processor\t: 1\nmodel name\t: Fake CPU 9000 @ 3.00GHz\n");
-    put_file(root, "proc/meminfo",
-             "MemTotal:       16318412 kB\nMemFree:         1000000 kB\n"
-             "MemAvailable:   12000000 kB\nSwapCached:            0 kB\n"
-             "SwapTotal:       2097148 kB\nSwapFree:        2000000 kB\n");
-    put_file(root, "proc/loadavg", "0.50 1.25 2.75 3/105 31310\n");
-    put_file(root, "proc/pressure/cpu",
-             "some avg10=1.50 avg60=0.75 avg300=0.25 total=123456\n"
-             "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-    put_file(root, "proc/pressure/memory",
-             "some avg10=0.10 avg60=0.20 avg300=0.30 total=42\n"
-             "full avg10=0.05 avg60=0.06 avg300=0.07 total=7\n");
-    /* No "full" line, as older kernels write for the CPU. */
-    put_file(root, "proc/pressure/io", "some avg10=3.00 avg60=2.00 avg300=1.00 total=99\n");
-
-    put_file(root, "sys/devices/system/cpu/smt/active", "1\n");
-    put_file(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
-    put_file(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "3000000\n");
-    put_file(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "800000\n");
-    put_file(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "4500000\n");
-    put_file(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "powersave\n");
-    put_file(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "1200000\n");
-    put_file(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_min_freq", "1000000\n");
-    put_file(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_max_freq", "4000000\n");
-    put_file(root, "sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "performance\n");
-    put_file(root, "sys/devices/system/cpu/cpu2/cpufreq/scaling_cur_freq", "2000000\n");
+    static const fake_file files[] = {
+        {"proc/cpuinfo",
+         "processor\t: 0\nvendor_id\t: GenuineFake\nmodel\t\t: 85\n"
+         "model name\t: Fake CPU 9000 @ 3.00GHz\ncpu MHz\t\t: 2999.998\n\n"
+         "processor\t: 1\nmodel name\t: Fake CPU 9000 @ 3.00GHz\n"},
+        {"proc/meminfo",
+         "MemTotal:       16318412 kB\nMemFree:         1000000 kB\n"
+         "MemAvailable:   12000000 kB\nSwapCached:            0 kB\n"
+         "SwapTotal:       2097148 kB\nSwapFree:        2000000 kB\n"},
+        {"proc/loadavg", "0.50 1.25 2.75 3/105 31310\n"},
+        {"proc/pressure/cpu",
+         "some avg10=1.50 avg60=0.75 avg300=0.25 total=123456\n"
+         "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"},
+        {"proc/pressure/memory",
+         "some avg10=0.10 avg60=0.20 avg300=0.30 total=42\n"
+         "full avg10=0.05 avg60=0.06 avg300=0.07 total=7\n"},
+        /* No "full" line, as older kernels write for the CPU. */
+        {"proc/pressure/io", "some avg10=3.00 avg60=2.00 avg300=1.00 total=99\n"},
+        {"sys/devices/system/cpu/smt/active", "1\n"},
+        {"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n"},
+        {"sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "3000000\n"},
+        {"sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "800000\n"},
+        {"sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "4500000\n"},
+        {"sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "powersave\n"},
+        {"sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "1200000\n"},
+        {"sys/devices/system/cpu/cpu1/cpufreq/scaling_min_freq", "1000000\n"},
+        {"sys/devices/system/cpu/cpu1/cpufreq/scaling_max_freq", "4000000\n"},
+        {"sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "performance\n"},
+        {"sys/devices/system/cpu/cpu2/cpufreq/scaling_cur_freq", "2000000\n"},
+        /* Not CPUs, though their names start with "cpu". */
+        {"sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "9999999\n"},
+        {"sys/devices/system/cpu/cpuidle/cpufreq/scaling_cur_freq", "9999999\n"},
+        {"sys/class/thermal/thermal_zone0/type", "x86_pkg_temp\n"},
+        {"sys/class/thermal/thermal_zone0/temp", "45500\n"},
+        {"sys/class/thermal/thermal_zone10/type", "acpitz\n"},
+        {"sys/class/thermal/thermal_zone10/temp", "-2000\n"},
+        {"sys/class/thermal/thermal_zone2/type", "broken\n"}, /* no temp */
+        {"sys/class/thermal/cooling_device0/type", "Processor\n"},
+        {"sys/class/power_supply/BAT0/type", "Battery\n"},
+        {"sys/class/power_supply/AC/type", "Mains\n"},
+        {"sys/class/power_supply/AC/online", "1\n"},
+        {"sys/class/power_supply/USB/type", "USB\n"},
+        {"sys/class/power_supply/USB/online", "0\n"},
+        {"sys/devices/virtual/dmi/id/product_name", "Fake Machine 1\n"},
+        {"etc/os-release",
+         "NAME=\"Fake\"\nPRETTY_NAME=\"Fake OS 1.0 (\\\"test\\\")\"\nID=fake\n"},
+    };
+    put_files(root, files, sizeof files / sizeof *files);
     make_dir(root, "sys/devices/system/cpu/cpu3"); /* offline: no cpufreq */
-    /* Not CPUs, though their names start with "cpu". */
-    put_file(root, "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", "9999999\n");
-    put_file(root, "sys/devices/system/cpu/cpuidle/cpufreq/scaling_cur_freq", "9999999\n");
-
-    put_file(root, "sys/class/thermal/thermal_zone0/type", "x86_pkg_temp\n");
-    put_file(root, "sys/class/thermal/thermal_zone0/temp", "45500\n");
-    put_file(root, "sys/class/thermal/thermal_zone10/type", "acpitz\n");
-    put_file(root, "sys/class/thermal/thermal_zone10/temp", "-2000\n");
-    put_file(root, "sys/class/thermal/thermal_zone2/type", "broken\n"); /* no temp */
-    put_file(root, "sys/class/thermal/cooling_device0/type", "Processor\n");
-
-    put_file(root, "sys/class/power_supply/BAT0/type", "Battery\n");
-    put_file(root, "sys/class/power_supply/AC/type", "Mains\n");
-    put_file(root, "sys/class/power_supply/AC/online", "1\n");
-    put_file(root, "sys/class/power_supply/USB/type", "USB\n");
-    put_file(root, "sys/class/power_supply/USB/online", "0\n");
-
-    put_file(root, "sys/devices/virtual/dmi/id/product_name", "Fake Machine 1\n");
-    put_file(root, "etc/os-release",
-             "NAME=\"Fake\"\nPRETTY_NAME=\"Fake OS 1.0 (\\\"test\\\")\"\nID=fake\n");
 }
 
 static bl_host_paths paths_under(const char *root, char proc[], char sys[], char etc[])
@@ -200,8 +210,7 @@ static void check_outside_roots(const bl_json *h)
 
 static void test_host_from_fake_tree(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
+    const char *root = bl_test_dir(state);
     build_fake_host(root);
     char proc[4096], sys[4096], etc[4096];
     bl_host_paths paths = paths_under(root, proc, sys, etc);
@@ -292,22 +301,21 @@ static void test_host_from_fake_tree(void **state)
 
     check_writable(h);
     bl_json_destroy(h);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 /* The fallbacks: an ARM cpuinfo without "model name", an os-release
  * without PRETTY_NAME, SMT off, and text that is not UTF-8. */
 static void test_host_fallbacks(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
-    put_file(root, "proc/cpuinfo",
-             "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n"
-             "CPU architecture: 8\nCPU part\t: 0xd0c\n");
-    put_file(root, "etc/os-release", "ID=fake\nVERSION_ID=\"2\"\n");
-    put_file(root, "sys/devices/system/cpu/smt/active", "0\n");
-    put_file(root, "sys/devices/virtual/dmi/id/product_name", "Box \xff\xfe\n");
+    const char *root = bl_test_dir(state);
+    static const fake_file files[] = {
+        {"proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n"
+                         "CPU architecture: 8\nCPU part\t: 0xd0c\n"},
+        {"etc/os-release", "ID=fake\nVERSION_ID=\"2\"\n"},
+        {"sys/devices/system/cpu/smt/active", "0\n"},
+        {"sys/devices/virtual/dmi/id/product_name", "Box \xff\xfe\n"},
+    };
+    put_files(root, files, sizeof files / sizeof *files);
     char proc[4096], sys[4096], etc[4096];
     bl_host_paths paths = paths_under(root, proc, sys, etc);
     bl_json *h = NULL;
@@ -324,8 +332,6 @@ static void test_host_fallbacks(void **state)
     OK_E(bl_host_describe(&paths, &h, &e_));
     check_text(at(at(h, "cpu"), "model"), "Fake Board");
     bl_json_destroy(h);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 static void check_empty_host(const bl_json *h)
@@ -443,8 +449,7 @@ static void build_fake_proc(const char *proc)
 
 static void test_proc_stat_parser(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
+    const char *root = bl_test_dir(state);
     char proc[4096];
     snprintf(proc, sizeof proc, "%s/proc", root);
     build_fake_proc(proc);
@@ -484,8 +489,6 @@ static void test_proc_stat_parser(void **state)
     assert_int_equal(bl_proc_times_read(missing, &t, &n, &err), BL_EOS);
     assert_non_null(strstr(err.msg, "cannot read"));
     assert_null(t);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 /* The real /proc has this process, with the name /proc/self/comm gives. */
@@ -658,10 +661,8 @@ static void test_activity_snapshot_real(void **state)
 
 static void test_activity_snapshot_unavailable(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
-    char missing[4096];
-    snprintf(missing, sizeof missing, "%s/missing", root);
+    const char *root = bl_test_dir(state);
+    const char *missing = bl_test_path(state, "missing");
     bl_activity_options o = {.cpu_threshold_percent = 2.0,
                              .interval_seconds = 0.01,
                              .proc_root = missing};
@@ -708,8 +709,6 @@ static void test_activity_snapshot_unavailable(void **state)
     o.interval_seconds = 1.0;
     o.cpu_threshold_percent = NAN;
     assert_int_equal(bl_activity_snapshot(&o, &doc, &err), BL_EVALUE);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 /* ---- allocation failures ------------------------------------------------------------ */
@@ -718,10 +717,7 @@ static bl_status op_host(void *ctx, bl_error *err)
 {
     bl_json *h = NULL;
     bl_status st = bl_host_describe(ctx, &h, err);
-    if (st != BL_OK && h)
-        st = BL_ERUNTIME; /* a failure must leave nothing behind */
-    bl_json_destroy(h);
-    return st;
+    return bl_test_json_made(st, h);
 }
 
 static bl_status op_proc(void *ctx, bl_error *err)
@@ -741,10 +737,7 @@ static bl_status op_judge(void *ctx, bl_error *err)
     bl_json *arr = NULL;
     bl_status st =
         bl_activity_judge(judge_before, 9, judge_after, 9, 2.0, 100.0, 2.0, NULL, 0, &arr, err);
-    if (st != BL_OK && arr)
-        st = BL_ERUNTIME;
-    bl_json_destroy(arr);
-    return st;
+    return bl_test_json_made(st, arr);
 }
 
 static bl_status op_snapshot(void *ctx, bl_error *err)
@@ -754,16 +747,12 @@ static bl_status op_snapshot(void *ctx, bl_error *err)
                              .proc_root = ctx};
     bl_json *doc = NULL;
     bl_status st = bl_activity_snapshot(&o, &doc, err);
-    if (st != BL_OK && doc)
-        st = BL_ERUNTIME;
-    bl_json_destroy(doc);
-    return st;
+    return bl_test_json_made(st, doc);
 }
 
 static void test_allocation_failures(void **state)
 {
-    (void)state;
-    char *root = bl_test_mkdtemp();
+    const char *root = bl_test_dir(state);
     build_fake_host(root);
     char proc[4096], sys[4096], etc[4096];
     bl_host_paths paths = paths_under(root, proc, sys, etc);
@@ -778,23 +767,21 @@ static void test_allocation_failures(void **state)
     char missing[4096];
     snprintf(missing, sizeof missing, "%s/missing", root);
     assert_true(bl_test_fail_each(op_snapshot, missing, 1) > 10);
-    bl_test_rmtree(root);
-    free(root);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_from_fake_tree),
-        cmocka_unit_test(test_host_fallbacks),
+        BL_TEST_IN_DIR(test_host_from_fake_tree),
+        BL_TEST_IN_DIR(test_host_fallbacks),
         cmocka_unit_test(test_host_with_nothing),
         cmocka_unit_test(test_host_real),
-        cmocka_unit_test(test_proc_stat_parser),
+        BL_TEST_IN_DIR(test_proc_stat_parser),
         cmocka_unit_test(test_proc_real_has_self),
         cmocka_unit_test(test_activity_judge),
         cmocka_unit_test_teardown(test_activity_snapshot_real, kill_children),
-        cmocka_unit_test(test_activity_snapshot_unavailable),
-        cmocka_unit_test(test_allocation_failures),
+        BL_TEST_IN_DIR(test_activity_snapshot_unavailable),
+        BL_TEST_IN_DIR(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

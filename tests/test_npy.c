@@ -235,7 +235,6 @@ static bl_npy *parse_ok(bytes b)
 
 static void test_getters(void **state)
 {
-    (void)state;
     double f8[3] = {0.5, -0.0, 1e300};
     bl_npy *a = parse_ok(craft(1, 0, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", f8, sizeof f8));
     assert_int_equal(a->dtype, BL_NPY_F8);
@@ -329,7 +328,7 @@ static void test_getters(void **state)
     assert_true(bl_npy_get_f64(a, 2) == 1e300);
     bl_npy_destroy(a);
     /* ... and the same through the file reader. */
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     bytes b = craft(2, 0, dict, f8, sizeof f8);
     char *path = write_file(dir, "bighead.npy", b);
     free(b.p);
@@ -339,8 +338,6 @@ static void test_getters(void **state)
     bl_npy_destroy(a);
     free(path);
     free(dict);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- bad files ----------------------------------------------------------- */
@@ -389,7 +386,6 @@ static void check_error(const char *path, bl_status got, const bl_error *err, bl
 
 static void test_bad_files(void **state)
 {
-    (void)state;
     double d[4] = {1, 2, 3, 4};
     unsigned char bad_bool[3] = {0, 2, 1};
     bad_case cases[] = {
@@ -468,7 +464,7 @@ static void test_bad_files(void **state)
     };
     enum { NCASES = sizeof cases / sizeof *cases };
 
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     for (size_t i = 0; i < NCASES; i++) {
         char *path = write_file(dir, cases[i].name, cases[i].b);
         bl_error err = {0};
@@ -508,8 +504,6 @@ static void test_bad_files(void **state)
                 "is a character device, not a regular file");
     assert_null(a);
     free(path);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- allocation failures ------------------------------------------------- */
@@ -518,10 +512,7 @@ static void test_bad_files(void **state)
  * for a writer that never came (SIGALRM fails the test if it still does). */
 static void test_fifo_refused(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
-    char path[4200];
-    snprintf(path, sizeof path, "%s/array.npy", dir);
+    const char *path = bl_test_path(state, "array.npy");
     assert_int_equal(mkfifo(path, 0600), 0);
     bl_npy *a = (bl_npy *)&a;
     bl_error err = {0};
@@ -529,16 +520,13 @@ static void test_fifo_refused(void **state)
     check_error(path, bl_npy_read(path, &a, &err), &err, BL_EOS, "is a FIFO, not a regular file");
     alarm(0);
     assert_null(a);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_allocation_failures(void **state)
 {
-    (void)state;
     double d[4] = {1, 2, 3, 4};
     bytes b = craft(1, 0, F8_DICT("(2, 2)"), d, sizeof d);
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char *path = write_file(dir, "ok.npy", b);
     int ok_read = 0, ok_parse = 0;
     for (long k = 1; k < 20 && !(ok_read && ok_parse); k++) {
@@ -569,18 +557,16 @@ static void test_allocation_failures(void **state)
     bl_npy_destroy(NULL);
     free(path);
     free(b.p);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_files_match_numpy),
-        cmocka_unit_test(test_getters),
-        cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_fifo_refused),
-        cmocka_unit_test(test_allocation_failures),
+        BL_TEST_IN_DIR(test_getters),
+        BL_TEST_IN_DIR(test_bad_files),
+        BL_TEST_IN_DIR(test_fifo_refused),
+        BL_TEST_IN_DIR(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -698,42 +698,41 @@ static void test_other_constructors(void **state)
     bl_json_destroy(comp);
 }
 
-static void test_document_errors(void **state)
+/* Each case must fail with its status and message, from reading its
+ * document (and with `resolve`, from resolving the plan read), and return
+ * nothing. */
+static void expect_bad_cases(const bad_case *cases, size_t n, bool resolve)
 {
-    (void)state;
-    for (size_t i = 0; i < sizeof document_errors / sizeof *document_errors; i++) {
-        const bad_case *c = &document_errors[i];
+    for (size_t i = 0; i < n; i++) {
+        const bad_case *c = &cases[i];
         bl_json *d = doc(c->doc);
         bl_plan *p = NULL;
+        bl_resolved_plan *r = NULL;
         bl_error err = {0};
         bl_status st = bl_plan_from_document(d, &p, &err);
+        if (st == BL_OK && resolve)
+            st = bl_plan_resolve(p, &r, &err);
         if (st != c->status || strcmp(err.msg, c->msg) != 0)
             fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
                      bl_status_kind(c->status), c->msg);
-        assert_null(p);
+        if (!resolve)
+            assert_null(p);
+        assert_null(r);
+        bl_plan_destroy(p);
         bl_json_destroy(d);
     }
+}
+
+static void test_document_errors(void **state)
+{
+    (void)state;
+    expect_bad_cases(document_errors, sizeof document_errors / sizeof *document_errors, false);
 }
 
 static void test_resolve_errors(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof resolve_errors / sizeof *resolve_errors; i++) {
-        const bad_case *c = &resolve_errors[i];
-        bl_json *d = doc(c->doc);
-        bl_plan *p = NULL;
-        bl_error err = {0};
-        bl_status st = bl_plan_from_document(d, &p, &err);
-        bl_resolved_plan *r = NULL;
-        if (st == BL_OK)
-            st = bl_plan_resolve(p, &r, &err);
-        if (st != c->status || strcmp(err.msg, c->msg) != 0)
-            fail_msg("case %zu: got %s '%s', want %s '%s'", i, bl_status_kind(st), err.msg,
-                     bl_status_kind(c->status), c->msg);
-        assert_null(r);
-        bl_plan_destroy(p);
-        bl_json_destroy(d);
-    }
+    expect_bad_cases(resolve_errors, sizeof resolve_errors / sizeof *resolve_errors, true);
     /* Allowed: a later freeze_plasticity after freeze_weights, an alias
      * controller (kept as given), diagnostic short horizons. */
     bl_json *d = doc("{" HEAD ", `diagnostic`: true, `targets`: [{`id`: `a`, `interventions`: "
@@ -778,10 +777,7 @@ static bl_status read_and_resolve(void *ctx, bl_error *err)
  * the file's fault and say nothing of it. */
 static void test_read_errors_name_the_file(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
-    char path[4200];
-    snprintf(path, sizeof path, "%s/plan.toml", dir);
+    const char *path = bl_test_path(state, "plan.toml");
     static const struct {
         const char *toml, *msg;
         bl_status status;
@@ -831,9 +827,7 @@ static void test_read_errors_name_the_file(void **state)
           "id = \"a\"\n[targets.composition.node.parameters]\ninput_link_p = [0.5, 1, 0.5]\n",
           f);
     assert_int_equal(fclose(f), 0);
-    assert_true(bl_test_fail_each(read_and_resolve, path, 1) > 1);
-    bl_test_rmtree(dir);
-    free(dir);
+    assert_true(bl_test_fail_each(read_and_resolve, (void *)path, 1) > 1); /* only read */
 }
 
 /* Only the plan id names a directory: control characters elsewhere (target
@@ -908,7 +902,7 @@ int main(void)
         cmocka_unit_test(test_other_constructors),
         cmocka_unit_test(test_document_errors),
         cmocka_unit_test(test_resolve_errors),
-        cmocka_unit_test(test_read_errors_name_the_file),
+        BL_TEST_IN_DIR(test_read_errors_name_the_file),
         cmocka_unit_test(test_control_characters_outside_the_plan_id),
         cmocka_unit_test(test_allocation_failures_are_clean),
     };

@@ -114,8 +114,7 @@ static void expect(const char *args, const char *kind, const char *fragment)
 
 static void test_files_made_now(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char args[4400], path[4200];
 
     snprintf(args, sizeof args, "check '%s'", dir);
@@ -152,15 +151,13 @@ static void test_files_made_now(void **state)
         expect(args, "OSError", path);
     }
     chmod(path, 0600);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
-        cmocka_unit_test(test_files_made_now),
+        BL_TEST_IN_DIR(test_files_made_now),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,12 +72,6 @@ static bool is_null(const bl_json *o, const char *key)
     return bl_json_kindof(get(o, key)) == BL_JSON_NULL;
 }
 
-/* "<dir>/dest": a destination that does not exist yet. */
-static void dest_in(const char *dir, char dest[4200])
-{
-    snprintf(dest, 4200, "%s/dest", dir);
-}
-
 /* A synthetic clock: returns the scripted times in order and counts reads. */
 typedef struct script_clock {
     const double *times;
@@ -393,9 +387,7 @@ static void test_worker_excludes_first_and_warmups_from_statistics(void **state)
 
 static void test_sync_boundaries_with_a_synthetic_clock(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp(), dest[4200];
-    dest_in(dir, dest);
+    const char *dest = bl_test_path(state, "dest");
     bl_profile_args a = small_args(dest);
     a.samples = 1;
     a.warmups = 0;
@@ -431,20 +423,16 @@ static void test_sync_boundaries_with_a_synthetic_clock(void **state)
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal((int)num(get(get(r, "statistics"), "record_wall_seconds"), "count"), 1);
     bl_json_destroy(r);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_record_failure_retains_raws_and_fails(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char dest[4200];
     /* A file where the records directory must go: every record fails. */
     snprintf(dest, sizeof dest, "%s/dest", dir);
     assert_int_equal(mkdir(dest, 0777), 0);
-    char blocker[4300];
-    snprintf(blocker, sizeof blocker, "%s/records", dest);
+    const char *blocker = bl_test_path(state, "dest/records");
     FILE *f = fopen(blocker, "w");
     assert_non_null(f);
     fclose(f);
@@ -463,8 +451,6 @@ static void test_record_failure_retains_raws_and_fails(void **state)
     /* The worker stops at the first failed evaluation. */
     assert_int_equal(bl_json_size(get(r, "samples")), 1);
     bl_json_destroy(r);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_work_counts_identical_across_batch_partitions(void **state)
@@ -640,9 +626,7 @@ static bl_json *read_receipt(const char *path)
 
 static void test_invalid_preflight_creates_nothing(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp(), dest[4200];
-    dest_in(dir, dest);
+    const char *dest = bl_test_path(state, "dest");
     for (int c = 0; c < 12; c++) {
         bl_profile_args a = small_args(dest);
         a.worker_backend = NULL;
@@ -689,8 +673,6 @@ static void test_invalid_preflight_creates_nothing(void **state)
     assert_non_null(strstr(err.msg, "File exists"));
     assert_int_equal(f.telemetry_calls, 0);
     assert_int_equal(rmdir(dest), 0); /* still empty */
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static int parent_run(fakes *f, const char *dest, bool allow, char **path, bl_error *err)
@@ -707,10 +689,8 @@ static int parent_run(fakes *f, const char *dest, bool allow, char **path, bl_er
 
 static void test_background_activity_and_unknown_telemetry_need_opt_in(void **state)
 {
-    (void)state;
+    const char *dest = bl_test_path(state, "dest");
     bl_json *receipt = real_receipt();
-    char *dir = bl_test_mkdtemp(), dest[4200];
-    dest_in(dir, dest);
     struct stat sb;
     for (int c = 0; c < 2; c++) {
         fakes f = {.telemetry_status = c ? "unavailable" : "available", .busy = !c,
@@ -735,16 +715,12 @@ static void test_background_activity_and_unknown_telemetry_need_opt_in(void **st
         bl_test_rmtree(dest);
     }
     bl_json_destroy(receipt);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_parent_serial_phases_and_receipt_structure(void **state)
 {
-    (void)state;
+    const char *dest = bl_test_path(state, "dest");
     bl_json *receipt = real_receipt();
-    char *dir = bl_test_mkdtemp(), dest[4200];
-    dest_in(dir, dest);
     fakes f = {.telemetry_status = "available", .receipt = receipt};
     char *path = NULL;
     bl_error err = {0};
@@ -784,16 +760,12 @@ static void test_parent_serial_phases_and_receipt_structure(void **state)
     bl_json_destroy(r);
     bl_free(path);
     bl_json_destroy(receipt);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_parent_rejects_failed_samples_and_changed_work(void **state)
 {
-    (void)state;
+    const char *dest = bl_test_path(state, "dest");
     bl_json *receipt = real_receipt();
-    char *dir = bl_test_mkdtemp(), dest[4200];
-    dest_in(dir, dest);
     for (int c = 0; c < 3; c++) {
         fakes f = {.telemetry_status = "available", .receipt = receipt};
         if (c == 0)
@@ -829,8 +801,6 @@ static void test_parent_rejects_failed_samples_and_changed_work(void **state)
         bl_test_rmtree(dest);
     }
     bl_json_destroy(receipt);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void test_worker_output_parsing(void **state)
@@ -855,8 +825,7 @@ static void test_worker_output_parsing(void **state)
 
 static void test_cli_end_to_end(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char args[8192], *out = NULL, *err = NULL;
     snprintf(args, sizeof args,
              "profile '%s/p' --dtype float64 --node sorn --count 12 --trials 4 --blocks 2 "
@@ -923,8 +892,6 @@ static void test_cli_end_to_end(void **state)
     }
     bl_json_destroy(r);
     bl_json_destroy(line);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 static void pause_ms(long ms)
@@ -938,25 +905,15 @@ static void pause_ms(long ms)
  * the receipt of what ran (never complete) and exits 130. */
 static void test_ctrl_c_writes_an_honest_receipt(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp(), dest[4200], out_path[4300], err_path[4300], log[4400];
-    dest_in(dir, dest);
-    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
-    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    char dest[4200], log[4400];
+    snprintf(dest, sizeof dest, "%s/dest", bl_test_dir(state));
     snprintf(log, sizeof log, "%s/cpu-cold_cache_new_process.stdout.txt", dest);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
-            _exit(99);
-        execl(bl_test_cli_path(), "brainlesslab", "profile", dest, "--dtype", "float64",
-              "--task", "tracking", "--count", "128", "--trials", "8", "--blocks", "2",
-              "--samples", "50", "--allow-background-activity", "--activity-interval", "0.05",
-              (char *)NULL);
-        _exit(98);
-    }
-    setpgid(pid, pid); /* whichever of the two runs first */
+    char *const argv[] = {"brainlesslab", "profile", dest, "--dtype", "float64", "--task",
+                          "tracking", "--count", "128", "--trials", "8", "--blocks", "2",
+                          "--samples", "50", "--allow-background-activity",
+                          "--activity-interval", "0.05", NULL};
+    pid_t pid =
+        bl_test_start_cli(argv, bl_test_path(state, "stdout"), bl_test_path(state, "stderr"));
     struct stat sb;
     for (int i = 0; i < 600 && stat(log, &sb) != 0; i++)
         pause_ms(50);
@@ -977,8 +934,6 @@ static void test_ctrl_c_writes_an_honest_receipt(void **state)
     assert_int_equal((int)num(row, "returncode"), 130);
     assert_non_null(strstr(str(row, "error"), "KeyboardInterrupt"));
     bl_json_destroy(r);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* A refusal that is not a flag's syntax keeps its own kind: the resolver's
@@ -986,9 +941,7 @@ static void test_ctrl_c_writes_an_honest_receipt(void **state)
  * what was seen and which option overrides it. */
 static void test_refusal_kinds(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp(), dest[4200];
-    dest_in(dir, dest);
+    const char *dest = bl_test_path(state, "dest");
     fakes f = {.telemetry_status = "available", .busy = true};
     char *path = NULL;
     bl_error err = {0};
@@ -1034,16 +987,13 @@ static void test_refusal_kinds(void **state)
     }
     struct stat sb;
     assert_int_not_equal(stat(dest, &sb), 0);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* From the command line: a refused workload or a busy machine is exactly
  * one error line and exit 2, never the usage text; nothing is created. */
 static void test_cli_refusals_are_one_line(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char args[8192], dest[4200], *out = NULL, *err = NULL;
     snprintf(dest, sizeof dest, "%s/q", dir);
     static const struct {
@@ -1094,8 +1044,6 @@ static void test_cli_refusals_are_one_line(void **state)
     assert_int_not_equal(stat(dest, &sb), 0);
     free(out);
     free(err);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 int main(void)
@@ -1108,19 +1056,19 @@ int main(void)
         cmocka_unit_test(test_batch_capacity_preserves_scientific_protocol),
         cmocka_unit_test(test_short_physical_horizon_requires_diagnostic),
         cmocka_unit_test(test_worker_excludes_first_and_warmups_from_statistics),
-        cmocka_unit_test(test_sync_boundaries_with_a_synthetic_clock),
-        cmocka_unit_test(test_record_failure_retains_raws_and_fails),
+        BL_TEST_IN_DIR(test_sync_boundaries_with_a_synthetic_clock),
+        BL_TEST_IN_DIR(test_record_failure_retains_raws_and_fails),
         cmocka_unit_test(test_work_counts_identical_across_batch_partitions),
         cmocka_unit_test(test_worker_allocation_failures),
-        cmocka_unit_test(test_invalid_preflight_creates_nothing),
-        cmocka_unit_test(test_background_activity_and_unknown_telemetry_need_opt_in),
-        cmocka_unit_test(test_parent_serial_phases_and_receipt_structure),
-        cmocka_unit_test(test_parent_rejects_failed_samples_and_changed_work),
+        BL_TEST_IN_DIR(test_invalid_preflight_creates_nothing),
+        BL_TEST_IN_DIR(test_background_activity_and_unknown_telemetry_need_opt_in),
+        BL_TEST_IN_DIR(test_parent_serial_phases_and_receipt_structure),
+        BL_TEST_IN_DIR(test_parent_rejects_failed_samples_and_changed_work),
         cmocka_unit_test(test_worker_output_parsing),
-        cmocka_unit_test(test_cli_end_to_end),
-        cmocka_unit_test(test_ctrl_c_writes_an_honest_receipt),
-        cmocka_unit_test(test_refusal_kinds),
-        cmocka_unit_test(test_cli_refusals_are_one_line),
+        BL_TEST_IN_DIR(test_cli_end_to_end),
+        BL_TEST_IN_DIR(test_ctrl_c_writes_an_honest_receipt),
+        BL_TEST_IN_DIR(test_refusal_kinds),
+        BL_TEST_IN_DIR(test_cli_refusals_are_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,12 +135,7 @@ static char *python_zip_check(const void *zip, size_t len)
 }
 
 #define REQUIRE_PYTHON()                                                        \
-    do {                                                                        \
-        if (!bl_test_python_plain()) {                                          \
-            bl_test_missing("python3 (its zipfile module checks the archives)"); \
-            skip();                                                             \
-        }                                                                       \
-    } while (0)
+    BL_REQUIRE(bl_test_python_plain(), "python3 (its zipfile module checks the archives)")
 
 /* Some members: nested names, an empty file, binary bytes, and a large
  * compressible one so deflate has real work. */
@@ -756,10 +751,7 @@ static bl_status op_receipt(void *ctx, bl_error *err)
     (void)ctx;
     bl_json *r = NULL;
     bl_status st = bl_source_receipt(&r, err);
-    if (st != BL_OK && r)
-        st = BL_ERUNTIME;
-    bl_json_destroy(r);
-    return st;
+    return bl_test_json_made(st, r);
 }
 
 static bl_status op_environment(void *ctx, bl_error *err)
@@ -767,10 +759,7 @@ static bl_status op_environment(void *ctx, bl_error *err)
     (void)ctx;
     bl_json *env = NULL;
     bl_status st = bl_environment_json(&env, err);
-    if (st != BL_OK && env)
-        st = BL_ERUNTIME;
-    bl_json_destroy(env);
-    return st;
+    return bl_test_json_made(st, env);
 }
 
 static bl_status op_lock(void *ctx, bl_error *err)

@@ -6,6 +6,7 @@
  * flags exit 2 creating nothing, an existing destination is refused and
  * left alone, a success writes receipt.json and prints the same JSON. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -728,13 +729,31 @@ static bool exists(const char *path)
     return lstat(path, &sb) == 0;
 }
 
+/* Runs the program with the formatted arguments: it must exit `code` with
+ * `says` somewhere on stderr. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void expect_cli(int code, const char *says, const char *fmt, ...)
+{
+    char args[8600], *out = NULL, *err = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < sizeof args);
+    int rc = bl_test_run_cli(args, &out, &err);
+    if (rc != code || !strstr(err, says))
+        fail_msg("`brainlesslab %s`: exit %d (expected %d), stderr without '%s':\n%s", args, rc,
+                 code, says, err);
+    free(out);
+    free(err);
+}
+
 static void test_cli_refusals_create_nothing(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
-    char dest[4200], parent[4200], args[8600];
-    snprintf(parent, sizeof parent, "%s/sub", tmp);
-    snprintf(dest, sizeof dest, "%s/sub/dest", tmp);
+    const char *parent = bl_test_path(state, "sub"), *dest = bl_test_path(state, "sub/dest");
+    char args[8600];
     static const char *const flags[] = {
         "--count 0", "--frames 0", "--trials -1", "--seed -1", "--backends cpu cpu",
         "--backends metal", "--backends", "--count x", "--frames 1.5", "--unknown 3",
@@ -755,34 +774,18 @@ static void test_cli_refusals_create_nothing(void **state)
         free(err);
     }
     /* The texts of our own checks. */
-    char *out = NULL, *err = NULL;
-    snprintf(args, sizeof args, "qualify '%s' --backends cpu cpu", dest);
-    assert_int_equal(bl_test_run_cli(args, &out, &err), 2);
-    assert_non_null(strstr(err, "error: --backends must be distinct\n"));
-    free(out);
-    free(err);
-    snprintf(args, sizeof args, "qualify '%s' --count 0", dest);
-    assert_int_equal(bl_test_run_cli(args, &out, &err), 2);
-    assert_non_null(strstr(err, "error: --count must be >= 1\n"));
-    free(out);
-    free(err);
+    expect_cli(2, "error: --backends must be distinct\n", "qualify '%s' --backends cpu cpu", dest);
+    expect_cli(2, "error: --count must be >= 1\n", "qualify '%s' --count 0", dest);
     /* No destination at all. */
-    assert_int_equal(bl_test_run_cli("qualify", &out, &err), 2);
-    assert_non_null(strstr(err, "the following arguments are required: destination"));
-    free(out);
-    free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
+    expect_cli(2, "the following arguments are required: destination", "qualify");
 }
 
 static void test_cli_existing_destination(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
-    char dest[4200], marker[4300], receipt[4300], args[8600];
-    snprintf(dest, sizeof dest, "%s/dest", tmp);
-    snprintf(marker, sizeof marker, "%s/keep.txt", dest);
-    snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
+    const char *dest = bl_test_path(state, "dest"),
+               *marker = bl_test_path(state, "dest/keep.txt"),
+               *receipt = bl_test_path(state, "dest/receipt.json");
+    char args[8600];
     assert_int_equal(mkdir(dest, 0777), 0);
     FILE *f = fopen(marker, "w");
     assert_non_null(f);
@@ -803,22 +806,15 @@ static void test_cli_existing_destination(void **state)
     free(out);
     free(err);
     /* A plain file in the way is refused the same way. */
-    snprintf(args, sizeof args, "qualify '%s' --count 4 --trials 0 --frames 1", marker);
-    assert_int_equal(bl_test_run_cli(args, &out, &err), 1);
-    assert_non_null(strstr(err, "FileExistsError"));
-    free(out);
-    free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
+    expect_cli(1, "FileExistsError", "qualify '%s' --count 4 --trials 0 --frames 1", marker);
 }
 
 static void test_cli_success(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
-    char dest[4200], receipt[4300], args[8600];
-    snprintf(dest, sizeof dest, "%s/a/b/dest", tmp); /* parents are created */
-    snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
+    /* Parents are created. */
+    const char *dest = bl_test_path(state, "a/b/dest"),
+               *receipt = bl_test_path(state, "a/b/dest/receipt.json");
+    char args[8600];
     char *out = NULL, *err = NULL;
     snprintf(args, sizeof args,
              "qualify '%s' --backends cpu --count 8 --frames 2 --trials 1 --seed 3", dest);
@@ -853,13 +849,9 @@ static void test_cli_success(void **state)
     free(out);
     free(err);
     /* Help. */
-    assert_int_equal(bl_test_run_cli("qualify -h", &out, &err), 0);
-    assert_non_null(strstr(out, "usage: brainlesslab qualify [-h] [--backends {cpu} [{cpu} ...]]"));
-    assert_non_null(strstr(out, "--trials TRIALS"));
-    free(out);
-    free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
+    bl_test_cli_prints("qualify -h",
+                       "usage: brainlesslab qualify [-h] [--backends {cpu} [{cpu} ...]]",
+                       "--trials TRIALS", (char *)NULL);
 }
 
 /* The one error line of a failed qualification for each kind of failure,
@@ -914,11 +906,9 @@ static void test_failure_line(void **state)
  * what failed and where the receipt is. */
 static void test_cli_failure_says_what_failed(void **state)
 {
-    (void)state;
-    char *tmp = bl_test_mkdtemp();
-    char dest[4200], receipt[4300], args[8600];
-    snprintf(dest, sizeof dest, "%s/dest", tmp);
-    snprintf(receipt, sizeof receipt, "%s/receipt.json", dest);
+    const char *dest = bl_test_path(state, "dest"),
+               *receipt = bl_test_path(state, "dest/receipt.json");
+    char args[8600];
     char *out = NULL, *err = NULL;
     snprintf(args, sizeof args, "qualify '%s' --count 4 --frames 48 --trials 0", dest);
     const int rc = bl_test_run_cli(args, &out, &err);
@@ -947,8 +937,6 @@ static void test_cli_failure_says_what_failed(void **state)
     bl_json_destroy(written);
     free(out);
     free(err);
-    bl_test_rmtree(tmp);
-    free(tmp);
 }
 
 int main(void)
@@ -963,11 +951,11 @@ int main(void)
         cmocka_unit_test(test_zero_tolerance_fails),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_allocation_failures),
-        cmocka_unit_test(test_cli_refusals_create_nothing),
-        cmocka_unit_test(test_cli_existing_destination),
-        cmocka_unit_test(test_cli_success),
+        BL_TEST_IN_DIR(test_cli_refusals_create_nothing),
+        BL_TEST_IN_DIR(test_cli_existing_destination),
+        BL_TEST_IN_DIR(test_cli_success),
         cmocka_unit_test(test_failure_line),
-        cmocka_unit_test(test_cli_failure_says_what_failed),
+        BL_TEST_IN_DIR(test_cli_failure_says_what_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1413,8 +1413,7 @@ static void test_allocation_failures_never_complete(void **state)
  * undone exactly, nothing overwritten, nothing half-written through a link. */
 static void test_new_directories_and_files(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char dest[4200], first[4200], file[4300];
     snprintf(first, sizeof first, "%s/a", dir);
     snprintf(dest, sizeof dest, "%s/a/b/c/", dir);
@@ -1454,8 +1453,6 @@ static void test_new_directories_and_files(void **state)
     snprintf(dest, sizeof dest, "%s/a/n/m", dir);
     assert_int_equal(bl_dir_create_exclusive(dest, NULL, &err), BL_EEXIST);
     assert_non_null(strstr(err.msg, "exists and is not a directory"));
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- a stop signal while the record is written ----------------------------------- */
@@ -1736,7 +1733,7 @@ int main(void)
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, bl_rt_teardown)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_json_and_csv_formats),
-        cmocka_unit_test(test_new_directories_and_files),
+        BL_TEST_IN_DIR(test_new_directories_and_files),
         cmocka_unit_test(test_record_names),
         TEST(test_reservation_refusals_leave_no_trace),
         TEST(test_fail_record_keeps_reservation_and_first_cause),

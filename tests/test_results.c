@@ -35,13 +35,6 @@
                      bl_status_kind(st_), e_.msg, bl_status_kind(code), text); \
     } while (0)
 
-#define SAME(got, want)                                                        \
-    do {                                                                       \
-        double g_ = (got), w_ = (want);                                        \
-        if (bl_test_bits(g_) != bl_test_bits(w_))                              \
-            fail_msg("%s = %.17g (%a), expected %.17g (%a)", #got, g_, g_, w_, w_); \
-    } while (0)
-
 /* Equal bits, or both absent (NaN of any sign: NumPy's NaN comes from 0/0). */
 static bool same_or_nan(double a, double b)
 {
@@ -173,7 +166,7 @@ static void test_bootstrap_interval_numpy(void **state)
     bool available = true;
     OK_E(bl_bootstrap_interval(v, 1, &s, 2000, out, &available, &e_));
     assert_false(available); /* one value: no interval, out untouched */
-    SAME(out[0], 7.0);
+    BL_ASSERT_SAME_BITS(out[0], 7.0);
     BL_REQUIRE_NUMPY();
 
     static const size_t sizes[] = {2, 3, 7, 64, 1000, 9000};
@@ -266,10 +259,10 @@ static void test_null_mean_bootstrap_numpy(void **state)
             bl_calibration *c;
             OK_E(bl_calibration_empirical(sig, scores, BL_NULL_TRAJECTORIES, NAN, NULL, roots[r],
                                           2000, &c, &e_));
-            SAME(c->null_mean, want[0]);
-            SAME(c->null_standard_error, want[1]);
-            SAME(c->null_interval[0], want[2]);
-            SAME(c->null_interval[1], want[3]);
+            BL_ASSERT_SAME_BITS(c->null_mean, want[0]);
+            BL_ASSERT_SAME_BITS(c->null_standard_error, want[1]);
+            BL_ASSERT_SAME_BITS(c->null_interval[0], want[2]);
+            BL_ASSERT_SAME_BITS(c->null_interval[1], want[3]);
             bl_calibration_destroy(c);
             free(scores);
             free(want);
@@ -408,9 +401,8 @@ static double real_at(const bl_json *o, const char *key, size_t i)
 
 static void test_published_calibrations(void **state)
 {
-    (void)state;
     BL_REQUIRE_SHARED();
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     for (size_t t = 0; t < sizeof published / sizeof *published; t++) {
         char rel[128], path[4200];
         snprintf(rel, sizeof rel, "reference/calibrations/cpu-%s.json", published[t].task);
@@ -435,11 +427,11 @@ static void test_published_calibrations(void **state)
         OK_E(bl_calibration_empirical(sig, scores, BL_NULL_TRAJECTORIES, NAN,
                                       bl_json_get(rec, "trajectory_ids"), 91337,
                                       BL_BOOTSTRAP_REPETITIONS, &c, &e_));
-        SAME(c->null_mean, real_at(rec, "null_mean", 0));
-        SAME(c->null_standard_error, real_at(rec, "null_standard_error", 0));
-        SAME(c->null_interval[0], real_at(rec, "null_interval", 0));
-        SAME(c->null_interval[1], real_at(rec, "null_interval", 1));
-        SAME(c->upper_bound, real_at(rec, "upper_bound", 0));
+        BL_ASSERT_SAME_BITS(c->null_mean, real_at(rec, "null_mean", 0));
+        BL_ASSERT_SAME_BITS(c->null_standard_error, real_at(rec, "null_standard_error", 0));
+        BL_ASSERT_SAME_BITS(c->null_interval[0], real_at(rec, "null_interval", 0));
+        BL_ASSERT_SAME_BITS(c->null_interval[1], real_at(rec, "null_interval", 1));
+        BL_ASSERT_SAME_BITS(c->upper_bound, real_at(rec, "upper_bound", 0));
         assert_string_equal(c->signature_id, published[t].signature_id);
         assert_string_equal(c->id, published[t].record_id);
         bl_json *mine;
@@ -481,8 +473,6 @@ static void test_published_calibrations(void **state)
               "calibration cannot be a symlink");
         bl_json_destroy(doc);
     }
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- tasks.md §10.4 (test_calibration.py) ---------------------------------- */
@@ -510,17 +500,17 @@ static void test_identity_ownership_and_uncertainty(void **state)
     char now[65];
     OK_E(bl_json_digest(a->signature, now, &e_));
     assert_string_equal(now, sid);
-    SAME(a->trial_scores[0], 0.2);
+    BL_ASSERT_SAME_BITS(a->trial_scores[0], 0.2);
 
-    SAME(a->null_mean, 0.5);
+    BL_ASSERT_SAME_BITS(a->null_mean, 0.5);
     double sd;
     OK_E(bl_np_std(quarter_scores(), BL_NULL_TRAJECTORIES, 1, NULL, &sd, &e_));
-    SAME(a->null_standard_error, sd / 32.0);
+    BL_ASSERT_SAME_BITS(a->null_standard_error, sd / 32.0);
     assert_true(a->null_interval[0] < 0.5 && 0.5 < a->null_interval[1]);
     assert_true(a->null_interval[1] - a->null_interval[0] < 4 * 2 * a->null_standard_error);
     assert_string_equal(a->id, b->id);
     assert_string_not_equal(a->id, other->id);
-    SAME(other->null_mean, a->null_mean);
+    BL_ASSERT_SAME_BITS(other->null_mean, a->null_mean);
     assert_int_equal(bl_json_size(a->trajectory_ids), BL_NULL_TRAJECTORIES);
     assert_int_equal(bl_json_get_int(bl_json_at(a->trajectory_ids, 1023)), 1023);
 
@@ -535,7 +525,7 @@ static void test_identity_ownership_and_uncertainty(void **state)
     OK_E(bl_calibration_from_json(parsed, &back, &e_));
     assert_string_equal(back->id, a->id);
     assert_memory_equal(back->trial_scores, a->trial_scores, sizeof scores);
-    SAME(back->null_interval[1], a->null_interval[1]);
+    BL_ASSERT_SAME_BITS(back->null_interval[1], a->null_interval[1]);
     bl_calibration_destroy(back);
     bl_json_destroy(parsed);
     bl_free(text);
@@ -601,11 +591,11 @@ static void test_analytic_chance_and_declared_bounds(void **state)
     (void)state;
     bl_calibration *c = analytic(BL_TASK_DELAYED_CUE);
     assert_true(c->analytic);
-    SAME(c->null_mean, 0.5);
-    SAME(c->upper_bound, 1.0);
-    SAME(c->null_standard_error, 0.0);
-    SAME(c->null_interval[0], 0.5);
-    SAME(c->null_interval[1], 0.5);
+    BL_ASSERT_SAME_BITS(c->null_mean, 0.5);
+    BL_ASSERT_SAME_BITS(c->upper_bound, 1.0);
+    BL_ASSERT_SAME_BITS(c->null_standard_error, 0.0);
+    BL_ASSERT_SAME_BITS(c->null_interval[0], 0.5);
+    BL_ASSERT_SAME_BITS(c->null_interval[1], 0.5);
     assert_int_equal(c->nscores, 0);
     assert_null(c->trial_scores);
     assert_int_equal(bl_json_size(c->trajectory_ids), 0);
@@ -631,7 +621,7 @@ static void test_analytic_chance_and_declared_bounds(void **state)
     bl_calibration *d, *e;
     OK_E(bl_calibration_empirical(cart, steps, BL_NULL_TRAJECTORIES, NAN, NULL, 3, 2000, &d,
                                   &e_));
-    SAME(d->upper_bound, 15000.0);
+    BL_ASSERT_SAME_BITS(d->upper_bound, 15000.0);
     OK_E(bl_calibration_empirical(cart, steps, BL_NULL_TRAJECTORIES, 15000.0, NULL, 3, 2000, &e,
                                   &e_));
     assert_string_equal(d->id, e->id);
@@ -652,12 +642,12 @@ static void test_adjustment_keeps_negatives_and_identity(void **state)
     bl_adjust_status st;
     char id[65];
     bl_outcome_adjust(0.25, c, &norm, &st, id);
-    SAME(norm, -0.5);
+    BL_ASSERT_SAME_BITS(norm, -0.5);
     assert_int_equal(st, BL_ADJUST_ANALYTIC);
     assert_string_equal(bl_adjust_status_name(st), "null_adjusted_analytic");
     assert_string_equal(id, c->id);
     bl_outcome_adjust(1.1, c, &norm, &st, id);
-    SAME(norm, (1.1 - 0.5) / 0.5); /* 1.2, never clipped */
+    BL_ASSERT_SAME_BITS(norm, (1.1 - 0.5) / 0.5); /* 1.2, never clipped */
     bl_outcome_adjust(0.7, NULL, &norm, &st, id);
     assert_int_equal(st, BL_ADJUST_UNAVAILABLE);
     assert_true(isnan(norm));
@@ -671,7 +661,7 @@ static void test_adjustment_keeps_negatives_and_identity(void **state)
 
     c = empirical(BL_TASK_PONG, quarter_scores(), 0);
     bl_outcome_adjust(0.75, c, &norm, &st, id);
-    SAME(norm, 0.5);
+    BL_ASSERT_SAME_BITS(norm, 0.5);
     assert_int_equal(st, BL_ADJUST_EMPIRICAL);
     assert_string_equal(id, c->id);
     bl_calibration_destroy(c);
@@ -687,8 +677,8 @@ static void test_bootstrap_uses_two_named_streams(void **state)
     const bl_seed seed = test_seed("summary", 99, NULL);
     bl_adjusted_interval a;
     OK_E(bl_adjusted_interval_compute(blocks, 2, c, &seed, 2000, &a, &e_));
-    SAME(a.estimate, 0.5);
-    SAME(a.raw_mean, 0.75);
+    BL_ASSERT_SAME_BITS(a.estimate, 0.5);
+    BL_ASSERT_SAME_BITS(a.raw_mean, 0.75);
     assert_int_equal(a.status, BL_INTERVAL_AVAILABLE);
     assert_string_equal(bl_interval_status_name(a.status), "available");
     assert_int_equal(a.invalid_denominator_draws, 0);
@@ -718,8 +708,8 @@ static void test_bootstrap_uses_two_named_streams(void **state)
         double lo, hi;
         OK_E(bl_np_quantile(draws[k], 2000, 0.025, NULL, &lo, &e_));
         OK_E(bl_np_quantile(draws[k], 2000, 0.975, NULL, &hi, &e_));
-        SAME(got[k][0], lo);
-        SAME(got[k][1], hi);
+        BL_ASSERT_SAME_BITS(got[k][0], lo);
+        BL_ASSERT_SAME_BITS(got[k][1], hi);
     }
     bl_calibration_destroy(c);
 }
@@ -733,8 +723,8 @@ static void test_null_uncertainty_propagates_with_equal_blocks(void **state)
     const bl_seed seed = test_seed("summary", 6, NULL);
     bl_adjusted_interval a;
     OK_E(bl_adjusted_interval_compute(blocks, 4, c, &seed, 2000, &a, &e_));
-    SAME(a.raw_interval[0], 0.75);
-    SAME(a.raw_interval[1], 0.75);
+    BL_ASSERT_SAME_BITS(a.raw_interval[0], 0.75);
+    BL_ASSERT_SAME_BITS(a.raw_interval[1], 0.75);
     assert_int_equal(a.status, BL_INTERVAL_AVAILABLE);
     assert_true(a.interval[0] < a.estimate && a.estimate < a.interval[1]);
     bl_calibration_destroy(c);
@@ -755,9 +745,9 @@ static void test_one_block_has_no_interval(void **state)
     assert_int_equal(a.invalid_denominator_draws, 0);
     assert_false(a.has_interval);
     assert_false(a.has_raw_interval);
-    SAME(a.estimate, 0.5);
-    SAME(a.null_interval[0], c->null_interval[0]);
-    SAME(a.null_interval[1], c->null_interval[1]);
+    BL_ASSERT_SAME_BITS(a.estimate, 0.5);
+    BL_ASSERT_SAME_BITS(a.null_interval[0], c->null_interval[0]);
+    BL_ASSERT_SAME_BITS(a.null_interval[1], c->null_interval[1]);
     bl_json *j;
     OK_E(bl_adjusted_interval_json(&a, &j, &e_));
     assert_int_equal(bl_json_kindof(bl_json_get(j, "interval")), BL_JSON_NULL);
@@ -1013,8 +1003,8 @@ static void test_adjusted_interval_json(void **state)
     const bl_seed seed = test_seed("summary", 10, NULL);
     bl_adjusted_interval a;
     OK_E(bl_adjusted_interval_compute(blocks, 3, c, &seed, 500, &a, &e_));
-    SAME(a.null_interval[0], 0.5); /* analytic: the constant null */
-    SAME(a.null_interval[1], 0.5);
+    BL_ASSERT_SAME_BITS(a.null_interval[0], 0.5); /* analytic: the constant null */
+    BL_ASSERT_SAME_BITS(a.null_interval[1], 0.5);
     bl_json *j;
     char *text;
     size_t len;
@@ -1167,7 +1157,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap_interval_numpy),
         cmocka_unit_test(test_null_mean_bootstrap_numpy),
         cmocka_unit_test(test_adjusted_interval_numpy),
-        cmocka_unit_test(test_published_calibrations),
+        BL_TEST_IN_DIR(test_published_calibrations),
         cmocka_unit_test(test_identity_ownership_and_uncertainty),
         cmocka_unit_test(test_protocol_changes_signature_not_reservoir),
         cmocka_unit_test(test_analytic_chance_and_declared_bounds),

@@ -361,8 +361,7 @@ static void test_deep_nesting(void **state)
 
 static void test_files(void **state)
 {
-    (void)state;
-    char *dir = bl_test_mkdtemp();
+    const char *dir = bl_test_dir(state);
     char path[4096];
     bl_json *v = (bl_json *)&v;
     bl_error err = {0};
@@ -390,8 +389,6 @@ static void test_files(void **state)
     assert_true(bl_json_equal(v, expected));
     bl_json_destroy(expected);
     bl_json_destroy(v);
-    bl_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- the shared plans ---------------------------------------------------- */
@@ -658,7 +655,7 @@ int main(void)
         cmocka_unit_test(test_non_ascii_in_unquoted_values),
         cmocka_unit_test(test_non_ascii_in_valid_text),
         cmocka_unit_test(test_deep_nesting),
-        cmocka_unit_test(test_files),
+        BL_TEST_IN_DIR(test_files),
         cmocka_unit_test(test_shared_plans),
         cmocka_unit_test(test_write_layout),
         cmocka_unit_test(test_random_round_trips),
