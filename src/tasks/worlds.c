@@ -22,15 +22,6 @@
 #define WK_FABS fabs
 #define WK_CEIL ceil
 #include "tasks/worlds_kernel.h"
-#undef WK_REAL
-#undef WK_SFX
-#undef WK_COS
-#undef WK_SIN
-#undef WK_EXP
-#undef WK_ATAN2
-#undef WK_FMOD
-#undef WK_FABS
-#undef WK_CEIL
 
 #define WK_REAL float
 #define WK_SFX f32
@@ -42,15 +33,6 @@
 #define WK_FABS fabsf
 #define WK_CEIL ceilf
 #include "tasks/worlds_kernel.h"
-#undef WK_REAL
-#undef WK_SFX
-#undef WK_COS
-#undef WK_SIN
-#undef WK_EXP
-#undef WK_ATAN2
-#undef WK_FMOD
-#undef WK_FABS
-#undef WK_CEIL
 
 /* ---- per-world operations (worlds_internal.h) --------------------------- */
 
