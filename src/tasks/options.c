@@ -603,6 +603,18 @@ bl_status bl_opt_pulses(const bl_json *given, bl_task_options *o, bl_error *err)
     return BL_OK;
 }
 
+bl_status bl_opt_check(const bl_json *given, const char *key, int64_t minimum, bl_task_options *o,
+                       bl_error *err)
+{
+    const bl_json *v = bl_opt_given(given, key);
+    const bl_opt_field *f = v ? family_field(o->kind, key, strlen(key)) : NULL;
+    if (!f)
+        return BL_OK;
+    if (f->type == BL_OPT_MODE)
+        return bl_py_mode(v, key, f->modes, f->nmodes, (int *)field_at(o, f), err);
+    return bl_py_integer(v, key, minimum, (int64_t *)field_at(o, f), err);
+}
+
 /* ---- the driver ------------------------------------------------------------ */
 
 bl_status bl_task_options_resolve(bl_task_kind kind, const bl_json *given, bl_task_options *out,
@@ -634,19 +646,9 @@ bl_status bl_task_options_resolve(bl_task_kind kind, const bl_json *given, bl_ta
         {"cue_mode", 0},    {"context_mode", 0},   {"input_mode", 0},
         {"feedback_mode", 0},
     };
-    for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) {
-        const char *key = shared[i].key;
-        const bl_json *v = bl_opt_given(given, key);
-        const bl_opt_field *f = v ? family_field(kind, key, strlen(key)) : NULL;
-        if (!f)
-            continue;
-        if (f->type == BL_OPT_MODE)
-            st = bl_py_mode(v, key, f->modes, f->nmodes, (int *)field_at(&o, f), err);
-        else
-            st = bl_py_integer(v, key, shared[i].minimum, (int64_t *)field_at(&o, f), err);
-        if (st != BL_OK)
+    for (size_t i = 0; i < sizeof shared / sizeof *shared; i++)
+        if ((st = bl_opt_check(given, shared[i].key, shared[i].minimum, &o, err)) != BL_OK)
             goto fail;
-    }
     if (families[kind]->resolve && (st = families[kind]->resolve(given, &o, err)) != BL_OK)
         goto fail;
     if (default_horizon(&o) < 0) {
@@ -663,25 +665,16 @@ fail:
 
 /* ---- JSON form ------------------------------------------------------------ */
 
-bl_json *bl_opt_ints(const int64_t *v, size_t n)
+bl_json *bl_opt_numbers(const int64_t *ints, const double *reals, size_t n)
 {
+    bl_status st = BL_OK;
     bl_json *a = bl_json_array();
-    for (size_t i = 0; a && i < n; i++)
-        if (bl_json_array_append(a, bl_json_int(v[i]), NULL) != BL_OK) {
-            bl_json_destroy(a);
-            return NULL;
-        }
-    return a;
-}
-
-bl_json *bl_opt_reals(const double *v, size_t n)
-{
-    bl_json *a = bl_json_array();
-    for (size_t i = 0; a && i < n; i++)
-        if (bl_json_array_append(a, bl_json_real(v[i]), NULL) != BL_OK) {
-            bl_json_destroy(a);
-            return NULL;
-        }
+    for (size_t i = 0; i < n; i++)
+        bl_json_push(&st, a, ints ? bl_json_int(ints[i]) : bl_json_real(reals[i]), NULL);
+    if (st != BL_OK) {
+        bl_json_destroy(a);
+        return NULL;
+    }
     return a;
 }
 

@@ -8,12 +8,14 @@
 
 static bl_json *initial_ranges_json(const bl_task_options *o)
 {
+    bl_status st = BL_OK;
     bl_json *ranges = bl_json_array();
-    for (int i = 0; ranges && i < 4; i++)
-        if (bl_json_array_append(ranges, bl_opt_reals(o->initial_ranges[i], 2), NULL) != BL_OK) {
-            bl_json_destroy(ranges);
-            return NULL;
-        }
+    for (int i = 0; i < 4; i++)
+        bl_json_push(&st, ranges, bl_opt_numbers(NULL, o->initial_ranges[i], 2), NULL);
+    if (st != BL_OK) {
+        bl_json_destroy(ranges);
+        return NULL;
+    }
     return ranges;
 }
 

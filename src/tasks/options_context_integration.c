@@ -14,17 +14,8 @@ static const bl_opt_field fields[] = {
 
 static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err)
 {
-    bl_status st;
-    const bl_json *v;
-    int mode;
-    if ((st = bl_opt_pulses(given, o, err)) != BL_OK)
-        return st;
-    if ((v = bl_opt_given(given, "congruency"))) {
-        if ((st = bl_py_mode(v, "congruency", bl_opt_congruencies, 3, &mode, err)) != BL_OK)
-            return st;
-        o->congruency = (bl_congruency)mode;
-    }
-    return BL_OK;
+    bl_status st = bl_opt_pulses(given, o, err);
+    return st != BL_OK ? st : bl_opt_check(given, "congruency", 0, o, err);
 }
 
 static int64_t horizon(const bl_task_options *o)

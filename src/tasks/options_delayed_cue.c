@@ -8,7 +8,7 @@
 
 static bl_json *delays_json(const bl_task_options *o)
 {
-    return bl_opt_ints(o->delays, o->n_delays);
+    return bl_opt_numbers(o->delays, NULL, o->n_delays);
 }
 
 static const bl_opt_field fields[] = {

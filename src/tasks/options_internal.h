@@ -127,8 +127,13 @@ bl_status bl_py_mode(const bl_json *v, const char *name, const char *const *allo
 bl_status bl_opt_sensory_gain(const bl_json *given, bl_task_options *o, bl_error *err);
 bl_status bl_opt_pulses(const bl_json *given, bl_task_options *o, bl_error *err);
 
-/* JSON arrays of ints and of reals; NULL when out of memory. */
-bl_json *bl_opt_ints(const int64_t *v, size_t n);
-bl_json *bl_opt_reals(const double *v, size_t n);
+/* A JSON array of the n ints, or of the n reals when `ints` is NULL; NULL
+ * when out of memory. */
+bl_json *bl_opt_numbers(const int64_t *ints, const double *reals, size_t n);
+
+/* Checks given[key], when given and one of the options of o->kind, into
+ * *o: a mode by its names (_mode), a count by _integer with `minimum`. */
+bl_status bl_opt_check(const bl_json *given, const char *key, int64_t minimum, bl_task_options *o,
+                       bl_error *err);
 
 #endif

@@ -14,20 +14,11 @@ static const bl_opt_field fields[] = {
 
 static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err)
 {
-    bl_status st;
-    const bl_json *v;
-    int mode;
     int64_t k = o->distractors, d = o->delay, w = o->distractor_ticks;
     if (k && (d < 32 || k * w + k + 1 > d))
         return bl_fail(err, BL_EVALUE,
                        "distractors need delay >= 32 and blank frames between cues");
-    if ((v = bl_opt_given(given, "distractor_mode"))) {
-        if ((st = bl_py_mode(v, "distractor_mode", bl_opt_distractor_modes, 4, &mode, err)) !=
-            BL_OK)
-            return st;
-        o->distractor_mode = (bl_distractor_mode)mode;
-    }
-    return BL_OK;
+    return bl_opt_check(given, "distractor_mode", 0, o, err);
 }
 
 static int64_t horizon(const bl_task_options *o)

@@ -4,7 +4,7 @@
 
 static bl_json *reversal_range_json(const bl_task_options *o)
 {
-    return bl_opt_ints(o->reversal_range, 2);
+    return bl_opt_numbers(o->reversal_range, NULL, 2);
 }
 
 static const bl_opt_field fields[] = {
@@ -26,11 +26,10 @@ static bl_status defaults(bl_task_options *o, bl_error *err)
 
 static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err)
 {
-    bl_status st;
-    const bl_json *v = bl_opt_given(given, "rounds");
-    if (v && (st = bl_py_integer(v, "rounds", 48, &o->rounds, err)) != BL_OK)
+    bl_status st = bl_opt_check(given, "rounds", 48, o, err);
+    if (st != BL_OK)
         return st;
-    v = bl_opt_given(given, "reversal_range");
+    const bl_json *v = bl_opt_given(given, "reversal_range");
     if (v) {
         bl_json_kind k = bl_opt_kind(v);
         size_t len;

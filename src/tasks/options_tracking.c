@@ -12,7 +12,7 @@ static bl_json *opt_real(bool has, double v)
 
 static bl_json *sensor_offsets_json(const bl_task_options *o)
 {
-    return bl_opt_reals(o->sensor_offsets_deg, o->n_sensor_offsets);
+    return bl_opt_numbers(NULL, o->sensor_offsets_deg, o->n_sensor_offsets);
 }
 
 static bl_json *theta0_json(const bl_task_options *o)
