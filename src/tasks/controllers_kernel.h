@@ -1,8 +1,8 @@
 /* Direct controllers and the fused control loop, written once for `real_t`
  * and included by controllers.c for double and float (CTL_REAL, CTL_SFX,
- * CTL_SIN, CTL_FMOD, which it undefines at its end). In the float instantiation every intermediate is a
- * float, as in the reference's float32 kernels, so no double temporary can
- * round differently.
+ * CTL_SIN, CTL_FMOD, which it undefines at its end). In the float
+ * instantiation every intermediate is a float, as in the reference's
+ * float32 kernels, so no double temporary can round differently.
  *
  * ctl_act computes one world's effectors for one frame; ctl_run drives one
  * world through a whole tile. The unfused public path (bl_controllers_act

@@ -3,14 +3,10 @@
 #include "options_internal.h"
 
 static const bl_opt_field fields[] = {
-    BL_OPT_INT_FIELD(cue_ticks, 8),
-    BL_OPT_INT_FIELD(pulse_count, 32),
-    BL_OPT_REAL_FIELD(evidence_fraction, 0.25),
-    BL_OPT_INT_FIELD(pulse_ticks, 1),
-    BL_OPT_INT_FIELD(response_ticks, 8),
-    BL_OPT_MODE_FIELD(context_mode, BL_CUE_TRANSIENT, bl_opt_cue_modes),
-    BL_OPT_MODE_FIELD(congruency, BL_CONGRUENCY_MIXED, bl_opt_congruencies),
-};
+    BL_OPT_INT_FIELD(cue_ticks, 8), BL_OPT_INT_FIELD(pulse_count, 32),
+    BL_OPT_REAL_FIELD(evidence_fraction, 0.25), BL_OPT_INT_FIELD(pulse_ticks, 1),
+    BL_OPT_INT_FIELD(response_ticks, 8), BL_OPT_MODE_FIELD(context_mode, bl_opt_cue_modes),
+    BL_OPT_MODE_FIELD(congruency, bl_opt_congruencies)};
 
 static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err)
 {

@@ -12,11 +12,9 @@ static bl_json *delays_json(const bl_task_options *o)
 }
 
 static const bl_opt_field fields[] = {
-    BL_OPT_INT_FIELD(cue_ticks, 8),
-    BL_OPT_CUSTOM_FIELD(delays, delays_json),
+    BL_OPT_INT_FIELD(cue_ticks, 8), BL_OPT_CUSTOM_FIELD(delays, delays_json),
     BL_OPT_INT_FIELD(response_ticks, 8),
-    BL_OPT_MODE_FIELD(cue_mode, BL_CUE_TRANSIENT, bl_opt_cue_modes),
-};
+    BL_OPT_MODE_FIELD(cue_mode, bl_opt_cue_modes)};
 
 static bl_status defaults(bl_task_options *o, bl_error *err)
 {

@@ -2,11 +2,8 @@
 #include "options_internal.h"
 
 static const bl_opt_field fields[] = {
-    BL_OPT_INT_FIELD(cue_ticks, 8),
-    BL_OPT_INT_FIELD(gap, 32),
-    BL_OPT_INT_FIELD(response_ticks, 8),
-    BL_OPT_MODE_FIELD(cue_mode, BL_CUE_TRANSIENT, bl_opt_cue_modes),
-};
+    BL_OPT_INT_FIELD(cue_ticks, 8), BL_OPT_INT_FIELD(gap, 32), BL_OPT_INT_FIELD(response_ticks, 8),
+    BL_OPT_MODE_FIELD(cue_mode, bl_opt_cue_modes)};
 
 static int64_t horizon(const bl_task_options *o)
 {

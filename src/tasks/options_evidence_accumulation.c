@@ -3,12 +3,9 @@
 #include "options_internal.h"
 
 static const bl_opt_field fields[] = {
-    BL_OPT_INT_FIELD(pulse_count, 32),
-    BL_OPT_REAL_FIELD(evidence_fraction, 0.25),
-    BL_OPT_INT_FIELD(pulse_ticks, 1),
-    BL_OPT_INT_FIELD(response_ticks, 8),
-    BL_OPT_MODE_FIELD(input_mode, BL_VISIBLE, bl_opt_visibilities),
-};
+    BL_OPT_INT_FIELD(pulse_count, 32), BL_OPT_REAL_FIELD(evidence_fraction, 0.25),
+    BL_OPT_INT_FIELD(pulse_ticks, 1), BL_OPT_INT_FIELD(response_ticks, 8),
+    BL_OPT_MODE_FIELD(input_mode, bl_opt_visibilities)};
 
 static int64_t horizon(const bl_task_options *o)
 {

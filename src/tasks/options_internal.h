@@ -48,9 +48,9 @@ typedef struct bl_opt_field {
 #define BL_OPT_INT_FIELD(member, fallback_) {BL_OPT_FIELD_(member, BL_OPT_INT, fallback_)}
 #define BL_OPT_REAL_FIELD(member, fallback_) {BL_OPT_FIELD_(member, BL_OPT_REAL, fallback_)}
 #define BL_OPT_BOOL_FIELD(member, fallback_) {BL_OPT_FIELD_(member, BL_OPT_BOOL, fallback_)}
-#define BL_OPT_MODE_FIELD(member, fallback_, names)                                             \
-    {BL_OPT_FIELD_(member, BL_OPT_MODE, fallback_), .modes = names,                           \
-     .nmodes = sizeof names / sizeof *names}
+/* A mode's default is its first name: every family's is. */
+#define BL_OPT_MODE_FIELD(member, names)                                                        \
+    {BL_OPT_FIELD_(member, BL_OPT_MODE, 0), .modes = names, .nmodes = sizeof names / sizeof *names}
 #define BL_OPT_CUSTOM_FIELD(member, json_fn)                                                    \
     {BL_OPT_FIELD_(member, BL_OPT_CUSTOM, 0), .json = json_fn}
 

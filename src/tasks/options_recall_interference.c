@@ -3,14 +3,10 @@
 #include "options_internal.h"
 
 static const bl_opt_field fields[] = {
-    BL_OPT_INT_FIELD(cue_ticks, 8),
-    BL_OPT_INT_FIELD(delay, 32),
-    BL_OPT_INT_FIELD(response_ticks, 8),
-    BL_OPT_INT_FIELD(distractors, 1),
-    BL_OPT_INT_FIELD(distractor_ticks, 4),
-    BL_OPT_MODE_FIELD(cue_mode, BL_CUE_TRANSIENT, bl_opt_cue_modes),
-    BL_OPT_MODE_FIELD(distractor_mode, BL_DISTRACTOR_RANDOM, bl_opt_distractor_modes),
-};
+    BL_OPT_INT_FIELD(cue_ticks, 8), BL_OPT_INT_FIELD(delay, 32),
+    BL_OPT_INT_FIELD(response_ticks, 8), BL_OPT_INT_FIELD(distractors, 1),
+    BL_OPT_INT_FIELD(distractor_ticks, 4), BL_OPT_MODE_FIELD(cue_mode, bl_opt_cue_modes),
+    BL_OPT_MODE_FIELD(distractor_mode, bl_opt_distractor_modes)};
 
 static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err)
 {

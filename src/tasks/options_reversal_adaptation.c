@@ -8,13 +8,10 @@ static bl_json *reversal_range_json(const bl_task_options *o)
 }
 
 static const bl_opt_field fields[] = {
-    BL_OPT_INT_FIELD(rounds, 96),
-    BL_OPT_INT_FIELD(cue_ticks, 8),
-    BL_OPT_INT_FIELD(response_ticks, 8),
-    BL_OPT_INT_FIELD(feedback_ticks, 8),
+    BL_OPT_INT_FIELD(rounds, 96), BL_OPT_INT_FIELD(cue_ticks, 8),
+    BL_OPT_INT_FIELD(response_ticks, 8), BL_OPT_INT_FIELD(feedback_ticks, 8),
     BL_OPT_CUSTOM_FIELD(reversal_range, reversal_range_json),
-    BL_OPT_MODE_FIELD(feedback_mode, BL_VISIBLE, bl_opt_visibilities),
-};
+    BL_OPT_MODE_FIELD(feedback_mode, bl_opt_visibilities)};
 
 static bl_status defaults(bl_task_options *o, bl_error *err)
 {

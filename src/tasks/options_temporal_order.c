@@ -3,12 +3,9 @@
 #include "options_internal.h"
 
 static const bl_opt_field fields[] = {
-    BL_OPT_INT_FIELD(cue_ticks, 8),
-    BL_OPT_INT_FIELD(gap, 8),
-    BL_OPT_INT_FIELD(terminal_ticks, 8),
+    BL_OPT_INT_FIELD(cue_ticks, 8), BL_OPT_INT_FIELD(gap, 8), BL_OPT_INT_FIELD(terminal_ticks, 8),
     BL_OPT_INT_FIELD(response_ticks, 8),
-    BL_OPT_MODE_FIELD(input_mode, BL_VISIBLE, bl_opt_visibilities),
-};
+    BL_OPT_MODE_FIELD(input_mode, bl_opt_visibilities)};
 
 static int64_t horizon(const bl_task_options *o)
 {

@@ -32,15 +32,11 @@ static bl_json *direction0_json(const bl_task_options *o)
 
 static const bl_opt_field fields[] = {
     BL_OPT_REAL_FIELD(stim_speed_rad, 3.141592653589793 / 180.0), /* math.pi / 180 */
-    BL_OPT_REAL_FIELD(movement_amp, 10.0),
-    BL_OPT_REAL_FIELD(eye_offset_deg, 30.0),
+    BL_OPT_REAL_FIELD(movement_amp, 10.0), BL_OPT_REAL_FIELD(eye_offset_deg, 30.0),
     BL_OPT_CUSTOM_FIELD(sensor_offsets_deg, sensor_offsets_json),
-    BL_OPT_REAL_FIELD(sensory_gain, 1.0),
-    BL_OPT_BOOL_FIELD(randomize_start, true),
-    BL_OPT_CUSTOM_FIELD(theta0, theta0_json),
-    BL_OPT_CUSTOM_FIELD(phi0, phi0_json),
-    BL_OPT_CUSTOM_FIELD(direction0, direction0_json),
-};
+    BL_OPT_REAL_FIELD(sensory_gain, 1.0), BL_OPT_BOOL_FIELD(randomize_start, true),
+    BL_OPT_CUSTOM_FIELD(theta0, theta0_json), BL_OPT_CUSTOM_FIELD(phi0, phi0_json),
+    BL_OPT_CUSTOM_FIELD(direction0, direction0_json)};
 
 static bl_status defaults(bl_task_options *o, bl_error *err)
 {
