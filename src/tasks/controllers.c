@@ -35,20 +35,12 @@ static int32_t ctl_stream(bl_policy policy, int32_t context)
 #define CTL_SIN sin
 #define CTL_FMOD fmod
 #include "tasks/controllers_kernel.h"
-#undef CTL_REAL
-#undef CTL_SFX
-#undef CTL_SIN
-#undef CTL_FMOD
 
 #define CTL_REAL float
 #define CTL_SFX f32
 #define CTL_SIN sinf
 #define CTL_FMOD fmodf
 #include "tasks/controllers_kernel.h"
-#undef CTL_REAL
-#undef CTL_SFX
-#undef CTL_SIN
-#undef CTL_FMOD
 
 /* ---- names and validation (§6.1) --------------------------------------- */
 

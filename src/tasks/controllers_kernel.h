@@ -1,8 +1,8 @@
 /* Direct controllers and the fused control loop, written once for `real_t`
  * and included by controllers.c for double and float (CTL_REAL, CTL_SFX,
- * CTL_SIN, CTL_FMOD). In the float instantiation every intermediate is a
- * float, as in the reference's float32 kernels, so no double temporary can
- * round differently.
+ * CTL_SIN, CTL_FMOD, which it undefines at its end). In the float
+ * instantiation every intermediate is a float, as in the reference's
+ * float32 kernels, so no double temporary can round differently.
  *
  * ctl_act computes one world's effectors for one frame; ctl_run drives one
  * world through a whole tile. The unfused public path (bl_controllers_act
@@ -310,3 +310,8 @@ static void CTL_FN(ctl_run)(bl_worlds *w, bl_controllers *c, size_t b, const rea
 #undef CTL_FN
 #undef CTL_CAT
 #undef CTL_CAT_
+/* The parameters too, so that the next instantiation defines its own. */
+#undef CTL_REAL
+#undef CTL_SFX
+#undef CTL_SIN
+#undef CTL_FMOD

@@ -361,15 +361,30 @@ const char *const bl_opt_visibilities[2] = {"visible", "hidden"};
 const char *const bl_opt_distractor_modes[4] = {"random", "matched", "opposite", "absent"};
 const char *const bl_opt_congruencies[3] = {"mixed", "congruent", "conflicting"};
 
-/* Whether `key` is one of the family's option names. */
-static bool family_has(bl_task_kind kind, const char *key, size_t len)
+/* The family's option named `key`, NULL when it has none. */
+static const bl_opt_field *family_field(bl_task_kind kind, const char *key, size_t len)
 {
-    for (size_t i = 0; i < families[kind]->nkeys; i++) {
-        const char *name = families[kind]->keys[i];
-        if (strlen(name) == len && memcmp(name, key, len) == 0)
-            return true;
+    for (size_t i = 0; i < families[kind]->nfields; i++) {
+        const bl_opt_field *f = &families[kind]->fields[i];
+        if (strlen(f->key) == len && memcmp(f->key, key, len) == 0)
+            return f;
     }
-    return false;
+    return NULL;
+}
+
+/* Where field `f` of `o` is stored; mode fields are enums, which hold the
+ * index of a name. */
+_Static_assert(sizeof(bl_cue_mode) == sizeof(int) && sizeof(bl_visibility) == sizeof(int) &&
+                   sizeof(bl_distractor_mode) == sizeof(int) &&
+                   sizeof(bl_congruency) == sizeof(int),
+               "mode fields are stored as int");
+static void *field_at(bl_task_options *o, const bl_opt_field *f)
+{
+    return (char *)o + f->offset;
+}
+static const void *field_in(const bl_task_options *o, const bl_opt_field *f)
+{
+    return (const char *)o + f->offset;
 }
 
 /* ---- defaults ------------------------------------------------------------ */
@@ -388,7 +403,27 @@ bl_status bl_task_options_default(bl_task_kind kind, bl_task_options *out, bl_er
     if (st != BL_OK)
         return st;
     bl_task_options o = {.kind = kind};
-    if ((st = families[kind]->defaults(&o, err)) != BL_OK)
+    const bl_task_family *family = families[kind];
+    for (size_t i = 0; i < family->nfields; i++) {
+        const bl_opt_field *f = &family->fields[i];
+        switch (f->type) {
+        case BL_OPT_INT:
+            *(int64_t *)field_at(&o, f) = (int64_t)f->fallback;
+            break;
+        case BL_OPT_REAL:
+            *(double *)field_at(&o, f) = f->fallback;
+            break;
+        case BL_OPT_BOOL:
+            *(bool *)field_at(&o, f) = f->fallback != 0.0;
+            break;
+        case BL_OPT_MODE:
+            *(int *)field_at(&o, f) = (int)f->fallback;
+            break;
+        case BL_OPT_CUSTOM:
+            break;
+        }
+    }
+    if (family->defaults && (st = family->defaults(&o, err)) != BL_OK)
         return st;
     *out = o;
     return BL_OK;
@@ -438,7 +473,8 @@ static int64_t default_horizon(const bl_task_options *o)
 {
     if ((unsigned)o->kind >= BL_TASK_COUNT)
         return -1;
-    int64_t h = families[o->kind]->horizon(o);
+    const bl_task_family *family = families[o->kind];
+    int64_t h = family->horizon ? family->horizon(o) : family->declares.default_horizon;
     return h <= INT32_MAX ? h : -1;
 }
 
@@ -454,8 +490,21 @@ void bl_task_define(const bl_task_options *o, bl_task_definition *out)
         .upper_bound = 1.0,
         .probe = bl_task_is_probe(o->kind),
     };
-    if ((unsigned)o->kind < BL_TASK_COUNT)
-        families[o->kind]->define(o, &d);
+    if ((unsigned)o->kind < BL_TASK_COUNT) {
+        const bl_task_family *family = families[o->kind];
+        const bl_task_definition *own = &family->declares;
+        d.n_inputs = own->n_inputs;
+        if (own->neural_frames)
+            d.neural_frames = own->neural_frames;
+        if (own->min_scored_ticks)
+            d.min_scored_ticks = own->min_scored_ticks;
+        if (own->outcome_key)
+            d.outcome_key = own->outcome_key;
+        if (own->upper_bound != 0.0)
+            d.upper_bound = own->upper_bound;
+        if (family->define)
+            family->define(o, &d);
+    }
     *out = d;
 }
 
@@ -464,28 +513,6 @@ void bl_task_define(const bl_task_options *o, bl_task_definition *out)
 const bl_json *bl_opt_given(const bl_json *given, const char *key)
 {
     return given ? bl_json_get(given, key) : NULL;
-}
-
-static int64_t *int_field(bl_task_options *o, const char *key)
-{
-    static const struct {
-        const char *name;
-        size_t offset;
-    } fields[] = {
-        {"cue_ticks", offsetof(bl_task_options, cue_ticks)},
-        {"response_ticks", offsetof(bl_task_options, response_ticks)},
-        {"distractor_ticks", offsetof(bl_task_options, distractor_ticks)},
-        {"pulse_ticks", offsetof(bl_task_options, pulse_ticks)},
-        {"terminal_ticks", offsetof(bl_task_options, terminal_ticks)},
-        {"feedback_ticks", offsetof(bl_task_options, feedback_ticks)},
-        {"gap", offsetof(bl_task_options, gap)},
-        {"delay", offsetof(bl_task_options, delay)},
-        {"distractors", offsetof(bl_task_options, distractors)},
-    };
-    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
-        if (strcmp(fields[i].name, key) == 0)
-            return (int64_t *)(void *)((char *)o + fields[i].offset);
-    return NULL;
 }
 
 typedef struct key_ref {
@@ -510,7 +537,7 @@ static bl_status check_unknown(bl_task_kind kind, const bl_json *given, bl_error
     for (size_t i = 0; i < n; i++) {
         size_t len = 0;
         const char *key = bl_json_key_at(given, i, &len);
-        if (!family_has(kind, key, len))
+        if (!family_field(kind, key, len))
             unknown++;
     }
     if (!unknown)
@@ -522,7 +549,7 @@ static bl_status check_unknown(bl_task_kind kind, const bl_json *given, bl_error
     for (size_t i = 0; i < n; i++) {
         size_t len = 0;
         const char *key = bl_json_key_at(given, i, &len);
-        if (!family_has(kind, key, len))
+        if (!family_field(kind, key, len))
             keys[m++] = (key_ref){key, len};
     }
     /* UTF-8 byte order is code point order, which is how Python sorts str. */
@@ -576,6 +603,18 @@ bl_status bl_opt_pulses(const bl_json *given, bl_task_options *o, bl_error *err)
     return BL_OK;
 }
 
+bl_status bl_opt_check(const bl_json *given, const char *key, int64_t minimum, bl_task_options *o,
+                       bl_error *err)
+{
+    const bl_json *v = bl_opt_given(given, key);
+    const bl_opt_field *f = v ? family_field(o->kind, key, strlen(key)) : NULL;
+    if (!f)
+        return BL_OK;
+    if (f->type == BL_OPT_MODE)
+        return bl_py_mode(v, key, f->modes, f->nmodes, (int *)field_at(o, f), err);
+    return bl_py_integer(v, key, minimum, (int64_t *)field_at(o, f), err);
+}
+
 /* ---- the driver ------------------------------------------------------------ */
 
 bl_status bl_task_options_resolve(bl_task_kind kind, const bl_json *given, bl_task_options *out,
@@ -595,44 +634,21 @@ bl_status bl_task_options_resolve(bl_task_kind kind, const bl_json *given, bl_ta
         return st;
 
     /* The reference's order of checks, so the first failure is its own: the
-     * options families share, then the family's own (options_<family>.c). */
-    static const char *const ones[] = {"cue_ticks",   "response_ticks", "distractor_ticks",
-                                       "pulse_ticks", "terminal_ticks", "feedback_ticks"};
-    static const char *const zeros[] = {"gap", "delay", "distractors"};
-    for (size_t i = 0; i < 6; i++) {
-        const bl_json *v = bl_opt_given(given, ones[i]);
-        if (v && family_has(kind, ones[i], strlen(ones[i])) &&
-            (st = bl_py_integer(v, ones[i], 1, int_field(&o, ones[i]), err)) != BL_OK)
+     * options families share (counts with their minimum, then modes), then
+     * the family's own (options_<family>.c). */
+    static const struct {
+        const char *key;
+        int64_t minimum;
+    } shared[] = {
+        {"cue_ticks", 1},   {"response_ticks", 1}, {"distractor_ticks", 1},
+        {"pulse_ticks", 1}, {"terminal_ticks", 1}, {"feedback_ticks", 1},
+        {"gap", 0},         {"delay", 0},          {"distractors", 0},
+        {"cue_mode", 0},    {"context_mode", 0},   {"input_mode", 0},
+        {"feedback_mode", 0},
+    };
+    for (size_t i = 0; i < sizeof shared / sizeof *shared; i++)
+        if ((st = bl_opt_check(given, shared[i].key, shared[i].minimum, &o, err)) != BL_OK)
             goto fail;
-    }
-    for (size_t i = 0; i < 3; i++) {
-        const bl_json *v = bl_opt_given(given, zeros[i]);
-        if (v && family_has(kind, zeros[i], strlen(zeros[i])) &&
-            (st = bl_py_integer(v, zeros[i], 0, int_field(&o, zeros[i]), err)) != BL_OK)
-            goto fail;
-    }
-    const bl_json *v;
-    int mode;
-    if ((v = bl_opt_given(given, "cue_mode")) && family_has(kind, "cue_mode", 8)) {
-        if ((st = bl_py_mode(v, "cue_mode", bl_opt_cue_modes, 3, &mode, err)) != BL_OK)
-            goto fail;
-        o.cue_mode = (bl_cue_mode)mode;
-    }
-    if ((v = bl_opt_given(given, "context_mode")) && family_has(kind, "context_mode", 12)) {
-        if ((st = bl_py_mode(v, "context_mode", bl_opt_cue_modes, 3, &mode, err)) != BL_OK)
-            goto fail;
-        o.context_mode = (bl_cue_mode)mode;
-    }
-    if ((v = bl_opt_given(given, "input_mode")) && family_has(kind, "input_mode", 10)) {
-        if ((st = bl_py_mode(v, "input_mode", bl_opt_visibilities, 2, &mode, err)) != BL_OK)
-            goto fail;
-        o.input_mode = (bl_visibility)mode;
-    }
-    if ((v = bl_opt_given(given, "feedback_mode")) && family_has(kind, "feedback_mode", 13)) {
-        if ((st = bl_py_mode(v, "feedback_mode", bl_opt_visibilities, 2, &mode, err)) != BL_OK)
-            goto fail;
-        o.feedback_mode = (bl_visibility)mode;
-    }
     if (families[kind]->resolve && (st = families[kind]->resolve(given, &o, err)) != BL_OK)
         goto fail;
     if (default_horizon(&o) < 0) {
@@ -649,25 +665,16 @@ fail:
 
 /* ---- JSON form ------------------------------------------------------------ */
 
-bl_json *bl_opt_ints(const int64_t *v, size_t n)
+bl_json *bl_opt_numbers(const int64_t *ints, const double *reals, size_t n)
 {
+    bl_status st = BL_OK;
     bl_json *a = bl_json_array();
-    for (size_t i = 0; a && i < n; i++)
-        if (bl_json_array_append(a, bl_json_int(v[i]), NULL) != BL_OK) {
-            bl_json_destroy(a);
-            return NULL;
-        }
-    return a;
-}
-
-bl_json *bl_opt_reals(const double *v, size_t n)
-{
-    bl_json *a = bl_json_array();
-    for (size_t i = 0; a && i < n; i++)
-        if (bl_json_array_append(a, bl_json_real(v[i]), NULL) != BL_OK) {
-            bl_json_destroy(a);
-            return NULL;
-        }
+    for (size_t i = 0; i < n; i++)
+        bl_json_push(&st, a, ints ? bl_json_int(ints[i]) : bl_json_real(reals[i]), NULL);
+    if (st != BL_OK) {
+        bl_json_destroy(a);
+        return NULL;
+    }
     return a;
 }
 
@@ -680,7 +687,31 @@ bl_status bl_task_options_json(const bl_task_options *o, bl_json **out, bl_error
     bl_json *obj = bl_json_object();
     if (!obj)
         return bl_fail(err, BL_ENOMEM, "out of memory for task options");
-    if ((st = families[o->kind]->json(o, obj, err)) != BL_OK)
+    const bl_task_family *family = families[o->kind];
+    for (size_t i = 0; i < family->nfields; i++) {
+        const bl_opt_field *f = &family->fields[i];
+        const void *at = field_in(o, f);
+        bl_json *value = NULL;
+        switch (f->type) {
+        case BL_OPT_INT:
+            value = bl_json_int(*(const int64_t *)at);
+            break;
+        case BL_OPT_REAL:
+            value = bl_json_real(*(const double *)at);
+            break;
+        case BL_OPT_BOOL:
+            value = bl_json_bool(*(const bool *)at);
+            break;
+        case BL_OPT_MODE:
+            value = bl_json_string(f->modes[*(const int *)at]);
+            break;
+        case BL_OPT_CUSTOM:
+            value = f->json(o);
+            break;
+        }
+        bl_json_put(&st, obj, f->key, value, err);
+    }
+    if (st != BL_OK)
         goto fail;
     *out = obj;
     return BL_OK;

@@ -6,7 +6,20 @@
 #include "brainlesslab/alloc.h"
 #include "options_internal.h"
 
-static const char *const keys[] = {"initial_ranges"};
+static bl_json *initial_ranges_json(const bl_task_options *o)
+{
+    bl_status st = BL_OK;
+    bl_json *ranges = bl_json_array();
+    for (int i = 0; i < 4; i++)
+        bl_json_push(&st, ranges, bl_opt_numbers(NULL, o->initial_ranges[i], 2), NULL);
+    if (st != BL_OK) {
+        bl_json_destroy(ranges);
+        return NULL;
+    }
+    return ranges;
+}
+
+static const bl_opt_field fields[] = {BL_OPT_CUSTOM_FIELD(initial_ranges, initial_ranges_json)};
 
 static bl_status defaults(bl_task_options *o, bl_error *err)
 {
@@ -61,36 +74,6 @@ static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err
     return BL_OK;
 }
 
-static int64_t horizon(const bl_task_options *o)
-{
-    (void)o;
-    return 15000;
-}
-
-static void define(const bl_task_options *o, bl_task_definition *d)
-{
-    (void)o;
-    d->n_inputs = 8;
-    d->neural_frames = 24;
-    d->min_scored_ticks = 15000;
-    d->outcome_key = "fitness";
-    d->upper_bound = 15000.0;
-}
-
-static bl_status to_json(const bl_task_options *o, bl_json *obj, bl_error *err)
-{
-    bl_status st;
-    bl_json *ranges = bl_json_array();
-    if (!ranges)
-        return bl_fail(err, BL_ENOMEM, "out of memory for task options");
-    for (int i = 0; i < 4; i++)
-        if ((st = bl_json_array_append(ranges, bl_opt_reals(o->initial_ranges[i], 2), err)) !=
-            BL_OK) {
-            bl_json_destroy(ranges);
-            return st;
-        }
-    BL_OPT_SET("initial_ranges", ranges);
-    return BL_OK;
-}
-
-BL_TASK_FAMILY(bl_family_cartpole, "cartpole_plank_easy", resolve);
+BL_TASK_FAMILY(bl_family_cartpole, "cartpole_plank_easy", defaults, resolve, NULL, NULL,
+               .n_inputs = 8, .neural_frames = 24, .default_horizon = 15000,
+               .min_scored_ticks = 15000, .outcome_key = "fitness", .upper_bound = 15000.0);

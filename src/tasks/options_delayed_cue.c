@@ -6,13 +6,18 @@
 #include "brainlesslab/alloc.h"
 #include "options_internal.h"
 
-static const char *const keys[] = {"cue_ticks", "delays", "response_ticks", "cue_mode"};
+static bl_json *delays_json(const bl_task_options *o)
+{
+    return bl_opt_numbers(o->delays, NULL, o->n_delays);
+}
+
+static const bl_opt_field fields[] = {
+    BL_OPT_INT_FIELD(cue_ticks, 8), BL_OPT_CUSTOM_FIELD(delays, delays_json),
+    BL_OPT_INT_FIELD(response_ticks, 8),
+    BL_OPT_MODE_FIELD(cue_mode, bl_opt_cue_modes)};
 
 static bl_status defaults(bl_task_options *o, bl_error *err)
 {
-    o->cue_ticks = 8;
-    o->response_ticks = 8;
-    o->cue_mode = BL_CUE_TRANSIENT;
     o->n_delays = 3;
     o->delays = bl_mallocarray(3, sizeof(int64_t));
     if (!o->delays)
@@ -95,20 +100,5 @@ static int64_t horizon(const bl_task_options *o)
     return c + most + r;
 }
 
-static void define(const bl_task_options *o, bl_task_definition *d)
-{
-    (void)o;
-    d->n_inputs = 3;
-    d->outcome_key = "recall_accuracy";
-}
-
-static bl_status to_json(const bl_task_options *o, bl_json *obj, bl_error *err)
-{
-    BL_OPT_SET("cue_ticks", bl_json_int(o->cue_ticks));
-    BL_OPT_SET("delays", bl_opt_ints(o->delays, o->n_delays));
-    BL_OPT_SET("response_ticks", bl_json_int(o->response_ticks));
-    BL_OPT_SET("cue_mode", bl_json_string(bl_opt_cue_modes[o->cue_mode]));
-    return BL_OK;
-}
-
-BL_TASK_FAMILY(bl_family_delayed_cue, "delayed_cue", resolve);
+BL_TASK_FAMILY(bl_family_delayed_cue, "delayed_cue", defaults, resolve, horizon, NULL,
+               .n_inputs = 3, .outcome_key = "recall_accuracy");

@@ -2,29 +2,31 @@
  * response and feedback with one reversal in a drawn range. */
 #include "options_internal.h"
 
-static const char *const keys[] = {"rounds",         "cue_ticks",      "response_ticks",
-                                   "feedback_ticks", "reversal_range", "feedback_mode"};
+static bl_json *reversal_range_json(const bl_task_options *o)
+{
+    return bl_opt_numbers(o->reversal_range, NULL, 2);
+}
+
+static const bl_opt_field fields[] = {
+    BL_OPT_INT_FIELD(rounds, 96), BL_OPT_INT_FIELD(cue_ticks, 8),
+    BL_OPT_INT_FIELD(response_ticks, 8), BL_OPT_INT_FIELD(feedback_ticks, 8),
+    BL_OPT_CUSTOM_FIELD(reversal_range, reversal_range_json),
+    BL_OPT_MODE_FIELD(feedback_mode, bl_opt_visibilities)};
 
 static bl_status defaults(bl_task_options *o, bl_error *err)
 {
     (void)err;
-    o->rounds = 96;
-    o->cue_ticks = 8;
-    o->response_ticks = 8;
-    o->feedback_ticks = 8;
     o->reversal_range[0] = 32;
     o->reversal_range[1] = 64;
-    o->feedback_mode = BL_VISIBLE;
     return BL_OK;
 }
 
 static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err)
 {
-    bl_status st;
-    const bl_json *v = bl_opt_given(given, "rounds");
-    if (v && (st = bl_py_integer(v, "rounds", 48, &o->rounds, err)) != BL_OK)
+    bl_status st = bl_opt_check(given, "rounds", 48, o, err);
+    if (st != BL_OK)
         return st;
-    v = bl_opt_given(given, "reversal_range");
+    const bl_json *v = bl_opt_given(given, "reversal_range");
     if (v) {
         bl_json_kind k = bl_opt_kind(v);
         size_t len;
@@ -61,22 +63,5 @@ static int64_t horizon(const bl_task_options *o)
     return o->rounds * period;
 }
 
-static void define(const bl_task_options *o, bl_task_definition *d)
-{
-    (void)o;
-    d->n_inputs = 8;
-    d->outcome_key = "adaptation_accuracy";
-}
-
-static bl_status to_json(const bl_task_options *o, bl_json *obj, bl_error *err)
-{
-    BL_OPT_SET("rounds", bl_json_int(o->rounds));
-    BL_OPT_SET("cue_ticks", bl_json_int(o->cue_ticks));
-    BL_OPT_SET("response_ticks", bl_json_int(o->response_ticks));
-    BL_OPT_SET("feedback_ticks", bl_json_int(o->feedback_ticks));
-    BL_OPT_SET("reversal_range", bl_opt_ints(o->reversal_range, 2));
-    BL_OPT_SET("feedback_mode", bl_json_string(bl_opt_visibilities[o->feedback_mode]));
-    return BL_OK;
-}
-
-BL_TASK_FAMILY(bl_family_reversal_adaptation, "reversal_adaptation", resolve);
+BL_TASK_FAMILY(bl_family_reversal_adaptation, "reversal_adaptation", defaults, resolve, horizon,
+               NULL, .n_inputs = 8, .outcome_key = "adaptation_accuracy");

@@ -2,19 +2,10 @@
  * gap and a terminal signal. */
 #include "options_internal.h"
 
-static const char *const keys[] = {"cue_ticks", "gap", "terminal_ticks", "response_ticks",
-                                   "input_mode"};
-
-static bl_status defaults(bl_task_options *o, bl_error *err)
-{
-    (void)err;
-    o->cue_ticks = 8;
-    o->gap = 8;
-    o->terminal_ticks = 8;
-    o->response_ticks = 8;
-    o->input_mode = BL_VISIBLE;
-    return BL_OK;
-}
+static const bl_opt_field fields[] = {
+    BL_OPT_INT_FIELD(cue_ticks, 8), BL_OPT_INT_FIELD(gap, 8), BL_OPT_INT_FIELD(terminal_ticks, 8),
+    BL_OPT_INT_FIELD(response_ticks, 8),
+    BL_OPT_MODE_FIELD(input_mode, bl_opt_visibilities)};
 
 static int64_t horizon(const bl_task_options *o)
 {
@@ -22,20 +13,5 @@ static int64_t horizon(const bl_task_options *o)
     return 2 * c + o->gap + o->terminal_ticks + r;
 }
 
-static void define(const bl_task_options *o, bl_task_definition *d)
-{
-    (void)o;
-    d->n_inputs = 4;
-}
-
-static bl_status to_json(const bl_task_options *o, bl_json *obj, bl_error *err)
-{
-    BL_OPT_SET("cue_ticks", bl_json_int(o->cue_ticks));
-    BL_OPT_SET("gap", bl_json_int(o->gap));
-    BL_OPT_SET("terminal_ticks", bl_json_int(o->terminal_ticks));
-    BL_OPT_SET("response_ticks", bl_json_int(o->response_ticks));
-    BL_OPT_SET("input_mode", bl_json_string(bl_opt_visibilities[o->input_mode]));
-    return BL_OK;
-}
-
-BL_TASK_FAMILY(bl_family_temporal_order, "temporal_order", NULL);
+BL_TASK_FAMILY(bl_family_temporal_order, "temporal_order", NULL, NULL, horizon, NULL,
+               .n_inputs = 4);

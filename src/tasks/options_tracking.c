@@ -5,23 +5,41 @@
 #include "brainlesslab/alloc.h"
 #include "options_internal.h"
 
-static const char *const keys[] = {
-    "stim_speed_rad", "movement_amp", "eye_offset_deg", "sensor_offsets_deg", "sensory_gain",
-    "randomize_start", "theta0", "phi0", "direction0",
-};
-
 static bl_json *opt_real(bool has, double v)
 {
     return has ? bl_json_real(v) : bl_json_null();
 }
 
+static bl_json *sensor_offsets_json(const bl_task_options *o)
+{
+    return bl_opt_numbers(NULL, o->sensor_offsets_deg, o->n_sensor_offsets);
+}
+
+static bl_json *theta0_json(const bl_task_options *o)
+{
+    return opt_real(o->has_theta0, o->theta0);
+}
+
+static bl_json *phi0_json(const bl_task_options *o)
+{
+    return opt_real(o->has_phi0, o->phi0);
+}
+
+static bl_json *direction0_json(const bl_task_options *o)
+{
+    return opt_real(o->has_direction0, o->direction0);
+}
+
+static const bl_opt_field fields[] = {
+    BL_OPT_REAL_FIELD(stim_speed_rad, 3.141592653589793 / 180.0), /* math.pi / 180 */
+    BL_OPT_REAL_FIELD(movement_amp, 10.0), BL_OPT_REAL_FIELD(eye_offset_deg, 30.0),
+    BL_OPT_CUSTOM_FIELD(sensor_offsets_deg, sensor_offsets_json),
+    BL_OPT_REAL_FIELD(sensory_gain, 1.0), BL_OPT_BOOL_FIELD(randomize_start, true),
+    BL_OPT_CUSTOM_FIELD(theta0, theta0_json), BL_OPT_CUSTOM_FIELD(phi0, phi0_json),
+    BL_OPT_CUSTOM_FIELD(direction0, direction0_json)};
+
 static bl_status defaults(bl_task_options *o, bl_error *err)
 {
-    o->stim_speed_rad = 3.141592653589793 / 180.0; /* math.pi / 180 */
-    o->movement_amp = 10.0;
-    o->eye_offset_deg = 30.0;
-    o->sensory_gain = 1.0;
-    o->randomize_start = true;
     o->n_sensor_offsets = 31;
     o->sensor_offsets_deg = bl_mallocarray(31, sizeof(double));
     if (!o->sensor_offsets_deg)
@@ -94,31 +112,11 @@ static bl_status resolve(const bl_json *given, bl_task_options *o, bl_error *err
     return st != BL_OK ? st : resolve_tracking(given, o, err);
 }
 
-static int64_t horizon(const bl_task_options *o)
-{
-    (void)o;
-    return 2000;
-}
-
+/* Two receptors per sensor. */
 static void define(const bl_task_options *o, bl_task_definition *d)
 {
     d->n_inputs = 2 * o->n_sensor_offsets;
-    d->min_scored_ticks = 2000;
-    d->outcome_key = "track_score";
 }
 
-static bl_status to_json(const bl_task_options *o, bl_json *obj, bl_error *err)
-{
-    BL_OPT_SET("stim_speed_rad", bl_json_real(o->stim_speed_rad));
-    BL_OPT_SET("movement_amp", bl_json_real(o->movement_amp));
-    BL_OPT_SET("eye_offset_deg", bl_json_real(o->eye_offset_deg));
-    BL_OPT_SET("sensor_offsets_deg", bl_opt_reals(o->sensor_offsets_deg, o->n_sensor_offsets));
-    BL_OPT_SET("sensory_gain", bl_json_real(o->sensory_gain));
-    BL_OPT_SET("randomize_start", bl_json_bool(o->randomize_start));
-    BL_OPT_SET("theta0", opt_real(o->has_theta0, o->theta0));
-    BL_OPT_SET("phi0", opt_real(o->has_phi0, o->phi0));
-    BL_OPT_SET("direction0", opt_real(o->has_direction0, o->direction0));
-    return BL_OK;
-}
-
-BL_TASK_FAMILY(bl_family_tracking, "tracking", resolve);
+BL_TASK_FAMILY(bl_family_tracking, "tracking", defaults, resolve, NULL, define,
+               .default_horizon = 2000, .min_scored_ticks = 2000, .outcome_key = "track_score");

@@ -29,6 +29,27 @@ static bl_status add_preset(preset_list *list, bl_task_kind kind, const char *su
     return BL_OK;
 }
 
+/* Appends "<task>__gap_<gap>" for each of the gaps, the family's defaults
+ * with that gap (Delayed XOR, Temporal Order). */
+static bl_status add_gap_presets(preset_list *list, bl_task_kind kind, const int64_t *gaps,
+                                 size_t n, bl_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        bl_task_options o;
+        bl_status st = bl_task_options_default(kind, &o, err);
+        if (st != BL_OK)
+            return st;
+        o.gap = gaps[i];
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "gap_%" PRId64, gaps[i]);
+        st = add_preset(list, kind, suffix, &o, err);
+        bl_task_options_clear(&o);
+        if (st != BL_OK)
+            return st;
+    }
+    return BL_OK;
+}
+
 #define BL_PRESET_COUNT 64
 
 bl_status bl_capacity_presets(bl_task_preset **out, size_t *count, bl_error *err)
@@ -70,16 +91,8 @@ bl_status bl_capacity_presets(bl_task_preset **out, size_t *count, bl_error *err
         }
     }
     static const int64_t xor_gaps[] = {0, 8, 32, 128};
-    for (size_t i = 0; i < 4; i++) {
-        if ((st = bl_task_options_default(BL_TASK_DELAYED_XOR, &o, err)) != BL_OK)
-            goto fail;
-        o.gap = xor_gaps[i];
-        snprintf(suffix, sizeof suffix, "gap_%" PRId64, xor_gaps[i]);
-        st = add_preset(&list, BL_TASK_DELAYED_XOR, suffix, &o, err);
-        bl_task_options_clear(&o);
-        if (st != BL_OK)
-            goto fail;
-    }
+    if ((st = add_gap_presets(&list, BL_TASK_DELAYED_XOR, xor_gaps, 4, err)) != BL_OK)
+        goto fail;
     static const int64_t counts[] = {16, 32, 64};
     static const double fractions[] = {0.125, 0.25, 0.5};
     static const bl_congruency congruency[] = {BL_CONGRUENCY_CONGRUENT,
@@ -116,16 +129,8 @@ bl_status bl_capacity_presets(bl_task_preset **out, size_t *count, bl_error *err
                 }
         }
     static const int64_t order_gaps[] = {0, 8, 32};
-    for (size_t i = 0; i < 3; i++) {
-        if ((st = bl_task_options_default(BL_TASK_TEMPORAL_ORDER, &o, err)) != BL_OK)
-            goto fail;
-        o.gap = order_gaps[i];
-        snprintf(suffix, sizeof suffix, "gap_%" PRId64, order_gaps[i]);
-        st = add_preset(&list, BL_TASK_TEMPORAL_ORDER, suffix, &o, err);
-        bl_task_options_clear(&o);
-        if (st != BL_OK)
-            goto fail;
-    }
+    if ((st = add_gap_presets(&list, BL_TASK_TEMPORAL_ORDER, order_gaps, 3, err)) != BL_OK)
+        goto fail;
     if ((st = bl_task_options_default(BL_TASK_REVERSAL_ADAPTATION, &o, err)) != BL_OK)
         goto fail;
     st = add_preset(&list, BL_TASK_REVERSAL_ADAPTATION, "single_reversal", &o, err);

@@ -22,15 +22,6 @@
 #define WK_FABS fabs
 #define WK_CEIL ceil
 #include "tasks/worlds_kernel.h"
-#undef WK_REAL
-#undef WK_SFX
-#undef WK_COS
-#undef WK_SIN
-#undef WK_EXP
-#undef WK_ATAN2
-#undef WK_FMOD
-#undef WK_FABS
-#undef WK_CEIL
 
 #define WK_REAL float
 #define WK_SFX f32
@@ -42,15 +33,6 @@
 #define WK_FABS fabsf
 #define WK_CEIL ceilf
 #include "tasks/worlds_kernel.h"
-#undef WK_REAL
-#undef WK_SFX
-#undef WK_COS
-#undef WK_SIN
-#undef WK_EXP
-#undef WK_ATAN2
-#undef WK_FMOD
-#undef WK_FABS
-#undef WK_CEIL
 
 /* ---- per-world operations (worlds_internal.h) --------------------------- */
 
@@ -412,11 +394,16 @@ bl_status bl_worlds_encode(bl_worlds *w, int32_t frame, const int32_t *enabled, 
     return BL_OK;
 }
 
-bl_status bl_worlds_accumulate(bl_worlds *w, const bl_matrix *effectors, int32_t frame,
-                               const int32_t *enabled, size_t nenabled, bl_error *err)
+/* accumulate (at `frame`) or advance: the two operations that take every
+ * world's row of effectors. The run calls them once a frame, so this is
+ * inlined into both with a constant `accumulate`: no call and no branch is
+ * added to that path. */
+static inline __attribute__((always_inline)) bl_status
+apply_effectors(bl_worlds *w, const bl_matrix *effectors, bool accumulate, int32_t frame,
+                const int32_t *enabled, size_t nenabled, bl_error *err)
 {
     bl_status st = check_effectors(w, effectors, err);
-    if (st == BL_OK)
+    if (st == BL_OK && accumulate)
         st = check_frame(w, frame, err);
     if (st == BL_OK)
         st = check_enabled(w, enabled, nenabled, err);
@@ -424,24 +411,25 @@ bl_status bl_worlds_accumulate(bl_worlds *w, const bl_matrix *effectors, int32_t
         return st;
     const size_t rs = bl_dtype_size(w->dtype);
     const unsigned char *e = effectors->data;
-    for (size_t b = 0; b < w->n; b++)
-        bl_worlds_accumulate_world(w, b, e + b * 2 * rs, frame, enabled[b] != 0);
+    for (size_t b = 0; b < w->n; b++) {
+        if (accumulate)
+            bl_worlds_accumulate_world(w, b, e + b * 2 * rs, frame, enabled[b] != 0);
+        else
+            bl_worlds_advance_world(w, b, e + b * 2 * rs, enabled[b] != 0);
+    }
     return BL_OK;
+}
+
+bl_status bl_worlds_accumulate(bl_worlds *w, const bl_matrix *effectors, int32_t frame,
+                               const int32_t *enabled, size_t nenabled, bl_error *err)
+{
+    return apply_effectors(w, effectors, true, frame, enabled, nenabled, err);
 }
 
 bl_status bl_worlds_advance(bl_worlds *w, const bl_matrix *effectors, const int32_t *enabled,
                             size_t nenabled, bl_error *err)
 {
-    bl_status st = check_effectors(w, effectors, err);
-    if (st == BL_OK)
-        st = check_enabled(w, enabled, nenabled, err);
-    if (st != BL_OK)
-        return st;
-    const size_t rs = bl_dtype_size(w->dtype);
-    const unsigned char *e = effectors->data;
-    for (size_t b = 0; b < w->n; b++)
-        bl_worlds_advance_world(w, b, e + b * 2 * rs, enabled[b] != 0);
-    return BL_OK;
+    return apply_effectors(w, effectors, false, 0, enabled, nenabled, err);
 }
 
 /* ---- status (§1.5) ------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* The world operations of spec/tasks.md §1.3 with every family's
  * observation and dynamics, written once for `real_t` and included by
  * worlds.c for double and for float (WK_REAL, WK_SFX, and the matching math
- * functions WK_COS, WK_SIN, WK_EXP, WK_ATAN2, WK_FMOD, WK_FABS, WK_CEIL).
+ * functions WK_COS, WK_SIN, WK_EXP, WK_ATAN2, WK_FMOD, WK_FABS, WK_CEIL,
+ * which it undefines at its end).
  * A float32 cohort thus computes every intermediate in float, as the
  * reference's float32 kernels do; every constant is a double literal
  * rounded once to real_t, like a Python constant inside a typed kernel.
@@ -355,3 +356,13 @@ static void WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, bool en
 #undef WK_FN
 #undef WK_CAT
 #undef WK_CAT_
+/* The parameters too, so that the next instantiation defines its own. */
+#undef WK_REAL
+#undef WK_SFX
+#undef WK_COS
+#undef WK_SIN
+#undef WK_EXP
+#undef WK_ATAN2
+#undef WK_FMOD
+#undef WK_FABS
+#undef WK_CEIL
