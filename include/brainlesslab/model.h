@@ -66,7 +66,7 @@ typedef struct bl_falandays_config {
     /* Per-receptor link probabilities, or NULL (none). A config never owns
      * this array: whoever points it somewhere owns the array, keeps it alive
      * while the config is used and frees it through its own pointer (for
-     * bl_resolved_model_config, the one it hands back). Construction reads
+     * the config of a resolved plan's target spec, the resolved plan). Construction reads
      * it; batches and initial states never keep it. */
     const double *input_link_p;
     size_t input_link_p_len;
