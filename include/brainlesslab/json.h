@@ -66,6 +66,10 @@ void bl_json_push(bl_status *st, bl_json *array, bl_json *value, bl_error *err);
 
 /* Accessors. They BL_ASSERT the kind where a kind is implied. */
 bl_json_kind bl_json_kindof(const bl_json *v);
+/* The name Python's type() gives v as the reference holds it, for its error
+ * texts: arrays are lists in a plan document and tuples in task options
+ * (array_type says which); NULL is NoneType. */
+const char *bl_json_python_type(const bl_json *v, const char *array_type);
 bool bl_json_get_bool(const bl_json *v);
 int64_t bl_json_get_int(const bl_json *v);
 double bl_json_get_real(const bl_json *v);

@@ -331,6 +331,28 @@ bl_json_kind bl_json_kindof(const bl_json *v)
     return v->kind;
 }
 
+const char *bl_json_python_type(const bl_json *v, const char *array_type)
+{
+    switch (v ? bl_json_kindof(v) : BL_JSON_NULL) {
+    case BL_JSON_NULL:
+        return "NoneType";
+    case BL_JSON_BOOL:
+        return "bool";
+    case BL_JSON_INT:
+    case BL_JSON_BIGINT:
+        return "int";
+    case BL_JSON_REAL:
+        return "float";
+    case BL_JSON_STRING:
+        return "str";
+    case BL_JSON_ARRAY:
+        return array_type;
+    case BL_JSON_OBJECT:
+        return "dict";
+    }
+    return "object";
+}
+
 bool bl_json_get_bool(const bl_json *v)
 {
     BL_ASSERT(v && v->kind == BL_JSON_BOOL);

@@ -46,33 +46,48 @@ bool bl_sysinfo_first_line(const char *path, char *dst, size_t size)
     return dst[0] != '\0';
 }
 
+/* The first line of f that starts with key and whose value (what `value`
+ * finds after the key, into scratch) trims to something: into dst. Closes f. */
+static bool first_field(FILE *f, const char *key,
+                        const char *(*value)(const char *rest, char *scratch, size_t n),
+                        char *dst, size_t size)
+{
+    char line[1024], scratch[1024];
+    bool found = false;
+    size_t klen = strlen(key);
+    while (!found && fgets(line, sizeof line, f)) {
+        const char *v = strncmp(line, key, klen) == 0 ? value(line + klen, scratch, sizeof scratch)
+                                                       : NULL;
+        if (v) {
+            bl_sysinfo_trimmed(dst, size, v);
+            found = dst[0] != '\0';
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* cpuinfo's "key<blanks>: value". */
+static const char *cpuinfo_value(const char *p, char *scratch, size_t n)
+{
+    (void)scratch, (void)n;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p != ':')
+        return NULL;
+    p++;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
 bool bl_sysinfo_cpuinfo_field(const char *proc_root, const char *key, char *dst, size_t size)
 {
     char path[BL_SYSINFO_PATH_MAX];
     if (!bl_sysinfo_path(path, sizeof path, proc_root ? proc_root : "/proc", "cpuinfo"))
         return false;
     FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    char line[1024];
-    bool found = false;
-    size_t klen = strlen(key);
-    while (!found && fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0)
-            continue;
-        const char *p = line + klen;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p != ':')
-            continue;
-        p++;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        bl_sysinfo_trimmed(dst, size, p);
-        found = dst[0] != '\0';
-    }
-    fclose(f);
-    return found;
+    return f && first_field(f, key, cpuinfo_value, dst, size);
 }
 
 static FILE *open_os_release(const char *etc_root)
@@ -86,36 +101,29 @@ static FILE *open_os_release(const char *etc_root)
     return f ? f : fopen("/usr/lib/os-release", "r");
 }
 
-/* One field of os-release (shell syntax: the value may be quoted, with
- * backslash escapes inside double quotes). */
+/* os-release's "KEY=value" in shell syntax: the value may be quoted, with
+ * backslash escapes inside double quotes. */
+static const char *os_release_value(const char *p, char *value, size_t size)
+{
+    if (*p++ != '=')
+        return NULL;
+    size_t n = 0;
+    char quote = (*p == '"' || *p == '\'') ? *p++ : '\0';
+    for (; *p && *p != '\n' && n + 1 < size; p++) {
+        if (quote && *p == quote)
+            break;
+        if (quote == '"' && *p == '\\' && p[1] && p[1] != '\n')
+            p++;
+        value[n++] = *p;
+    }
+    value[n] = '\0';
+    return value;
+}
+
 static bool os_release_field(const char *etc_root, const char *key, char *dst, size_t size)
 {
     FILE *f = open_os_release(etc_root);
-    if (!f)
-        return false;
-    char line[1024];
-    bool found = false;
-    size_t klen = strlen(key);
-    while (!found && fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0 || line[klen] != '=')
-            continue;
-        const char *p = line + klen + 1;
-        char value[1024];
-        size_t n = 0;
-        char quote = (*p == '"' || *p == '\'') ? *p++ : '\0';
-        for (; *p && *p != '\n' && n + 1 < sizeof value; p++) {
-            if (quote && *p == quote)
-                break;
-            if (quote == '"' && *p == '\\' && p[1] && p[1] != '\n')
-                p++;
-            value[n++] = *p;
-        }
-        value[n] = '\0';
-        bl_sysinfo_trimmed(dst, size, value);
-        found = dst[0] != '\0';
-    }
-    fclose(f);
-    return found;
+    return f && first_field(f, key, os_release_value, dst, size);
 }
 
 bool bl_sysinfo_os_name(const char *etc_root, char *dst, size_t size)

@@ -68,28 +68,6 @@ static void put_copy(bl_status *st, bl_json *obj, const char *key, const bl_json
     bl_json_put(st, obj, key, dflt, err);
 }
 
-static const char *py_type(const bl_json *v)
-{
-    switch (bl_json_kindof(v)) {
-    case BL_JSON_NULL:
-        return "NoneType";
-    case BL_JSON_BOOL:
-        return "bool";
-    case BL_JSON_INT:
-    case BL_JSON_BIGINT:
-        return "int";
-    case BL_JSON_REAL:
-        return "float";
-    case BL_JSON_STRING:
-        return "str";
-    case BL_JSON_ARRAY:
-        return "list";
-    case BL_JSON_OBJECT:
-        return "dict";
-    }
-    return "object";
-}
-
 /* Python truthiness, for the checks the reference writes as `not x`. */
 static bool truthy(const bl_json *v)
 {
@@ -320,7 +298,7 @@ static bl_status check_value(const bl_json *v, const char *cls, bl_error *err)
         break;
     }
     return bl_fail(err, BL_EVALUE, "invalid %s fields: unsupported configuration value: %s", cls,
-                   py_type(v));
+                   bl_json_python_type(v, "list"));
 }
 
 /* parameters/options of the NodeSpec or TaskSpec at `where`; a bad value is

@@ -77,28 +77,6 @@ bl_status bl_task_from_name(const char *name, bl_task_kind *out, bl_error *err)
     return fail_buf(err, BL_EVALUE, &b);
 }
 
-const char *bl_py_type(const bl_json *v)
-{
-    switch (v ? bl_json_kindof(v) : BL_JSON_NULL) {
-    case BL_JSON_NULL:
-        return "NoneType";
-    case BL_JSON_BOOL:
-        return "bool";
-    case BL_JSON_INT:
-    case BL_JSON_BIGINT:
-        return "int";
-    case BL_JSON_REAL:
-        return "float";
-    case BL_JSON_STRING:
-        return "str";
-    case BL_JSON_ARRAY:
-        return "tuple";
-    case BL_JSON_OBJECT:
-        return "dict";
-    }
-    return "object";
-}
-
 bl_json_kind bl_opt_kind(const bl_json *v)
 {
     return v ? bl_json_kindof(v) : BL_JSON_NULL;

@@ -99,8 +99,13 @@ extern const char *const bl_opt_visibilities[2];
 extern const char *const bl_opt_distractor_modes[4];
 extern const char *const bl_opt_congruencies[3];
 
-/* Python's type name of a configuration value, for TypeError texts. */
-const char *bl_py_type(const bl_json *v);
+/* Python's type name of a configuration value, for TypeError texts (task
+ * options hold arrays as tuples). */
+static inline const char *bl_py_type(const bl_json *v)
+{
+    return bl_json_python_type(v, "tuple");
+}
+
 /* The kind of v, BL_JSON_NULL for an absent value. */
 bl_json_kind bl_opt_kind(const bl_json *v);
 /* given[key], NULL when absent (or no options were given). */
