@@ -45,6 +45,10 @@ typedef struct bl_cli_command {
     int (*main)(const bl_cli_args *args); /* returns the exit code */
 } bl_cli_command;
 
+/* A command's option table and its length, in a bl_cli_command initialiser
+ * (a command without options leaves both zero). */
+#define BL_CLI_OPTIONS(table) .options = (table), .n_options = sizeof(table) / sizeof *(table)
+
 struct bl_cli_args {
     const bl_cli_command *command;
     const char *positional;

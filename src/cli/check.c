@@ -40,11 +40,6 @@ static int check_main(const bl_cli_args *args)
 }
 
 const bl_cli_command bl_cli_check = {
-    .name = "check",
-    .positional = "plan",
-    .options = NULL,
-    .n_options = 0,
-    .usage = usage,
-    .help = help,
-    .main = check_main,
+    .name = "check", .positional = "plan",
+    .usage = usage, .help = help, .main = check_main,
 };

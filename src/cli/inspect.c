@@ -41,11 +41,6 @@ static int inspect_main(const bl_cli_args *args)
 }
 
 const bl_cli_command bl_cli_inspect = {
-    .name = "inspect",
-    .positional = "record",
-    .options = NULL,
-    .n_options = 0,
-    .usage = usage,
-    .help = help,
-    .main = inspect_main,
+    .name = "inspect", .positional = "record",
+    .usage = usage, .help = help, .main = inspect_main,
 };

@@ -268,11 +268,6 @@ static int profile_main(const bl_cli_args *args)
 }
 
 const bl_cli_command bl_cli_profile = {
-    .name = "profile",
-    .positional = "destination",
-    .options = options,
-    .n_options = sizeof options / sizeof *options,
-    .usage = usage,
-    .help = help,
-    .main = profile_main,
+    .name = "profile", .positional = "destination", BL_CLI_OPTIONS(options),
+    .usage = usage, .help = help, .main = profile_main,
 };

@@ -172,11 +172,6 @@ done:
 }
 
 const bl_cli_command bl_cli_qualify = {
-    .name = "qualify",
-    .positional = "destination",
-    .options = options,
-    .n_options = sizeof options / sizeof *options,
-    .usage = usage,
-    .help = help,
-    .main = qualify_main,
+    .name = "qualify", .positional = "destination", BL_CLI_OPTIONS(options),
+    .usage = usage, .help = help, .main = qualify_main,
 };

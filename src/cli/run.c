@@ -379,11 +379,6 @@ done:
 }
 
 const bl_cli_command bl_cli_run = {
-    .name = "run",
-    .positional = "plan",
-    .options = options,
-    .n_options = sizeof options / sizeof *options,
-    .usage = usage,
-    .help = help,
-    .main = run_main,
+    .name = "run", .positional = "plan", BL_CLI_OPTIONS(options),
+    .usage = usage, .help = help, .main = run_main,
 };
