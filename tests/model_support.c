@@ -846,7 +846,7 @@ void bl_test_obatch_buffers(bl_test_obatch *bt, size_t scratch)
     bt->active = bl_test_xcalloc(bt->nslots, sizeof(int32_t));
 }
 
-void bl_test_obatch_free(bl_test_obatch *bt)
+void bl_test_obatch_clear(bl_test_obatch *bt)
 {
     for (size_t b = 0; b < bt->nslots; b++) {
         bl_test_oslot *sl = &bt->slots[b];

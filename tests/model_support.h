@@ -318,7 +318,7 @@ void bl_test_obatch_oracles(bl_test_obatch *bt);
 /* The scratch (`scratch` values) and the frame buffers. */
 void bl_test_obatch_buffers(bl_test_obatch *bt, size_t scratch);
 /* Releases everything the batch holds and clears it. */
-void bl_test_obatch_free(bl_test_obatch *bt);
+void bl_test_obatch_clear(bl_test_obatch *bt);
 /* Every snapshot key of every slot against its oracle (names, layouts and
  * bits; NaNs alike when nan_equiv), then the live views. */
 void bl_test_obatch_compare(bl_test_obatch *bt, bool nan_equiv, const char *after);

@@ -539,8 +539,8 @@ static void replay_fixture(const char *dir, bool dale)
     free(b32.slots);
     b32.slots = NULL;
     b32.nslots = 0;
-    bl_test_obatch_free(&b32);
-    bl_test_obatch_free(&bt);
+    bl_test_obatch_clear(&b32);
+    bl_test_obatch_clear(&bt);
     bl_npy_destroy(inputs), bl_npy_destroy(noise), bl_npy_destroy(acts);
     bl_npy_destroy(targets), bl_npy_destroy(spikes);
 }
@@ -574,7 +574,7 @@ static void random_runs(bl_dtype dtype)
         static const size_t odds[3] = {60, 50, 70};
         st.failures += bl_test_obatch_random_frames(&bt, &g, RANDOM_FRAMES, odds, st.ops,
                                                     fill_frame, tally, &st);
-        bl_test_obatch_free(&bt);
+        bl_test_obatch_clear(&bt);
     }
     print_message("%s: %zu scenarios, max N %zu, %zu slot-frames, %zu spikes (%zu exactly at "
                   "threshold), %zu weight updates (node-frames), %zu target-update frames, %zu "
@@ -686,8 +686,8 @@ static void test_float32_close_to_float64(void **state)
         free(b32.slots);
         b32.slots = NULL;
         b32.nslots = 0;
-        bl_test_obatch_free(&b32);
-        bl_test_obatch_free(&b64);
+        bl_test_obatch_clear(&b32);
+        bl_test_obatch_clear(&b64);
     }
     print_message("float32 vs float64: %zu scenarios compared over %d frames, %zu skipped "
                   "(near-threshold), %zu spikes, worst abs diff %.3g\n",
@@ -746,7 +746,7 @@ static void nonfinite_runs(bl_dtype dtype)
              * and agree again. */
             recovered += bl_test_obatch_reset_failed(&bt, &g);
         }
-        bl_test_obatch_free(&bt);
+        bl_test_obatch_clear(&bt);
     }
     print_message("non-finite %s: %zu poisoned frames, %zu slots reported non-finite, %zu reset "
                   "and resumed, %zu slot-frames\n",

@@ -460,7 +460,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(orc0(&bt), "prev_y", (double[]){0}, 1, 0);
     assert_int_equal(bl_oracle_sorn_finite(orc0(&bt)), 1);
     assert_int_equal(st.ties, 3);
-    bl_test_obatch_free(&bt);
+    bl_test_obatch_clear(&bt);
 
     /* §3.8 / §7.2 test 4: c_e = 0 rows are not normalised. */
     c = quiet_config(0.0);
@@ -480,7 +480,7 @@ static void worked_examples(bl_dtype dt)
     expect_state(orc0(&bt), "ee_mask", (double[]){0, 1, 1, 0}, 4, 0);
     expect_state(orc0(&bt), "t_e", (double[]){2, -1}, 2, 0);
     assert_int_equal(bl_oracle_sorn_last_normalised(orc0(&bt)), 0);
-    bl_test_obatch_free(&bt);
+    bl_test_obatch_clear(&bt);
 
     /* §3.8 / §7.2 test 3: pruning is permanent, an all-zero row keeps the
      * slot finite, the other row renormalises, reset restores the edge. */
@@ -523,7 +523,7 @@ static void worked_examples(bl_dtype dt)
                  4, 0);
     expect_state(orc0(&bt), "x", (double[]){1, 0}, 2, 0);
     expect_state(orc0(&bt), "prev_x", (double[]){1, 0}, 2, 0);
-    bl_test_obatch_free(&bt);
+    bl_test_obatch_clear(&bt);
 
     /* §7.2 test 8: one node, no I population, learning off. */
     c = quiet_config(0.2);
@@ -557,7 +557,7 @@ static void worked_examples(bl_dtype dt)
     step1(&bt, (double[]){INFINITY}, &st);
     expect_state(orc0(&bt), "activity", (double[]){1}, 1, 0);
     assert_int_equal(bl_oracle_sorn_finite(orc0(&bt)), 0);
-    bl_test_obatch_free(&bt);
+    bl_test_obatch_clear(&bt);
 }
 
 static void test_oracle_worked_examples(void **state)
@@ -689,8 +689,8 @@ static void test_equations_scenario(void **state)
     /* The initial state belongs to this test, not to the batches. */
     b64.slots[0].init = NULL;
     b32.slots[0].init = NULL;
-    bl_test_obatch_free(&b64);
-    bl_test_obatch_free(&b32);
+    bl_test_obatch_clear(&b64);
+    bl_test_obatch_clear(&b32);
     bl_sorn_init_destroy(init);
 }
 
@@ -719,7 +719,7 @@ static void random_runs(bl_dtype dtype)
                                                      fill_frame, tally, &st);
         if (failed)
             fail_msg("%s: %zu slots went non-finite on finite inputs", bt.what, failed);
-        bl_test_obatch_free(&bt);
+        bl_test_obatch_clear(&bt);
     }
     print_message("%s: %zu scenarios (max N %zu, max %zu slots, %zu without I units, %zu with "
                   "N=1), %zu slot-frames; E spikes %zu of %zu, I spikes %zu of %zu, %zu "
@@ -851,7 +851,7 @@ static void nonfinite_runs(bl_dtype dtype)
                     overflowed += explosive[b] && !injected[b];
             recovered += bl_test_obatch_reset_failed(&bt, &g);
         }
-        bl_test_obatch_free(&bt);
+        bl_test_obatch_clear(&bt);
     }
     print_message("non-finite %s: %zu poisoned inputs, %zu slot failures (%zu from overflow "
                   "alone; %zu explosive, %zu explosive-IP and %zu subnormal-row slots), %zu reset "

@@ -63,6 +63,9 @@ bl_status bl_json_object_setn(bl_json *object, const char *key, size_t keylen,
 void bl_json_put(bl_status *st, bl_json *object, const char *key, bl_json *value,
                  bl_error *err);
 void bl_json_push(bl_status *st, bl_json *array, bl_json *value, bl_error *err);
+/* The end of a sticky builder: *out = value when st is BL_OK, else value is
+ * destroyed (and *out left alone). Returns st. */
+bl_status bl_json_hand_over(bl_status st, bl_json *value, bl_json **out);
 
 /* Accessors. They BL_ASSERT the kind where a kind is implied. */
 bl_json_kind bl_json_kindof(const bl_json *v);

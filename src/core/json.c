@@ -277,6 +277,15 @@ void bl_json_push(bl_status *st, bl_json *array, bl_json *value, bl_error *err)
         *st = bl_json_array_append(array, value, err);
 }
 
+bl_status bl_json_hand_over(bl_status st, bl_json *value, bl_json **out)
+{
+    if (st == BL_OK)
+        *out = value;
+    else
+        bl_json_destroy(value);
+    return st;
+}
+
 bl_json *bl_json_copy(const bl_json *v)
 {
     BL_ASSERT(v);

@@ -253,7 +253,7 @@ bl_status bl_activity_judge(const bl_proc_times *before, size_t nbefore,
 done:
     bl_free(by_pid);
     bl_free(listed);
-    return bl_measure_hand_over(st, arr, processes);
+    return bl_json_hand_over(st, arr, processes);
 }
 
 /* ---- the snapshot ------------------------------------------------------------ */
@@ -356,5 +356,5 @@ bl_status bl_activity_snapshot(const bl_activity_options *o, bl_json **out, bl_e
         bl_sysinfo_text(diagnostic, sizeof diagnostic, why.msg, strlen(why.msg));
         bl_json_put(&st, doc, "diagnostic", bl_json_string(diagnostic), err);
     }
-    return bl_measure_hand_over(st, doc, out);
+    return bl_json_hand_over(st, doc, out);
 }

@@ -447,5 +447,5 @@ bl_status bl_host_describe(const bl_host_paths *paths, bl_json **out, bl_error *
     bl_json_put(&st, host, "thermal", thermal_json(sys, &st, err), err);
     bl_json_put(&st, host, "power_supply", power_json(sys, &st, err), err);
     bl_json_put(&st, host, "compiler", compiler, err);
-    return bl_measure_hand_over(st, host, out);
+    return bl_json_hand_over(st, host, out);
 }

@@ -42,7 +42,7 @@ bl_status bl_measure_load_average(const char *proc_root, bl_json **out, bl_error
     bl_status st = BL_OK;
     for (int i = 0; i < 3; i++)
         bl_json_push(&st, arr, bl_json_real(avg[i]), err);
-    return bl_measure_hand_over(st, arr, out);
+    return bl_json_hand_over(st, arr, out);
 }
 
 /* One line of a pressure file: "some avg10=0.12 avg60=0.05 avg300=0.01
@@ -117,7 +117,7 @@ static bl_status pressure_resource(const char *proc_root, const char *resource, 
         bl_json_put(&st, obj, key,
                     kinds[k].total >= 0 ? bl_json_int(kinds[k].total) : bl_json_null(), err);
     }
-    return bl_measure_hand_over(st, obj, out);
+    return bl_json_hand_over(st, obj, out);
 }
 
 bl_status bl_measure_pressure(const char *proc_root, bl_json **out, bl_error *err)
@@ -131,5 +131,5 @@ bl_status bl_measure_pressure(const char *proc_root, bl_json **out, bl_error *er
         st = pressure_resource(proc_root ? proc_root : "/proc", resources[i], &r, err);
         bl_json_put(&st, obj, resources[i], r, err);
     }
-    return bl_measure_hand_over(st, obj, out);
+    return bl_json_hand_over(st, obj, out);
 }

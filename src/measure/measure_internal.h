@@ -10,11 +10,8 @@
 #include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
 
-/* The end of a builder: *out = value when st is BL_OK, else value is freed
- * (and *out left alone). Returns st. */
-bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out);
-/* The same for a builder that returns its value: value when st is BL_OK,
- * else NULL (value freed). */
+/* The end of a builder that returns its value (bl_json_hand_over for one
+ * that hands it out): value when st is BL_OK, else NULL (value freed). */
 bl_json *bl_measure_built(bl_status st, bl_json *value);
 /* A real, or null when v is not finite (JSON has no NaN). */
 bl_json *bl_measure_real_or_null(double v);

@@ -18,14 +18,6 @@ bl_json *bl_measure_built(bl_status st, bl_json *value)
     return value;
 }
 
-bl_status bl_measure_hand_over(bl_status st, bl_json *value, bl_json **out)
-{
-    bl_json *built = bl_measure_built(st, value);
-    if (st == BL_OK)
-        *out = built;
-    return st;
-}
-
 const char *bl_measure_string(const bl_json *o, const char *key)
 {
     const bl_json *v = o ? bl_json_get(o, key) : NULL;

@@ -227,7 +227,7 @@ bl_status bl_profile_protocol(const bl_profile_args *a, const bl_profile_workloa
         st = bl_json_digest(sig, signature, err);
     bl_json_destroy(sig);
     bl_buf_clear(&text);
-    return bl_measure_hand_over(st, p, protocol);
+    return bl_json_hand_over(st, p, protocol);
 }
 
 /* ---- sample rows (§1.5, §1.10) ---------------------------------------------- */
@@ -454,5 +454,5 @@ bl_status bl_profile_sample_row(const bl_profile_sample *s, bl_json **row, bl_er
     bl_json_destroy(nonfinite);
     bl_json_destroy(work);
     bl_json_destroy(caps);
-    return bl_measure_hand_over(st, r, row);
+    return bl_json_hand_over(st, r, row);
 }

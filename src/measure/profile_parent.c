@@ -375,7 +375,7 @@ static bl_status run_phase(const bl_profile_args *a, const char *self, const bl_
     bl_free(text);
     bl_free(out_path);
     bl_free(err_path);
-    return bl_measure_hand_over(st, row, row_out);
+    return bl_json_hand_over(st, row, row_out);
 }
 
 static bl_json *not_applicable(void)

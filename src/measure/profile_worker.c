@@ -73,7 +73,7 @@ static bl_status runtime_prepare(const bl_profile_args *a, bl_json **out, bl_err
     bl_json_put(&st, r, "cache_enabled", bl_json_string("not_applicable"), err);
     bl_json_put(&st, r, "runtime_fingerprint", bl_json_string(fingerprint), err);
     bl_json_put(&st, r, "executable_sha256", bl_json_string(exe), err);
-    return bl_measure_hand_over(st, r, out);
+    return bl_json_hand_over(st, r, out);
 }
 
 /* The worker's source block (§1.9): which program and build ran. */
@@ -108,7 +108,7 @@ static bl_status source_block(bl_json **out, bl_error *err)
                 receipt ? bl_json_copy(bl_json_get(receipt, "file_sha256")) : NULL, err);
     bl_json_destroy(env);
     bl_json_destroy(receipt);
-    return bl_measure_hand_over(st, src, out);
+    return bl_json_hand_over(st, src, out);
 }
 
 /* peak_rss (§1.9): getrusage's high-water mark, KiB on Linux. */
@@ -161,7 +161,7 @@ static bl_status statistics(const bl_json *samples, bl_json **out, bl_error *err
                 bl_json_string("warmed evaluation samples only; first run and warmups excluded"),
                 err);
     bl_free(v);
-    return bl_measure_hand_over(st, o, out);
+    return bl_json_hand_over(st, o, out);
 }
 
 /* DEST/records/<backend>/<process phase>/<phase>_<NNNN> and its path
@@ -228,7 +228,7 @@ static bl_status evaluation_runtime(const bl_json *prepared, const bl_profile_wo
     for (size_t i = 0; st == BL_OK && i < bl_json_size(prepared); i++)
         bl_json_put(&st, meta, bl_json_key_at(prepared, i, NULL),
                     bl_json_copy(bl_json_value_at(prepared, i)), err);
-    return bl_measure_hand_over(st, meta, out);
+    return bl_json_hand_over(st, meta, out);
 }
 
 /* "<Kind>: <message>" of a stop signal, as the command line reports it: the

@@ -58,5 +58,5 @@ bl_status bl_sample_stats_json(const double *x, size_t n, bl_json **out, bl_erro
         bl_json_put(&st, o, "p75", bl_json_real(bl_sorted_quantile(sorted, n, 0.75)), err);
     }
     bl_free(sorted);
-    return bl_measure_hand_over(st, o, out);
+    return bl_json_hand_over(st, o, out);
 }

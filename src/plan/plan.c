@@ -381,12 +381,7 @@ static bl_status build_kind_spec(const bl_json *given, bool node, size_t index, 
     st = o ? BL_OK : nomem(err);
     put_copy(&st, o, "kind", kind, bl_json_string(node ? "falandays" : "delayed_cue"), err);
     put_copy(&st, o, optname, opts, bl_json_object(), err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 static bl_status check_composition(const bl_json *comp, bl_error *err)
@@ -443,12 +438,7 @@ static bl_status build_intervention(const bl_json *given, bl_json **out, bl_erro
     st = o ? BL_OK : nomem(err);
     bl_json_put(&st, o, "tick", bl_json_copy(tick), err);
     bl_json_put(&st, o, "verb", bl_json_copy(verb), err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 static bool same_intervention(const bl_json *a, const bl_json *b)
@@ -632,12 +622,7 @@ static bl_status build_evaluation(const bl_json *e, bl_json **out, bl_error *err
     put_copy(&st, o, "construction_scope", scope, bl_json_string("block"), err);
     put_copy(&st, o, "root_seed", root, bl_json_int(0), err);
     put_copy(&st, o, "seed_partition", partition, bl_json_string("development"), err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 static bl_status build_numerics(const bl_json *n, bl_json **out, bl_error *err)
@@ -668,12 +653,7 @@ static bl_status build_numerics(const bl_json *n, bl_json **out, bl_error *err)
     put_copy(&st, o, "fast_math", fast, bl_json_bool(false), err);
     put_copy(&st, o, "reduction", reduction, bl_json_string("ordered"), err);
     put_copy(&st, o, "rng", rng, bl_json_string("philox-host-v1"), err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 /* The first control character (C0, DEL or C1) of UTF-8 text as a code

@@ -295,12 +295,7 @@ static bl_status build_config(const char *cls, const char *kind, const field *fi
         }
         }
     }
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 /* Builds and validates the node's configuration: its plain form into

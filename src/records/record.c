@@ -451,12 +451,7 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
     };
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
         put(&st, m, ints[i].key, bl_json_int(ints[i].value), err);
-    if (st != BL_OK) {
-        bl_json_destroy(m);
-        return st;
-    }
-    *out = m;
-    return BL_OK;
+    return bl_json_hand_over(st, m, out);
 }
 
 /* ---- the files of a record (§7.2, §7.3) ------------------------------------------------ */
@@ -817,12 +812,7 @@ static bl_status status_counts(const bl_run_result *run, bl_json **out, size_t *
     for (size_t k = 0; k < 3; k++)
         if (counts[k] > 0)
             put(&st, o, names[k], bl_json_int((int64_t)counts[k]), err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 /* ISO 8601 UTC with "+00:00", microseconds unless zero (Python isoformat). */

@@ -85,12 +85,7 @@ bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
     put(&st, doc, "node", bl_json_copy(bl_json_get(bl_json_get(comp, "node"), "kind")), err);
     put(&st, doc, "provenance", prov, err);
     put(&st, doc, "frames", bl_json_copy(frames), err);
-    if (st != BL_OK) {
-        bl_json_destroy(doc);
-        return st;
-    }
-    *out = doc;
-    return BL_OK;
+    return bl_json_hand_over(st, doc, out);
 }
 
 bl_status bl_replay_export(const bl_record_input *in, const bl_json *replay_frames,

@@ -552,12 +552,7 @@ bl_status bl_calibrations_document(const bl_calibration *const *cals, size_t n, 
         (st = bl_json_object_set(doc, "format", bl_json_string(calibration_format), err)) ==
             BL_OK)
         st = bl_json_object_set(doc, "version", bl_json_int(1), err);
-    if (st != BL_OK) {
-        bl_json_destroy(doc);
-        return st;
-    }
-    *out = doc;
-    return BL_OK;
+    return bl_json_hand_over(st, doc, out);
 }
 
 void bl_calibrations_destroy(bl_calibration **cals, size_t n)

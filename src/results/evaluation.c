@@ -294,11 +294,6 @@ void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p)
 
 /* ---- seeds of the summaries (§4.2) --------------------------------------- */
 
-static bl_status digest_of(const bl_json *v, char hex[65], bl_error *err)
-{
-    return bl_json_digest(v, hex, err);
-}
-
 /* summary-bootstrap: digest({composition, interventions, pairing, mechanism}). */
 static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_error *err)
 {
@@ -311,7 +306,7 @@ static bl_status summary_seed(const ectx *c, const tinfo *t, bl_seed *out, bl_er
     bl_json_put(&st, o, "mechanism", bl_json_string(t->spec->mechanism_key), err);
     char hex[65];
     if (st == BL_OK)
-        st = digest_of(o, hex, err);
+        st = bl_json_digest(o, hex, err);
     bl_json_destroy(o);
     if (st != BL_OK)
         return st;
@@ -325,11 +320,11 @@ static bl_status contrast_seed(const ectx *c, const tinfo *t, const tinfo *r, bl
                                bl_error *err)
 {
     char a[65], b[65], d[65];
-    bl_status st = digest_of(bl_plan_member(t->spec->target, "composition"), a, err);
+    bl_status st = bl_json_digest(bl_plan_member(t->spec->target, "composition"), a, err);
     if (st == BL_OK)
-        st = digest_of(bl_plan_member(t->spec->target, "interventions"), b, err);
+        st = bl_json_digest(bl_plan_member(t->spec->target, "interventions"), b, err);
     if (st == BL_OK)
-        st = digest_of(bl_plan_member(r->spec->target, "composition"), d, err);
+        st = bl_json_digest(bl_plan_member(r->spec->target, "composition"), d, err);
     if (st != BL_OK)
         return st;
     const bl_key keys[3] = {BL_KEY_S(a), BL_KEY_S(b), BL_KEY_S(d)};
@@ -612,12 +607,7 @@ bl_status bl_target_summary_json(const bl_target_summary *s, bl_json **out, bl_e
     bl_json_put(&st, o, "independent_unit", bl_json_string(s->independent_unit), err);
     bl_json_put(&st, o, "raw_interval", pair_or_null(s->has_raw_interval, s->raw_interval), err);
     bl_json_put(&st, o, "adjusted", adj, err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err)
@@ -639,10 +629,5 @@ bl_status bl_contrast_json(const bl_contrast *c, bl_json **out, bl_error *err)
         bl_json_put(&st, o, "block_differences", diffs, err);
         bl_json_put(&st, o, "interval", pair_or_null(c->has_interval, c->interval), err);
     }
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }

@@ -96,12 +96,7 @@ bl_status bl_execution_json(const bl_execution *x, bl_json **out, bl_error *err)
         st = bl_json_object_set(o, "cpu_threads", bl_json_int(x->cpu_threads), err);
     if (st == BL_OK)
         st = bl_json_object_set(o, "cache", bl_json_bool(x->cache), err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }
 
 bl_status bl_admit_batch(const bl_execution *x, int64_t per_trial_bytes, int64_t recording_bytes,

@@ -240,18 +240,21 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
     return BL_OK;
 }
 
-void bl_run_free_targets(run_ctx *c)
+void bl_run_ctx_clear(run_ctx *c)
 {
     bl_free(c->targets);
     for (size_t k = 0; c->cohorts && k < c->ncohorts; k++)
         bl_free(c->cohorts[k].jobs);
     bl_free(c->cohorts);
+    c->targets = NULL;
+    c->cohorts = NULL;
+    c->ncohorts = 0;
 }
 
 bl_status bl_run_preflight(const bl_resolved_plan *plan, const bl_execution *x, bl_error *err)
 {
     run_ctx c;
     bl_status st = bl_run_preflight_ctx(&c, plan, x, false, err);
-    bl_run_free_targets(&c);
+    bl_run_ctx_clear(&c);
     return st;
 }

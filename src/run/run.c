@@ -76,7 +76,7 @@ void bl_run_prepared_destroy(bl_run_prepared *p)
 {
     if (!p)
         return;
-    bl_run_free_targets(&p->ctx);
+    bl_run_ctx_clear(&p->ctx);
     bl_free(p);
 }
 
@@ -185,12 +185,7 @@ bl_status bl_task_outcome_json(const char *key, double raw, double normalised,
     bl_json_put(&st, oc, "calibration_id",
                 calibration_id[0] ? bl_json_string(calibration_id) : bl_json_null(), err);
     bl_json_put(&st, oc, "scoring_window", bl_json_int(scoring_window), err);
-    if (st != BL_OK) {
-        bl_json_destroy(oc);
-        return st;
-    }
-    *out = oc;
-    return BL_OK;
+    return bl_json_hand_over(st, oc, out);
 }
 
 bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error *err)
@@ -214,10 +209,5 @@ bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error
     bl_json_put(&st, o, "seeds", seeds, err);
     bl_json_put(&st, o, "error",
                 t->failed ? bl_json_string("non-finite trajectory") : bl_json_null(), err);
-    if (st != BL_OK) {
-        bl_json_destroy(o);
-        return st;
-    }
-    *out = o;
-    return BL_OK;
+    return bl_json_hand_over(st, o, out);
 }

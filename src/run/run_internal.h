@@ -124,12 +124,12 @@ static inline bl_status interrupt_status(bl_error *err)
     return bl_fail(err, BL_EINTERRUPT, "interrupted");
 }
 
-/* preflight.c: steps 2-6 of §4.4 into c (free with bl_run_free_targets,
+/* preflight.c: steps 2-6 of §4.4 into c (free with bl_run_ctx_clear,
  * also on failure); `jobs` also builds the cohorts' job lists, which only
  * execution needs. */
 bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
                                bool jobs, bl_error *err);
-void bl_run_free_targets(run_ctx *c);
+void bl_run_ctx_clear(run_ctx *c);
 
 /* batch.c: the n jobs of cohort h from its first-th on, into rows. */
 bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
