@@ -1,5 +1,6 @@
 # Thin wrapper over CMake. `make` builds, `make test` runs the test suite,
-# `make run` runs the program's main job, `make bench` runs the benchmarks.
+# `make run` runs the program's main job, `make bench` runs the benchmarks,
+# `make gate` runs the instruction-count gate.
 # Knobs: BUILD (build dir), BUILD_TYPE, CC, SANITIZE=1, WERROR=1.
 BUILD      ?= build
 BUILD_TYPE ?= Release
@@ -16,7 +17,7 @@ CMAKE_FLAGS = -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_C_COMPILER=$(CC) \
               -DBL_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure test run bench fuzz clean
+.PHONY: all deps configure test run bench gate gate-update fuzz clean
 
 all: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -45,6 +46,17 @@ bench: deps configure
 	@# Only the benchmarks the sources define, never a stale binary left in $(BUILD).
 	@for s in bench/bench_*.c; do "$(BUILD)/$$(basename "$$s" .c)" || exit 1; done
 	@if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then /usr/bin/python3 bench/reference_rates.py; fi
+
+# The instruction-count regression gate (docs/performance.md): its own gcc
+# Release build in build-gate/ (never $(BUILD): the counts belong to that
+# compiler and build type), the workloads of bench/gate_workloads.c under
+# callgrind, compared with bench/instruction-baseline.json. `make gate-update`
+# rewrites the baseline.
+gate: deps
+	scripts/instruction-gate check --jobs $(JOBS)
+
+gate-update: deps
+	scripts/instruction-gate update --jobs $(JOBS)
 
 # libFuzzer (clang, ASan + UBSan) on every parser of outside input, one
 # harness after the other (tests/fuzz/fuzz_*.c), FUZZ_SECONDS each. Each
