@@ -303,11 +303,56 @@ static void random_runs(bl_dtype dt)
 
 BL_TEST_PER_DTYPE(test_random, random_runs)
 
+/* test_wild_weights in lockstep lanes: slots 0 (the wiring `in`, whose
+ * product overflows), 1 and 2 (a copy with a weight whose product stays
+ * finite) share a wiring. After slot 0 goes wild its group visits every
+ * source; slot 0 fails then and is not stepped again, and the other lanes
+ * keep the reference's bits throughout. */
+static void wild_lanes(bl_dtype dt, const bl_sorn_init *in)
+{
+    bl_error err;
+    bl_sorn_init *calm = NULL;
+    assert_int_equal(bl_sorn_init_create(&in->config, 3, 1, 1, &calm, &err), BL_OK);
+    memcpy(calm->ee_mask, in->ee_mask, 9 * sizeof *in->ee_mask);
+    memcpy(calm->c_e, in->c_e, 3 * sizeof *in->c_e);
+    memcpy(calm->t_e, in->t_e, 3 * sizeof *in->t_e);
+    memcpy(calm->output_mask, in->output_mask, 3 * sizeof *in->output_mask);
+    calm->w_ee[0 * 3 + 1] = 1.0;
+    calm->x[0] = calm->x[1] = 1.0;
+    const bl_sorn_init *cin[3] = {in, calm, calm};
+    bl_model *ref = NULL, *lanes = NULL;
+    assert_int_equal(bl_model_create_sorn(cin, 3, dt, &ref, &err), BL_OK);
+    assert_int_equal(bl_model_create_sorn(cin, 3, dt, &lanes, &err), BL_OK);
+    bl_sorn_set_reference_kernel(ref, true);
+    void *u = calloc(3, sizeof(double)), *noise = calloc(9, sizeof(double));
+    assert_non_null(u);
+    assert_non_null(noise);
+    const bl_matrix mu = {dt, 3, 1, u}, mn = {dt, 3, 3, noise};
+    for (size_t f = 0; f < 3; f++) {
+        const int32_t act[3] = {f < 2, 1, 1};
+        assert_int_equal(bl_model_step(ref, &mu, &mn, act, 3, &err), BL_OK);
+        assert_int_equal(bl_model_step(lanes, &mu, &mn, act, 3, &err), BL_OK);
+        compare(ref, lanes, "wild lanes", f);
+        if (f < 2)
+            assert_int_equal(bl_model_finite(lanes)[0], f == 0);
+        assert_int_equal(bl_model_finite(lanes)[1], 1);
+    }
+    bl_sorn_paths p;
+    bl_sorn_path_counts(lanes, &p);
+    assert_int_equal(p.lanes, 8);
+    assert_int_equal(p.lanes_all, 3); /* frame 1, while slot 0 is wild */
+    free(u);
+    free(noise);
+    bl_model_destroy(ref);
+    bl_model_destroy(lanes);
+    bl_sorn_init_destroy(calm);
+}
+
 /* A normalisation product that overflows although no flag of §3.6 fires
  * (scale = c_e / tot finite, w · scale rounded past the largest finite
  * value): the next frame must see the infinite weight through every
  * source, silent ones included (inf · 0 is NaN), so the fast kernel takes
- * its "_all" path. */
+ * its "_all" path (wild_lanes: its lanes too). */
 static void test_wild_weights(void **state)
 {
     (void)state;
@@ -369,6 +414,7 @@ static void test_wild_weights(void **state)
         assert_int_equal(p.sparse_all, 1);
         bl_model_destroy(ref);
         bl_model_destroy(fast);
+        wild_lanes(dt, in);
         bl_sorn_init_destroy(in);
     }
 }

@@ -17,14 +17,13 @@
 
 #include "brainlesslab/alloc.h"
 #include "models/batch_common.h"
+#include "models/isa.h"
 #include "models/model_internal.h"
 #include "models/sorn_internal.h"
+#include "models/sorn_lanes.h"
 
 /* Parameter vector of §3.5, cast to the dtype. */
 enum { SORN_P_ETA_STDP, SORN_P_ETA_IP, SORN_P_H_IP, SORN_NPARAM };
-
-/* Where a slot's E->E weights live (sorn_fast.h). */
-enum { SORN_LAYOUT_CANON, SORN_LAYOUT_SPARSE };
 
 typedef struct sorn_batch {
     bl_model base;
@@ -81,8 +80,21 @@ typedef struct sorn_batch {
     void *sc_tot, *sc_xp;    /* [N_E+1] pairs: {row total, NaN flag}, {x, prev_x} */
     void *sc_idr;            /* [N_I] */
     size_t *sc_actx, *sc_acty; /* [N_E], [N_I]: sources that fired */
+    /* Lockstep lanes (sorn_lanes.h): slots whose wiring another slot
+     * shares have no rows of their own; each is a lane of a group. */
+    size_t *lane_group;      /* [B] its group, SORN_LNONE for a slot on its own */
+    size_t *lane_of;         /* [B] its lane in the group */
+    size_t lanes;            /* L, lanes per group */
+    size_t nwirings, ngroups;
+    sorn_lwiring *wirings;
+    sorn_lgroup *groups;
+    sorn_lscratch lsc;
+    sorn_lstep_fn lane_step;
     bl_sorn_paths paths;
 } sorn_batch;
+
+static void sorn_lanes_load(sorn_batch *sb, size_t b);
+static void sorn_lanes_sync(sorn_batch *sb, size_t b);
 
 /* Bytes of the fast kernel's vectors, and so the padding of its rows. */
 #define SORN_VBYTES 16
@@ -188,6 +200,27 @@ static size_t sorn_arrays(bl_model *m, bl_batch_array *out)
 static void sorn_destroy(bl_model *m)
 {
     sorn_batch *sb = (sorn_batch *)m;
+    for (size_t w = 0; sb->wirings && w < sb->nwirings; w++) {
+        bl_free(sb->wirings[w].ptr);
+        bl_free(sb->wirings[w].dst);
+        bl_free(sb->wirings[w].wei_p);
+        bl_free(sb->wirings[w].wie_p);
+    }
+    for (size_t k = 0; sb->groups && k < sb->ngroups; k++) {
+        sorn_lgroup *g = &sb->groups[k];
+        void *own[] = {g->cw, g->cm, g->x, g->px, g->te, g->af, g->y, g->py, g->drive};
+        for (size_t a = 0; a < sizeof own / sizeof *own; a++)
+            bl_free(own[a]);
+    }
+    sorn_lscratch *c = &sb->lsc;
+    void *scratch[] = {c->exc, c->inp, c->tot, c->flag, c->scale, c->inh,
+                       c->idr, c->u,   c->actx, c->acty, c->vis};
+    for (size_t a = 0; a < sizeof scratch / sizeof *scratch; a++)
+        bl_free(scratch[a]);
+    bl_free(sb->wirings);
+    bl_free(sb->groups);
+    bl_free(sb->lane_group);
+    bl_free(sb->lane_of);
     void *fast[] = {sb->layout,  sb->cleared, sb->wild,     sb->nz_off,  sb->col_ptr,
                     sb->nz_dst,  sb->cw,      sb->cm,       sb->wei_t,   sb->wie_t,
                     sb->weu_t,   sb->in_ptr,  sb->in_unit,  sb->in_w,    sb->ro_ptr,
@@ -199,11 +232,64 @@ static void sorn_destroy(bl_model *m)
 
 /* ---- operations ----------------------------------------------------------- */
 
+static size_t sorn_round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+/* One lane frame of every group (lanes not in SORN_LAYOUT_LANES sit out). */
+static void sorn_step_lanes(sorn_batch *sb, const void *inputs, const int32_t *active)
+{
+    const size_t rs = bl_dtype_size(sb->base.dtype);
+    const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
+    const size_t nout = sb->base.effectors;
+    for (size_t k = 0; k < sb->ngroups; k++) {
+        sorn_lgroup *g = &sb->groups[k];
+        const sorn_lwiring *w = &sb->wirings[g->wiring];
+        const size_t b0 = w->base;
+        const sorn_lframe f = {
+            .ne = ne,
+            .ni = ni,
+            .nr = nr,
+            .nout = nout,
+            .ne_pad = sorn_round_up(ne, sb->lanes),
+            .ni_pad = sorn_round_up(ni, sb->lanes),
+            .ptr = w->ptr,
+            .dst = w->dst,
+            .wei_p = w->wei_p,
+            .wie_p = w->wie_p,
+            .weu_t = (const char *)sb->weu_t + b0 * nr * ne * rs,
+            .c_e = (const char *)sb->c_e + b0 * ne * rs,
+            .t_i = (const char *)sb->t_i + b0 * ni * rs,
+            .in_ptr = sb->in_ptr + b0 * (nr + 1),
+            .in_unit = sb->in_unit,
+            .in_w = sb->in_w,
+            .ro_ptr = sb->ro_ptr + b0 * (nout + 1),
+            .ro_unit = sb->ro_unit,
+            .g = g,
+            .s = &sb->lsc,
+            .inputs = inputs,
+            .active = active,
+            .layout = sb->layout,
+            .plasticity = sb->plasticity,
+            .params = sb->params,
+            .cleared = sb->cleared,
+            .wild = sb->wild,
+            .activity = sb->activity,
+            .effectors = sb->effectors,
+            .finite = sb->finite,
+            .lanes = &sb->paths.lanes,
+            .lanes_all = &sb->paths.lanes_all,
+            .lanes_dense_inputs = &sb->paths.lanes_dense_inputs,
+        };
+        sb->lane_step(&f);
+    }
+}
+
 static void sorn_step(bl_model *m, const void *inputs, const void *noise, const int32_t *active)
 {
     /* §3.6: the noise argument is shape-checked by model.c and ignored. */
     (void)noise;
     sorn_batch *sb = (sorn_batch *)m;
+    if (!sb->reference)
+        sorn_step_lanes(sb, inputs, active);
     if (sb->reference) {
         for (size_t b = 0; b < m->slots; b++)
             sb->paths.reference += active[b] != 0;
@@ -245,7 +331,11 @@ static bl_status sorn_snapshot(const bl_model *m, size_t b, bl_snapshot **out, b
     const sorn_batch *sb = (const sorn_batch *)m;
     const size_t ne = sb->n_e, ni = sb->n_i, n = m->nodes;
     const size_t nr = m->receptors, nout = m->effectors;
-    /* Storage is already canonical but for w_ee, so a snapshot is a typed
+    /* A lane slot's slot-major arrays are a copy of its lane, refreshed
+     * here: that changes no state, only where it can be read. */
+    if (sb->layout[b] == SORN_LAYOUT_LANES)
+        sorn_lanes_sync((sorn_batch *)(uintptr_t)m, b);
+    /* Storage is then canonical but for w_ee, so a snapshot is a typed
      * copy. */
     const bl_batch_field spec[] = {
         {"w_ee", 2, ne, ne, BL_BATCH_LAYOUT, NULL, false},
@@ -301,6 +391,45 @@ void bl_sorn_path_counts(const bl_model *m, bl_sorn_paths *out)
     *out = ((const sorn_batch *)m)->paths;
 }
 
+/* Whether slots a and b share a wiring: the same initial mask and the same
+ * fixed arrays, bit for bit (their weights, thresholds, states and rates
+ * may differ, each lane has its own). */
+static bool sorn_same_wiring(const sorn_batch *sb, size_t a, size_t b)
+{
+    const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
+    const size_t nout = sb->base.effectors, rs = bl_dtype_size(sb->base.dtype);
+    const struct {
+        const void *p;
+        size_t bytes;
+    } f[] = {
+        {sb->ee_mask0, ne * ne}, {sb->c_e, ne * rs},       {sb->w_ei, ne * ni * rs},
+        {sb->w_ie, ni * ne * rs}, {sb->w_eu, ne * nr * rs}, {sb->out_mask, nout * ne},
+        {sb->t_i, ni * rs},
+    };
+    for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+        if (memcmp((const char *)f[k].p + a * f[k].bytes, (const char *)f[k].p + b * f[k].bytes,
+                   f[k].bytes) != 0)
+            return false;
+    return true;
+}
+
+/* Marks the slots whose wiring another slot shares: lane_group[b] is the
+ * first slot of its wiring until sorn_lanes_build numbers the groups, and
+ * SORN_LNONE for a slot on its own. */
+static void sorn_find_wirings(sorn_batch *sb)
+{
+    const size_t nb = sb->base.slots;
+    for (size_t b = 0; b < nb; b++)
+        sb->lane_group[b] = SORN_LNONE;
+    for (size_t b = 0; b < nb; b++) {
+        if (sb->lane_group[b] != SORN_LNONE)
+            continue;
+        for (size_t c = b + 1; c < nb; c++)
+            if (sb->lane_group[c] == SORN_LNONE && sorn_same_wiring(sb, b, c))
+                sb->lane_group[b] = sb->lane_group[c] = b;
+    }
+}
+
 /* The compressed source-major rows of every slot's initial mask (fixed:
  * pruning only clears bits of it and a reset restores it), padded to whole
  * vectors, the transposed fixed weights, the readout lists and the frame
@@ -318,8 +447,11 @@ static bool sorn_build_fast(sorn_batch *sb)
         return false;
     sb->in_ptr = bl_calloc(nrp, sizeof *sb->in_ptr);
     sb->sc_inp = bl_calloc(ne + 1, rs);
-    if (!sb->in_ptr || !sb->sc_inp)
+    sb->lane_group = bl_calloc(nb, sizeof *sb->lane_group);
+    sb->lane_of = bl_calloc(nb, sizeof *sb->lane_of);
+    if (!sb->in_ptr || !sb->sc_inp || !sb->lane_group || !sb->lane_of)
         return false;
+    sorn_find_wirings(sb);
     sb->layout = bl_calloc(nb, 1);
     sb->cleared = bl_calloc(nb, 1);
     sb->wild = bl_calloc(nb, 1);
@@ -345,10 +477,12 @@ static bool sorn_build_fast(sorn_batch *sb)
     for (size_t b = 0; b < nb; b++) {
         const uint8_t *mask0 = sb->ee_mask0 + b * nee;
         size_t *ptr = sb->col_ptr + b * (ne + 1), c = 0;
+        /* Lane slots keep their synapses in their lanes: empty rows. */
+        const bool own = sb->lane_group[b] == SORN_LNONE;
         for (size_t j = 0; j < ne; j++) {
             ptr[j] = c;
             size_t len = 0;
-            for (size_t i = 0; i < ne; i++)
+            for (size_t i = 0; own && i < ne; i++)
                 len += mask0[i * ne + j] != 0;
             c += (len + lanes - 1) / lanes * lanes;
         }
@@ -383,9 +517,10 @@ static bool sorn_build_fast(sorn_batch *sb)
         const uint8_t *mask0 = sb->ee_mask0 + b * nee;
         const size_t *ptr = sb->col_ptr + b * (ne + 1);
         uint32_t *dst = sb->nz_dst + sb->nz_off[b];
+        const bool own = sb->lane_group[b] == SORN_LNONE;
         for (size_t j = 0; j < ne; j++) {
             size_t c = ptr[j];
-            for (size_t i = 0; i < ne; i++)
+            for (size_t i = 0; own && i < ne; i++)
                 if (mask0[i * ne + j])
                     dst[c++] = (uint32_t)i;
             while (c < ptr[j + 1])
@@ -393,9 +528,224 @@ static bool sorn_build_fast(sorn_batch *sb)
         }
         sorn_kernels_of(&sb->base)->fill_transposed(sb, b);
         sb->layout[b] = SORN_LAYOUT_CANON;
-        sorn_kernels_of(&sb->base)->from_canonical(sb, b);
+        /* Lane slots move in once their groups exist (sorn_lanes_build). */
+        if (sb->lane_group[b] == SORN_LNONE)
+            sorn_kernels_of(&sb->base)->from_canonical(sb, b);
     }
     return true;
+}
+
+/* ---- lanes ------------------------------------------------------------------ */
+
+/* Copies count values of rs bytes between a slot-major block (stride 1) and
+ * lane l of a [count][L] block. */
+static void sorn_to_lane(void *lane, size_t l, size_t nl, const void *slot, size_t count,
+                         size_t rs)
+{
+    for (size_t v = 0; v < count; v++)
+        memcpy((char *)lane + (v * nl + l) * rs, (const char *)slot + v * rs, rs);
+}
+
+static void sorn_from_lane(void *slot, const void *lane, size_t l, size_t nl, size_t count,
+                           size_t rs)
+{
+    for (size_t v = 0; v < count; v++)
+        memcpy((char *)slot + v * rs, (const char *)lane + (v * nl + l) * rs, rs);
+}
+
+static bool sorn_real_finite(const void *p, bl_dtype dtype)
+{
+    if (dtype == BL_FLOAT32) {
+        float v;
+        memcpy(&v, p, sizeof v);
+        return isfinite(v);
+    }
+    double v;
+    memcpy(&v, p, sizeof v);
+    return isfinite(v);
+}
+
+/* Slot b's canonical state into its lane (the layout switch is the
+ * caller's); a non-finite weight marks it wild (sorn_fast.h). */
+static void sorn_lanes_load(sorn_batch *sb, size_t b)
+{
+    const size_t rs = bl_dtype_size(sb->base.dtype), nl = sb->lanes;
+    const size_t ne = sb->n_e, ni = sb->n_i, n = sb->base.nodes, nee = ne * ne;
+    sorn_lgroup *g = &sb->groups[sb->lane_group[b]];
+    const sorn_lwiring *w = &sb->wirings[g->wiring];
+    const size_t l = sb->lane_of[b];
+    const char *wee = (const char *)sb->w_ee + b * nee * rs;
+    const uint8_t *mask = sb->ee_mask + b * nee;
+    bool wild = false;
+    for (size_t j = 0; j < ne; j++)
+        for (size_t k = w->ptr[j]; k < w->ptr[j + 1]; k++) {
+            const size_t e = (size_t)w->dst[k] * ne + j;
+            memcpy((char *)g->cw + (k * nl + l) * rs, wee + e * rs, rs);
+            memset((char *)g->cm + (k * nl + l) * rs, mask[e] ? 0xff : 0, rs);
+            wild = wild || !sorn_real_finite(wee + e * rs, sb->base.dtype);
+        }
+    sorn_to_lane(g->x, l, nl, (const char *)sb->x + b * ne * rs, ne, rs);
+    sorn_to_lane(g->px, l, nl, (const char *)sb->prev_x + b * ne * rs, ne, rs);
+    sorn_to_lane(g->te, l, nl, (const char *)sb->t_e + b * ne * rs, ne, rs);
+    sorn_to_lane(g->y, l, nl, (const char *)sb->y + b * ni * rs, ni, rs);
+    sorn_to_lane(g->py, l, nl, (const char *)sb->prev_y + b * ni * rs, ni, rs);
+    sorn_to_lane(g->drive, l, nl, (const char *)sb->drive + b * n * rs, n, rs);
+    for (size_t i = 0; i < ne; i++)
+        memset((char *)g->af + (i * nl + l) * rs, sb->adapt_finite[b * ne + i] ? 0xff : 0, rs);
+    sb->wild[b] = wild;
+}
+
+/* Slot b's lane into its slot-major arrays, w_ee and ee_mask included
+ * (entries outside the initial mask from w_ee0 or +0, as `cleared` says). */
+static void sorn_lanes_sync(sorn_batch *sb, size_t b)
+{
+    const size_t rs = bl_dtype_size(sb->base.dtype), nl = sb->lanes;
+    const size_t ne = sb->n_e, ni = sb->n_i, n = sb->base.nodes, nee = ne * ne;
+    const sorn_lgroup *g = &sb->groups[sb->lane_group[b]];
+    const sorn_lwiring *w = &sb->wirings[g->wiring];
+    const size_t l = sb->lane_of[b];
+    char *wee = (char *)sb->w_ee + b * nee * rs;
+    uint8_t *mask = sb->ee_mask + b * nee;
+    if (sb->cleared[b])
+        memset(wee, 0, nee * rs); /* +0 in IEEE 754 */
+    else
+        memcpy(wee, (const char *)sb->w_ee0 + b * nee * rs, nee * rs);
+    for (size_t j = 0; j < ne; j++)
+        for (size_t k = w->ptr[j]; k < w->ptr[j + 1]; k++) {
+            const size_t e = (size_t)w->dst[k] * ne + j;
+            memcpy(wee + e * rs, (const char *)g->cw + (k * nl + l) * rs, rs);
+            mask[e] = ((const uint8_t *)g->cm)[(k * nl + l) * rs] != 0;
+        }
+    sorn_from_lane((char *)sb->x + b * ne * rs, g->x, l, nl, ne, rs);
+    sorn_from_lane((char *)sb->prev_x + b * ne * rs, g->px, l, nl, ne, rs);
+    sorn_from_lane((char *)sb->t_e + b * ne * rs, g->te, l, nl, ne, rs);
+    sorn_from_lane((char *)sb->y + b * ni * rs, g->y, l, nl, ni, rs);
+    sorn_from_lane((char *)sb->prev_y + b * ni * rs, g->py, l, nl, ni, rs);
+    sorn_from_lane((char *)sb->drive + b * n * rs, g->drive, l, nl, n, rs);
+    for (size_t i = 0; i < ne; i++)
+        sb->adapt_finite[b * ne + i] = ((const uint8_t *)g->af)[(i * nl + l) * rs] != 0;
+}
+
+/* The wirings' shared rows, the groups (each wiring's slots in ascending
+ * order, nl to a group, the last one padded) with their lane state, the
+ * scratch, and every lane slot moved into its lane; false when out of
+ * memory. */
+static bool sorn_lanes_build(sorn_batch *sb, bl_isa isa)
+{
+    const size_t nb = sb->base.slots, ne = sb->n_e, ni = sb->n_i, n = sb->base.nodes;
+    const size_t nr = sb->base.receptors, rs = bl_dtype_size(sb->base.dtype);
+    const size_t nl = sorn_lanes_width(isa, rs);
+    BL_ASSERT(nl <= SORN_LMAX);
+    const size_t nep = sorn_round_up(ne, nl), nip = sorn_round_up(ni, nl);
+    sb->lanes = nl;
+    sb->lane_step = sorn_lanes_kernel(isa, rs);
+    size_t nw = 0, ng = 0;
+    for (size_t b = 0; b < nb; b++) {
+        if (sb->lane_group[b] != b)
+            continue;
+        size_t members = 0;
+        for (size_t c = b; c < nb; c++)
+            members += sb->lane_group[c] == b;
+        nw++;
+        ng += (members + nl - 1) / nl;
+    }
+    if (nw == 0)
+        return true;
+    /* The first slot of each slot's wiring, kept while lane_group turns
+     * into group numbers. */
+    size_t *first_of = bl_calloc(nb, sizeof *first_of);
+    sb->wirings = bl_calloc(nw, sizeof *sb->wirings);
+    sb->groups = bl_calloc(ng, sizeof *sb->groups);
+    if (!first_of || !sb->wirings || !sb->groups)
+        goto fail;
+    memcpy(first_of, sb->lane_group, nb * sizeof *first_of);
+    /* Counted as they are filled, so that destroy frees what exists. */
+    sorn_lscratch *c = &sb->lsc;
+    c->exc = bl_calloc((ne + 1) * nl, rs);
+    c->inp = bl_calloc((ne + 1) * nl, rs);
+    c->tot = bl_calloc((ne + 1) * nl, rs);
+    c->flag = bl_calloc((ne + 1) * nl, rs);
+    c->scale = bl_calloc((ne + 1) * nl, rs);
+    c->inh = bl_calloc(nl * nep, rs);
+    c->idr = bl_calloc(nl * nip, rs);
+    c->u = bl_calloc(nr * nl, rs);
+    c->actx = bl_calloc(nl * ne, sizeof *c->actx);
+    c->acty = bl_calloc(nl * ni, sizeof *c->acty);
+    c->vis = bl_calloc(ne, sizeof *c->vis);
+    if (!c->exc || !c->inp || !c->tot || !c->flag || !c->scale || !c->inh || !c->idr || !c->u ||
+        !c->actx || !c->acty || !c->vis)
+        goto fail;
+    for (size_t b = 0; b < nb; b++) {
+        if (first_of[b] != b)
+            continue;
+        sorn_lwiring *w = &sb->wirings[sb->nwirings++];
+        w->base = b;
+        w->ptr = bl_calloc(ne + 1, sizeof *w->ptr);
+        if (!w->ptr)
+            goto fail;
+        const uint8_t *mask0 = sb->ee_mask0 + b * ne * ne;
+        size_t nz = 0;
+        for (size_t j = 0; j < ne; j++) {
+            w->ptr[j] = nz;
+            for (size_t i = 0; i < ne; i++)
+                nz += mask0[i * ne + j] != 0;
+        }
+        w->ptr[ne] = nz;
+        w->dst = bl_calloc(nz, sizeof *w->dst);
+        if (!w->dst)
+            goto fail;
+        for (size_t j = 0, k = 0; j < ne; j++)
+            for (size_t i = 0; i < ne; i++)
+                if (mask0[i * ne + j])
+                    w->dst[k++] = (uint32_t)i;
+        /* The base slot's transposed E<->I weights, rows padded with +0
+         * (calloc's zero bytes). */
+        w->wei_p = bl_calloc(ni * nep, rs);
+        w->wie_p = bl_calloc(ne * nip, rs);
+        if (!w->wei_p || !w->wie_p)
+            goto fail;
+        const char *wei_t = (const char *)sb->wei_t + b * ne * ni * rs;
+        const char *wie_t = (const char *)sb->wie_t + b * ne * ni * rs;
+        for (size_t k = 0; k < ni; k++)
+            memcpy((char *)w->wei_p + k * nep * rs, wei_t + k * ne * rs, ne * rs);
+        for (size_t j = 0; j < ne; j++)
+            memcpy((char *)w->wie_p + j * nip * rs, wie_t + j * ni * rs, ni * rs);
+        size_t lane = nl;
+        for (size_t s = b; s < nb; s++) {
+            if (first_of[s] != b)
+                continue;
+            if (lane == nl) {
+                sorn_lgroup *g = &sb->groups[sb->ngroups++];
+                g->wiring = sb->nwirings - 1;
+                for (size_t l = 0; l < SORN_LMAX; l++)
+                    g->slot[l] = SORN_LNONE;
+                g->cw = bl_calloc(nz * nl, rs);
+                g->cm = bl_calloc(nz * nl, rs);
+                g->x = bl_calloc(ne * nl, rs);
+                g->px = bl_calloc(ne * nl, rs);
+                g->te = bl_calloc(ne * nl, rs);
+                g->af = bl_calloc(ne * nl, rs);
+                g->y = bl_calloc(ni * nl, rs);
+                g->py = bl_calloc(ni * nl, rs);
+                g->drive = bl_calloc(n * nl, rs);
+                if (!g->cw || !g->cm || !g->x || !g->px || !g->te || !g->af || !g->y ||
+                    !g->py || !g->drive)
+                    goto fail;
+                lane = 0;
+            }
+            sb->groups[sb->ngroups - 1].slot[lane] = s;
+            sb->lane_group[s] = sb->ngroups - 1;
+            sb->lane_of[s] = lane++;
+        }
+    }
+    bl_free(first_of);
+    for (size_t b = 0; b < nb; b++)
+        if (sb->lane_group[b] != SORN_LNONE)
+            sorn_kernels_of(&sb->base)->from_canonical(sb, b);
+    return true;
+fail:
+    bl_free(first_of);
+    return false;
 }
 
 /* ---- creation --------------------------------------------------------------- */
@@ -589,5 +939,19 @@ static const bl_batch_family sorn_family = {
 bl_status bl_model_create_sorn(const bl_sorn_init *const *initials, size_t nslots,
                                bl_dtype dtype, bl_model **out, bl_error *err)
 {
-    return bl_batch_create(&sorn_family, initials, nslots, dtype, out, err);
+    *out = NULL;
+    bl_isa isa;
+    bl_status st = bl_isa_select(&isa, err);
+    if (st != BL_OK)
+        return st;
+    st = bl_batch_create(&sorn_family, initials, nslots, dtype, out, err);
+    if (st != BL_OK)
+        return st;
+    if (!sorn_lanes_build((sorn_batch *)*out, isa)) {
+        sorn_destroy(*out);
+        *out = NULL;
+        return bl_fail(err, BL_ENOMEM, "out of memory for the lanes of a SORN batch of %zu slots",
+                       nslots);
+    }
+    return BL_OK;
 }

@@ -86,7 +86,9 @@
  * bit for bit.
  *
  * Layouts (per slot, chosen whenever weights are loaded: creation, reset,
- * kernel switch, and after a plastic frame of a canonical slot):
+ * kernel switch, and after a plastic frame of a canonical slot; a slot
+ * whose wiring is shared by others takes SORN_LAYOUT_LANES instead of
+ * SORN_LAYOUT_SPARSE, sorn_lanes.h, under the same condition):
  *   - SORN_LAYOUT_SPARSE: the synapses of the initial mask in compressed
  *     source-major rows (cw, cm), with the dense w_ee stale (ee_mask is
  *     kept up to date). Constructed wirings always qualify (W·M leaves ±0
@@ -111,6 +113,11 @@ static bool SORN_FN(sorn_same_bits)(real_t a, real_t b)
 /* Makes w_ee of slot b authoritative again, whatever its layout. */
 static void SORN_FN(sorn_to_canonical)(sorn_batch *sb, size_t b)
 {
+    if (sb->layout[b] == SORN_LAYOUT_LANES) {
+        sorn_lanes_sync(sb, b);
+        sb->layout[b] = SORN_LAYOUT_CANON;
+        return;
+    }
     if (sb->layout[b] != SORN_LAYOUT_SPARSE)
         return;
     const size_t ne = sb->n_e, nee = ne * ne;
@@ -135,7 +142,7 @@ static void SORN_FN(sorn_to_canonical)(sorn_batch *sb, size_t b)
  * otherwise. Returns whether it moved. */
 static bool SORN_FN(sorn_from_canonical)(sorn_batch *sb, size_t b)
 {
-    if (sb->reference || sb->layout[b] == SORN_LAYOUT_SPARSE)
+    if (sb->reference || sb->layout[b] != SORN_LAYOUT_CANON)
         return false;
     const size_t ne = sb->n_e, nee = ne * ne;
     const real_t *w = (const real_t *)sb->w_ee + b * nee;
@@ -153,6 +160,13 @@ static bool SORN_FN(sorn_from_canonical)(sorn_batch *sb, size_t b)
     }
     if (!initial && !cleared)
         return false;
+    if (sb->lane_group[b] != SORN_LNONE) {
+        /* A slot of a shared wiring has no rows of its own: its lane. */
+        sb->cleared[b] = !initial;
+        sorn_lanes_load(sb, b);
+        sb->layout[b] = SORN_LAYOUT_LANES;
+        return true;
+    }
     const size_t *ptr = sb->col_ptr + b * (ne + 1);
     const size_t off = sb->nz_off[b];
     const uint32_t *dst = sb->nz_dst + off;
@@ -779,7 +793,8 @@ static void SORN_FN(sorn_step_fast)(sorn_batch *sb, const void *inputs, const in
     const size_t nr = sb->base.receptors;
     const real_t *u = inputs;
     for (size_t b = 0; b < sb->base.slots; b++) {
-        if (!active[b])
+        /* Lane slots stepped before this loop (sorn_step). */
+        if (!active[b] || sb->layout[b] == SORN_LAYOUT_LANES)
             continue;
         if (sb->layout[b] == SORN_LAYOUT_SPARSE) {
             SORN_FN(sorn_fast_slot)(sb, b, u + b * nr);
