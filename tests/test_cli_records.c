@@ -24,6 +24,7 @@
 
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
+#include "brainlesslab/provenance.h"
 #include "brainlesslab/records.h"
 #include "record_support.h"
 #include "support.h"
@@ -163,6 +164,20 @@ static void test_inspect_command(void **state)
     bl_json_destroy(map);
     free(out);
     free(err);
+
+    /* The source capture is the build's: the receipt computed when the
+     * program was built, byte for byte, beside the archive it names. */
+    size_t wlen = 0, elen = 0, zlen = 0, blen = 0;
+    char *written = bl_test_read(bl_rt_at(q, rec, "environment/source.json"), &wlen);
+    const void *embedded = bl_source_receipt_text(&elen);
+    assert_int_equal(wlen, elen);
+    assert_memory_equal(written, embedded, elen);
+    free(written);
+    char *zip = bl_test_read(bl_rt_at(q, rec, "environment/package-source.zip"), &zlen);
+    const void *bundle = bl_source_bundle(&blen);
+    assert_int_equal(zlen, blen);
+    assert_memory_equal(zip, bundle, blen);
+    free(zip);
 
     /* A tampered artifact: the map still prints, naming it; exit 1. */
     char *summary = bl_test_read(bl_rt_at(q, rec, "summary/summary.json"), NULL);

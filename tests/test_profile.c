@@ -19,6 +19,7 @@
 #include "brainlesslab/measure.h"
 #include "brainlesslab/provenance.h"
 #include "brainlesslab/sha256.h"
+#include "measure/measure_internal.h"
 #include "measure/profile_internal.h"
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -381,8 +382,49 @@ static void test_worker_excludes_first_and_warmups_from_statistics(void **state)
     assert_string_equal(str(src, "package_source_sha256"), bl_source_bundle_sha256());
     assert_true(bl_json_size(get(src, "package_source_files")) > 100);
     /* The runtime block was replaced by the evaluation metadata. */
-    assert_non_null(bl_json_get(get(r, "runtime"), "batch_capacities"));
+    const bl_json *runtime = get(r, "runtime");
+    assert_non_null(bl_json_get(runtime, "batch_capacities"));
+    /* It names the executable twice over: by its build id (read at
+     * preparation) and by the SHA-256 of its file (after the evaluations). */
+    char id[129];
+    assert_true(bl_measure_build_id(id, sizeof id));
+    assert_string_equal(str(runtime, "executable_build_id"), id);
+    OK_E(bl_sha256_file("/proc/self/exe", d, &e_));
+    bl_hex(d, sizeof d, hex);
+    assert_string_equal(str(runtime, "executable_sha256"), hex);
     bl_json_destroy(r);
+}
+
+/* The build id is there (CMakeLists.txt links with --build-id=sha1), is a
+ * SHA-1 in hex, reads the same every time, and is the one the linker wrote
+ * into the file (readelf's reading of it, where binutils is installed). */
+static void test_build_id_present_and_stable(void **state)
+{
+    (void)state;
+    char id[129], again[129];
+    assert_true(bl_measure_build_id(id, sizeof id));
+    assert_int_equal(strlen(id), 40);
+    assert_int_equal(strspn(id, "0123456789abcdef"), 40);
+    assert_true(bl_measure_build_id(again, sizeof again));
+    assert_string_equal(id, again);
+    /* Too small a buffer is no answer, never a cut one. */
+    char small[40];
+    assert_false(bl_measure_build_id(small, sizeof small));
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "readelf -n /proc/%ld/exe 2>/dev/null", (long)getpid());
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return;
+    char line[512], want[160];
+    snprintf(want, sizeof want, "Build ID: %s", id);
+    int seen = 0, ran = 0;
+    while (fgets(line, sizeof line, p)) {
+        ran = 1;
+        seen = seen || strstr(line, want) != NULL;
+    }
+    pclose(p);
+    if (ran)
+        assert_true(seen);
 }
 
 static void test_sync_boundaries_with_a_synthetic_clock(void **state)
@@ -1050,6 +1092,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_statistics),
+        cmocka_unit_test(test_build_id_present_and_stable),
         cmocka_unit_test(test_rates_and_boundaries),
         cmocka_unit_test(test_invalid_trials_cannot_be_fast_success),
         cmocka_unit_test(test_identity_is_separate_from_early_ending_work),

@@ -17,8 +17,10 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/provenance.h"
+#include "brainlesslab/records.h"
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/version.h"
+#include "records/provenance_bundle.h"
 #include "support.h"
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -591,6 +593,45 @@ static void test_source_receipt(void **state)
     free(hex);
 }
 
+/* The receipt embedded at build time is, byte for byte, what the run-time
+ * computation it replaces gives for the embedded bundle: every member
+ * inflated and hashed now, the whole written as record JSON. */
+static void test_build_time_receipt_equals_run_time(void **state)
+{
+    (void)state;
+    size_t len = 0, tlen = 0;
+    const void *bundle = bl_source_bundle(&len);
+    const char *embedded = bl_source_receipt_text(&tlen);
+    assert_non_null(embedded);
+    assert_true(tlen > 100 && embedded[tlen - 1] == '\n');
+
+    bl_json *now = NULL;
+    OK_E(bl_source_receipt_of(bundle, len, &now, &e_));
+    bl_buf text;
+    bl_buf_init(&text);
+    OK_E(bl_record_json_text(now, &text, &e_));
+    assert_int_equal(text.len, tlen);
+    assert_memory_equal(text.data, embedded, tlen);
+    /* The text form the generator used is record JSON too. */
+    bl_buf again;
+    bl_buf_init(&again);
+    OK_E(bl_source_receipt_text_of(bundle, len, &again, &e_));
+    assert_int_equal(again.len, tlen);
+    assert_memory_equal(again.data, embedded, tlen);
+    /* bl_source_receipt is the parsed embedded text. */
+    bl_json *parsed = NULL;
+    OK_E(bl_source_receipt(&parsed, &e_));
+    assert_true(bl_json_equal(parsed, now));
+    assert_string_equal(bl_json_get_string(bl_json_get(parsed, "sha256"), NULL),
+                        bl_source_bundle_sha256());
+    /* The embedded bundle still matches its embedded hash. */
+    OK_E(bl_source_bundle_verify(&e_));
+    bl_json_destroy(parsed);
+    bl_buf_clear(&again);
+    bl_buf_clear(&text);
+    bl_json_destroy(now);
+}
+
 static void test_bundle_python_reads_it(void **state)
 {
     (void)state;
@@ -754,6 +795,16 @@ static bl_status op_receipt(void *ctx, bl_error *err)
     return bl_test_json_made(st, r);
 }
 
+static bl_status op_receipt_of(void *ctx, bl_error *err)
+{
+    (void)ctx;
+    size_t len = 0;
+    const void *bundle = bl_source_bundle(&len);
+    bl_json *r = NULL;
+    bl_status st = bl_source_receipt_of(bundle, len, &r, err);
+    return bl_test_json_made(st, r);
+}
+
 static bl_status op_environment(void *ctx, bl_error *err)
 {
     (void)ctx;
@@ -785,11 +836,13 @@ static void test_allocation_failures(void **state)
     assert_true(bl_test_fail_each(op_npz, NULL, 1) > 1);
     assert_true(bl_test_fail_each(op_environment, NULL, 1) > 1);
     assert_true(bl_test_fail_each(op_lock, NULL, 1) > 1);
-    /* The receipt unpacks the whole bundle on every try, hundreds of
-     * allocations (a few per member): every one of the first 32, then every
-     * 7th, so each kind of site (list growth, strings, object members) is
-     * failed many times without unpacking the bundle a thousand times. */
+    /* The embedded receipt is parsed on every try, the run-time receipt
+     * unpacks the whole bundle: hundreds of allocations each (a few per
+     * member): every one of the first 32, then every 7th, so each kind of
+     * site (list growth, strings, object members) is failed many times
+     * without unpacking the bundle a thousand times. */
     assert_true(bl_test_fail_each(op_receipt, NULL, 7) > 32);
+    assert_true(bl_test_fail_each(op_receipt_of, NULL, 7) > 32);
 }
 
 int main(void)
@@ -802,6 +855,7 @@ int main(void)
         cmocka_unit_test(test_zip_read_refuses),
         cmocka_unit_test(test_npz_loads_in_numpy),
         cmocka_unit_test(test_source_receipt),
+        cmocka_unit_test(test_build_time_receipt_equals_run_time),
         cmocka_unit_test(test_bundle_python_reads_it),
         cmocka_unit_test(test_build_lock),
         cmocka_unit_test(test_environment_json),

@@ -4,8 +4,9 @@
 #     versions of the dependencies, fixed at configure time, behind
 #     bl_build_lock and bl_environment_json;
 #  2. the embedded source bundle: a build step packs the project's sources
-#     into a deterministic ZIP and compiles its bytes and SHA-256 into the
-#     library (bl_source_bundle, bl_source_receipt).
+#     into a deterministic ZIP and compiles its bytes, SHA-256 and receipt
+#     (environment/source.json) into the library (bl_source_bundle,
+#     bl_source_receipt_text).
 # Everything generated stays in ${CMAKE_BINARY_DIR}/generated, never in the tree.
 
 set(BL_GENERATED_DIR ${CMAKE_BINARY_DIR}/generated)
@@ -162,11 +163,17 @@ list(TRANSFORM BL_BUNDLE_FILES PREPEND ${CMAKE_SOURCE_DIR}/ OUTPUT_VARIABLE _bl_
 
 # The generator packs with the library's own bl_zip_build, compiled in from
 # the few sources it needs (it cannot link `bl`, which contains the bundle).
+# The receipt comes from the library's own bl_source_receipt_text_of
+# (src/records/source_receipt.c) and JSON writer, so the bytes embedded here
+# are the bytes the old run-time computation wrote (tests/test_provenance.c
+# recomputes them from the embedded bundle and compares).
 add_executable(bl_bundle_gen tools/source_bundle.c src/records/zip.c
+               src/records/source_receipt.c src/core/json.c src/core/json_text.c
                src/core/alloc.c src/core/buf.c src/core/status.c src/core/sha256.c
                src/core/file.c src/core/text.c)
 target_include_directories(bl_bundle_gen PRIVATE include src)
-target_link_libraries(bl_bundle_gen PRIVATE PkgConfig::LIBZIP OpenSSL::Crypto)
+target_link_libraries(bl_bundle_gen PRIVATE PkgConfig::LIBZIP PkgConfig::JANSSON
+                      OpenSSL::Crypto m)
 add_custom_command(
   OUTPUT ${BL_GENERATED_DIR}/source_bundle.c ${BL_GENERATED_DIR}/source_bundle.zip
   COMMAND bl_bundle_gen ${CMAKE_SOURCE_DIR} ${_bl_list_file}

@@ -6,7 +6,10 @@
  * Packs the files that LIST names (one path relative to SRCDIR per line)
  * with bl_zip_build, the library's own deterministic writer, so the bundle
  * is exactly what the library itself would write for those files; writes
- * the archive to OUT.zip and a C source holding its bytes and SHA-256 to
+ * the archive to OUT.zip and a C source holding its bytes, its SHA-256 and
+ * its receipt (the exact bytes of a record's environment/source.json,
+ * computed here once by the library's own bl_source_receipt_text_of, so
+ * that no process has to inflate and hash the bundle to describe it) to
  * OUT.c. Both go to temporary names first and are renamed into place, so
  * an interrupted build never leaves a half-written source behind that make
  * would then take as up to date. */
@@ -21,6 +24,7 @@
 #include "brainlesslab/buf.h"
 #include "brainlesslab/provenance.h"
 #include "brainlesslab/sha256.h"
+#include "records/provenance_bundle.h"
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
@@ -80,10 +84,30 @@ static int read_file(const char *path, char **data, size_t *len)
     return 0;
 }
 
-/* Writes `len` bytes (or, with `c_source`, the C source of them) to
+/* `len` bytes as the initialiser lines of an unsigned char array, 16 a
+ * line (a string literal this long would exceed what ISO C promises). */
+static void write_bytes(FILE *f, const unsigned char *bytes, size_t len)
+{
+    static const char digits[] = "0123456789abcdef";
+    char line[16 * 5 + 2];
+    for (size_t i = 0; i < len; i += 16) {
+        size_t k = 0;
+        for (size_t j = i; j < len && j < i + 16; j++) {
+            line[k++] = '0';
+            line[k++] = 'x';
+            line[k++] = digits[bytes[j] >> 4];
+            line[k++] = digits[bytes[j] & 15];
+            line[k++] = ',';
+        }
+        line[k++] = '\n';
+        fwrite(line, 1, k, f);
+    }
+}
+
+/* Writes `len` bytes (or, given the receipt, the C source of both) to
  * path.tmp, then renames it to path. */
 static int write_output(const char *path, const unsigned char *bytes, size_t len,
-                        const char *hex, size_t nfiles, int c_source)
+                        const char *hex, size_t nfiles, const bl_buf *receipt)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
@@ -91,32 +115,25 @@ static int write_output(const char *path, const unsigned char *bytes, size_t len
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return die("cannot create %s: %s", tmp, strerror(errno));
-    if (!c_source) {
+    if (!receipt) {
         fwrite(bytes, 1, len, f);
     } else {
         fprintf(f,
                 "/* Generated at build time by tools/source_bundle.c (see\n"
                 " * tools/provenance.cmake): the source bundle of this build, %zu files,\n"
-                " * %zu bytes. Do not edit. */\n"
+                " * %zu bytes, and its receipt. Do not edit. */\n"
                 "#include \"records/provenance_bundle.h\"\n\n"
                 "const size_t bl_bundle_size = %zu;\n"
                 "const char bl_bundle_sha256[65] = \"%s\";\n"
                 "const unsigned char bl_bundle_bytes[%zu] = {\n",
                 nfiles, len, len, hex, len);
-        static const char digits[] = "0123456789abcdef";
-        char line[16 * 5 + 2];
-        for (size_t i = 0; i < len; i += 16) {
-            size_t k = 0;
-            for (size_t j = i; j < len && j < i + 16; j++) {
-                line[k++] = '0';
-                line[k++] = 'x';
-                line[k++] = digits[bytes[j] >> 4];
-                line[k++] = digits[bytes[j] & 15];
-                line[k++] = ',';
-            }
-            line[k++] = '\n';
-            fwrite(line, 1, k, f);
-        }
+        write_bytes(f, bytes, len);
+        fprintf(f,
+                "};\n\n"
+                "const size_t bl_bundle_receipt_size = %zu;\n"
+                "const unsigned char bl_bundle_receipt[%zu] = {\n",
+                receipt->len, receipt->len);
+        write_bytes(f, (const unsigned char *)receipt->data, receipt->len);
         fputs("};\n", f);
     }
     if (fflush(f) != 0 || ferror(f)) {
@@ -141,8 +158,9 @@ int main(int argc, char **argv)
     int rc = 1;
     bl_zip_entry *entries = NULL;
     size_t n = 0, cap = 0;
-    bl_buf zip;
+    bl_buf zip, receipt;
     bl_buf_init(&zip);
+    bl_buf_init(&receipt);
     char line[4096], path[8192];
 
     FILE *f = fopen(list, "r");
@@ -191,18 +209,20 @@ int main(int argc, char **argv)
     }
     uint8_t digest[BL_SHA256_BYTES];
     char hex[2 * BL_SHA256_BYTES + 1];
-    if (bl_sha256(zip.data, zip.len, digest, &err) != BL_OK) {
+    if (bl_sha256(zip.data, zip.len, digest, &err) != BL_OK ||
+        bl_source_receipt_text_of(zip.data, zip.len, &receipt, &err) != BL_OK) {
         die("%s", err.msg);
         goto done;
     }
     bl_hex(digest, sizeof digest, hex);
-    if (write_output(argv[3], (const unsigned char *)zip.data, zip.len, hex, n, 0) != 0 ||
-        write_output(argv[4], (const unsigned char *)zip.data, zip.len, hex, n, 1) != 0)
+    if (write_output(argv[3], (const unsigned char *)zip.data, zip.len, hex, n, NULL) != 0 ||
+        write_output(argv[4], (const unsigned char *)zip.data, zip.len, hex, n, &receipt) != 0)
         goto done;
     rc = 0;
 
 done:
     bl_zip_entries_destroy(entries, n);
     bl_buf_clear(&zip);
+    bl_buf_clear(&receipt);
     return rc;
 }

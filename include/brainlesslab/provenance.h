@@ -58,8 +58,18 @@ const char *bl_source_bundle_sha256(void);
 /* environment/source.json: {"entrypoint": "brainlesslab", "file_sha256":
  * {name: sha256}, "files": [sorted names], "format":
  * "brainlesslab-source-bundle", "sha256": <of the archive>, "version": 1}.
- * Verifies the embedded archive against its embedded hash first. */
+ * Computed once, at build time, from the bundle (the build embeds it beside
+ * the bundle): bl_source_receipt_text gives its exact record bytes (JSON
+ * with sorted keys, compact, one trailing newline), bl_source_receipt the
+ * parsed value. Neither inflates nor hashes anything. */
+const void *bl_source_receipt_text(size_t *len);
 bl_status bl_source_receipt(bl_json **out, bl_error *err);
+
+/* Re-hashes the embedded bundle (about 1 MB) and fails with BL_ERUNTIME
+ * when it does not match bl_source_bundle_sha256: the binary was altered
+ * after its build. For callers that vouch for the bundle without writing
+ * it out and hashing the written bytes. */
+bl_status bl_source_bundle_verify(bl_error *err);
 
 /* The lock-file equivalent (environment/build.lock): the exact build
  * configuration and dependency versions of this binary, as text. */

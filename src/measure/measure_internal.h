@@ -1,11 +1,13 @@
 /* What several measurement files share: the end of a receipt builder (the
  * receipts are built member by member with core's sticky bl_json_put and
  * bl_json_push, json.h, and checked once at the end), receipt members, the
- * host's load (host_load.c) and the monotonic clock. */
+ * host's load (host_load.c), the running executable's build id
+ * (executable.c) and the monotonic clock. */
 #ifndef BL_MEASURE_INTERNAL_H
 #define BL_MEASURE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "brainlesslab/json.h"
 #include "brainlesslab/status.h"
@@ -37,6 +39,12 @@ bl_status bl_measure_load_average(const char *proc_root, bl_json **out, bl_error
  * line or value is missing or malformed (older kernels have no "full" line
  * for the CPU). */
 bl_status bl_measure_pressure(const char *proc_root, bl_json **out, bl_error *err);
+
+/* The GNU build id of the running executable (the linker's SHA-1 of it,
+ * in its note segment, read in memory: no file is read) as lowercase hex
+ * into hex[size]; false when the program has none or it does not fit
+ * (41 bytes hold a SHA-1 id). */
+bool bl_measure_build_id(char *hex, size_t size);
 
 /* CLOCK_MONOTONIC in seconds. */
 double bl_measure_monotonic(void);

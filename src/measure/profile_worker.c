@@ -40,19 +40,19 @@ static double now(const bl_profile_hooks *h)
 }
 
 /* The runtime description (§4.2's report, §8's equivalents): what executes
- * the workload. Hashing this executable (the exact code that runs) and
- * starting the thread team once are the runtime preparation. */
+ * the workload. Identifying this executable and starting the thread team
+ * once are the runtime preparation. The executable is named by its build
+ * id (the linker's SHA-1 of it, read in memory: microseconds); the SHA-256
+ * of its file (milliseconds for 5 MB) is computed once the evaluations are
+ * done (executable_sha256), off the span from entry to first result. */
 static bl_status runtime_prepare(const bl_profile_args *a, bl_json **out, bl_error *err)
 {
     *out = NULL;
-    uint8_t digest[BL_SHA256_BYTES];
-    char exe[65], fingerprint[65], arch[65];
-    bl_status st = bl_sha256_file("/proc/self/exe", digest, err);
-    if (st == BL_OK)
-        st = bl_runtime_fingerprint(fingerprint, err);
+    char fingerprint[65], arch[65], build_id[2 * 64 + 1];
+    bl_status st = bl_runtime_fingerprint(fingerprint, err);
     if (st != BL_OK)
         return st;
-    bl_hex(digest, sizeof digest, exe);
+    bool have_id = bl_measure_build_id(build_id, sizeof build_id);
     bl_architecture(arch);
 #ifdef _OPENMP
     /* Start the team the evaluations will use, so the first evaluation
@@ -72,11 +72,29 @@ static bl_status runtime_prepare(const bl_profile_args *a, bl_json **out, bl_err
     bl_json_put(&st, r, "cpu_threads", bl_json_int(a->cpu_threads), err);
     bl_json_put(&st, r, "cache_enabled", bl_json_string("not_applicable"), err);
     bl_json_put(&st, r, "runtime_fingerprint", bl_json_string(fingerprint), err);
-    bl_json_put(&st, r, "executable_sha256", bl_json_string(exe), err);
+    bl_json_put(&st, r, "executable_build_id",
+                have_id ? bl_json_string(build_id) : bl_json_null(), err);
     return bl_json_hand_over(st, r, out);
 }
 
-/* The worker's source block (§1.9): which program and build ran. */
+/* executable_sha256: the SHA-256 of the running executable's file, added
+ * to the runtime block after the evaluations. */
+static bl_status executable_sha256(bl_json *runtime, bl_error *err)
+{
+    uint8_t digest[BL_SHA256_BYTES];
+    char hex[65];
+    bl_status st = bl_sha256_file("/proc/self/exe", digest, err);
+    if (st != BL_OK)
+        return st;
+    bl_hex(digest, sizeof digest, hex);
+    bl_json_put(&st, runtime, "executable_sha256", bl_json_string(hex), err);
+    return st;
+}
+
+/* The worker's source block (§1.9): which program and build ran. The
+ * source receipt was computed at build time (provenance.h); the embedded
+ * bundle is re-hashed against its hash before the receipt vouches for it.
+ * Built after the evaluations: nothing in it bears on them. */
 static bl_status source_block(bl_json **out, bl_error *err)
 {
     *out = NULL;
@@ -89,6 +107,8 @@ static bl_status source_block(bl_json **out, bl_error *err)
         (void)bl_sha256_hex(lock.data, lock.len, lock_hex, err);
     bl_buf_clear(&lock);
     st = bl_environment_json(&env, err);
+    if (st == BL_OK)
+        st = bl_source_bundle_verify(err);
     if (st == BL_OK)
         st = bl_source_receipt(&receipt, err);
     bl_json_put(&st, src, "package_version", bl_json_string(bl_version()), err);
@@ -431,10 +451,8 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
     /* Everything after entry that can fail is a failed receipt, not a
      * missing one: the parent must always get a line to read. */
     bl_error werr = {0};
-    bl_status wst = source_block(&source, &werr);
     double p0 = now(h);
-    if (wst == BL_OK)
-        wst = runtime_prepare(a, &prepared, &werr);
+    bl_status wst = runtime_prepare(a, &prepared, &werr);
     double p1 = now(h);
     if (wst == BL_OK)
         wst = bl_profile_workload_build(a, &w, &werr);
@@ -462,6 +480,22 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
         stop_reason(h, failure_text, sizeof failure_text);
         failure = failure_text;
     }
+    /* What describes the program but bears on no evaluation comes after
+     * them all, outside the span from entry to first result. */
+    bl_status sst = source_block(&source, &werr);
+    if (sst == BL_OK && runtime)
+        sst = executable_sha256(runtime, &werr);
+    if (sst != BL_OK) {
+        if (sst == BL_ENOMEM && strncmp(werr.msg, "out of memory", 13) == 0) {
+            *err = werr;
+            goto out_of_memory;
+        }
+        if (!failure) {
+            snprintf(failure_text, sizeof failure_text, "%s: %s", bl_status_kind(werr.status),
+                     werr.msg);
+            failure = failure_text;
+        }
+    }
 
     bl_json *stats = NULL;
     st = statistics(samples, &stats, err);
@@ -479,8 +513,8 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
     bl_json_put(&st, r, "runtime_preparation_seconds",
                 prepared ? bl_measure_real_or_null(p1 - p0) : bl_json_null(), err);
     bl_json_put(&st, r, "runtime_preparation_boundary",
-                bl_json_string("executable fingerprint (SHA-256 of the running binary) and "
-                               "start of the worker thread team"),
+                bl_json_string("runtime fingerprint, executable build id (read from the "
+                               "running image) and start of the worker thread team"),
                 err);
     bl_json_put(&st, r, "worker_entry_to_first_result_seconds",
                 bl_measure_real_or_null(first_end - entry), err);

@@ -6,8 +6,11 @@
  * run time. A compiled program cannot find its sources at run time (the
  * tree may be gone, or changed since the build), so the build packs them
  * into the binary instead (tools/provenance.cmake, tools/source_bundle.c)
- * with their SHA-256; the receipt re-hashes that archive before vouching
- * for it. The build configuration and Debian package versions are fixed at
+ * with their SHA-256 and their receipt (source_receipt.c), all fixed at
+ * build time, so no process inflates or hashes the bundle to describe it;
+ * whoever writes the bundle out checks its bytes against the embedded hash
+ * (bl_source_bundle_verify, or the record manifest's own hash of the
+ * written file). The build configuration and Debian package versions are fixed at
  * configure time into provenance_info.h; what depends on the machine
  * (library versions actually loaded, CPU, OS, kernel) is read when asked. */
 #include "brainlesslab/provenance.h"
@@ -26,7 +29,6 @@
 #include "brainlesslab/version.h"
 #include "provenance_info.h"
 #include "records/provenance_bundle.h"
-#include "records/zip_internal.h"
 
 /* ---- the source bundle ---------------------------------------------------------- */
 
@@ -39,66 +41,32 @@ const void *bl_source_bundle(size_t *len)
 
 const char *bl_source_bundle_sha256(void) { return bl_bundle_sha256; }
 
-typedef struct receipt_ctx {
-    bl_json *files;       /* array of names */
-    bl_json *file_sha256; /* object name -> hex */
-} receipt_ctx;
-
-static bl_status receipt_member(void *vctx, const char *name, const void *data, size_t len,
-                                bl_error *err)
+bl_status bl_source_bundle_verify(bl_error *err)
 {
-    receipt_ctx *ctx = vctx;
-    char hex[2 * BL_SHA256_BYTES + 1];
-    bl_status st = bl_sha256_hex(data, len, hex, err);
-    if (st != BL_OK)
-        return st;
-    bl_json_push(&st, ctx->files, bl_json_string(name), err);
-    bl_json_put(&st, ctx->file_sha256, name, bl_json_string(hex), err);
-    return st;
-}
-
-bl_status bl_source_receipt(bl_json **out, bl_error *err)
-{
-    *out = NULL;
     char hex[2 * BL_SHA256_BYTES + 1];
     bl_status st = bl_sha256_hex(bl_bundle_bytes, bl_bundle_size, hex, err);
     if (st != BL_OK)
         return st;
-    /* A mismatch means the binary was altered after the build: the receipt
+    /* A mismatch means the binary was altered after the build: a receipt
      * would vouch for sources other than the ones it names. */
     if (strcmp(hex, bl_bundle_sha256) != 0)
         return bl_fail(err, BL_ERUNTIME,
                        "the embedded source bundle does not match its SHA-256 (%s, expected %s)",
                        hex, bl_bundle_sha256);
-
-    bl_json *receipt = bl_json_object();
-    receipt_ctx ctx = {bl_json_array(), bl_json_object()};
-    if (!receipt || !ctx.files || !ctx.file_sha256) {
-        st = bl_fail(err, BL_ENOMEM, "out of memory building the source receipt");
-        goto fail;
-    }
-    /* Archive order is name order (bl_zip_build), so "files" comes out sorted. */
-    st = bl_zip_visit(bl_bundle_bytes, bl_bundle_size, receipt_member, &ctx, err);
-    if (st != BL_OK)
-        goto fail;
-    bl_json_put(&st, receipt, "entrypoint", bl_json_string("brainlesslab"), err);
-    bl_json_put(&st, receipt, "file_sha256", ctx.file_sha256, err);
-    ctx.file_sha256 = NULL; /* owned by the receipt whatever the outcome */
-    bl_json_put(&st, receipt, "files", ctx.files, err);
-    ctx.files = NULL;
-    bl_json_put(&st, receipt, "format", bl_json_string("brainlesslab-source-bundle"), err);
-    bl_json_put(&st, receipt, "sha256", bl_json_string(hex), err);
-    bl_json_put(&st, receipt, "version", bl_json_int(1), err);
-    if (st != BL_OK)
-        goto fail;
-    *out = receipt;
     return BL_OK;
+}
 
-fail:
-    bl_json_destroy(ctx.files);
-    bl_json_destroy(ctx.file_sha256);
-    bl_json_destroy(receipt);
-    return st;
+const void *bl_source_receipt_text(size_t *len)
+{
+    if (len)
+        *len = bl_bundle_receipt_size;
+    return bl_bundle_receipt;
+}
+
+bl_status bl_source_receipt(bl_json **out, bl_error *err)
+{
+    return bl_json_parse((const char *)bl_bundle_receipt, bl_bundle_receipt_size,
+                         "the embedded source receipt", out, err);
 }
 
 /* ---- the build lock ------------------------------------------------------------- */

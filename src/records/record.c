@@ -676,12 +676,15 @@ static void summary_files(rec *w)
 
 /* environment/: environment.json, source.json, package-source.zip and
  * build.lock (this program's lock-file equivalent; kept as its own file,
- * as the reference keeps uv.lock beside the archive). */
+ * as the reference keeps uv.lock beside the archive). The receipt's bytes
+ * were computed at build time with the bundle's (provenance.h); that they
+ * vouch for the archive actually written is checked where the manifest
+ * hashes it (write_manifest). */
 static void environment_files(rec *w)
 {
     if (w->st != BL_OK)
         return;
-    bl_json *env = NULL, *receipt = NULL;
+    bl_json *env = NULL;
     bl_buf lock;
     bl_buf_init(&lock);
     make_dir(w, "environment");
@@ -689,17 +692,15 @@ static void environment_files(rec *w)
         w->st = bl_environment_json(&env, w->err);
     put(&w->st, env, "execution", bl_json_copy(w->metadata), w->err);
     file_json(w, "environment/environment.json", env);
-    if (w->st == BL_OK)
-        w->st = bl_source_receipt(&receipt, w->err);
-    file_json(w, "environment/source.json", receipt);
     size_t len = 0;
+    const void *receipt = bl_source_receipt_text(&len);
+    rec_file(w, BL_RECORD_SOURCE_RECEIPT, receipt, len);
     const void *zip = bl_source_bundle(&len);
-    rec_file(w, "environment/package-source.zip", zip, len);
+    rec_file(w, BL_RECORD_SOURCE_ARCHIVE, zip, len);
     if (w->st == BL_OK)
         w->st = bl_build_lock(&lock, w->err);
     rec_buf(w, "environment/build.lock", &lock);
     bl_buf_clear(&lock);
-    bl_json_destroy(receipt);
     bl_json_destroy(env);
 }
 
@@ -877,6 +878,18 @@ static void write_manifest(rec *w, const bl_json *counts)
         if (w->st != BL_OK)
             break;
         bl_hex(digest, sizeof digest, hex);
+        /* The archive on disk must be the one the build-time receipt
+         * (source.json) names: a binary altered after its build, or a
+         * write that went wrong, stops here. This hash is computed anyway,
+         * so the check costs nothing. */
+        if (strcmp(files.paths[i], BL_RECORD_SOURCE_ARCHIVE) == 0 &&
+            strcmp(hex, bl_source_bundle_sha256()) != 0) {
+            w->st = bl_fail(w->err, BL_ERUNTIME,
+                            "the embedded source bundle does not match its SHA-256 (%s, "
+                            "expected %s)",
+                            hex, bl_source_bundle_sha256());
+            break;
+        }
         bl_json_push(&w->st, artifacts, bl_json_string(files.paths[i]), w->err);
         put(&w->st, hashes, files.paths[i], bl_json_string(hex), w->err);
     }

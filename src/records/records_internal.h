@@ -16,6 +16,9 @@
 #define BL_RECORD_RESERVED ".RESERVED"
 #define BL_RECORD_DONE "DONE"
 #define BL_RECORD_FAILED "FAILED"
+/* The source capture of §7.2: the embedded bundle and its receipt. */
+#define BL_RECORD_SOURCE_ARCHIVE "environment/package-source.zip"
+#define BL_RECORD_SOURCE_RECEIPT "environment/source.json"
 
 /* Any non-finite real anywhere in v → BL_EVALUE "records require finite
  * numbers or explicit missing values". */
