@@ -13,7 +13,7 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/task.h"
 #include "tasks/controllers_internal.h"
-#include "tasks/worlds_internal.h"
+#include "tasks/worlds_instances.h"
 
 /* pi to more digits than a double holds; each instantiation rounds it once
  * to its own type, as a float32 kernel does with a Python constant. */
@@ -33,13 +33,11 @@ static int32_t ctl_stream(bl_policy policy, int32_t context)
 #define CTL_REAL double
 #define CTL_SFX f64
 #define CTL_SIN sin
-#define CTL_FMOD fmod
 #include "tasks/controllers_kernel.h"
 
 #define CTL_REAL float
 #define CTL_SFX f32
 #define CTL_SIN sinf
-#define CTL_FMOD fmodf
 #include "tasks/controllers_kernel.h"
 
 /* ---- names and validation (§6.1) --------------------------------------- */

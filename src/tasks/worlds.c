@@ -8,31 +8,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
-#include "tasks/worlds_internal.h"
-
-#define BL_WORLDS_PI 3.14159265358979323846
-
-#define WK_REAL double
-#define WK_SFX f64
-#define WK_COS cos
-#define WK_SIN sin
-#define WK_EXP exp
-#define WK_ATAN2 atan2
-#define WK_FMOD fmod
-#define WK_FABS fabs
-#define WK_CEIL ceil
-#include "tasks/worlds_kernel.h"
-
-#define WK_REAL float
-#define WK_SFX f32
-#define WK_COS cosf
-#define WK_SIN sinf
-#define WK_EXP expf
-#define WK_ATAN2 atan2f
-#define WK_FMOD fmodf
-#define WK_FABS fabsf
-#define WK_CEIL ceilf
-#include "tasks/worlds_kernel.h"
+#include "tasks/worlds_instances.h"
 
 /* ---- per-world operations (worlds_internal.h) --------------------------- */
 
