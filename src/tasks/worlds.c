@@ -53,6 +53,20 @@ static size_t fixed_width(bl_task_kind kind)
 static bl_status check_finite(const double *v, size_t count, bl_dtype dtype, size_t b,
                               const char *what, bl_error *err)
 {
+    /* A float64 cohort keeps the values as they are: one pass that only
+     * asks whether any exponent field is all ones (inf or NaN), which the
+     * compiler can vectorise over large tables (Pong's draws, probe
+     * stimuli); the element loop below then finds nothing and returns. */
+    if (dtype == BL_FLOAT64) {
+        uint64_t bad = 0;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t bits;
+            memcpy(&bits, &v[i], sizeof bits);
+            bad |= (uint64_t)((bits & 0x7ff0000000000000u) == 0x7ff0000000000000u);
+        }
+        if (!bad)
+            return BL_OK;
+    }
     for (size_t i = 0; i < count; i++) {
         const double x = dtype == BL_FLOAT32 ? (double)(float)v[i] : v[i];
         if (!isfinite(x)) {
@@ -176,28 +190,8 @@ void bl_worlds_destroy(bl_worlds *w)
 {
     if (!w)
         return;
-    void *owned[] = {
-        w->physical,     w->inputs,         w->votes,        w->last,     w->evidence,
-        w->outcome,      w->total,          w->ticks,        w->round,    w->done,
-        w->finite,       w->scored,         w->hits,         w->misses,   w->rally,
-        w->longest_rally, w->decisions,     w->ties,         w->params,   w->angles,
-        w->draws,        w->stimuli,        w->lengths,      w->draw_lengths, w->rounds,
-        w->response_start, w->response_end, w->cue_ends,     w->labels,   w->round_bounds,
-        w->reversal,     w->feedback,       w->horizons,
-    };
-    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
-        bl_free(owned[i]);
+    bl_free(w->arena);
     bl_free(w);
-}
-
-/* Zeroed storage for n * per values of `size` bytes, or NULL (also on
- * overflow). */
-static void *alloc_zero(size_t n, size_t per, size_t size)
-{
-    size_t count;
-    if (!bl_size_mul(n, per, &count))
-        return NULL;
-    return bl_calloc(count, size);
 }
 
 static void store_real(bl_worlds *w, void *arr, size_t i, double v)
@@ -208,28 +202,34 @@ static void store_real(bl_worlds *w, void *arr, size_t i, double v)
         ((double *)arr)[i] = v;
 }
 
+/* count values into arr[at..], cast to the dtype (a plain copy in float64). */
+static void store_reals(bl_worlds *w, void *arr, size_t at, const double *v, size_t count)
+{
+    if (w->dtype == BL_FLOAT64) {
+        memcpy((double *)arr + at, v, count * sizeof *v);
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        ((float *)arr)[at + i] = (float)v[i];
+}
+
 static void load_world(bl_worlds *w, size_t b, const bl_world_init *wi, int64_t horizon)
 {
     const size_t nr = w->width, m = w->max_rounds;
-    for (size_t i = 0; i < 8; i++)
-        store_real(w, w->physical, b * 8 + i, wi->physical[i]);
-    for (size_t i = 0; i < 4; i++)
-        store_real(w, w->params, b * 4 + i, wi->params[i]);
+    store_reals(w, w->physical, b * 8, wi->physical, 8);
+    store_reals(w, w->params, b * 4, wi->params, 4);
     if (wi->angles && (w->kind == BL_TASK_TRACKING || w->kind == BL_TASK_PONG))
-        for (size_t r = 0; r < nr; r++)
-            store_real(w, w->angles, b * nr + r, wi->angles[r]);
+        store_reals(w, w->angles, b * nr, wi->angles, nr);
     /* Non-Pong worlds keep one zero draw row and non-probes one zero
      * stimulus row, as the reference's padded tables do. */
     w->draw_lengths[b] = 1;
     if (w->kind == BL_TASK_PONG) {
-        for (size_t i = 0; i < wi->n_draws * 2; i++)
-            store_real(w, w->draws, b * w->max_draws * 2 + i, wi->draws[i]);
+        store_reals(w, w->draws, b * w->max_draws * 2, wi->draws, wi->n_draws * 2);
         w->draw_lengths[b] = (int32_t)wi->n_draws;
     }
     w->lengths[b] = 1;
     if (bl_task_is_probe(w->kind)) {
-        for (size_t i = 0; i < wi->length * nr; i++)
-            store_real(w, w->stimuli, b * w->max_length * nr + i, wi->stimuli[i]);
+        store_reals(w, w->stimuli, b * w->max_length * nr, wi->stimuli, wi->length * nr);
         w->lengths[b] = (int32_t)wi->length;
         w->rounds[b] = (int32_t)wi->rounds;
         for (size_t k = 0; k < wi->rounds; k++) {
@@ -282,28 +282,47 @@ bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const in
     const size_t rs = bl_dtype_size(dtype), i4 = sizeof(int32_t);
     const size_t nr = w->width, m = w->max_rounds;
     size_t stim_row, draw_row;
-    bool fits = bl_size_mul(w->max_length, nr, &stim_row) &&
-                bl_size_mul(w->max_draws, 2, &draw_row);
-    if (!fits)
+    if (!bl_size_mul(w->max_length, nr, &stim_row) || !bl_size_mul(w->max_draws, 2, &draw_row))
         goto fail;
-    if (!(w->physical = alloc_zero(n, 8, rs)) || !(w->inputs = alloc_zero(n, nr, rs)) ||
-        !(w->votes = alloc_zero(n, 2, rs)) || !(w->last = alloc_zero(n, 2, rs)) ||
-        !(w->evidence = alloc_zero(n, 2, rs)) || !(w->outcome = alloc_zero(n, 1, rs)) ||
-        !(w->total = alloc_zero(n, 1, rs)) || !(w->ticks = alloc_zero(n, 1, i4)) ||
-        !(w->round = alloc_zero(n, 1, i4)) || !(w->done = alloc_zero(n, 1, i4)) ||
-        !(w->finite = alloc_zero(n, 1, i4)) || !(w->scored = alloc_zero(n, 1, i4)) ||
-        !(w->hits = alloc_zero(n, 1, i4)) || !(w->misses = alloc_zero(n, 1, i4)) ||
-        !(w->rally = alloc_zero(n, 1, i4)) || !(w->longest_rally = alloc_zero(n, 1, i4)) ||
-        !(w->decisions = alloc_zero(n, m, i4)) || !(w->ties = alloc_zero(n, m, i4)) ||
-        !(w->params = alloc_zero(n, 4, rs)) || !(w->angles = alloc_zero(n, nr, rs)) ||
-        !(w->draws = alloc_zero(n, draw_row, rs)) || !(w->stimuli = alloc_zero(n, stim_row, rs)) ||
-        !(w->lengths = alloc_zero(n, 1, i4)) || !(w->draw_lengths = alloc_zero(n, 1, i4)) ||
-        !(w->rounds = alloc_zero(n, 1, i4)) || !(w->response_start = alloc_zero(n, m, i4)) ||
-        !(w->response_end = alloc_zero(n, m, i4)) || !(w->cue_ends = alloc_zero(n, m, i4)) ||
-        !(w->labels = alloc_zero(n, m, i4)) || !(w->round_bounds = alloc_zero(n, 2 * m, i4)) ||
-        !(w->reversal = alloc_zero(n, 1, i4)) || !(w->feedback = alloc_zero(n, 1, i4)) ||
-        !(w->horizons = alloc_zero(n, 1, sizeof(int64_t))))
+    /* Every array in one zeroed block (one allocation a cohort, however many
+     * fields), each starting a multiple of 64 bytes into it. */
+    const struct {
+        void **field;
+        size_t per, size;
+    } layout[] = {
+        {&w->physical, 8, rs},          {&w->inputs, nr, rs},
+        {&w->votes, 2, rs},             {&w->last, 2, rs},
+        {&w->evidence, 2, rs},          {&w->outcome, 1, rs},
+        {&w->total, 1, rs},             {(void **)&w->ticks, 1, i4},
+        {(void **)&w->round, 1, i4},    {(void **)&w->done, 1, i4},
+        {(void **)&w->finite, 1, i4},   {(void **)&w->scored, 1, i4},
+        {(void **)&w->hits, 1, i4},     {(void **)&w->misses, 1, i4},
+        {(void **)&w->rally, 1, i4},    {(void **)&w->longest_rally, 1, i4},
+        {(void **)&w->decisions, m, i4}, {(void **)&w->ties, m, i4},
+        {&w->params, 4, rs},            {&w->angles, nr, rs},
+        {&w->draws, draw_row, rs},      {&w->stimuli, stim_row, rs},
+        {(void **)&w->lengths, 1, i4},  {(void **)&w->draw_lengths, 1, i4},
+        {(void **)&w->rounds, 1, i4},   {(void **)&w->response_start, m, i4},
+        {(void **)&w->response_end, m, i4}, {(void **)&w->cue_ends, m, i4},
+        {(void **)&w->labels, m, i4},   {(void **)&w->round_bounds, 2 * m, i4},
+        {(void **)&w->reversal, 1, i4}, {(void **)&w->feedback, 1, i4},
+        {(void **)&w->horizons, 1, sizeof(int64_t)},
+    };
+    enum { COUNT = sizeof layout / sizeof layout[0] };
+    size_t offsets[COUNT], total = 0;
+    for (size_t i = 0; i < COUNT; i++) {
+        size_t bytes;
+        if (!bl_size_mul(n, layout[i].per, &bytes) ||
+            !bl_size_mul(bytes, layout[i].size, &bytes) || total > SIZE_MAX - 64 - bytes)
+            goto fail;
+        offsets[i] = total;
+        total = (total + bytes + 63) / 64 * 64;
+    }
+    unsigned char *arena = w->arena = bl_calloc(total, 1);
+    if (!arena)
         goto fail;
+    for (size_t i = 0; i < COUNT; i++)
+        *layout[i].field = arena + offsets[i];
     for (size_t b = 0; b < n; b++)
         load_world(w, b, inits[b], horizons[b]);
     *out = w;

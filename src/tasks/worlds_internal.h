@@ -5,8 +5,8 @@
  * spec/tasks.md §1.2. Arrays marked "real" hold values of the cohort dtype
  * (double for BL_FLOAT64, float for BL_FLOAT32) behind a void pointer; the
  * BL_WORLDS_R64/R32 macros give typed access. Arrays marked "i32" are
- * int32_t. Everything is owned by the cohort and lives until
- * bl_worlds_destroy; readers must not resize anything.
+ * int32_t. Every array lies in the cohort's one block (`arena`) and lives
+ * until bl_worlds_destroy; readers must not resize or free anything.
  *
  * Per-world operations below skip every argument check (the public
  * bl_worlds_encode/accumulate/advance do those once per call), so a fused
@@ -46,6 +46,7 @@ struct bl_worlds {
     size_t max_rounds;  /* M = max(1, max rounds in the cohort) */
     size_t max_length;  /* L_max >= 1: rows of the padded stimulus tables */
     size_t max_draws;   /* K_max >= 1: rows of the padded draw tables */
+    void *arena;        /* the one allocation every array below lies in */
 
     /* ---- mutable state (§1.2) ---- */
     void *physical;       /* real [B][8] */

@@ -276,9 +276,15 @@ static inline void WK_FN(wk_step_pong)(bl_worlds *w, size_t b, const real_t *eff
             if (w->rally[b] > w->longest_rally[b])
                 w->longest_rally[b] = w->rally[b];
         }
-        const int32_t events = w->hits[b] + w->misses[b];
-        ((real_t *)w->outcome)[b] =
-            events > 0 ? (real_t)w->hits[b] / (real_t)events : (real_t)0;
+        /* outcome = hits / (hits + misses), or 0 without events: a value
+         * of the two counters alone, which change only on a scored hit or
+         * miss, so every other scored tick would store the bits already
+         * there (the first such tick stores (real_t)0 = +0.0, the value a
+         * cohort starts with). */
+        if (hit || miss) {
+            const int32_t events = w->hits[b] + w->misses[b];
+            ((real_t *)w->outcome)[b] = (real_t)w->hits[b] / (real_t)events;
+        }
         w->scored[b] += 1;
     }
 }
@@ -367,12 +373,14 @@ static inline void WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, 
     default: WK_FN(wk_step_probe)(w, b, eff, tick); break;
     }
     w->ticks[b] = tick + 1;
+    /* x - x is +0 exactly for a finite x and NaN for an infinite or NaN
+     * one, so the eight tests need no branch (and vectorise). */
     const real_t *phys = (const real_t *)w->physical + b * 8;
+    int all = 1;
     for (int i = 0; i < 8; i++)
-        if (!isfinite(phys[i])) {
-            w->finite[b] = 0;
-            break;
-        }
+        all &= phys[i] - phys[i] == 0;
+    if (!all)
+        w->finite[b] = 0;
     if (w->done[b] && !isfinite(((const real_t *)w->outcome)[b]))
         w->finite[b] = 0;
 }
