@@ -65,7 +65,7 @@ static void setup_trial(const bl_task_options *o, const bl_task_definition *def,
         gen_for("control", "paired-mechanism", task, block, &tr->control);
     bl_world_init *init;
     int64_t horizon = def->default_horizon;
-    if (bl_world_prepare(o, &world, horizon, &init, &err) != BL_OK)
+    if (bl_world_prepare_lazy(o, &world, horizon, &init, &err) != BL_OK)
         die("prepare", &err);
     if (bl_worlds_create((const bl_world_init *const *)&init, 1, &horizon, 0, BL_FLOAT64, &tr->w,
                          &err) != BL_OK ||

@@ -79,6 +79,13 @@ static bl_status check_finite(const double *v, size_t count, bl_dtype dtype, siz
     return BL_OK;
 }
 
+/* Rows of a prepared world's draw table drawn up front (all of them unless
+ * it came from bl_world_prepare_lazy). */
+static size_t draws_present(const bl_world_init *wi)
+{
+    return wi->draws_ready && wi->draws_ready < wi->n_draws ? wi->draws_ready : wi->n_draws;
+}
+
 static bl_status check_world(const bl_world_init *wi, size_t b, bl_dtype dtype, bl_error *err)
 {
     const size_t nr = wi->n_inputs;
@@ -113,7 +120,10 @@ static bl_status check_world(const bl_world_init *wi, size_t b, bl_dtype dtype, 
             return bl_fail(err, BL_EVALUE, "world %zu: draws must have shape (K >= 1, 2)", b);
         if (wi->n_draws > INT32_MAX)
             return bl_fail(err, BL_EVALUE, "world %zu: draws has more rows than int32 holds", b);
-        if ((st = check_finite(wi->draws, wi->n_draws * 2, dtype, b, "draws", err)) != BL_OK)
+        /* Rows not drawn yet will be random() values in [0, 1): finite in
+         * either dtype. */
+        if ((st = check_finite(wi->draws, draws_present(wi) * 2, dtype, b, "draws", err)) !=
+            BL_OK)
             return st;
     }
     if (!bl_task_is_probe(wi->kind)) {
@@ -222,10 +232,13 @@ static void load_world(bl_worlds *w, size_t b, const bl_world_init *wi, int64_t 
         store_reals(w, w->angles, b * nr, wi->angles, nr);
     /* Non-Pong worlds keep one zero draw row and non-probes one zero
      * stimulus row, as the reference's padded tables do. */
-    w->draw_lengths[b] = 1;
+    w->draw_lengths[b] = w->draws_ready[b] = 1;
     if (w->kind == BL_TASK_PONG) {
-        store_reals(w, w->draws, b * w->max_draws * 2, wi->draws, wi->n_draws * 2);
+        const size_t present = draws_present(wi);
+        store_reals(w, w->draws, b * w->max_draws * 2, wi->draws, present * 2);
         w->draw_lengths[b] = (int32_t)wi->n_draws;
+        w->draws_ready[b] = (int32_t)present;
+        w->draw_gens[b] = w->draw_gens0[b] = wi->draws_rng;
     }
     w->lengths[b] = 1;
     if (bl_task_is_probe(w->kind)) {
@@ -267,7 +280,7 @@ bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const in
     w->width = inits[0]->n_inputs;
     w->frames = w->kind == BL_TASK_CARTPOLE_PLANK_EASY ? 24 : 1;
     w->warmup = (int32_t)warmup;
-    w->max_rounds = w->max_length = w->max_draws = 1;
+    w->max_rounds = w->max_length = w->max_draws = w->snap_draws = 1;
     for (size_t b = 0; b < n; b++) {
         const bl_world_init *wi = inits[b];
         if (bl_task_is_probe(w->kind)) {
@@ -276,8 +289,10 @@ bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const in
             if (wi->length > w->max_length)
                 w->max_length = wi->length;
         }
-        if (w->kind == BL_TASK_PONG && wi->n_draws > w->max_draws)
-            w->max_draws = wi->n_draws;
+        if (w->kind == BL_TASK_PONG && draws_present(wi) > w->max_draws)
+            w->max_draws = draws_present(wi);
+        if (w->kind == BL_TASK_PONG && wi->n_draws > w->snap_draws)
+            w->snap_draws = wi->n_draws;
     }
     const size_t rs = bl_dtype_size(dtype), i4 = sizeof(int32_t);
     const size_t nr = w->width, m = w->max_rounds;
@@ -307,6 +322,9 @@ bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const in
         {(void **)&w->labels, m, i4},   {(void **)&w->round_bounds, 2 * m, i4},
         {(void **)&w->reversal, 1, i4}, {(void **)&w->feedback, 1, i4},
         {(void **)&w->horizons, 1, sizeof(int64_t)},
+        {(void **)&w->draws_ready, 1, i4},
+        {(void **)&w->draw_gens, w->kind == BL_TASK_PONG, sizeof(bl_gen)},
+        {(void **)&w->draw_gens0, w->kind == BL_TASK_PONG, sizeof(bl_gen)},
     };
     enum { COUNT = sizeof layout / sizeof layout[0] };
     size_t offsets[COUNT], total = 0;
@@ -466,6 +484,25 @@ typedef struct snap_field {
     double constant;          /* when both sources are NULL */
 } snap_field;
 
+/* World b's whole reset table, [snap_draws][2] as doubles, zero padded:
+ * the rows drawn up front, then the rows still in its generator, drawn
+ * from a copy taken at creation (so every snapshot shows the same table,
+ * whatever the world has consumed since), cast to the dtype as the
+ * cohort casts the rows it stores. */
+static void snapshot_draws(const bl_worlds *w, size_t b, double *data)
+{
+    const size_t ready = (size_t)w->draws_ready[b];
+    for (size_t i = 0; i < ready * 2; i++)
+        data[i] = bl_worlds_real(w, w->draws, b * w->max_draws * 2 + i);
+    if (w->kind != BL_TASK_PONG)
+        return;
+    bl_gen g = w->draw_gens0[b];
+    for (size_t i = ready * 2; i < (size_t)w->draw_lengths[b] * 2; i++) {
+        const double v = bl_gen_random(&g);
+        data[i] = w->dtype == BL_FLOAT32 ? (double)(float)v : v;
+    }
+}
+
 bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl_error *err)
 {
     *out = NULL;
@@ -506,7 +543,8 @@ bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl
         {"feedback", 0, 1, 1, true, NULL, w->feedback + b, 0},
         {"params", 1, 4, 1, false, RS(w->params, 4), NULL, 0},
         {"angles", 1, nr, 1, false, RS(w->angles, nr), NULL, 0},
-        {"draws", 2, w->max_draws, 2, false, RS(w->draws, w->max_draws * 2), NULL, 0},
+        /* Filled below: rows drawn up front and those still to come. */
+        {"draws", 2, w->snap_draws, 2, false, NULL, NULL, 0},
         {"draw_lengths", 0, 1, 1, true, NULL, w->draw_lengths + b, 0},
         {"tick", 0, 1, 1, true, NULL, w->ticks + b, 0},
         {"raw_outcome", 0, 1, 1, false, RS(w->outcome, 1), NULL, 0},
@@ -567,6 +605,10 @@ bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl
             return st;
         }
         const size_t count = f->d0 * f->d1;
+        if (strcmp(f->name, "draws") == 0) {
+            snapshot_draws(w, b, data);
+            continue;
+        }
         for (size_t i = 0; i < count; i++) {
             if (f->real_src)
                 data[i] = w->dtype == BL_FLOAT32 ? (double)((const float *)f->real_src)[i]

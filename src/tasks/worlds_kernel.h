@@ -248,7 +248,20 @@ static inline void WK_FN(wk_step_pong)(bl_worlds *w, size_t b, const real_t *eff
         miss = 1;
         const int32_t k = (int32_t)phys[6] + 1;
         if (k < w->draw_lengths[b]) {
-            const real_t *row = (const real_t *)w->draws + (b * w->max_draws + (size_t)k) * 2;
+            real_t row[2];
+            if (k < w->draws_ready[b]) {
+                const real_t *r = (const real_t *)w->draws + (b * w->max_draws + (size_t)k) * 2;
+                row[0] = r[0];
+                row[1] = r[1];
+            } else {
+                /* Row k is the next one in the world's generator: rows are
+                 * used in order (k is one past the last used), and the
+                 * generator started at the first row not drawn up front. */
+                const double d0 = bl_gen_random(&w->draw_gens[b]);
+                const double d1 = bl_gen_random(&w->draw_gens[b]);
+                row[0] = (real_t)d0;
+                row[1] = (real_t)d1;
+            }
             x = 995;
             y = (real_t)1 + (real_t)498 * row[0];
             vx = -5;
