@@ -80,8 +80,8 @@ static void CTL_FN(ctl_physical_oracle)(const bl_worlds *w, size_t b, real_t *ef
 }
 
 /* §6.2 reference null. */
-static void CTL_FN(ctl_null)(bl_controllers *c, const bl_worlds *w, size_t b, real_t u,
-                             real_t *eff)
+static inline __attribute__((always_inline)) void
+CTL_FN(ctl_null)(bl_controllers *c, const bl_worlds *w, size_t b, real_t u, real_t *eff)
 {
     if (w->kind == BL_TASK_TRACKING || w->kind == BL_TASK_PONG) {
         CTL_FN(ctl_signed)((real_t)2 * u - (real_t)1, eff);
@@ -329,8 +329,9 @@ static bool CTL_FN(ctl_null_skips_encode)(const bl_worlds *w, size_t b, real_t *
  * (slot 0) and an inactive encode writes zeros. The caller runs the tile's
  * last tick through the general path for every other family, so the vector
  * a tile leaves behind is the general path's. */
-static bool CTL_FN(ctl_null_tick)(bl_worlds *w, bl_controllers *c, size_t b, real_t u, real_t lo,
-                                  real_t hi, int32_t *g, int32_t *cursor)
+static inline __attribute__((always_inline)) bool
+CTL_FN(ctl_null_tick)(bl_worlds *w, bl_controllers *c, size_t b, real_t u, real_t lo, real_t hi,
+                      int32_t *g, int32_t *cursor)
 {
     if (w->kind == BL_TASK_TRACKING) {
         const real_t *phys = (const real_t *)w->physical + b * 8;

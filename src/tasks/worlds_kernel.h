@@ -100,7 +100,8 @@ static inline void WK_FN(wk_observe_pong)(const bl_worlds *w, size_t b, real_t *
 
 /* §4.3 Spike-FF-2: ceil(8|v|/scale) spikes (at most 8) on frames 1, 4, ...,
  * 22 on the sign channel of each observation. */
-static inline void WK_FN(wk_observe_cartpole)(const bl_worlds *w, size_t b, int32_t frame, real_t *in)
+static inline void WK_FN(wk_observe_cartpole)(const bl_worlds *w, size_t b, int32_t frame,
+                                              real_t *in)
 {
     const real_t *phys = (const real_t *)w->physical + b * 8;
     const real_t *scale = (const real_t *)w->params + b * 4;
@@ -165,8 +166,8 @@ static inline void WK_FN(wk_encode)(bl_worlds *w, size_t b, int32_t frame, bool 
 
 /* ---- accumulate ------------------------------------------------------- */
 
-static inline void WK_FN(wk_accumulate)(bl_worlds *w, size_t b, const real_t *eff, int32_t frame,
-                                 bool enabled)
+static inline void WK_FN(wk_accumulate)(bl_worlds *w, size_t b, const real_t *eff,
+                                        int32_t frame, bool enabled)
 {
     if (!enabled || w->done[b] || !w->finite[b])
         return;
@@ -192,7 +193,8 @@ static inline void WK_FN(wk_accumulate)(bl_worlds *w, size_t b, const real_t *ef
 /* ---- steps ------------------------------------------------------------ */
 
 /* §2.4; the score uses the state after the move. */
-static inline void WK_FN(wk_step_tracking)(bl_worlds *w, size_t b, const real_t *eff, int32_t tick)
+static inline void WK_FN(wk_step_tracking)(bl_worlds *w, size_t b, const real_t *eff,
+                                           int32_t tick)
 {
     real_t *phys = (real_t *)w->physical + b * 8;
     const real_t *par = (const real_t *)w->params + b * 4;
@@ -368,7 +370,10 @@ static inline void WK_FN(wk_step_probe)(bl_worlds *w, size_t b, const real_t *ef
     }
 }
 
-static inline void WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, bool enabled)
+/* Always inlined: the fused loops call it once a tick, and inlined there
+ * its checks fold against what the caller already knows. */
+static inline __attribute__((always_inline)) void
+WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, bool enabled)
 {
     if (!enabled || w->done[b] || !w->finite[b])
         return;
