@@ -392,13 +392,18 @@ WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, bool enabled)
     }
     w->ticks[b] = tick + 1;
     /* x - x is +0 exactly for a finite x and NaN for an infinite or NaN
-     * one, so the eight tests need no branch (and vectorise). */
-    const real_t *phys = (const real_t *)w->physical + b * 8;
-    int all = 1;
-    for (int i = 0; i < 8; i++)
-        all &= phys[i] - phys[i] == 0;
-    if (!all)
-        w->finite[b] = 0;
+     * one, so the eight tests need no branch. A probe's physical state is
+     * never written after creation, which checked it finite, so the test
+     * would always pass there. */
+    if (!bl_task_is_probe(w->kind)) {
+        const real_t *phys = (const real_t *)w->physical + b * 8;
+        const int all = (phys[0] - phys[0] == 0) & (phys[1] - phys[1] == 0) &
+                        (phys[2] - phys[2] == 0) & (phys[3] - phys[3] == 0) &
+                        (phys[4] - phys[4] == 0) & (phys[5] - phys[5] == 0) &
+                        (phys[6] - phys[6] == 0) & (phys[7] - phys[7] == 0);
+        if (!all)
+            w->finite[b] = 0;
+    }
     if (w->done[b] && !isfinite(((const real_t *)w->outcome)[b]))
         w->finite[b] = 0;
 }
