@@ -7,6 +7,7 @@
  * no PCG64, and the properties tested (oracle solves every preset, negative
  * controls answer [label == 1], fused == unfused) hold for any world. */
 #include <dirent.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -399,6 +400,17 @@ static void poke_infinite_x(bl_worlds *w)
     set_real(w->dtype, w->physical, 0 * 8 + 0, INFINITY);
 }
 
+/* World 0's receptor 1 at the largest finite angle and its stimulus far
+ * below: a - p overflows for that receptor alone, its delta is NaN, and a
+ * NaN delta is not > 4, so the receptor shows the gain and the world lives
+ * on (the fused null, which skips encode for a finite gain, must agree). */
+static void poke_extreme_angle(bl_worlds *w)
+{
+    const bool f32 = w->dtype == BL_FLOAT32;
+    set_real(w->dtype, w->angles, 0 * w->width + 1, f32 ? FLT_MAX : DBL_MAX);
+    set_real(w->dtype, w->physical, 0 * 8 + 1, f32 ? -1e35 : -1e306);
+}
+
 static void test_fused_failures_latch_like_unfused(void **state)
 {
     (void)state;
@@ -418,6 +430,14 @@ static void test_fused_failures_latch_like_unfused(void **state)
             assert_int_equal(g[0], 0);
             assert_int_equal(w->finite[1], 1);
             assert_int_equal(w->ticks[1], FUSE_H - 3);
+            bl_worlds_destroy(w);
+            bl_controllers_destroy(c);
+
+            fc = (fusion_case){BL_TASK_TRACKING, (bl_policy)p, dt, poke_extreme_angle};
+            run_fusion_case(&fc, g, cur, &w, &c);
+            assert_int_equal(w->finite[0], 1);
+            assert_int_equal(w->ticks[0], FUSE_H);
+            assert_int_equal(w->finite[1], 1);
             bl_worlds_destroy(w);
             bl_controllers_destroy(c);
 

@@ -275,46 +275,30 @@ static void CTL_FN(ctl_tick)(bl_worlds *w, bl_controllers *c, size_t b, real_t u
  * the null never reads the receptor vector, so encode matters only through
  * the failure it latches when a receptor value is not finite. That cannot
  * happen where the values are provably finite:
+ *  - Tracking: value = gain, times exp(((-delta) * delta) / 10) when
+ *    |delta| > 4. delta = wrap(v, 180) is finite (in [-180, 180)) for a
+ *    finite v and NaN otherwise (v + 180 is then infinite or NaN, and fmod
+ *    of either is NaN); a NaN delta fails |delta| > 4 and gives the gain,
+ *    a finite one multiplies the gain by an exp in [0, 1]. So a finite gain
+ *    suffices.
  *  - Pong: every value is 0 or the gain, so a finite gain suffices.
  *  - CartPole: every value is 0 or 1.
  *  - probes: values are stimulus entries (checked finite, after the cast, at
  *    creation and never written since) or reversal feedback 0/1.
- *  - Tracking: gain * exp(...) with exp in [0, 1] for a finite delta, and
- *    delta = wrap(v) lies in [-180, 180) for a finite v, so a finite gain and
- *    finite v = (theta * deg + angles[r]) - phi * deg for every r suffice.
- *    Rounding is monotone in each operand, so with finite theta * deg and
- *    phi * deg every v lies between the v of the smallest and of the largest
- *    angle; ctl_null_tick checks those two each tick (*lo, *hi here).
- * A tile whose world fails these (a gain or angle made non-finite behind
- * creation's back) takes the general path throughout. */
-static bool CTL_FN(ctl_null_skips_encode)(const bl_worlds *w, size_t b, real_t *lo, real_t *hi)
+ * A tile whose world fails this (a gain made non-finite behind creation's
+ * back) takes the general path throughout. */
+static bool CTL_FN(ctl_null_skips_encode)(const bl_worlds *w, size_t b)
 {
-    const real_t *par = (const real_t *)w->params + b * 4;
-    switch (w->kind) {
-    case BL_TASK_TRACKING: {
-        const real_t *ang = (const real_t *)w->angles + b * w->width;
-        *lo = *hi = ang[0];
-        for (size_t r = 0; r < w->width; r++) {
-            if (!isfinite(ang[r]))
-                return false;
-            *lo = ang[r] < *lo ? ang[r] : *lo;
-            *hi = ang[r] > *hi ? ang[r] : *hi;
-        }
-        return isfinite(par[0]);
-    }
-    case BL_TASK_PONG:
-        return isfinite(par[0]);
-    default:
-        return true;
-    }
+    if (w->kind == BL_TASK_TRACKING || w->kind == BL_TASK_PONG)
+        return isfinite(((const real_t *)w->params)[b * 4]);
+    return true;
 }
 
 /* One reference-null tick of world b, whose guard is up at its start,
  * without its encode calls (ctl_null_skips_encode says why they can change
  * nothing). Returns false, having changed no state, when the tick must take
- * the general path: Tracking's receptor values might not be finite, or the
- * effectors (from a uniform outside [0, 1)) are invalid. Otherwise it is
- * the general tick exactly:
+ * the general path because the effectors (from a uniform outside [0, 1))
+ * are invalid. Otherwise it is the general tick exactly:
  *  - ctl_null keys its held choice to the tick or round, which no frame of
  *    a tick changes, so the F calls of the general tick give the first
  *    call's effectors and memory;
@@ -330,16 +314,9 @@ static bool CTL_FN(ctl_null_skips_encode)(const bl_worlds *w, size_t b, real_t *
  * last tick through the general path for every other family, so the vector
  * a tile leaves behind is the general path's. */
 static inline __attribute__((always_inline)) bool
-CTL_FN(ctl_null_tick)(bl_worlds *w, bl_controllers *c, size_t b, real_t u, real_t lo, real_t hi,
-                      int32_t *g, int32_t *cursor)
+CTL_FN(ctl_null_tick)(bl_worlds *w, bl_controllers *c, size_t b, real_t u, int32_t *g,
+                      int32_t *cursor)
 {
-    if (w->kind == BL_TASK_TRACKING) {
-        const real_t *phys = (const real_t *)w->physical + b * 8;
-        const real_t deg = (real_t)(180.0 / BL_WORLDS_PI);
-        const real_t t = phys[0] * deg, p = phys[1] * deg;
-        if (!isfinite((t + lo) - p) || !isfinite((t + hi) - p))
-            return false;
-    }
     real_t *eff = (real_t *)c->effectors + b * 2;
     if (c->policy == BL_POLICY_ORACLE)
         CTL_FN(ctl_physical_oracle)(w, b, eff);
@@ -371,7 +348,6 @@ static void CTL_FN(ctl_run)(bl_worlds *w, bl_controllers *c, size_t b, const rea
                             size_t rows, int32_t tile_ticks, int32_t *guard, int32_t *cursor)
 {
     const bool probe = bl_task_is_probe(w->kind);
-    real_t lo = 0, hi = 0;
     /* The CartPole oracle reads only the physical state, fixed within a
      * tick, and gives (1, 0) or (0, 1): ctl_null_tick's argument holds for
      * it word for word. */
@@ -379,7 +355,7 @@ static void CTL_FN(ctl_run)(bl_worlds *w, bl_controllers *c, size_t b, const rea
         c->policy == BL_POLICY_ORACLE && w->kind == BL_TASK_CARTPOLE_PLANK_EASY;
     const bool null_fast =
         ((c->policy == BL_POLICY_REFERENCE_NULL && tile) || cartpole_oracle) &&
-        CTL_FN(ctl_null_skips_encode)(w, b, &lo, &hi);
+        CTL_FN(ctl_null_skips_encode)(w, b);
     /* The last tick the fast null may take: all of them for CartPole (its
      * receptor vector after a tick is known), else all but the last. */
     const int32_t fast_end =
@@ -394,7 +370,7 @@ static void CTL_FN(ctl_run)(bl_worlds *w, bl_controllers *c, size_t b, const rea
         }
         const real_t u = tile ? tile[row * w->n + b] : (real_t)0;
         if (g && null_fast && o < fast_end &&
-            CTL_FN(ctl_null_tick)(w, c, b, u, lo, hi, &g, cursor))
+            CTL_FN(ctl_null_tick)(w, c, b, u, &g, cursor))
             continue;
         const bool idle = !g;
         CTL_FN(ctl_tick)(w, c, b, u, &g, cursor);
