@@ -54,7 +54,9 @@ static inline real_t WK_FN(wk_wrap)(real_t v, real_t h)
     return r - h;
 }
 
-static inline bool WK_FN(wk_bad_effector)(real_t e) { return !isfinite(e) || e < 0 || e > 1; }
+/* Not finite, or outside [0, 1] (§1.3): one test, since NaN fails both
+ * comparisons and an infinity fails one. */
+static inline bool WK_FN(wk_bad_effector)(real_t e) { return !(e >= 0 && e <= 1); }
 
 /* ---- observations ----------------------------------------------------- */
 
