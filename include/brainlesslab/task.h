@@ -148,9 +148,14 @@ typedef struct bl_world_init {
     double physical[8];
     double params[4];
     double *angles;           /* [n_inputs] (tracking, pong) or NULL */
-    /* Pong: draws[n_draws][2]. */
+    /* Pong: draws[n_draws][2]. A world from bl_world_prepare_lazy holds
+     * only the first draws_ready rows here; the others are the next values
+     * of draws_rng, row after row (draws_ready 0: all n_draws rows are
+     * here, as bl_world_prepare and hand-made worlds have them). */
     double *draws;
     size_t n_draws;
+    size_t draws_ready;
+    bl_gen draws_rng;
     /* Probes: stimulus table S[length][n_inputs] and M rounds. */
     double *stimuli;
     size_t length;
@@ -175,6 +180,15 @@ typedef struct bl_world_init {
  * Pong) and no schedule, as the reference's InitialState has. */
 bl_status bl_world_prepare(const bl_task_options *o, bl_gen *rng, int64_t horizon,
                            bl_world_init **out, bl_error *err);
+/* The same world with Pong's reset rows left undrawn: row 0 (the initial
+ * state) is drawn, rows 1.. stay in draws_rng (a copy of rng after row 0)
+ * until a miss needs them, so a Pong trial draws the few rows it uses
+ * rather than horizon + 1. Cohorts, snapshots and validation treat both
+ * forms alike, bit for bit. Only `rng`'s state afterwards differs (it has
+ * not drawn rows 1..): for callers that draw nothing more from it, as the
+ * runner does with the world stream. Other families: bl_world_prepare. */
+bl_status bl_world_prepare_lazy(const bl_task_options *o, bl_gen *rng, int64_t horizon,
+                                bl_world_init **out, bl_error *err);
 /* Structural validation of a world made outside prepare (§8.2). */
 bl_status bl_world_init_validate(const bl_world_init *w, const bl_task_options *o,
                                  bl_error *err);

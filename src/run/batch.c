@@ -49,7 +49,9 @@ static bl_status setup_slot(const run_ctx *c, slot *s, bl_error *err)
     if (st == BL_OK) {
         bl_gen g;
         bl_gen_init(&g, &s->world_seed);
-        st = bl_world_prepare(&t->task_options, &g, t->horizon, &s->world, err);
+        /* Nothing draws from the world stream after this, so Pong's reset
+         * rows may wait in it until a miss needs them. */
+        st = bl_world_prepare_lazy(&t->task_options, &g, t->horizon, &s->world, err);
     }
     return st;
 }

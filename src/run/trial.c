@@ -324,22 +324,41 @@ done:
     return st;
 }
 
+/* Ticks of the direct path's first uniform tile, and the most any tile
+ * holds. Tiling never changes a result (spec/tasks.md §1.4: the null's tick
+ * t reads the t-th uniform of its stream whatever the tiles), so the
+ * direct path sizes its own tiles rather than the reservoir's noise tile:
+ * short episodes (a null CartPole lasts about 22 ticks) draw little beyond
+ * their end, long ones double the tile up to the cap and pay the general
+ * last tick of a tile rarely. */
+enum { DIRECT_FIRST_TILE = 32, DIRECT_MAX_TILE = 1024 };
+
 bl_status bl_run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e,
                         bl_error *err)
 {
     const bl_target_spec *t = s->t;
-    const size_t vsize = c->ev->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
     const bool null = t->policy == BL_POLICY_REFERENCE_NULL;
     const bool probe = bl_task_is_probe(t->task_options.kind);
-    const int64_t tile_ticks = c->x->noise_tile_frames / t->neural_frames;
+    const bool f32 = c->ev->dtype == BL_FLOAT32;
     /* Physical families read row o for tick o of a tile; probes read row
      * min(round, K - 1) of one table drawn up front (spec/tasks.md §7.3). */
-    const size_t rows = probe ? (b->max_rounds ? b->max_rounds : 1) : (size_t)tile_ticks;
+    const size_t k_rounds = b->max_rounds ? b->max_rounds : 1;
+    /* The uniforms live on the stack unless a probe has more rounds than a
+     * tile holds; float32 runs round a copy (the null casts each uniform to
+     * the run's type). */
+    double stack64[DIRECT_MAX_TILE];
+    float stack32[DIRECT_MAX_TILE];
+    double *draws = stack64;
+    float *draws32 = stack32;
+    double *heap64 = NULL;
+    float *heap32 = NULL;
+    if (probe && k_rounds > DIRECT_MAX_TILE) {
+        draws = heap64 = bl_mallocarray(k_rounds, sizeof *heap64);
+        draws32 = heap32 = f32 ? bl_mallocarray(k_rounds, sizeof *heap32) : NULL;
+    }
     bl_worlds *w = NULL;
     bl_controllers *ctl = NULL;
-    void *tile = bl_calloc(rows, vsize);
-    double *draws = null ? bl_mallocarray(rows, sizeof *draws) : NULL;
-    bl_status st = !tile || (null && !draws) ? nomem(err) : BL_OK;
+    bl_status st = !draws || (f32 && !draws32) ? nomem(err) : BL_OK;
     if (st == BL_OK)
         st = open_direct(c, s, &w, &ctl, err);
     if (st != BL_OK)
@@ -347,33 +366,37 @@ bl_status bl_run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e,
     bl_gen g;
     if (null)
         bl_gen_init(&g, &s->control_seed);
-    const bl_matrix um = {c->ev->dtype, rows, 1, tile};
     int32_t guard = 1, cursor = 0;
+    int64_t tile_ticks = DIRECT_FIRST_TILE;
     for (int64_t start = 0; start < t->horizon && guard; start += tile_ticks) {
         if (interrupted(c)) {
             st = interrupt_status(err);
             goto done;
         }
+        if (start > 0 && tile_ticks < DIRECT_MAX_TILE)
+            tile_ticks *= 2;
+        /* Never past the horizon: the stream's later uniforms are not drawn. */
+        if (tile_ticks > t->horizon - start)
+            tile_ticks = t->horizon - start;
+        const size_t rows = probe ? k_rounds : (size_t)tile_ticks;
         /* A physical null's tick t uses the t-th double of its control
          * stream: each tile simply takes the next rows. */
         if (null && (!probe || start == 0)) {
             bl_gen_random_fill(&g, draws, rows);
-            for (size_t r = 0; r < rows; r++) {
-                if (c->ev->dtype == BL_FLOAT32)
-                    ((float *)tile)[r] = (float)draws[r];
-                else
-                    ((double *)tile)[r] = draws[r];
-            }
+            if (f32)
+                for (size_t r = 0; r < rows; r++)
+                    draws32[r] = (float)draws[r];
         }
-        if ((st = bl_worlds_run_control(w, ctl, &um, (int32_t)tile_ticks, &guard, &cursor,
-                                        err)) != BL_OK)
+        const bl_matrix um = {c->ev->dtype, rows, 1, f32 ? (void *)draws32 : (void *)draws};
+        if ((st = bl_worlds_run_control(w, ctl, null ? &um : NULL, (int32_t)tile_ticks, &guard,
+                                        &cursor, err)) != BL_OK)
             goto done;
     }
     finish(c, w, true, cursor, e);
 done:
     bl_controllers_destroy(ctl);
     bl_worlds_destroy(w);
-    bl_free(tile);
-    bl_free(draws);
+    bl_free(heap64);
+    bl_free(heap32);
     return st;
 }

@@ -13,7 +13,7 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/task.h"
 #include "tasks/controllers_internal.h"
-#include "tasks/worlds_internal.h"
+#include "tasks/worlds_instances.h"
 
 /* pi to more digits than a double holds; each instantiation rounds it once
  * to its own type, as a float32 kernel does with a Python constant. */
@@ -33,13 +33,11 @@ static int32_t ctl_stream(bl_policy policy, int32_t context)
 #define CTL_REAL double
 #define CTL_SFX f64
 #define CTL_SIN sin
-#define CTL_FMOD fmod
 #include "tasks/controllers_kernel.h"
 
 #define CTL_REAL float
 #define CTL_SFX f32
 #define CTL_SIN sinf
-#define CTL_FMOD fmodf
 #include "tasks/controllers_kernel.h"
 
 /* ---- names and validation (§6.1) --------------------------------------- */
@@ -154,11 +152,19 @@ bl_status bl_controllers_create(bl_policy policy, const bl_worlds *w, bl_control
     c->dtype = w->dtype;
     c->n = n;
     c->width = w->width;
-    c->memory = bl_mallocarray(n * BL_CTL_MEMORY, sizeof *c->memory);
-    c->counts = bl_calloc(n * 2, rs);
-    c->effectors = bl_calloc(n * 2, rs);
-    if (!c->memory || !c->counts || !c->effectors)
+    /* One block: the int32 memory first, then counts and effectors (both
+     * real, [n][2]), which stay aligned for the dtype since 10 int32 values
+     * a world are 40 bytes, a multiple of 8. */
+    size_t mem_bytes, real_bytes;
+    if (!bl_size_mul(n, BL_CTL_MEMORY * sizeof *c->memory, &mem_bytes) ||
+        !bl_size_mul(n, 2 * rs, &real_bytes) || real_bytes > (SIZE_MAX - mem_bytes) / 2)
         goto nomem;
+    unsigned char *block = bl_calloc(1, mem_bytes + 2 * real_bytes);
+    if (!block)
+        goto nomem;
+    c->memory = (int32_t *)block;
+    c->counts = block + mem_bytes;
+    c->effectors = block + mem_bytes + real_bytes;
     static const int32_t initial[BL_CTL_MEMORY] = {0, 1, 1, 1, 0, 0, 1, 1, -1, -1};
     for (size_t b = 0; b < n; b++)
         memcpy(c->memory + b * BL_CTL_MEMORY, initial, sizeof initial);
@@ -174,9 +180,7 @@ void bl_controllers_destroy(bl_controllers *c)
 {
     if (!c)
         return;
-    bl_free(c->memory);
-    bl_free(c->counts);
-    bl_free(c->effectors);
+    bl_free(c->memory); /* the block holding counts and effectors too */
     bl_free(c);
 }
 

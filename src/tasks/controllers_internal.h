@@ -40,7 +40,8 @@ struct bl_controllers {
     bl_dtype dtype;
     size_t n;            /* worlds of the cohort the bundle was made for */
     size_t width;        /* their receptor width */
-    int32_t *memory;     /* i32 [n][10], initially [0,1,1,1,0,0,1,1,-1,-1] */
+    int32_t *memory;     /* i32 [n][10], initially [0,1,1,1,0,0,1,1,-1,-1];
+                          * the one allocation, holding the two below too */
     void *counts;        /* real [n][2], initially 0 */
     void *effectors;     /* real [n][2]: last effectors of the fused path */
 };

@@ -1,15 +1,18 @@
 /* Direct controllers and the fused control loop, written once for `real_t`
  * and included by controllers.c for double and float (CTL_REAL, CTL_SFX,
- * CTL_SIN, CTL_FMOD, which it undefines at its end). In the float
- * instantiation every intermediate is a float, as in the reference's
- * float32 kernels, so no double temporary can round differently.
+ * CTL_SIN, which it undefines at its end), after the world kernels of the
+ * same suffix (worlds_instances.h). In the float instantiation every
+ * intermediate is a float, as in the reference's float32 kernels, so no
+ * double temporary can round differently.
  *
  * ctl_act computes one world's effectors for one frame; ctl_run drives one
  * world through a whole tile. The unfused public path (bl_controllers_act
  * between bl_worlds_encode/accumulate/advance) and the fused path call the
- * same ctl_act, which is what makes them bit-identical (§1.4, §10.3). */
-#if !defined(CTL_REAL) || !defined(CTL_SFX) || !defined(CTL_SIN) || !defined(CTL_FMOD)
-#error "define CTL_REAL, CTL_SFX, CTL_SIN and CTL_FMOD before including controllers_kernel.h"
+ * same ctl_act and world kernels, which is what makes them bit-identical
+ * (§1.4, §10.3); the reference null's fused ticks (ctl_null_tick) are the
+ * same steps with what provably cannot change any state left out. */
+#if !defined(CTL_REAL) || !defined(CTL_SFX) || !defined(CTL_SIN)
+#error "define CTL_REAL, CTL_SFX and CTL_SIN before including controllers_kernel.h"
 #endif
 
 #define CTL_CAT_(a, b) a##_##b
@@ -17,15 +20,8 @@
 #define CTL_FN(name) CTL_CAT(name, CTL_SFX)
 #define real_t CTL_REAL
 
-/* wrap(v, h) of §0.3: a floored modulo, so the result lies in [-h, h). */
-static real_t CTL_FN(ctl_wrap)(real_t v, real_t h)
-{
-    const real_t span = (real_t)2 * h;
-    real_t r = CTL_FMOD(v + h, span);
-    if (r < 0)
-        r = r + span;
-    return r - h;
-}
+/* The world kernels of this dtype (worlds_instances.h). */
+#define CTL_WK(name) CTL_CAT(name, CTL_SFX)
 
 /* Effectors (max(0, s), max(0, -s)) with +0 rather than -0 for the zero
  * side, so a zero effector is always the same bits whichever path made it. */
@@ -78,14 +74,14 @@ static void CTL_FN(ctl_sensory_oracle)(const bl_worlds *w, size_t b, real_t *eff
 static void CTL_FN(ctl_physical_oracle)(const bl_worlds *w, size_t b, real_t *eff)
 {
     const real_t *p = (const real_t *)w->physical + b * 8;
-    const real_t cmd = (real_t)80 * CTL_FN(ctl_wrap)(p[2], (real_t)BL_CTL_PI) +
+    const real_t cmd = (real_t)80 * CTL_WK(wk_wrap)(p[2], (real_t)BL_CTL_PI) +
                        (real_t)18 * p[3] + p[0] + (real_t)2 * p[1];
     CTL_FN(ctl_signed)(cmd < 0 ? (real_t)1 : (real_t)-1, eff);
 }
 
 /* §6.2 reference null. */
-static void CTL_FN(ctl_null)(bl_controllers *c, const bl_worlds *w, size_t b, real_t u,
-                             real_t *eff)
+static inline __attribute__((always_inline)) void
+CTL_FN(ctl_null)(bl_controllers *c, const bl_worlds *w, size_t b, real_t u, real_t *eff)
 {
     if (w->kind == BL_TASK_TRACKING || w->kind == BL_TASK_PONG) {
         CTL_FN(ctl_signed)((real_t)2 * u - (real_t)1, eff);
@@ -263,16 +259,87 @@ static void CTL_FN(ctl_tick)(bl_worlds *w, bl_controllers *c, size_t b, real_t u
     real_t *eff = (real_t *)c->effectors + b * 2;
     for (int32_t f = 1; f <= w->frames; f++) {
         *g = *g && w->finite[b];
-        bl_worlds_encode_world(w, b, f, *g != 0);
+        CTL_WK(wk_encode)(w, b, f, *g != 0);
         *g = *g && w->finite[b];
         CTL_FN(ctl_act)(c, w, b, u, eff);
         if (*g)
             *cursor += 1;
-        bl_worlds_accumulate_world(w, b, eff, f, *g != 0);
+        CTL_WK(wk_accumulate)(w, b, eff, f, *g != 0);
         *g = *g && w->finite[b];
     }
-    bl_worlds_advance_world(w, b, eff, *g != 0);
+    CTL_WK(wk_advance)(w, b, eff, *g != 0);
     *g = *g && w->finite[b];
+}
+
+/* Whether the reference null may skip world b's encode calls in this tile:
+ * the null never reads the receptor vector, so encode matters only through
+ * the failure it latches when a receptor value is not finite. That cannot
+ * happen where the values are provably finite:
+ *  - Tracking: value = gain, times exp(((-delta) * delta) / 10) when
+ *    |delta| > 4. delta = wrap(v, 180) is finite (in [-180, 180)) for a
+ *    finite v and NaN otherwise (v + 180 is then infinite or NaN, and fmod
+ *    of either is NaN); a NaN delta fails |delta| > 4 and gives the gain,
+ *    a finite one multiplies the gain by an exp in [0, 1]. So a finite gain
+ *    suffices.
+ *  - Pong: every value is 0 or the gain, so a finite gain suffices.
+ *  - CartPole: every value is 0 or 1.
+ *  - probes: values are stimulus entries (checked finite, after the cast, at
+ *    creation and never written since) or reversal feedback 0/1.
+ * A tile whose world fails this (a gain made non-finite behind creation's
+ * back) takes the general path throughout. */
+static bool CTL_FN(ctl_null_skips_encode)(const bl_worlds *w, size_t b)
+{
+    if (w->kind == BL_TASK_TRACKING || w->kind == BL_TASK_PONG)
+        return isfinite(((const real_t *)w->params)[b * 4]);
+    return true;
+}
+
+/* One reference-null tick of world b, whose guard is up at its start,
+ * without its encode calls (ctl_null_skips_encode says why they can change
+ * nothing). Returns false, having changed no state, when the tick must take
+ * the general path because the effectors (from a uniform outside [0, 1))
+ * are invalid. Otherwise it is the general tick exactly:
+ *  - ctl_null keys its held choice to the tick or round, which no frame of
+ *    a tick changes, so the F calls of the general tick give the first
+ *    call's effectors and memory;
+ *  - with valid effectors and no encode failure the guard stays up through
+ *    every frame: F frames are counted and every accumulate runs;
+ *  - CartPole: the votes start at 0 and add the same one-hot effector 24
+ *    times; every partial sum is an integer <= 24, so exact, and the result
+ *    is 24 * e bit for bit (+0 for e = +0);
+ *  - the other families have F = 1 and keep the effectors in `last`.
+ * The receptor vector is left as it was, except for CartPole, whose general
+ * tick leaves it all zero: frame 24 is silent in the Spike-FF-2 schedule
+ * (slot 0) and an inactive encode writes zeros. The caller runs the tile's
+ * last tick through the general path for every other family, so the vector
+ * a tile leaves behind is the general path's. */
+static inline __attribute__((always_inline)) bool
+CTL_FN(ctl_null_tick)(bl_worlds *w, bl_controllers *c, size_t b, real_t u, int32_t *g,
+                      int32_t *cursor)
+{
+    real_t *eff = (real_t *)c->effectors + b * 2;
+    if (c->policy == BL_POLICY_ORACLE)
+        CTL_FN(ctl_physical_oracle)(w, b, eff);
+    else
+        CTL_FN(ctl_null)(c, w, b, u, eff);
+    if (CTL_WK(wk_bad_effector)(eff[0]) || CTL_WK(wk_bad_effector)(eff[1]))
+        return false; /* only Tracking/Pong get here: their null keeps no memory */
+    *cursor += w->frames;
+    if (w->kind == BL_TASK_CARTPOLE_PLANK_EASY) {
+        real_t *votes = (real_t *)w->votes + b * 2;
+        votes[0] = (real_t)w->frames * eff[0];
+        votes[1] = (real_t)w->frames * eff[1];
+        real_t *in = (real_t *)w->inputs + b * w->width;
+        for (size_t r = 0; r < w->width; r++)
+            in[r] = 0;
+    } else {
+        real_t *last = (real_t *)w->last + b * 2;
+        last[0] = eff[0];
+        last[1] = eff[1];
+    }
+    CTL_WK(wk_advance)(w, b, eff, true);
+    *g = w->finite[b] != 0;
+    return true;
 }
 
 /* The whole tile for world b. `tile` is [rows][n] (NULL for policies that
@@ -281,6 +348,18 @@ static void CTL_FN(ctl_run)(bl_worlds *w, bl_controllers *c, size_t b, const rea
                             size_t rows, int32_t tile_ticks, int32_t *guard, int32_t *cursor)
 {
     const bool probe = bl_task_is_probe(w->kind);
+    /* The CartPole oracle reads only the physical state, fixed within a
+     * tick, and gives (1, 0) or (0, 1): ctl_null_tick's argument holds for
+     * it word for word. */
+    const bool cartpole_oracle =
+        c->policy == BL_POLICY_ORACLE && w->kind == BL_TASK_CARTPOLE_PLANK_EASY;
+    const bool null_fast =
+        ((c->policy == BL_POLICY_REFERENCE_NULL && tile) || cartpole_oracle) &&
+        CTL_FN(ctl_null_skips_encode)(w, b);
+    /* The last tick the fast null may take: all of them for CartPole (its
+     * receptor vector after a tick is known), else all but the last. */
+    const int32_t fast_end =
+        w->kind == BL_TASK_CARTPOLE_PLANK_EASY ? tile_ticks : tile_ticks - 1;
     int32_t g = *guard != 0;
     for (int32_t o = 0; o < tile_ticks; o++) {
         g = g && !w->done[b] && w->finite[b] && (int64_t)w->ticks[b] < w->horizons[b];
@@ -289,8 +368,12 @@ static void CTL_FN(ctl_run)(bl_worlds *w, bl_controllers *c, size_t b, const rea
             const size_t k = (size_t)w->round[b];
             row = k < rows ? k : rows - 1;
         }
+        const real_t u = tile ? tile[row * w->n + b] : (real_t)0;
+        if (g && null_fast && o < fast_end &&
+            CTL_FN(ctl_null_tick)(w, c, b, u, &g, cursor))
+            continue;
         const bool idle = !g;
-        CTL_FN(ctl_tick)(w, c, b, tile ? tile[row * w->n + b] : (real_t)0, &g, cursor);
+        CTL_FN(ctl_tick)(w, c, b, u, &g, cursor);
         if (idle && o + 1 < tile_ticks) {
             /* A guard that was down for a whole tick never rises again, and
              * that tick froze everything the controller keys its memory to
@@ -308,10 +391,10 @@ static void CTL_FN(ctl_run)(bl_worlds *w, bl_controllers *c, size_t b, const rea
 
 #undef real_t
 #undef CTL_FN
+#undef CTL_WK
 #undef CTL_CAT
 #undef CTL_CAT_
 /* The parameters too, so that the next instantiation defines its own. */
 #undef CTL_REAL
 #undef CTL_SFX
 #undef CTL_SIN
-#undef CTL_FMOD

@@ -366,8 +366,8 @@ static bl_status prepare_probe(const bl_task_options *o, const bl_task_definitio
     return BL_OK;
 }
 
-bl_status bl_world_prepare(const bl_task_options *o, bl_gen *rng, int64_t horizon,
-                           bl_world_init **out, bl_error *err)
+static bl_status prepare(const bl_task_options *o, bl_gen *rng, int64_t horizon, bool lazy,
+                         bl_world_init **out, bl_error *err)
 {
     *out = NULL;
     if ((unsigned)o->kind >= BL_TASK_COUNT)
@@ -410,11 +410,18 @@ bl_status bl_world_prepare(const bl_task_options *o, bl_gen *rng, int64_t horizo
         if ((uint64_t)horizon >= SIZE_MAX / (2 * sizeof(double)))
             goto nomem;
         w->n_draws = (size_t)horizon + 1;
-        w->draws = bl_mallocarray(w->n_draws, 2 * sizeof(double));
+        /* random((horizon + 1, 2)) fills row-major, so row k is doubles 2k
+         * and 2k + 1 of the stream: drawing row 0 now and the rest later,
+         * in order, from a copy of the generator gives the same rows. */
+        const size_t ready = lazy ? 1 : w->n_draws;
+        w->draws = bl_mallocarray(ready, 2 * sizeof(double));
         if (!w->draws)
             goto nomem;
-        /* random((horizon + 1, 2)) fills row-major. */
-        bl_gen_random_fill(rng, w->draws, 2 * w->n_draws);
+        bl_gen_random_fill(rng, w->draws, 2 * ready);
+        if (lazy) {
+            w->draws_ready = ready;
+            w->draws_rng = *rng;
+        }
         w->physical[0] = 995.0;
         w->physical[1] = 1.0 + 498.0 * w->draws[0];
         w->physical[2] = 250.0;
@@ -459,6 +466,18 @@ nomem:
 fail:
     bl_world_init_destroy(w);
     return st;
+}
+
+bl_status bl_world_prepare(const bl_task_options *o, bl_gen *rng, int64_t horizon,
+                           bl_world_init **out, bl_error *err)
+{
+    return prepare(o, rng, horizon, false, out, err);
+}
+
+bl_status bl_world_prepare_lazy(const bl_task_options *o, bl_gen *rng, int64_t horizon,
+                                bl_world_init **out, bl_error *err)
+{
+    return prepare(o, rng, horizon, true, out, err);
 }
 
 /* ---- structural validation (§8.2) --------------------------------------- */
@@ -508,7 +527,10 @@ bl_status bl_world_init_validate(const bl_world_init *w, const bl_task_options *
         return bl_fail(err, BL_EVALUE, "physical must contain finite numeric values");
     if (w->stimuli && w->length && !all_finite(w->stimuli, w->length * w->n_inputs))
         return bl_fail(err, BL_EVALUE, "stimuli must contain finite numeric values");
-    if (w->draws && w->n_draws && !all_finite(w->draws, 2 * w->n_draws))
+    /* Rows not drawn yet are random() values in [0, 1): finite. */
+    const size_t present = w->draws_ready && w->draws_ready < w->n_draws ? w->draws_ready
+                                                                         : w->n_draws;
+    if (w->draws && present && !all_finite(w->draws, 2 * present))
         return bl_fail(err, BL_EVALUE, "draws must contain finite numeric values");
     if (!w->stimuli || w->length < 1 || w->length > INT32_MAX)
         return bl_fail(err, BL_EVALUE, "stimuli must have shape (T, n_inputs), with T >= 1");

@@ -8,31 +8,7 @@
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
-#include "tasks/worlds_internal.h"
-
-#define BL_WORLDS_PI 3.14159265358979323846
-
-#define WK_REAL double
-#define WK_SFX f64
-#define WK_COS cos
-#define WK_SIN sin
-#define WK_EXP exp
-#define WK_ATAN2 atan2
-#define WK_FMOD fmod
-#define WK_FABS fabs
-#define WK_CEIL ceil
-#include "tasks/worlds_kernel.h"
-
-#define WK_REAL float
-#define WK_SFX f32
-#define WK_COS cosf
-#define WK_SIN sinf
-#define WK_EXP expf
-#define WK_ATAN2 atan2f
-#define WK_FMOD fmodf
-#define WK_FABS fabsf
-#define WK_CEIL ceilf
-#include "tasks/worlds_kernel.h"
+#include "tasks/worlds_instances.h"
 
 /* ---- per-world operations (worlds_internal.h) --------------------------- */
 
@@ -77,6 +53,20 @@ static size_t fixed_width(bl_task_kind kind)
 static bl_status check_finite(const double *v, size_t count, bl_dtype dtype, size_t b,
                               const char *what, bl_error *err)
 {
+    /* A float64 cohort keeps the values as they are: one pass that only
+     * asks whether any exponent field is all ones (inf or NaN), which the
+     * compiler can vectorise over large tables (Pong's draws, probe
+     * stimuli); the element loop below then finds nothing and returns. */
+    if (dtype == BL_FLOAT64) {
+        uint64_t bad = 0;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t bits;
+            memcpy(&bits, &v[i], sizeof bits);
+            bad |= (uint64_t)((bits & 0x7ff0000000000000u) == 0x7ff0000000000000u);
+        }
+        if (!bad)
+            return BL_OK;
+    }
     for (size_t i = 0; i < count; i++) {
         const double x = dtype == BL_FLOAT32 ? (double)(float)v[i] : v[i];
         if (!isfinite(x)) {
@@ -87,6 +77,13 @@ static bl_status check_finite(const double *v, size_t count, bl_dtype dtype, siz
         }
     }
     return BL_OK;
+}
+
+/* Rows of a prepared world's draw table drawn up front (all of them unless
+ * it came from bl_world_prepare_lazy). */
+static size_t draws_present(const bl_world_init *wi)
+{
+    return wi->draws_ready && wi->draws_ready < wi->n_draws ? wi->draws_ready : wi->n_draws;
 }
 
 static bl_status check_world(const bl_world_init *wi, size_t b, bl_dtype dtype, bl_error *err)
@@ -123,7 +120,10 @@ static bl_status check_world(const bl_world_init *wi, size_t b, bl_dtype dtype, 
             return bl_fail(err, BL_EVALUE, "world %zu: draws must have shape (K >= 1, 2)", b);
         if (wi->n_draws > INT32_MAX)
             return bl_fail(err, BL_EVALUE, "world %zu: draws has more rows than int32 holds", b);
-        if ((st = check_finite(wi->draws, wi->n_draws * 2, dtype, b, "draws", err)) != BL_OK)
+        /* Rows not drawn yet will be random() values in [0, 1): finite in
+         * either dtype. */
+        if ((st = check_finite(wi->draws, draws_present(wi) * 2, dtype, b, "draws", err)) !=
+            BL_OK)
             return st;
     }
     if (!bl_task_is_probe(wi->kind)) {
@@ -200,28 +200,8 @@ void bl_worlds_destroy(bl_worlds *w)
 {
     if (!w)
         return;
-    void *owned[] = {
-        w->physical,     w->inputs,         w->votes,        w->last,     w->evidence,
-        w->outcome,      w->total,          w->ticks,        w->round,    w->done,
-        w->finite,       w->scored,         w->hits,         w->misses,   w->rally,
-        w->longest_rally, w->decisions,     w->ties,         w->params,   w->angles,
-        w->draws,        w->stimuli,        w->lengths,      w->draw_lengths, w->rounds,
-        w->response_start, w->response_end, w->cue_ends,     w->labels,   w->round_bounds,
-        w->reversal,     w->feedback,       w->horizons,
-    };
-    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
-        bl_free(owned[i]);
+    bl_free(w->arena);
     bl_free(w);
-}
-
-/* Zeroed storage for n * per values of `size` bytes, or NULL (also on
- * overflow). */
-static void *alloc_zero(size_t n, size_t per, size_t size)
-{
-    size_t count;
-    if (!bl_size_mul(n, per, &count))
-        return NULL;
-    return bl_calloc(count, size);
 }
 
 static void store_real(bl_worlds *w, void *arr, size_t i, double v)
@@ -232,28 +212,37 @@ static void store_real(bl_worlds *w, void *arr, size_t i, double v)
         ((double *)arr)[i] = v;
 }
 
+/* count values into arr[at..], cast to the dtype (a plain copy in float64). */
+static void store_reals(bl_worlds *w, void *arr, size_t at, const double *v, size_t count)
+{
+    if (w->dtype == BL_FLOAT64) {
+        memcpy((double *)arr + at, v, count * sizeof *v);
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        ((float *)arr)[at + i] = (float)v[i];
+}
+
 static void load_world(bl_worlds *w, size_t b, const bl_world_init *wi, int64_t horizon)
 {
     const size_t nr = w->width, m = w->max_rounds;
-    for (size_t i = 0; i < 8; i++)
-        store_real(w, w->physical, b * 8 + i, wi->physical[i]);
-    for (size_t i = 0; i < 4; i++)
-        store_real(w, w->params, b * 4 + i, wi->params[i]);
+    store_reals(w, w->physical, b * 8, wi->physical, 8);
+    store_reals(w, w->params, b * 4, wi->params, 4);
     if (wi->angles && (w->kind == BL_TASK_TRACKING || w->kind == BL_TASK_PONG))
-        for (size_t r = 0; r < nr; r++)
-            store_real(w, w->angles, b * nr + r, wi->angles[r]);
+        store_reals(w, w->angles, b * nr, wi->angles, nr);
     /* Non-Pong worlds keep one zero draw row and non-probes one zero
      * stimulus row, as the reference's padded tables do. */
-    w->draw_lengths[b] = 1;
+    w->draw_lengths[b] = w->draws_ready[b] = 1;
     if (w->kind == BL_TASK_PONG) {
-        for (size_t i = 0; i < wi->n_draws * 2; i++)
-            store_real(w, w->draws, b * w->max_draws * 2 + i, wi->draws[i]);
+        const size_t present = draws_present(wi);
+        store_reals(w, w->draws, b * w->max_draws * 2, wi->draws, present * 2);
         w->draw_lengths[b] = (int32_t)wi->n_draws;
+        w->draws_ready[b] = (int32_t)present;
+        w->draw_gens[b] = w->draw_gens0[b] = wi->draws_rng;
     }
     w->lengths[b] = 1;
     if (bl_task_is_probe(w->kind)) {
-        for (size_t i = 0; i < wi->length * nr; i++)
-            store_real(w, w->stimuli, b * w->max_length * nr + i, wi->stimuli[i]);
+        store_reals(w, w->stimuli, b * w->max_length * nr, wi->stimuli, wi->length * nr);
         w->lengths[b] = (int32_t)wi->length;
         w->rounds[b] = (int32_t)wi->rounds;
         for (size_t k = 0; k < wi->rounds; k++) {
@@ -291,7 +280,7 @@ bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const in
     w->width = inits[0]->n_inputs;
     w->frames = w->kind == BL_TASK_CARTPOLE_PLANK_EASY ? 24 : 1;
     w->warmup = (int32_t)warmup;
-    w->max_rounds = w->max_length = w->max_draws = 1;
+    w->max_rounds = w->max_length = w->max_draws = w->snap_draws = 1;
     for (size_t b = 0; b < n; b++) {
         const bl_world_init *wi = inits[b];
         if (bl_task_is_probe(w->kind)) {
@@ -300,34 +289,58 @@ bl_status bl_worlds_create(const bl_world_init *const *inits, size_t n, const in
             if (wi->length > w->max_length)
                 w->max_length = wi->length;
         }
-        if (w->kind == BL_TASK_PONG && wi->n_draws > w->max_draws)
-            w->max_draws = wi->n_draws;
+        if (w->kind == BL_TASK_PONG && draws_present(wi) > w->max_draws)
+            w->max_draws = draws_present(wi);
+        if (w->kind == BL_TASK_PONG && wi->n_draws > w->snap_draws)
+            w->snap_draws = wi->n_draws;
     }
     const size_t rs = bl_dtype_size(dtype), i4 = sizeof(int32_t);
     const size_t nr = w->width, m = w->max_rounds;
     size_t stim_row, draw_row;
-    bool fits = bl_size_mul(w->max_length, nr, &stim_row) &&
-                bl_size_mul(w->max_draws, 2, &draw_row);
-    if (!fits)
+    if (!bl_size_mul(w->max_length, nr, &stim_row) || !bl_size_mul(w->max_draws, 2, &draw_row))
         goto fail;
-    if (!(w->physical = alloc_zero(n, 8, rs)) || !(w->inputs = alloc_zero(n, nr, rs)) ||
-        !(w->votes = alloc_zero(n, 2, rs)) || !(w->last = alloc_zero(n, 2, rs)) ||
-        !(w->evidence = alloc_zero(n, 2, rs)) || !(w->outcome = alloc_zero(n, 1, rs)) ||
-        !(w->total = alloc_zero(n, 1, rs)) || !(w->ticks = alloc_zero(n, 1, i4)) ||
-        !(w->round = alloc_zero(n, 1, i4)) || !(w->done = alloc_zero(n, 1, i4)) ||
-        !(w->finite = alloc_zero(n, 1, i4)) || !(w->scored = alloc_zero(n, 1, i4)) ||
-        !(w->hits = alloc_zero(n, 1, i4)) || !(w->misses = alloc_zero(n, 1, i4)) ||
-        !(w->rally = alloc_zero(n, 1, i4)) || !(w->longest_rally = alloc_zero(n, 1, i4)) ||
-        !(w->decisions = alloc_zero(n, m, i4)) || !(w->ties = alloc_zero(n, m, i4)) ||
-        !(w->params = alloc_zero(n, 4, rs)) || !(w->angles = alloc_zero(n, nr, rs)) ||
-        !(w->draws = alloc_zero(n, draw_row, rs)) || !(w->stimuli = alloc_zero(n, stim_row, rs)) ||
-        !(w->lengths = alloc_zero(n, 1, i4)) || !(w->draw_lengths = alloc_zero(n, 1, i4)) ||
-        !(w->rounds = alloc_zero(n, 1, i4)) || !(w->response_start = alloc_zero(n, m, i4)) ||
-        !(w->response_end = alloc_zero(n, m, i4)) || !(w->cue_ends = alloc_zero(n, m, i4)) ||
-        !(w->labels = alloc_zero(n, m, i4)) || !(w->round_bounds = alloc_zero(n, 2 * m, i4)) ||
-        !(w->reversal = alloc_zero(n, 1, i4)) || !(w->feedback = alloc_zero(n, 1, i4)) ||
-        !(w->horizons = alloc_zero(n, 1, sizeof(int64_t))))
+    /* Every array in one zeroed block (one allocation a cohort, however many
+     * fields), each starting a multiple of 64 bytes into it. */
+    const struct {
+        void **field;
+        size_t per, size;
+    } layout[] = {
+        {&w->physical, 8, rs},          {&w->inputs, nr, rs},
+        {&w->votes, 2, rs},             {&w->last, 2, rs},
+        {&w->evidence, 2, rs},          {&w->outcome, 1, rs},
+        {&w->total, 1, rs},             {(void **)&w->ticks, 1, i4},
+        {(void **)&w->round, 1, i4},    {(void **)&w->done, 1, i4},
+        {(void **)&w->finite, 1, i4},   {(void **)&w->scored, 1, i4},
+        {(void **)&w->hits, 1, i4},     {(void **)&w->misses, 1, i4},
+        {(void **)&w->rally, 1, i4},    {(void **)&w->longest_rally, 1, i4},
+        {(void **)&w->decisions, m, i4}, {(void **)&w->ties, m, i4},
+        {&w->params, 4, rs},            {&w->angles, nr, rs},
+        {&w->draws, draw_row, rs},      {&w->stimuli, stim_row, rs},
+        {(void **)&w->lengths, 1, i4},  {(void **)&w->draw_lengths, 1, i4},
+        {(void **)&w->rounds, 1, i4},   {(void **)&w->response_start, m, i4},
+        {(void **)&w->response_end, m, i4}, {(void **)&w->cue_ends, m, i4},
+        {(void **)&w->labels, m, i4},   {(void **)&w->round_bounds, 2 * m, i4},
+        {(void **)&w->reversal, 1, i4}, {(void **)&w->feedback, 1, i4},
+        {(void **)&w->horizons, 1, sizeof(int64_t)},
+        {(void **)&w->draws_ready, 1, i4},
+        {(void **)&w->draw_gens, w->kind == BL_TASK_PONG, sizeof(bl_gen)},
+        {(void **)&w->draw_gens0, w->kind == BL_TASK_PONG, sizeof(bl_gen)},
+    };
+    enum { COUNT = sizeof layout / sizeof layout[0] };
+    size_t offsets[COUNT], total = 0;
+    for (size_t i = 0; i < COUNT; i++) {
+        size_t bytes;
+        if (!bl_size_mul(n, layout[i].per, &bytes) ||
+            !bl_size_mul(bytes, layout[i].size, &bytes) || total > SIZE_MAX - 64 - bytes)
+            goto fail;
+        offsets[i] = total;
+        total = (total + bytes + 63) / 64 * 64;
+    }
+    unsigned char *arena = w->arena = bl_calloc(total, 1);
+    if (!arena)
         goto fail;
+    for (size_t i = 0; i < COUNT; i++)
+        *layout[i].field = arena + offsets[i];
     for (size_t b = 0; b < n; b++)
         load_world(w, b, inits[b], horizons[b]);
     *out = w;
@@ -471,6 +484,25 @@ typedef struct snap_field {
     double constant;          /* when both sources are NULL */
 } snap_field;
 
+/* World b's whole reset table, [snap_draws][2] as doubles, zero padded:
+ * the rows drawn up front, then the rows still in its generator, drawn
+ * from a copy taken at creation (so every snapshot shows the same table,
+ * whatever the world has consumed since), cast to the dtype as the
+ * cohort casts the rows it stores. */
+static void snapshot_draws(const bl_worlds *w, size_t b, double *data)
+{
+    const size_t ready = (size_t)w->draws_ready[b];
+    for (size_t i = 0; i < ready * 2; i++)
+        data[i] = bl_worlds_real(w, w->draws, b * w->max_draws * 2 + i);
+    if (w->kind != BL_TASK_PONG)
+        return;
+    bl_gen g = w->draw_gens0[b];
+    for (size_t i = ready * 2; i < (size_t)w->draw_lengths[b] * 2; i++) {
+        const double v = bl_gen_random(&g);
+        data[i] = w->dtype == BL_FLOAT32 ? (double)(float)v : v;
+    }
+}
+
 bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl_error *err)
 {
     *out = NULL;
@@ -511,7 +543,8 @@ bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl
         {"feedback", 0, 1, 1, true, NULL, w->feedback + b, 0},
         {"params", 1, 4, 1, false, RS(w->params, 4), NULL, 0},
         {"angles", 1, nr, 1, false, RS(w->angles, nr), NULL, 0},
-        {"draws", 2, w->max_draws, 2, false, RS(w->draws, w->max_draws * 2), NULL, 0},
+        /* Filled below: rows drawn up front and those still to come. */
+        {"draws", 2, w->snap_draws, 2, false, NULL, NULL, 0},
         {"draw_lengths", 0, 1, 1, true, NULL, w->draw_lengths + b, 0},
         {"tick", 0, 1, 1, true, NULL, w->ticks + b, 0},
         {"raw_outcome", 0, 1, 1, false, RS(w->outcome, 1), NULL, 0},
@@ -572,6 +605,10 @@ bl_status bl_worlds_snapshot(const bl_worlds *w, size_t b, bl_snapshot **out, bl
             return st;
         }
         const size_t count = f->d0 * f->d1;
+        if (strcmp(f->name, "draws") == 0) {
+            snapshot_draws(w, b, data);
+            continue;
+        }
         for (size_t i = 0; i < count; i++) {
             if (f->real_src)
                 data[i] = w->dtype == BL_FLOAT32 ? (double)((const float *)f->real_src)[i]

@@ -5,8 +5,8 @@
  * spec/tasks.md §1.2. Arrays marked "real" hold values of the cohort dtype
  * (double for BL_FLOAT64, float for BL_FLOAT32) behind a void pointer; the
  * BL_WORLDS_R64/R32 macros give typed access. Arrays marked "i32" are
- * int32_t. Everything is owned by the cohort and lives until
- * bl_worlds_destroy; readers must not resize anything.
+ * int32_t. Every array lies in the cohort's one block (`arena`) and lives
+ * until bl_worlds_destroy; readers must not resize or free anything.
  *
  * Per-world operations below skip every argument check (the public
  * bl_worlds_encode/accumulate/advance do those once per call), so a fused
@@ -45,7 +45,11 @@ struct bl_worlds {
     int32_t warmup;     /* ticks not scored (Tracking, Pong only) */
     size_t max_rounds;  /* M = max(1, max rounds in the cohort) */
     size_t max_length;  /* L_max >= 1: rows of the padded stimulus tables */
-    size_t max_draws;   /* K_max >= 1: rows of the padded draw tables */
+    size_t max_draws;   /* rows of the padded draw tables (>= 1): the most
+                         * any world has drawn up front */
+    size_t snap_draws;  /* K_max >= 1: the most rows any world has in all,
+                         * drawn or not (the snapshots' table) */
+    void *arena;        /* the one allocation every array below lies in */
 
     /* ---- mutable state (§1.2) ---- */
     void *physical;       /* real [B][8] */
@@ -69,7 +73,13 @@ struct bl_worlds {
                             * pong gain; cartpole encoder scales */
     void *angles;          /* real [B][R] receptor angles in degrees (tracking,
                             * pong), zeros otherwise */
-    void *draws;           /* real [B][K_max][2] Pong reset table, zero padded */
+    void *draws;           /* real [B][max_draws][2] Pong reset rows drawn up
+                            * front, zero padded */
+    int32_t *draws_ready;  /* i32 [B] rows of world b in `draws`; the rows
+                            * from there to draw_lengths come from
+                            * draw_gens[b], in order (bl_world_prepare_lazy) */
+    bl_gen *draw_gens;     /* [B] Pong only: at the next undrawn row */
+    bl_gen *draw_gens0;    /* [B] Pong only: at row draws_ready (snapshots) */
     void *stimuli;         /* real [B][L_max][R] probe stimulus table, zero padded */
     int32_t *lengths;      /* i32 [B] the world's own L (1 for non-probes) */
     int32_t *draw_lengths; /* i32 [B] the world's own K (1 unless Pong) */

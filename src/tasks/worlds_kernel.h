@@ -19,23 +19,50 @@
 #define real_t WK_REAL
 
 /* wrap(v, h) = ((v + h) mod 2h) - h with a floored modulo (§0.3): C fmod
- * truncates, so a negative remainder is moved up by one period. */
+ * truncates, so a negative remainder is moved up by one period.
+ *
+ * fmod is exact, so any exact way of taking the truncated remainder gives
+ * its bits; the worlds' arguments almost always lie within two periods P
+ * of zero, where it is one subtraction or none (h > 0, P = 2h, x = v + h):
+ *   0 <= x < P (also x = -0.0):  fmod(x, P) = x;
+ *   P <= x < 2P:                 fmod(x, P) = x - P, exact by Sterbenz
+ *                                (P <= x <= 2P);
+ *   -P < x < 0:                  fmod(x, P) = x;
+ *   -2P < x <= -P:               fmod(x, P) = x + P, exact by Sterbenz
+ *                                (-x in [P, 2P]); at x = -P fmod gives -0.0
+ *                                and x + P gives +0.0: neither is < 0 and
+ *                                both minus h are -h.
+ * Anything else (farther out, infinite, NaN) still goes to fmod. The
+ * negative remainder then takes the same "+ P" as before, so every result
+ * is the bit pattern the fmod form gives. */
 static inline real_t WK_FN(wk_wrap)(real_t v, real_t h)
 {
-    const real_t period = h + h;
-    real_t r = WK_FMOD(v + h, period);
+    const real_t period = h + h, x = v + h;
+    real_t r;
+    if (x >= 0 && x < period)
+        r = x;
+    else if (x >= period && x < period + period)
+        r = x - period;
+    else if (x < 0 && x > -period)
+        r = x;
+    else if (x <= -period && x > -(period + period))
+        r = x + period;
+    else
+        r = WK_FMOD(x, period);
     if (r < 0)
         r = r + period;
     return r - h;
 }
 
-static inline bool WK_FN(wk_bad_effector)(real_t e) { return !isfinite(e) || e < 0 || e > 1; }
+/* Not finite, or outside [0, 1] (§1.3): one test, since NaN fails both
+ * comparisons and an infinity fails one. */
+static inline bool WK_FN(wk_bad_effector)(real_t e) { return !(e >= 0 && e <= 1); }
 
 /* ---- observations ----------------------------------------------------- */
 
 /* §2.3: a flat plateau at the gain for |delta| <= 4 degrees, a Gaussian-like
  * tail outside; the 4-degree edge is inside. */
-static void WK_FN(wk_observe_tracking)(const bl_worlds *w, size_t b, real_t *in)
+static inline void WK_FN(wk_observe_tracking)(const bl_worlds *w, size_t b, real_t *in)
 {
     const size_t nr = w->width;
     const real_t *phys = (const real_t *)w->physical + b * 8;
@@ -56,7 +83,7 @@ static void WK_FN(wk_observe_tracking)(const bl_worlds *w, size_t b, real_t *in)
 
 /* §3.3: closed 4-degree bins around the bearing from paddle to ball; only
  * bearings within [-90, 90] (the ball in front of the paddle plane) show. */
-static void WK_FN(wk_observe_pong)(const bl_worlds *w, size_t b, real_t *in)
+static inline void WK_FN(wk_observe_pong)(const bl_worlds *w, size_t b, real_t *in)
 {
     const size_t nr = w->width;
     const real_t *phys = (const real_t *)w->physical + b * 8;
@@ -75,7 +102,8 @@ static void WK_FN(wk_observe_pong)(const bl_worlds *w, size_t b, real_t *in)
 
 /* §4.3 Spike-FF-2: ceil(8|v|/scale) spikes (at most 8) on frames 1, 4, ...,
  * 22 on the sign channel of each observation. */
-static void WK_FN(wk_observe_cartpole)(const bl_worlds *w, size_t b, int32_t frame, real_t *in)
+static inline void WK_FN(wk_observe_cartpole)(const bl_worlds *w, size_t b, int32_t frame,
+                                              real_t *in)
 {
     const real_t *phys = (const real_t *)w->physical + b * 8;
     const real_t *scale = (const real_t *)w->params + b * 4;
@@ -94,7 +122,7 @@ static void WK_FN(wk_observe_cartpole)(const bl_worlds *w, size_t b, int32_t fra
 }
 
 /* §5.2 and the reversal feedback of §5.10. */
-static void WK_FN(wk_observe_probe)(const bl_worlds *w, size_t b, real_t *in)
+static inline void WK_FN(wk_observe_probe)(const bl_worlds *w, size_t b, real_t *in)
 {
     const size_t nr = w->width;
     const int32_t t = w->ticks[b];
@@ -115,7 +143,7 @@ static void WK_FN(wk_observe_probe)(const bl_worlds *w, size_t b, real_t *in)
     }
 }
 
-static void WK_FN(wk_encode)(bl_worlds *w, size_t b, int32_t frame, bool enabled)
+static inline void WK_FN(wk_encode)(bl_worlds *w, size_t b, int32_t frame, bool enabled)
 {
     const size_t nr = w->width;
     real_t *in = (real_t *)w->inputs + b * nr;
@@ -140,8 +168,8 @@ static void WK_FN(wk_encode)(bl_worlds *w, size_t b, int32_t frame, bool enabled
 
 /* ---- accumulate ------------------------------------------------------- */
 
-static void WK_FN(wk_accumulate)(bl_worlds *w, size_t b, const real_t *eff, int32_t frame,
-                                 bool enabled)
+static inline void WK_FN(wk_accumulate)(bl_worlds *w, size_t b, const real_t *eff,
+                                        int32_t frame, bool enabled)
 {
     if (!enabled || w->done[b] || !w->finite[b])
         return;
@@ -167,7 +195,8 @@ static void WK_FN(wk_accumulate)(bl_worlds *w, size_t b, const real_t *eff, int3
 /* ---- steps ------------------------------------------------------------ */
 
 /* §2.4; the score uses the state after the move. */
-static void WK_FN(wk_step_tracking)(bl_worlds *w, size_t b, const real_t *eff, int32_t tick)
+static inline void WK_FN(wk_step_tracking)(bl_worlds *w, size_t b, const real_t *eff,
+                                           int32_t tick)
 {
     real_t *phys = (real_t *)w->physical + b * 8;
     const real_t *par = (const real_t *)w->params + b * 4;
@@ -188,7 +217,7 @@ static void WK_FN(wk_step_tracking)(bl_worlds *w, size_t b, const real_t *eff, i
 
 /* §3.4 in the spec's order: paddle first, then the ball; the hit test uses
  * the new paddle, and the `past` latch forbids a late hit. */
-static void WK_FN(wk_step_pong)(bl_worlds *w, size_t b, const real_t *eff, int32_t tick)
+static inline void WK_FN(wk_step_pong)(bl_worlds *w, size_t b, const real_t *eff, int32_t tick)
 {
     real_t *phys = (real_t *)w->physical + b * 8;
     real_t x = phys[0], y = phys[1], vx = phys[3], vy = phys[4], past = phys[5];
@@ -223,7 +252,20 @@ static void WK_FN(wk_step_pong)(bl_worlds *w, size_t b, const real_t *eff, int32
         miss = 1;
         const int32_t k = (int32_t)phys[6] + 1;
         if (k < w->draw_lengths[b]) {
-            const real_t *row = (const real_t *)w->draws + (b * w->max_draws + (size_t)k) * 2;
+            real_t row[2];
+            if (k < w->draws_ready[b]) {
+                const real_t *r = (const real_t *)w->draws + (b * w->max_draws + (size_t)k) * 2;
+                row[0] = r[0];
+                row[1] = r[1];
+            } else {
+                /* Row k is the next one in the world's generator: rows are
+                 * used in order (k is one past the last used), and the
+                 * generator started at the first row not drawn up front. */
+                const double d0 = bl_gen_random(&w->draw_gens[b]);
+                const double d1 = bl_gen_random(&w->draw_gens[b]);
+                row[0] = (real_t)d0;
+                row[1] = (real_t)d1;
+            }
             x = 995;
             y = (real_t)1 + (real_t)498 * row[0];
             vx = -5;
@@ -251,16 +293,22 @@ static void WK_FN(wk_step_pong)(bl_worlds *w, size_t b, const real_t *eff, int32
             if (w->rally[b] > w->longest_rally[b])
                 w->longest_rally[b] = w->rally[b];
         }
-        const int32_t events = w->hits[b] + w->misses[b];
-        ((real_t *)w->outcome)[b] =
-            events > 0 ? (real_t)w->hits[b] / (real_t)events : (real_t)0;
+        /* outcome = hits / (hits + misses), or 0 without events: a value
+         * of the two counters alone, which change only on a scored hit or
+         * miss, so every other scored tick would store the bits already
+         * there (the first such tick stores (real_t)0 = +0.0, the value a
+         * cohort starts with). */
+        if (hit || miss) {
+            const int32_t events = w->hits[b] + w->misses[b];
+            ((real_t *)w->outcome)[b] = (real_t)w->hits[b] / (real_t)events;
+        }
         w->scored[b] += 1;
     }
 }
 
 /* §4.4: votes decide the force (a tie pushes left), then explicit Euler
  * with positions moved by the old velocities. */
-static void WK_FN(wk_step_cartpole)(bl_worlds *w, size_t b, int32_t tick)
+static inline void WK_FN(wk_step_cartpole)(bl_worlds *w, size_t b, int32_t tick)
 {
     real_t *phys = (real_t *)w->physical + b * 8;
     const real_t *votes = (const real_t *)w->votes + b * 2;
@@ -287,7 +335,7 @@ static void WK_FN(wk_step_cartpole)(bl_worlds *w, size_t b, int32_t tick)
 
 /* §5.3: evidence only inside the response window; the decision (tie -> 1)
  * is taken on its last tick; the episode ends at the world's own length. */
-static void WK_FN(wk_step_probe)(bl_worlds *w, size_t b, const real_t *eff, int32_t tick)
+static inline void WK_FN(wk_step_probe)(bl_worlds *w, size_t b, const real_t *eff, int32_t tick)
 {
     real_t *ev = (real_t *)w->evidence + b * 2;
     const size_t base = b * w->max_rounds;
@@ -324,7 +372,10 @@ static void WK_FN(wk_step_probe)(bl_worlds *w, size_t b, const real_t *eff, int3
     }
 }
 
-static void WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, bool enabled)
+/* Always inlined: the fused loops call it once a tick, and inlined there
+ * its checks fold against what the caller already knows. */
+static inline __attribute__((always_inline)) void
+WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, bool enabled)
 {
     if (!enabled || w->done[b] || !w->finite[b])
         return;
@@ -342,12 +393,19 @@ static void WK_FN(wk_advance)(bl_worlds *w, size_t b, const real_t *eff, bool en
     default: WK_FN(wk_step_probe)(w, b, eff, tick); break;
     }
     w->ticks[b] = tick + 1;
-    const real_t *phys = (const real_t *)w->physical + b * 8;
-    for (int i = 0; i < 8; i++)
-        if (!isfinite(phys[i])) {
+    /* x - x is +0 exactly for a finite x and NaN for an infinite or NaN
+     * one, so the eight tests need no branch. A probe's physical state is
+     * never written after creation, which checked it finite, so the test
+     * would always pass there. */
+    if (!bl_task_is_probe(w->kind)) {
+        const real_t *phys = (const real_t *)w->physical + b * 8;
+        const int all = (phys[0] - phys[0] == 0) & (phys[1] - phys[1] == 0) &
+                        (phys[2] - phys[2] == 0) & (phys[3] - phys[3] == 0) &
+                        (phys[4] - phys[4] == 0) & (phys[5] - phys[5] == 0) &
+                        (phys[6] - phys[6] == 0) & (phys[7] - phys[7] == 0);
+        if (!all)
             w->finite[b] = 0;
-            break;
-        }
+    }
     if (w->done[b] && !isfinite(((const real_t *)w->outcome)[b]))
         w->finite[b] = 0;
 }
