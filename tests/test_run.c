@@ -510,22 +510,29 @@ static bl_run_result *group_invariant(const bl_resolved_plan *r, bl_recording re
     bl_run_result *first = NULL;
     OK_E(bl_run_execute(r, &x, NULL, &first, &e_));
     char *want = everything_text(first);
-    for (size_t i = 0; i < nb; i++)
-        for (int64_t threads = 1; threads <= 2; threads++)
-            for (size_t k = 0; k < nt; k++) {
-                x.batch_size = batches[i];
-                x.cpu_threads = threads;
-                x.noise_tile_frames = tiles[k];
-                bl_run_result *res = NULL;
-                OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
-                char *got = everything_text(res);
-                if (strcmp(got, want) != 0)
-                    fail_msg("%s: batch %lld, threads %lld, tile %lld changed a trial",
-                             bl_recording_name(recording), (long long)batches[i],
-                             (long long)threads, (long long)tiles[k]);
-                bl_free(got);
-                bl_run_result_destroy(res);
-            }
+    /* The default width, and groups of 3 (set through the environment). */
+    static const char *const caps[] = {"", "3"};
+    for (size_t c = 0; c < 2; c++) {
+        assert_int_equal(setenv("BL_GROUP_CAP", caps[c], 1), 0);
+        for (size_t i = 0; i < nb; i++)
+            for (int64_t threads = 1; threads <= 2; threads++)
+                for (size_t k = 0; k < nt; k++) {
+                    x.batch_size = batches[i];
+                    x.cpu_threads = threads;
+                    x.noise_tile_frames = tiles[k];
+                    bl_run_result *res = NULL;
+                    OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
+                    char *got = everything_text(res);
+                    if (strcmp(got, want) != 0)
+                        fail_msg("%s: cap '%s', batch %lld, threads %lld, tile %lld changed a "
+                                 "trial",
+                                 bl_recording_name(recording), caps[c], (long long)batches[i],
+                                 (long long)threads, (long long)tiles[k]);
+                    bl_free(got);
+                    bl_run_result_destroy(res);
+                }
+    }
+    assert_int_equal(unsetenv("BL_GROUP_CAP"), 0);
     bl_free(want);
     return first;
 }
@@ -568,6 +575,28 @@ static void test_groups_are_partition_invariant(void **state)
                     assert_int_equal(res->probes[i].counts[2], 1);
         bl_run_result_destroy(res);
     }
+    bl_resolved_plan_destroy(r);
+}
+
+/* A bad group width is one ValueError line, before any trial runs. */
+static void test_group_cap_must_be_a_width(void **state)
+{
+    (void)state;
+    bl_resolved_plan *r = bl_test_resolve_text(cartpole_group_plan);
+    static const char *const bad[] = {"0", "1025", "8x", "-2", "wide"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(setenv("BL_GROUP_CAP", bad[i], 1), 0);
+        bl_execution x;
+        bl_execution_default(&x);
+        bl_run_result *res = NULL;
+        bl_error err = {0};
+        assert_int_equal(bl_run_execute(r, &x, NULL, &res, &err), BL_EVALUE);
+        assert_null(res);
+        char want[96];
+        snprintf(want, sizeof want, "BL_GROUP_CAP=%s: a group takes 1 to 1024 trials", bad[i]);
+        assert_string_equal(err.msg, want);
+    }
+    assert_int_equal(unsetenv("BL_GROUP_CAP"), 0);
     bl_resolved_plan_destroy(r);
 }
 
@@ -1131,6 +1160,7 @@ int main(void)
         cmocka_unit_test(test_failed_neural_frame_is_latched),
         cmocka_unit_test(test_groups_are_partition_invariant),
         cmocka_unit_test(test_cartpole_groups_end_apart),
+        cmocka_unit_test(test_group_cap_must_be_a_width),
         cmocka_unit_test(test_admission_unit_cases),
         cmocka_unit_test(test_trial_bytes_examples),
         cmocka_unit_test(test_memory_and_recording_reject_before_runtime),

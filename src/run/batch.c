@@ -2,7 +2,9 @@
  * slot's seeds and world first, then every distinct wiring of the batch,
  * constructed once (or carried over from the last batch), then each slot's
  * whole trial on one thread, and its result row. */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
@@ -166,17 +168,17 @@ static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_tria
 /* Cuts the batch into the units its threads take (b->order, b->unit),
  * with their recording targets and ends (b->recs, b->ends).
  * The reservoir slots of each wiring, in slot order, form lockstep groups
- * of at most BL_GROUP_CAP trials: one model batch whose slots share the
- * wiring's fixed arrays and, with the lane kernels, one SIMD lane a trial
- * (8 lanes are an AVX2 vector of float32, two of float64), while a group's
- * weights stay few enough to remain in the core's caches. When there are
+ * of at most `cap` trials (default 8): one model batch whose slots share
+ * the wiring's fixed arrays and, with the lane kernels, one SIMD lane a
+ * trial (8 lanes are an AVX2 vector of float32, two of float64), while a
+ * group's weights stay few enough to remain in the core's caches. When there are
  * fewer groups than threads, the widest groups are split further (down to
  * single trials), so no thread idles while another steps a whole block;
  * with construction scope `trial` every group is one trial. Each direct
  * controller's slot is a unit of its own. Which unit a trial lands in never
  * changes a bit of its result: the slots of a model batch and the worlds
  * of a cohort are independent. */
-static bl_status plan_units(batch *b, int threads, bl_error *err)
+static bl_status plan_units(batch *b, int threads, size_t cap, bl_error *err)
 {
     const size_t nw = b->nwirings;
     size_t *members = bl_calloc(nw + 1, sizeof *members), *chunks = bl_calloc(nw + 1,
@@ -199,7 +201,7 @@ static bl_status plan_units(batch *b, int threads, bl_error *err)
             direct++;
     }
     for (size_t k = 0; k < nw; k++) {
-        chunks[k] = (members[k] + BL_GROUP_CAP - 1) / BL_GROUP_CAP;
+        chunks[k] = (members[k] + cap - 1) / cap;
         groups += chunks[k];
     }
     while (groups < (size_t)threads) {
@@ -240,6 +242,24 @@ done:
     bl_free(chunks);
     bl_free(at);
     return st;
+}
+
+/* The group width: BL_GROUP_CAP, or the environment's BL_GROUP_CAP (a
+ * whole number from 1 to 1024), so that the policy can be measured and
+ * tuned without a rebuild; it never changes a result. */
+static bl_status group_cap(size_t *cap, bl_error *err)
+{
+    const char *v = getenv("BL_GROUP_CAP");
+    *cap = BL_GROUP_CAP;
+    if (!v || !*v)
+        return BL_OK;
+    char *end = NULL;
+    errno = 0;
+    const long x = strtol(v, &end, 10);
+    if (errno || *end || x < 1 || x > 1024)
+        return bl_fail(err, BL_EVALUE, "BL_GROUP_CAP=%s: a group takes 1 to 1024 trials", v);
+    *cap = (size_t)x;
+    return BL_OK;
 }
 
 /* One unit's trials (a group, or one direct slot) and their rows. */
@@ -373,7 +393,8 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
             goto done;
     }
 
-    if ((st = plan_units(&b, threads, err)) != BL_OK)
+    size_t cap;
+    if ((st = group_cap(&cap, err)) != BL_OK || (st = plan_units(&b, threads, cap, err)) != BL_OK)
         goto done;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (ptrdiff_t u = 0; u < (ptrdiff_t)b.nunits; u++)

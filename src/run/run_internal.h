@@ -97,8 +97,8 @@ typedef struct batch {
     struct slot_end *ends;       /* [n], likewise */
 } batch;
 
-/* The most trials one lockstep group steps together (batch.c explains the
- * choice). */
+/* The most trials one lockstep group steps together by default (batch.c
+ * explains the choice); the environment's BL_GROUP_CAP overrides it. */
 #define BL_GROUP_CAP 8
 
 /* What a finished slot reports, read from its world and model. */
