@@ -419,6 +419,210 @@ static void test_failed_neural_frame_is_latched(void **state)
     bl_resolved_plan_destroy(r);
 }
 
+/* ---- lockstep groups -------------------------------------------------------- */
+
+/* Three targets on one wiring per block (the default construction key, scope
+ * block): the same trials in groups of every width. Delays of 2, 9 and 30
+ * ticks end the episodes at different ticks; one target adds every
+ * intervention verb at different ticks; a gain of 1e308 overflows the
+ * input sums of the third, so its trials fail inside groups whose other
+ * members go on. The three share one composition but for the gain line. */
+#define CUE_COMPOSITION(gain)                                                              \
+    "[targets.composition]\ncount = 20\n" gain "[targets.composition.node]\n"               \
+    "kind = \"falandays\"\n[targets.composition.node.parameters]\ndrive = \"oosawa\"\n"    \
+    "membrane_noise = 0.3\nnoise_gain = 0.1\n[targets.composition.task]\n"                \
+    "kind = \"delayed_cue\"\n[targets.composition.task.options]\ndelays = [2, 9, 30]\n"
+
+static const char group_plan[] =
+    "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"groups\"\n"
+    "diagnostic = true\n"
+    "[evaluation]\nblocks = 2\ntrials_per_block = 5\nroot_seed = 23\n"
+    "[[targets]]\nid = \"cue\"\n" CUE_COMPOSITION("")
+    "[[targets]]\nid = \"cue_ablated\"\n"
+    "interventions = [{tick = 4, verb = \"freeze_weights\"}, {tick = 7, verb = "
+    "\"shuffle_input\"}, {tick = 12, verb = \"blind_input\"}, {tick = 15, verb = "
+    "\"freeze_plasticity\"}]\n" CUE_COMPOSITION("")
+    "[[targets]]\nid = \"cue_loud\"\n" CUE_COMPOSITION("input_gain = 1e308\n");
+
+/* CartPole episodes (24 frames a tick) that fall at different ticks, with
+ * the Oosawa drive (so the tapes cross tiles inside a tick's frames) and
+ * SORN. */
+static const char cartpole_group_plan[] =
+    "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"cartpole_groups\"\n"
+    "diagnostic = true\n"
+    "[evaluation]\nblocks = 1\ntrials_per_block = 6\nhorizon = 120\nroot_seed = 5\n"
+    "[[targets]]\nid = \"fal\"\ninterventions = [{tick = 3, verb = \"shuffle_input\"}]\n"
+    "[targets.composition]\ncount = 16\ninput_gain = 8.0\n"
+    "[targets.composition.node]\nkind = \"falandays\"\n"
+    "[targets.composition.node.parameters]\ndrive = \"oosawa\"\nmembrane_noise = 0.2\n"
+    "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n"
+    "[[targets]]\nid = \"sorn\"\n"
+    "[targets.composition]\ncount = 16\ninput_gain = 8.0\n"
+    "[targets.composition.node]\nkind = \"sorn\"\n"
+    "[targets.composition.task]\nkind = \"cartpole_plank_easy\"\n";
+
+/* Everything a run reports per trial: its row, its spike count, its probe
+ * capture and its replay frames (canonical JSON). */
+static char *everything_text(const bl_run_result *res)
+{
+    bl_buf b;
+    bl_buf_init(&b);
+    char *rows = bl_test_trials_text(res);
+    bl_buf_puts(&b, rows);
+    bl_free(rows);
+    for (size_t i = 0; i < res->ntrials; i++) {
+        bl_buf_printf(&b, "spikes %lld\n", (long long)res->trials[i].spikes);
+        if (res->probes) {
+            const bl_probe_capture *pc = &res->probes[i];
+            bl_buf_printf(&b, "probe %lld %lld %lld %d %d %d %d:", (long long)pc->ticks[0],
+                          (long long)pc->ticks[1], (long long)pc->ticks[2], pc->counts[0],
+                          pc->counts[1], pc->counts[2], pc->label);
+            for (size_t k = 0; pc->features && k < 3 * pc->n; k++)
+                bl_buf_printf(&b, " %a", pc->features[k]);
+            bl_buf_putc(&b, '\n');
+        }
+        if (res->replays) {
+            char *text = NULL;
+            OK_E(bl_json_canonical(res->replays[i], &text, NULL, &e_));
+            bl_buf_puts(&b, text);
+            bl_buf_putc(&b, '\n');
+            bl_free(text);
+        }
+    }
+    OK_E(bl_buf_status(&b, &e_));
+    char *s = bl_buf_take(&b, NULL);
+    bl_buf_clear(&b);
+    return s;
+}
+
+/* Runs the plan with the recording under every (batch, threads, tile)
+ * setting and requires the same bytes as one trial a batch on one thread
+ * (the per-trial path: groups of one); returns that first result. */
+static bl_run_result *group_invariant(const bl_resolved_plan *r, bl_recording recording,
+                                      const int64_t *batches, size_t nb, const int64_t *tiles,
+                                      size_t nt)
+{
+    bl_execution x;
+    bl_execution_default(&x);
+    x.recording = recording;
+    x.batch_size = 1;
+    x.noise_tile_frames = tiles[0];
+    bl_run_result *first = NULL;
+    OK_E(bl_run_execute(r, &x, NULL, &first, &e_));
+    char *want = everything_text(first);
+    /* The default width, and groups of 3 (set through the environment). */
+    static const char *const caps[] = {"", "3"};
+    for (size_t c = 0; c < 2; c++) {
+        assert_int_equal(setenv("BL_GROUP_CAP", caps[c], 1), 0);
+        for (size_t i = 0; i < nb; i++)
+            for (int64_t threads = 1; threads <= 2; threads++)
+                for (size_t k = 0; k < nt; k++) {
+                    x.batch_size = batches[i];
+                    x.cpu_threads = threads;
+                    x.noise_tile_frames = tiles[k];
+                    bl_run_result *res = NULL;
+                    OK_E(bl_run_execute(r, &x, NULL, &res, &e_));
+                    char *got = everything_text(res);
+                    if (strcmp(got, want) != 0)
+                        fail_msg("%s: cap '%s', batch %lld, threads %lld, tile %lld changed a "
+                                 "trial",
+                                 bl_recording_name(recording), caps[c], (long long)batches[i],
+                                 (long long)threads, (long long)tiles[k]);
+                    bl_free(got);
+                    bl_run_result_destroy(res);
+                }
+    }
+    assert_int_equal(unsetenv("BL_GROUP_CAP"), 0);
+    bl_free(want);
+    return first;
+}
+
+static void test_groups_are_partition_invariant(void **state)
+{
+    (void)state;
+    bl_resolved_plan *r = bl_test_resolve_text(group_plan);
+    const int64_t batches[] = {1, 3, 8, 30}, tiles[] = {64, 5};
+    const bl_recording recordings[] = {BL_RECORDING_SUMMARY, BL_RECORDING_PROBE_EVENTS,
+                                       BL_RECORDING_REPLAY};
+    for (size_t m = 0; m < 3; m++) {
+        bl_run_result *res = group_invariant(r, recordings[m], batches, 4, tiles, 2);
+        /* The plan provokes what it is for: one wiring per block shared by
+         * all three targets, episodes of different lengths, interventions
+         * that change trials, and failures beside completed trials. */
+        int64_t shortest = INT64_MAX, longest = 0;
+        for (int64_t trial = 0; trial < 5; trial++) {
+            const bl_trial_result *cue = find(res, "cue", 0, trial),
+                                  *ablated = find(res, "cue_ablated", 0, trial),
+                                  *loud = find(res, "cue_loud", 0, trial);
+            assert_string_equal(cue->wiring_id, ablated->wiring_id);
+            assert_string_equal(cue->wiring_id, loud->wiring_id);
+            assert_int_equal(cue->status, BL_TRIAL_COMPLETED);
+            assert_int_equal(ablated->status, BL_TRIAL_COMPLETED);
+            assert_int_equal(loud->status, BL_TRIAL_FAILED);
+            assert_true(loud->neural_frames < cue->neural_frames);
+            shortest = cue->completed_ticks < shortest ? cue->completed_ticks : shortest;
+            longest = cue->completed_ticks > longest ? cue->completed_ticks : longest;
+        }
+        assert_true(shortest < longest);
+        bool differs = false;
+        for (int64_t trial = 0; trial < 5; trial++)
+            differs |= find(res, "cue", 1, trial)->spikes !=
+                       find(res, "cue_ablated", 1, trial)->spikes;
+        assert_true(differs);
+        if (res->probes)
+            for (size_t i = 0; i < res->ntrials; i++)
+                if (res->trials[i].status == BL_TRIAL_COMPLETED)
+                    assert_int_equal(res->probes[i].counts[2], 1);
+        bl_run_result_destroy(res);
+    }
+    bl_resolved_plan_destroy(r);
+}
+
+/* A bad group width is one ValueError line, before any trial runs. */
+static void test_group_cap_must_be_a_width(void **state)
+{
+    (void)state;
+    bl_resolved_plan *r = bl_test_resolve_text(cartpole_group_plan);
+    static const char *const bad[] = {"0", "1025", "8x", "-2", "wide"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(setenv("BL_GROUP_CAP", bad[i], 1), 0);
+        bl_execution x;
+        bl_execution_default(&x);
+        bl_run_result *res = NULL;
+        bl_error err = {0};
+        assert_int_equal(bl_run_execute(r, &x, NULL, &res, &err), BL_EVALUE);
+        assert_null(res);
+        char want[96];
+        snprintf(want, sizeof want, "BL_GROUP_CAP=%s: a group takes 1 to 1024 trials", bad[i]);
+        assert_string_equal(err.msg, want);
+    }
+    assert_int_equal(unsetenv("BL_GROUP_CAP"), 0);
+    bl_resolved_plan_destroy(r);
+}
+
+static void test_cartpole_groups_end_apart(void **state)
+{
+    (void)state;
+    bl_resolved_plan *r = bl_test_resolve_text(cartpole_group_plan);
+    const int64_t batches[] = {1, 4, 12}, tiles[] = {24, 72, 50};
+    const bl_recording recordings[] = {BL_RECORDING_SUMMARY, BL_RECORDING_REPLAY};
+    for (size_t m = 0; m < 2; m++) {
+        bl_run_result *res = group_invariant(r, recordings[m], batches, 3, tiles, 3);
+        int64_t shortest = INT64_MAX, longest = 0;
+        for (size_t i = 0; i < res->ntrials; i++) {
+            const bl_trial_result *t = &res->trials[i];
+            assert_int_equal(t->status, BL_TRIAL_COMPLETED);
+            assert_int_equal(t->neural_frames, t->completed_ticks * 24);
+            shortest = t->completed_ticks < shortest ? t->completed_ticks : shortest;
+            longest = t->completed_ticks > longest ? t->completed_ticks : longest;
+        }
+        assert_true(shortest < longest); /* some episodes fell before others */
+        assert_true(shortest < 120);
+        bl_run_result_destroy(res);
+    }
+    bl_resolved_plan_destroy(r);
+}
+
 /* ---- admission ------------------------------------------------------------ */
 
 static void test_admission_unit_cases(void **state)
@@ -954,6 +1158,9 @@ int main(void)
         cmocka_unit_test(test_construction_scopes),
         cmocka_unit_test(test_labels_and_order_are_not_identity),
         cmocka_unit_test(test_failed_neural_frame_is_latched),
+        cmocka_unit_test(test_groups_are_partition_invariant),
+        cmocka_unit_test(test_cartpole_groups_end_apart),
+        cmocka_unit_test(test_group_cap_must_be_a_width),
         cmocka_unit_test(test_admission_unit_cases),
         cmocka_unit_test(test_trial_bytes_examples),
         cmocka_unit_test(test_memory_and_recording_reject_before_runtime),

@@ -2,7 +2,9 @@
  * slot's seeds and world first, then every distinct wiring of the batch,
  * constructed once (or carried over from the last batch), then each slot's
  * whole trial on one thread, and its result row. */
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
@@ -84,6 +86,10 @@ static void free_batch(batch *b)
     }
     bl_free(b->slots);
     bl_free(b->wirings);
+    bl_free(b->order);
+    bl_free(b->unit);
+    bl_free(b->recs);
+    bl_free(b->ends);
     memset(b, 0, sizeof *b);
 }
 
@@ -158,6 +164,144 @@ static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_tria
     if (t->shuffle) {
         row->seeds[row->nseeds].stream = "input_shuffle";
         bl_seed_hex(&s->shuffle_seed, row->seeds[row->nseeds++].hex);
+    }
+}
+
+/* Cuts the batch into the units its threads take (b->order, b->unit),
+ * with their recording targets and ends (b->recs, b->ends).
+ * The reservoir slots of each wiring, in slot order, form lockstep groups
+ * of at most `cap` trials (default 8): one model batch whose slots share
+ * the wiring's fixed arrays and, with the lane kernels, one SIMD lane a
+ * trial (8 lanes are an AVX2 vector of float32, two of float64), while a
+ * group's weights stay few enough to remain in the core's caches. When there are
+ * fewer groups than threads, the widest groups are split further (down to
+ * single trials), so no thread idles while another steps a whole block;
+ * with construction scope `trial` every group is one trial. Each direct
+ * controller's slot is a unit of its own. Which unit a trial lands in never
+ * changes a bit of its result: the slots of a model batch and the worlds
+ * of a cohort are independent. */
+static bl_status plan_units(batch *b, int threads, size_t cap, bl_error *err)
+{
+    const size_t nw = b->nwirings;
+    size_t *members = bl_calloc(nw + 1, sizeof *members), *chunks = bl_calloc(nw + 1,
+                                                                              sizeof *chunks);
+    size_t *at = bl_calloc(nw + 1, sizeof *at);
+    b->order = bl_calloc(b->n, sizeof *b->order);
+    b->unit = bl_calloc(b->n + 1, sizeof *b->unit);
+    b->recs = bl_calloc(b->n, sizeof *b->recs);
+    b->ends = bl_calloc(b->n, sizeof *b->ends);
+    bl_status st = !members || !chunks || !at || !b->order || !b->unit || !b->recs || !b->ends
+                       ? nomem(err)
+                       : BL_OK;
+    if (st != BL_OK)
+        goto done;
+    size_t groups = 0, direct = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->slots[i].t->reservoir)
+            members[b->slots[i].wiring]++;
+        else
+            direct++;
+    }
+    for (size_t k = 0; k < nw; k++) {
+        chunks[k] = (members[k] + cap - 1) / cap;
+        groups += chunks[k];
+    }
+    while (groups < (size_t)threads) {
+        size_t best = nw, width = 1;
+        for (size_t k = 0; k < nw; k++) {
+            const size_t wk = (members[k] + chunks[k] - 1) / chunks[k];
+            if (wk > width) {
+                best = k;
+                width = wk;
+            }
+        }
+        if (best == nw)
+            break; /* every group is a single trial */
+        chunks[best]++;
+        groups++;
+    }
+    /* Wiring k's slots go to order[at[k]...], in slot order; direct slots
+     * follow every group. */
+    for (size_t k = 1; k <= nw; k++)
+        at[k] = at[k - 1] + members[k - 1];
+    size_t next_direct = at[nw];
+    for (size_t i = 0; i < b->n; i++) {
+        slot *s = &b->slots[i];
+        b->order[s->t->reservoir ? at[s->wiring]++ : next_direct++] = s;
+    }
+    size_t pos = 0;
+    for (size_t k = 0; k < nw; k++)
+        for (size_t q = 0; q < chunks[k]; q++) {
+            b->unit[b->nunits++] = pos;
+            pos += members[k] / chunks[k] + (q < members[k] % chunks[k]);
+        }
+    for (size_t i = 0; i < direct; i++)
+        b->unit[b->nunits++] = pos++;
+    b->unit[b->nunits] = pos;
+    BL_ASSERT(pos == b->n);
+done:
+    bl_free(members);
+    bl_free(chunks);
+    bl_free(at);
+    return st;
+}
+
+/* The group width: BL_GROUP_CAP, or the environment's BL_GROUP_CAP (a
+ * whole number from 1 to 1024), so that the policy can be measured and
+ * tuned without a rebuild; it never changes a result. */
+static bl_status group_cap(size_t *cap, bl_error *err)
+{
+    const char *v = getenv("BL_GROUP_CAP");
+    *cap = BL_GROUP_CAP;
+    if (!v || !*v)
+        return BL_OK;
+    char *end = NULL;
+    errno = 0;
+    const long x = strtol(v, &end, 10);
+    if (errno || *end || x < 1 || x > 1024)
+        return bl_fail(err, BL_EVALUE, "BL_GROUP_CAP=%s: a group takes 1 to 1024 trials", v);
+    *cap = (size_t)x;
+    return BL_OK;
+}
+
+/* One unit's trials (a group, or one direct slot) and their rows. */
+static void run_unit(run_ctx *c, batch *b, size_t u, bl_trial_result *rows, bl_run_result *res)
+{
+    slot *const *us = b->order + b->unit[u];
+    capture *recs = b->recs + b->unit[u];
+    slot_end *ends = b->ends + b->unit[u];
+    const size_t g = b->unit[u + 1] - b->unit[u];
+    bl_error err;
+    bl_status st = BL_OK;
+    for (size_t k = 0; k < g; k++) {
+        recs[k].probe = res->probes ? &res->probes[us[k]->job] : NULL;
+        recs[k].frames = NULL;
+        if (res->replays && st == BL_OK &&
+            !(recs[k].frames = res->replays[us[k]->job] = bl_json_array()))
+            st = nomem(&err);
+    }
+    if (st == BL_OK && us[0]->t->reservoir)
+        st = bl_run_group(c, b, us, g, recs, ends, &err);
+    else if (st == BL_OK && recs[0].frames)
+        st = bl_run_direct_frames(c, b, us[0], &recs[0], &ends[0], &err);
+    else if (st == BL_OK)
+        st = bl_run_direct(c, b, us[0], &ends[0], &err);
+    for (size_t k = 0; k < g; k++) {
+        slot *s = us[k];
+        const slot_end *e = &ends[k];
+        s->st = st;
+        if (st != BL_OK) {
+            s->err = err;
+            continue;
+        }
+        /* §4.11: a completed trial's schedule is hit exactly once per point. */
+        const bl_probe_capture *pc = recs[k].probe;
+        if (pc && e->status == BL_TRIAL_COMPLETED && !isnan(e->raw) &&
+            (pc->counts[0] != 1 || pc->counts[1] != 1 || pc->counts[2] != 1))
+            s->st = bl_fail(&s->err, BL_ERUNTIME,
+                            "probe event schedule did not emit exactly one event per point");
+        else
+            fill_row(c, s, e, &rows[s->job]);
     }
 }
 
@@ -251,35 +395,21 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
             goto done;
     }
 
+    size_t cap;
+    if ((st = group_cap(&cap, err)) != BL_OK || (st = plan_units(&b, threads, cap, err)) != BL_OK)
+        goto done;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (ptrdiff_t u = 0; u < (ptrdiff_t)b.nunits; u++)
+        run_unit(c, &b, (size_t)u, rows, res);
     int64_t ticks = 0, frames = 0, rframes = 0;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) \
-    reduction(+ : ticks, frames, rframes)
-    for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++) {
-        slot *s = &b.slots[i];
-        slot_end e = {0};
-        capture rec = {res->probes ? &res->probes[s->job] : NULL, NULL};
-        if (res->replays && !(rec.frames = res->replays[s->job] = bl_json_array())) {
-            s->st = nomem(&s->err);
+    for (size_t i = 0; i < n; i++) {
+        const slot *s = b.order[i];
+        if (s->st != BL_OK)
             continue;
-        }
+        ticks += b.ends[i].ticks;
+        frames += b.ends[i].frames;
         if (s->t->reservoir)
-            s->st = bl_run_reservoir(c, &b, s, &rec, &e, &s->err);
-        else if (rec.frames)
-            s->st = bl_run_direct_frames(c, &b, s, &rec, &e, &s->err);
-        else
-            s->st = bl_run_direct(c, &b, s, &e, &s->err);
-        /* §4.11: a completed trial's schedule is hit exactly once per point. */
-        if (s->st == BL_OK && rec.probe && e.status == BL_TRIAL_COMPLETED && !isnan(e.raw) &&
-            (rec.probe->counts[0] != 1 || rec.probe->counts[1] != 1 || rec.probe->counts[2] != 1))
-            s->st = bl_fail(&s->err, BL_ERUNTIME,
-                            "probe event schedule did not emit exactly one event per point");
-        if (s->st == BL_OK) {
-            fill_row(c, s, &e, &rows[s->job]);
-            ticks += e.ticks;
-            frames += e.frames;
-            if (s->t->reservoir)
-                rframes += e.frames;
-        }
+            rframes += b.ends[i].frames;
     }
     res->world_ticks += ticks;
     res->neural_frames += frames;

@@ -71,12 +71,22 @@ bl_status bl_run_replay_tick(bl_json *frames, const bl_worlds *w, int64_t tick,
                              const void *activity, size_t nact, const void *effectors,
                              size_t neff, bl_error *err)
 {
+    return bl_run_replay_tick_at(frames, w, 0, tick, activity, nact, effectors, neff, err);
+}
+
+/* The same for world b of the cohort (its inputs row and its snapshot). */
+bl_status bl_run_replay_tick_at(bl_json *frames, const bl_worlds *w, size_t b, int64_t tick,
+                                const void *activity, size_t nact, const void *effectors,
+                                size_t neff, bl_error *err)
+{
     const bl_dtype dt = bl_worlds_dtype(w);
+    const size_t width = bl_worlds_inputs_width(w);
+    const char *inputs = (const char *)bl_worlds_inputs(w) + b * width * bl_dtype_size(dt);
     bl_snapshot *snap = NULL;
     bl_json *f = bl_json_object(), *world = bl_json_object();
     bl_status st = !f || !world ? nomem(err) : BL_OK;
     if (st == BL_OK)
-        st = bl_worlds_snapshot(w, 0, &snap, err);
+        st = bl_worlds_snapshot(w, b, &snap, err);
     for (size_t k = 0; st == BL_OK && k < sizeof display_keys / sizeof *display_keys; k++) {
         const bl_snapshot_array *a = bl_snapshot_get(snap, display_keys[k]);
         if (!a || a->ndim != 0)
@@ -93,9 +103,7 @@ bl_status bl_run_replay_tick(bl_json *frames, const bl_worlds *w, int64_t tick,
     if (st == BL_OK)
         st = bl_json_object_set(f, "effectors", real_array(dt, effectors, neff), err);
     if (st == BL_OK)
-        st = bl_json_object_set(f, "inputs",
-                                real_array(dt, bl_worlds_inputs(w), bl_worlds_inputs_width(w)),
-                                err);
+        st = bl_json_object_set(f, "inputs", real_array(dt, inputs, width), err);
     if (st == BL_OK) {
         st = bl_json_object_set(f, "world", world, err);
         world = NULL;

@@ -87,7 +87,19 @@ typedef struct batch {
     wiring *wirings;
     size_t nwirings;
     size_t max_rounds;           /* K of spec/tasks.md §7.3 */
+    /* The units a thread takes whole: unit u is order[unit[u]] up to
+     * order[unit[u + 1]], a lockstep group of reservoir slots that share a
+     * wiring, or one direct controller's slot. */
+    slot **order;                /* [n] */
+    size_t *unit;                /* [nunits + 1] */
+    size_t nunits;
+    struct capture *recs;        /* [n], in the order of `order` */
+    struct slot_end *ends;       /* [n], likewise */
 } batch;
+
+/* The most trials one lockstep group steps together by default (batch.c
+ * explains the choice); the environment's BL_GROUP_CAP overrides it. */
+#define BL_GROUP_CAP 8
 
 /* What a finished slot reports, read from its world and model. */
 typedef struct slot_end {
@@ -136,10 +148,12 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
                        bl_trial_result *rows, bl_run_result *res, bl_error *err);
 void bl_run_release_carry(run_ctx *c);
 
-/* trial.c: one slot's whole trial, by a reservoir or a direct controller
- * (frame by frame when a recording needs every tick, else fused). */
-bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capture *rec,
-                           slot_end *e, bl_error *err);
+/* trial.c: the whole trials of a lockstep group (g slots of one wiring:
+ * one model batch, one world cohort; recs and ends per member), or one
+ * slot's by a direct controller (frame by frame when a recording needs
+ * every tick, else fused). */
+bl_status bl_run_group(const run_ctx *c, const batch *b, slot *const *slots, size_t g,
+                       const capture *recs, slot_end *ends, bl_error *err);
 bl_status bl_run_direct_frames(const run_ctx *c, const batch *b, slot *s, const capture *rec,
                                slot_end *e, bl_error *err);
 bl_status bl_run_direct(const run_ctx *c, const batch *b, slot *s, slot_end *e, bl_error *err);
@@ -150,5 +164,8 @@ void bl_run_probe_tick(bl_probe_capture *pc, int64_t tick, bl_dtype dtype, const
 bl_status bl_run_replay_tick(bl_json *frames, const bl_worlds *w, int64_t tick,
                              const void *activity, size_t nact, const void *effectors,
                              size_t neff, bl_error *err);
+bl_status bl_run_replay_tick_at(bl_json *frames, const bl_worlds *w, size_t b, int64_t tick,
+                                const void *activity, size_t nact, const void *effectors,
+                                size_t neff, bl_error *err);
 
 #endif

@@ -1,8 +1,9 @@
 /* One trial from its first frame to its last (spec/tasks.md §1.4): the
  * reservoir's loop of encode, model step, accumulate and advance with its
- * interventions and noise tiles, and the direct controllers' loops (frame by
- * frame, or fused in the worlds). Each runs on one thread with a model batch
- * and a world cohort of its own. */
+ * interventions and noise tiles, run for a lockstep group of trials that
+ * share one wiring, and the direct controllers' loops (frame by frame, or
+ * fused in the worlds) for one trial. A group runs on one thread with one
+ * model batch and one world cohort; a direct trial with its own. */
 #include <math.h>
 #include <string.h>
 
@@ -10,14 +11,21 @@
 
 #include "run_internal.h"
 
+/* What world b of the cohort reports at the end of its trial. */
+static void finish_at(const bl_worlds *w, size_t b, bool model_finite, int64_t frames,
+                      slot_end *e)
+{
+    e->status = bl_worlds_status(w, b, model_finite);
+    e->failed = e->status == BL_TRIAL_FAILED;
+    e->ticks = bl_worlds_ticks(w)[b];
+    e->frames = frames;
+    e->raw = e->status == BL_TRIAL_COMPLETED ? bl_worlds_outcome(w, b) : NAN;
+}
+
 static void finish(const run_ctx *c, const bl_worlds *w, bool model_finite, int64_t frames,
                    slot_end *e)
 {
-    e->status = bl_worlds_status(w, 0, model_finite);
-    e->failed = e->status == BL_TRIAL_FAILED;
-    e->ticks = bl_worlds_ticks(w)[0];
-    e->frames = frames;
-    e->raw = e->status == BL_TRIAL_COMPLETED ? bl_worlds_outcome(w, 0) : NAN;
+    finish_at(w, 0, model_finite, frames, e);
     (void)c;
 }
 
@@ -49,183 +57,283 @@ static int64_t count_active(const void *activity, bl_dtype dtype, size_t n)
     return k;
 }
 
-/* Writes x = (shuffle ? in[perm[r]] : in[r]) · (blind ? 0 : 1) · gain in
- * the dtype (spec/models.md §4 item 3). */
+/* What a group keeps per member trial besides the cohort's and the
+ * batch's own arrays. */
+typedef struct member {
+    slot *s;
+    bl_tape *tape;         /* the drive noise, when the model reads it */
+    const double *rows;    /* the tape's rows of the current tile */
+    int64_t cursor;        /* neural frames executed while active */
+    int64_t tile_start;    /* cursor at the start of the tile */
+    int64_t spikes;
+    size_t next_iv;        /* the first intervention not yet reached */
+    bool blind, shuffled;
+} member;
+
+/* Writes the member's x = (shuffle ? in[perm[r]] : in[r]) · (blind ? 0 : 1)
+ * · gain in the dtype (spec/models.md §4 item 3): in and x are its rows of
+ * the cohort's inputs and the group's input scratch. */
 #define TRANSFORM(real_t)                                                      \
     do {                                                                       \
-        const real_t *in_ = inputs;                                            \
-        real_t *x_ = xbuf;                                                     \
-        const real_t gain_ = (real_t)t->input_gain;                            \
+        const real_t *in_ = (const real_t *)inputs + k * nr;                   \
+        real_t *x_ = (real_t *)xbuf + k * nr;                                  \
+        const real_t gain_ = (real_t)mb->s->t->input_gain;                     \
         for (size_t r_ = 0; r_ < nr; r_++) {                                   \
-            real_t v_ = shuffled ? in_[s->perm[r_]] : in_[r_];                 \
-            if (blind)                                                         \
+            real_t v_ = mb->shuffled ? in_[mb->s->perm[r_]] : in_[r_];         \
+            if (mb->blind)                                                     \
                 v_ = v_ * (real_t)0;                                           \
             x_[r_] = v_ * gain_;                                               \
         }                                                                      \
     } while (0)
 
-/* The slot's world cohort and model batch, and its noise tape when the
- * model draws noise. */
-static bl_status open_reservoir(const run_ctx *c, const batch *b, const slot *s,
-                                size_t tile_frames, bl_worlds **w, bl_model **m, bl_tape **tape,
-                                bl_error *err)
+/* Interventions of member k take effect before the frames of tick number
+ * tick + 1 (one-based): input ones switch its blind or shuffled flag on,
+ * the others freeze its slot of the model (one[] is all zero and comes
+ * back so; member k alone is set for the call). */
+static bl_status apply_interventions(member *mb, size_t k, int32_t tick, bl_model *m,
+                                     int32_t *one, size_t g, bl_error *err)
 {
-    const bl_target_spec *t = s->t;
-    const wiring *wr = &b->wirings[s->wiring];
-    const size_t n = (size_t)t->nodes;
-    const bool noisy = t->model == BL_MODEL_FALANDAYS && t->falandays.drive == BL_DRIVE_OOSAWA;
-    bl_status st = bl_worlds_create((const bl_world_init *const *)&s->world, 1, &t->horizon,
-                                    c->ev->warmup, c->ev->dtype, w, err);
-    if (st == BL_OK)
-        st = t->model == BL_MODEL_FALANDAYS
-                 ? bl_model_create_falandays((const bl_falandays_init *const *)&wr->fal, 1,
-                                             c->ev->dtype, m, err)
-                 : bl_model_create_sorn((const bl_sorn_init *const *)&wr->sorn, 1, c->ev->dtype, m,
-                                        err);
-    /* Without the Oosawa drive the model never reads its noise (models.md
-     * §2.5 step 5), so the tape need not be drawn: the rows are the same
-     * whether or not anyone computes them. */
-    if (st == BL_OK && noisy)
-        st = bl_tape_create(tape, &s->drive_seed, n, tile_frames, BL_TAPE_NORMAL, err);
-    return st;
-}
-
-/* Interventions take effect before the frames of tick number tick + 1
- * (one-based): input ones switch *blind or *shuffled on, the others freeze
- * the model. */
-static bl_status apply_interventions(const bl_target_spec *t, int32_t tick, bl_model *m, int32_t *act,
-                                     size_t *next_iv, bool *blind, bool *shuffled, bl_error *err)
-{
+    const bl_target_spec *t = mb->s->t;
     bl_status st = BL_OK;
-    while (*next_iv < t->ninterventions && t->interventions[*next_iv].tick <= tick + 1) {
-        const bl_intervention *iv = &t->interventions[(*next_iv)++];
+    while (mb->next_iv < t->ninterventions && t->interventions[mb->next_iv].tick <= tick + 1) {
+        const bl_intervention *iv = &t->interventions[mb->next_iv++];
         if (iv->tick != tick + 1)
             continue;
-        if (iv->verb == BL_BLIND_INPUT)
-            *blind = true;
-        else if (iv->verb == BL_SHUFFLE_INPUT)
-            *shuffled = true;
-        else if (iv->verb == BL_FREEZE_WEIGHTS)
-            st = bl_model_freeze_weights(m, act, 1, err);
-        else
-            st = bl_model_freeze_plasticity(m, act, 1, err);
+        if (iv->verb == BL_BLIND_INPUT) {
+            mb->blind = true;
+            continue;
+        }
+        if (iv->verb == BL_SHUFFLE_INPUT) {
+            mb->shuffled = true;
+            continue;
+        }
+        one[k] = 1;
+        st = iv->verb == BL_FREEZE_WEIGHTS ? bl_model_freeze_weights(m, one, g, err)
+                                           : bl_model_freeze_plasticity(m, one, g, err);
+        one[k] = 0;
         if (st != BL_OK)
             return st;
     }
     return BL_OK;
 }
 
-/* One frame's row of the float64 tape as the model's noise: float32
- * models get a rounded copy, float64 ones read the row in place. */
-static void take_noise_row(const double *row, size_t n, void *noise, bl_matrix *nz)
+/* One frame's row of a float64 tape as member k's row of the model's
+ * noise, rounded to float32 when the model is. */
+static void take_noise_row(const double *row, size_t n, size_t k, bl_dtype dtype, void *noise)
 {
-    if (nz->dtype == BL_FLOAT32) {
-        float *nf = noise;
+    if (dtype == BL_FLOAT32) {
+        float *nf = (float *)noise + k * n;
         for (size_t i = 0; i < n; i++)
             nf[i] = (float)row[i];
     } else {
-        nz->data = row;
+        memcpy((double *)noise + k * n, row, n * sizeof *row);
     }
 }
 
-bl_status bl_run_reservoir(const run_ctx *c, const batch *b, slot *s, const capture *rec,
-                           slot_end *e, bl_error *err)
+static bool any_active(const int32_t *act, size_t g)
 {
-    const bl_target_spec *t = s->t;
-    const size_t nr = (size_t)t->n_inputs, n = (size_t)t->nodes;
-    const int32_t frames = (int32_t)t->neural_frames;
-    const size_t vsize = c->ev->dtype == BL_FLOAT32 ? sizeof(float) : sizeof(double);
-    /* T / F ticks per tile, so a tile holds whole ticks of noise frames. */
-    const int64_t tile_ticks = c->x->noise_tile_frames / t->neural_frames;
-    const size_t tile_frames = (size_t)(tile_ticks * t->neural_frames);
+    for (size_t k = 0; k < g; k++)
+        if (act[k])
+            return true;
+    return false;
+}
+
+/* Clears act[k] where flag[k] is 0: a failure latches (DESIGN rule 3). */
+static void drop_failed(int32_t *act, const int32_t *flag, size_t g)
+{
+    for (size_t k = 0; k < g; k++)
+        if (act[k] && !flag[k])
+            act[k] = 0;
+}
+
+/* The group's world cohort and model batch: every slot of the batch is
+ * created from the one wiring (the same initial-state pointer, which tells
+ * the model that its slots share their fixed arrays), and each member's
+ * noise tape when the model draws noise. */
+static bl_status open_group(const run_ctx *c, const batch *b, member *mbs, size_t g,
+                            size_t tile_frames, bl_worlds **w, bl_model **m, bl_error *err)
+{
+    const bl_target_spec *t = mbs[0].s->t;
+    const wiring *wr = &b->wirings[mbs[0].s->wiring];
+    const size_t n = (size_t)t->nodes;
+    const bool noisy = t->model == BL_MODEL_FALANDAYS && t->falandays.drive == BL_DRIVE_OOSAWA;
+    const bl_world_init **inits = bl_mallocarray(g, sizeof *inits);
+    const bl_falandays_init **fal = wr->fal ? bl_mallocarray(g, sizeof *fal) : NULL;
+    const bl_sorn_init **sorn = wr->sorn ? bl_mallocarray(g, sizeof *sorn) : NULL;
+    int64_t *horizons = bl_mallocarray(g, sizeof *horizons);
+    bl_status st = !inits || (wr->fal && !fal) || (wr->sorn && !sorn) || !horizons
+                       ? nomem(err)
+                       : BL_OK;
+    for (size_t k = 0; st == BL_OK && k < g; k++) {
+        inits[k] = mbs[k].s->world;
+        horizons[k] = mbs[k].s->t->horizon;
+        if (fal)
+            fal[k] = wr->fal;
+        if (sorn)
+            sorn[k] = wr->sorn;
+    }
+    if (st == BL_OK)
+        st = bl_worlds_create(inits, g, horizons, c->ev->warmup, c->ev->dtype, w, err);
+    if (st == BL_OK)
+        st = fal ? bl_model_create_falandays(fal, g, c->ev->dtype, m, err)
+                 : bl_model_create_sorn(sorn, g, c->ev->dtype, m, err);
+    /* Without the Oosawa drive the model never reads its noise (models.md
+     * §2.5 step 5), so no tape is drawn: the rows are the same whether or
+     * not anyone computes them. */
+    for (size_t k = 0; st == BL_OK && noisy && k < g; k++)
+        st = bl_tape_create(&mbs[k].tape, &mbs[k].s->drive_seed, n, tile_frames,
+                            BL_TAPE_NORMAL, err);
+    bl_free(inits);
+    bl_free(fal);
+    bl_free(sorn);
+    bl_free(horizons);
+    return st;
+}
+
+/* After a tick's advance: the recordings of every member that advanced. */
+static bl_status capture_tick(const run_ctx *c, const bl_worlds *w, const bl_model *m,
+                              const int32_t *act, const capture *recs, size_t g, size_t n,
+                              bl_error *err)
+{
+    const size_t vsize = bl_dtype_size(c->ev->dtype), ne = bl_model_effectors(m);
+    const int32_t *ticks = bl_worlds_ticks(w);
+    const char *activity = bl_model_activity_data(m), *eff = bl_model_effector_data(m);
+    for (size_t k = 0; k < g; k++) {
+        if (!act[k])
+            continue;
+        if (recs[k].probe)
+            bl_run_probe_tick(recs[k].probe, ticks[k], c->ev->dtype, activity + k * n * vsize);
+        if (recs[k].frames) {
+            bl_status st = bl_run_replay_tick_at(recs[k].frames, w, k, ticks[k],
+                                                 activity + k * n * vsize, n,
+                                                 eff + k * ne * vsize, ne, err);
+            if (st != BL_OK)
+                return st;
+        }
+    }
+    return BL_OK;
+}
+
+bl_status bl_run_group(const run_ctx *c, const batch *b, slot *const *slots, size_t g,
+                       const capture *recs, slot_end *ends, bl_error *err)
+{
+    const bl_target_spec *t0 = slots[0]->t;
+    const size_t nr = (size_t)t0->n_inputs, n = (size_t)t0->nodes;
+    const int32_t frames = (int32_t)t0->neural_frames;
+    const bl_dtype dtype = c->ev->dtype;
+    const size_t vsize = bl_dtype_size(dtype);
+    /* T / F ticks per tile, so a tile holds whole ticks of noise frames
+     * (every member's target has the cohort's frames per tick). */
+    const int64_t tile_ticks = c->x->noise_tile_frames / t0->neural_frames;
+    const size_t tile_frames = (size_t)(tile_ticks * t0->neural_frames);
 
     bl_worlds *w = NULL;
     bl_model *m = NULL;
-    bl_tape *tape = NULL;
-    void *xbuf = bl_calloc(nr, vsize), *noise = bl_calloc(n, vsize);
-    bl_status st = !xbuf || !noise ? nomem(err) : BL_OK;
-    if (st == BL_OK)
-        st = open_reservoir(c, b, s, tile_frames, &w, &m, &tape, err);
-    if (st == BL_OK && rec->probe)
-        st = bl_run_probe_begin(s, n, rec->probe, err);
+    member *mbs = bl_calloc(g, sizeof *mbs);
+    int32_t *act = bl_calloc(g, sizeof *act), *one = bl_calloc(g, sizeof *one);
+    void *xbuf = bl_calloc(g * nr, vsize), *noise = bl_calloc(g * n, vsize);
+    bl_status st = !mbs || !act || !one || !xbuf || !noise ? nomem(err) : BL_OK;
+    if (st != BL_OK)
+        goto done;
+    for (size_t k = 0; k < g; k++)
+        mbs[k].s = slots[k];
+    if ((st = open_group(c, b, mbs, g, tile_frames, &w, &m, err)) != BL_OK)
+        goto done;
+    for (size_t k = 0; k < g && st == BL_OK; k++)
+        if (recs[k].probe)
+            st = bl_run_probe_begin(slots[k], n, recs[k].probe, err);
     if (st != BL_OK)
         goto done;
 
     const int32_t *ticks = bl_worlds_ticks(w), *done = bl_worlds_done(w),
                   *tfin = bl_worlds_finite(w), *mfin = bl_model_finite(m);
-    const bl_matrix xin = {c->ev->dtype, 1, nr, xbuf};
-    bl_matrix nz = {c->ev->dtype, 1, n, noise};
-    const bl_matrix eff = {c->ev->dtype, 1, (size_t)t->n_effectors, bl_model_effector_data(m)};
-    int32_t act = 1;
-    int64_t cursor = 0, spikes = 0;
-    bool blind = false, shuffled = false;
-    size_t next_iv = 0;
-    while (act) {
+    const bl_matrix xin = {dtype, g, nr, xbuf}, nz = {dtype, g, n, noise};
+    const bl_matrix eff = {dtype, g, bl_model_effectors(m), bl_model_effector_data(m)};
+    for (size_t k = 0; k < g; k++)
+        act[k] = 1;
+    while (any_active(act, g)) {
         if (interrupted(c)) {
             st = interrupt_status(err);
             goto done;
         }
-        const int64_t tile_start = cursor;
-        const double *rows = NULL;
-        if (tape && (st = bl_tape_preview(tape, tile_frames, &rows, err)) != BL_OK)
-            goto done;
-        for (int64_t o = 0; o < tile_ticks && act; o++) {
-            act = !done[0] && mfin[0] && tfin[0] && ticks[0] < t->horizon;
-            if (!act)
-                break;
-            if ((st = apply_interventions(t, ticks[0], m, &act, &next_iv, &blind, &shuffled,
-                                          err)) != BL_OK)
-                goto done;
-            for (int32_t f = 1; f <= frames && act; f++) {
-                if ((st = bl_worlds_encode(w, f, &act, 1, err)) != BL_OK)
-                    goto done;
-                if (!tfin[0]) {
-                    act = 0;
-                    break;
-                }
-                const void *inputs = bl_worlds_inputs(w);
-                if (c->ev->dtype == BL_FLOAT32)
-                    TRANSFORM(float);
-                else
-                    TRANSFORM(double);
-                if (rows)
-                    take_noise_row(rows + (size_t)(cursor - tile_start) * n, n, noise, &nz);
-                cursor++;
-                if ((st = bl_model_step(m, &xin, &nz, &act, 1, err)) != BL_OK)
-                    goto done;
-                spikes += count_active(bl_model_activity_data(m), c->ev->dtype, n);
-                if (!mfin[0]) {
-                    act = 0;
-                    break;
-                }
-                if ((st = bl_worlds_accumulate(w, &eff, f, &act, 1, err)) != BL_OK)
-                    goto done;
-                if (!tfin[0])
-                    act = 0;
-            }
-            if (!act)
-                break;
-            if ((st = bl_worlds_advance(w, &eff, &act, 1, err)) != BL_OK)
-                goto done;
-            act = tfin[0];
-            if (!act)
-                break; /* the tick was not counted: nothing advanced */
-            if (rec->probe)
-                bl_run_probe_tick(rec->probe, ticks[0], c->ev->dtype, bl_model_activity_data(m));
-            if (rec->frames &&
-                (st = bl_run_replay_tick(rec->frames, w, ticks[0], bl_model_activity_data(m), n,
-                                         eff.data, eff.cols, err)) != BL_OK)
+        for (size_t k = 0; k < g; k++) {
+            member *mb = &mbs[k];
+            mb->tile_start = mb->cursor;
+            mb->rows = NULL;
+            if (act[k] && mb->tape &&
+                (st = bl_tape_preview(mb->tape, tile_frames, &mb->rows, err)) != BL_OK)
                 goto done;
         }
-        if (tape && (st = bl_tape_consume(tape, (size_t)(cursor - tile_start), err)) != BL_OK)
-            goto done;
+        for (int64_t o = 0; o < tile_ticks; o++) {
+            for (size_t k = 0; k < g; k++)
+                act[k] = act[k] && !done[k] && mfin[k] && tfin[k] &&
+                         ticks[k] < mbs[k].s->t->horizon;
+            if (!any_active(act, g))
+                break;
+            for (size_t k = 0; k < g; k++)
+                if (act[k] &&
+                    (st = apply_interventions(&mbs[k], k, ticks[k], m, one, g, err)) != BL_OK)
+                    goto done;
+            for (int32_t f = 1; f <= frames && any_active(act, g); f++) {
+                if ((st = bl_worlds_encode(w, f, act, g, err)) != BL_OK)
+                    goto done;
+                drop_failed(act, tfin, g);
+                if (!any_active(act, g))
+                    break;
+                const void *inputs = bl_worlds_inputs(w);
+                for (size_t k = 0; k < g; k++) {
+                    member *mb = &mbs[k];
+                    if (!act[k])
+                        continue;
+                    if (dtype == BL_FLOAT32)
+                        TRANSFORM(float);
+                    else
+                        TRANSFORM(double);
+                    if (mb->rows)
+                        take_noise_row(mb->rows + (size_t)(mb->cursor - mb->tile_start) * n, n,
+                                       k, dtype, noise);
+                    mb->cursor++;
+                }
+                if ((st = bl_model_step(m, &xin, &nz, act, g, err)) != BL_OK)
+                    goto done;
+                const char *activity = bl_model_activity_data(m);
+                for (size_t k = 0; k < g; k++)
+                    if (act[k])
+                        mbs[k].spikes += count_active(activity + k * n * vsize, dtype, n);
+                /* A neural failure is latched before accumulation. */
+                drop_failed(act, mfin, g);
+                if ((st = bl_worlds_accumulate(w, &eff, f, act, g, err)) != BL_OK)
+                    goto done;
+                drop_failed(act, tfin, g);
+            }
+            if (!any_active(act, g))
+                break;
+            if ((st = bl_worlds_advance(w, &eff, act, g, err)) != BL_OK)
+                goto done;
+            drop_failed(act, tfin, g); /* a failed tick was not counted */
+            if ((st = capture_tick(c, w, m, act, recs, g, n, err)) != BL_OK)
+                goto done;
+        }
+        for (size_t k = 0; k < g; k++) {
+            member *mb = &mbs[k];
+            if (mb->rows &&
+                (st = bl_tape_consume(mb->tape, (size_t)(mb->cursor - mb->tile_start), err)) !=
+                    BL_OK)
+                goto done;
+        }
     }
-    finish(c, w, mfin[0] != 0, cursor, e);
-    e->spikes = spikes;
+    for (size_t k = 0; k < g; k++) {
+        finish_at(w, k, mfin[k] != 0, mbs[k].cursor, &ends[k]);
+        ends[k].spikes = mbs[k].spikes;
+    }
 done:
-    bl_tape_destroy(tape);
+    for (size_t k = 0; mbs && k < g; k++)
+        bl_tape_destroy(mbs[k].tape);
     bl_model_destroy(m);
     bl_worlds_destroy(w);
+    bl_free(mbs);
+    bl_free(act);
+    bl_free(one);
     bl_free(xbuf);
     bl_free(noise);
     return st;
