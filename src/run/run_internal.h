@@ -4,8 +4,11 @@
  * entry points. The runner's files, in the order a run meets them:
  *
  *   preflight.c  sizes, recording and memory admission, cohorts, job lists
- *   batch.c      one batch: slots' seeds and worlds, wirings, the parallel run
- *   trial.c      one trial from its first frame to its last (the trial loop)
+ *   batch.c      one batch: slots' seeds and worlds, wirings, lockstep groups,
+ *                the parallel run
+ *   trial.c      a lockstep group of reservoir trials (one model batch and
+ *                one world cohort, frame by frame) or one direct trial, from
+ *                the first frame to the last (the trial loop)
  *   capture.c    recording channels: probe events and replay frames
  *   run.c        a prepared run (bl_run_prepare) executed over its cohorts'
  *                batches; result rows as JSON */
