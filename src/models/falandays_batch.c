@@ -19,86 +19,7 @@
 #include "models/falandays_internal.h"
 #include "models/model_internal.h"
 
-/* Parameter vector of §2.4, cast to the dtype. */
-enum {
-    FAL_P_LEAK,
-    FAL_P_LRATE_WMAT,
-    FAL_P_LRATE_TARG,
-    FAL_P_THRESHOLD_MULT,
-    FAL_P_TARG_MIN,
-    FAL_P_MEMBRANE_NOISE,
-    FAL_P_NOISE_GAIN,
-    FAL_NPARAM
-};
-/* Flag vector of §2.4. */
-enum { FAL_F_RECTIFY, FAL_F_DALE, FAL_F_OOSAWA, FAL_F_LEARN_ON, FAL_NFLAG };
-
-/* How a slot's weights are held (falandays_fast.h). CANON is what calloc
- * gives and what the reference kernel runs on. */
-enum {
-    FAL_LAYOUT_CANON,  /* weights[b] is [destination][source] */
-    FAL_LAYOUT_DENSE,  /* weights[b] is [source][destination] */
-    FAL_LAYOUT_SPARSE, /* masked weights in pad_w; weights[b] unused */
-};
-
-typedef struct fal_batch {
-    bl_model base;
-    /* Reals of the dtype. */
-    void *acts, *targets, *spikes, *previous, *errors, *counts; /* [B][N] */
-    void *weights;                                              /* [B][N][N] */
-    void *input_w;                                              /* [B][N][R] */
-    void *out_mask;                                             /* [B][N][E] */
-    void *effectors;                                            /* [B][E] */
-    void *params;                                               /* [B][FAL_NPARAM] */
-    void *acts0, *targets0, *spikes0, *weights0;                /* reset copies */
-    /* int32. */
-    int32_t *mask;       /* [B][N][N] */
-    int32_t *signs;      /* [B][N] */
-    int32_t *raw_finite; /* [B][N] */
-    int32_t *finite, *learning, *weight_learning; /* [B] */
-    int32_t *flags;      /* [B][FAL_NFLAG] */
-
-    /* Fast kernel (falandays_fast.h). */
-    bl_fal_kernel kernel;
-    int32_t *layout;     /* [B] FAL_LAYOUT_* */
-    int32_t *wild;       /* [B] some weight may be non-finite: visit silent sources */
-    int32_t *cleared;    /* [B] every weight outside the mask is +0 */
-    /* Compressed rows of the (fixed) mask, source-major: the synapses of
-     * source j of slot b are row_dst[k] (destinations, ascending) for k in
-     * [row_ptr[b][j], row_ptr[b][j+1]), offsets absolute over the batch.
-     * Dense slots count and learn through them. */
-    size_t *row_ptr;     /* [B][N+1] */
-    uint32_t *row_dst;   /* [nnz of the batch] */
-    /* The same rows padded to whole vectors (FAL_VBYTES) for sparse slots,
-     * which keep the weights of those synapses in pad_w; pads have
-     * destination N (a scratch node) and weight +0. */
-    size_t *pad_ptr;     /* [B][N+1] */
-    uint32_t *pad_dst;   /* [padded nnz of the batch] */
-    void *pad_w;         /* [padded nnz of the batch] reals */
-    /* Fixed arrays in the fast frame's order (fal_fast_fixed). */
-    void *win_t;         /* [B][R][N] reals: input weights receptor-major */
-    /* The non-zero input weights of each receptor, padded like the rows:
-     * receptor r of slot b reaches in_node[k] (ascending) with weight
-     * in_w[k] for k in [in_ptr[b][r], in_ptr[b][r+1]). */
-    size_t *in_ptr;      /* [B][R+1] */
-    uint32_t *in_node;   /* [padded input links of the batch] */
-    void *in_w;          /* [padded input links of the batch] reals */
-    void *sgn;           /* [B][N] reals: the signs as reals (exactly ±1) */
-    size_t *ro_ptr;      /* [B][E+1]: effector e's readout list, absolute */
-    uint32_t *ro_node;   /* [non-zero readout weights]: nodes, ascending */
-    void *ro_w;          /* [non-zero readout weights] reals */
-    void *ro_cnt;        /* [B][E] reals: the readout denominators */
-    /* Scratch of one slot's frame; entry N belongs to the pads. */
-    void *rec;           /* [N] reals */
-    void *inp;           /* [N+1] reals: input sums */
-    void *delta;         /* [N+1] reals: δ of each destination, δ[N] = +0 */
-    void *acc;           /* [N+1] pairs of reals */
-    uint32_t *spk;       /* [N] */
-    bl_fal_path_counts paths;
-} fal_batch;
-
-/* Bytes of the fast kernel's vectors, and so the padding of its rows. */
-#define FAL_VBYTES 16
+#include "models/falandays_batch.h"
 
 #define FAL_REAL double
 #define FAL_IREAL int64_t
@@ -198,8 +119,161 @@ static void fal_destroy(bl_model *m)
     void *fast[] = {fb->row_ptr, fb->row_dst, fb->pad_ptr, fb->pad_dst, fb->pad_w,
                     fb->win_t,   fb->in_ptr,  fb->in_node, fb->in_w,    fb->sgn,
                     fb->ro_ptr,  fb->ro_node, fb->ro_w,    fb->ro_cnt,  fb->rec,
-                    fb->inp,     fb->delta,   fb->acc,     fb->spk};
+                    fb->inp,     fb->delta,   fb->acc,     fb->spk,     fb->group_slot,
+                    fb->group_rep, fb->group_w, fb->home,  fb->resident, fb->lw,
+                    fb->lacts,   fb->ltargets, fb->lspikes, fb->lprev,  fb->lerrors,
+                    fb->lcounts, fb->lraw,    fb->lacc,    fb->linp,    fb->ldelta,
+                    fb->lu};
     bl_batch_release(m, fal_arrays, fast, sizeof fast / sizeof *fast);
+}
+
+/* ---- lockstep lanes -------------------------------------------------------- */
+
+/* Brings slot b's per-slot arrays up to date from its lane (no change to
+ * the model's state: the lane stays authoritative). */
+static void fal_lanes_sync_out(fal_batch *fb, size_t b)
+{
+    if (!fb->resident || !fb->resident[b])
+        return;
+    if (fb->base.dtype == BL_FLOAT32)
+        fb->lops->sync_f32(fb, b, false);
+    else
+        fb->lops->sync_f64(fb, b, false);
+}
+
+/* Moves slot b out of its lane onto the per-slot path. */
+static void fal_lanes_evict(fal_batch *fb, size_t b)
+{
+    fal_lanes_sync_out(fb, b);
+    if (fb->resident)
+        fb->resident[b] = 0;
+}
+
+/* Moves slot b into its lane when it has one and lanes are exact for its
+ * state (the fast kernel on compressed rows, finite weights). */
+static void fal_lanes_admit(fal_batch *fb, size_t b)
+{
+    if (!fb->home || fb->home[b] < 0 || fb->resident[b] || fb->kernel != BL_FAL_KERNEL_FAST ||
+        fb->layout[b] != FAL_LAYOUT_SPARSE || fb->wild[b])
+        return;
+    if (fb->base.dtype == BL_FLOAT32)
+        fb->lops->sync_f32(fb, b, true);
+    else
+        fb->lops->sync_f64(fb, b, true);
+    fb->resident[b] = 1;
+}
+
+/* Whether slots a and b share one wiring: everything a lane group reads
+ * from its representative is the same bits in both. */
+static bool fal_same_wiring(const fal_batch *fb, size_t a, size_t b)
+{
+    const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
+    const size_t rs = bl_dtype_size(fb->base.dtype);
+    const struct {
+        const void *p;
+        size_t bytes; /* per slot */
+    } parts[] = {
+        {fb->mask, n * n * sizeof(int32_t)},  {fb->signs, n * sizeof(int32_t)},
+        {fb->flags, FAL_NFLAG * sizeof(int32_t)}, {fb->params, FAL_NPARAM * rs},
+        {fb->input_w, n * nr * rs},           {fb->out_mask, n * ne * rs},
+    };
+    for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
+        const unsigned char *p = parts[k].p;
+        if (memcmp(p + a * parts[k].bytes, p + b * parts[k].bytes, parts[k].bytes) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Groups the slots that share a wiring into lanes of the instruction set
+ * isa (classes of one slot stay on the per-slot path) and moves them in. */
+static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
+{
+    const size_t n = fb->base.nodes, nr = fb->base.receptors, nb = fb->base.slots;
+    const size_t rs = bl_dtype_size(fb->base.dtype);
+    bl_status st = BL_ENOMEM;
+    fb->isa = isa;
+    fb->lops = isa == BL_ISA_AVX2 ? &bl_fal_lanes_avx2 : &bl_fal_lanes_sse2;
+    const size_t L = fb->lanes = fb->lops->bytes / rs;
+    size_t *cls = bl_mallocarray(nb, sizeof *cls), *size = bl_calloc(nb, sizeof *size);
+    fb->home = bl_mallocarray(nb, sizeof *fb->home);
+    fb->resident = bl_calloc(nb, sizeof *fb->resident);
+    if (!cls || !size || !fb->home || !fb->resident)
+        goto fail;
+    /* cls[b]: the first slot of b's wiring. */
+    for (size_t b = 0; b < nb; b++) {
+        cls[b] = b;
+        for (size_t a = 0; a < b; a++)
+            if (cls[a] == a && fal_same_wiring(fb, a, b)) {
+                cls[b] = a;
+                break;
+            }
+        size[cls[b]]++;
+        fb->home[b] = -1;
+    }
+    size_t ng = 0, nw = 0;
+    for (size_t b = 0; b < nb; b++)
+        if (cls[b] == b && size[b] >= 2) {
+            const size_t groups = (size[b] + L - 1) / L;
+            ng += groups;
+            nw += groups * (fb->row_ptr[b * (n + 1) + n] - fb->row_ptr[b * (n + 1)]) * L;
+        }
+    if (ng == 0) {
+        st = BL_OK;
+        goto fail;
+    }
+    size_t gnl;
+    if (!bl_size_mul(ng * L, n, &gnl) || ng > INT32_MAX / L)
+        goto fail;
+    fb->group_slot = bl_mallocarray(ng * L, sizeof *fb->group_slot);
+    fb->group_rep = bl_mallocarray(ng, sizeof *fb->group_rep);
+    fb->group_w = bl_mallocarray(ng, sizeof *fb->group_w);
+    fb->lw = bl_calloc(nw + 1, rs);
+    void **lane_arrays[] = {&fb->lacts,   &fb->ltargets, &fb->lspikes, &fb->lprev,
+                            &fb->lerrors, &fb->lcounts,  &fb->lraw};
+    for (size_t k = 0; k < sizeof lane_arrays / sizeof *lane_arrays; k++)
+        if (!(*lane_arrays[k] = bl_calloc(gnl, rs)))
+            goto fail;
+    fb->lacc = bl_calloc(2 * n * L, rs);
+    fb->linp = bl_calloc((n + 1) * L, rs);
+    fb->ldelta = bl_calloc(n * L, rs);
+    fb->lu = bl_calloc(nr * L, rs);
+    if (!fb->group_slot || !fb->group_rep || !fb->group_w || !fb->lw || !fb->lacc ||
+        !fb->linp || !fb->ldelta || !fb->lu)
+        goto fail;
+    /* Each class's slots in ascending order, L to a group. */
+    size_t g = 0, w = 0;
+    for (size_t c = 0; c < nb; c++) {
+        if (cls[c] != c || size[c] < 2)
+            continue;
+        const size_t nnz = fb->row_ptr[c * (n + 1) + n] - fb->row_ptr[c * (n + 1)];
+        size_t l = L;
+        for (size_t b = c; b < nb; b++) {
+            if (cls[b] != c)
+                continue;
+            if (l == L) {
+                fb->group_rep[g] = c;
+                fb->group_w[g] = w;
+                for (l = 0; l < L; l++)
+                    fb->group_slot[g * L + l] = FAL_NO_SLOT;
+                w += nnz * L;
+                g++;
+                l = 0;
+            }
+            fb->group_slot[(g - 1) * L + l] = b;
+            fb->home[b] = (int32_t)((g - 1) * L + l);
+            l++;
+        }
+    }
+    BL_ASSERT(g == ng && w == nw);
+    fb->ngroups = ng;
+    for (size_t b = 0; b < nb; b++)
+        fal_lanes_admit(fb, b);
+    st = BL_OK;
+fail:
+    bl_free(cls);
+    bl_free(size);
+    return st;
 }
 
 /* ---- operations ----------------------------------------------------------- */
@@ -207,10 +281,19 @@ static void fal_destroy(bl_model *m)
 static void fal_step(bl_model *m, const void *inputs, const void *noise, const int32_t *active)
 {
     fal_batch *fb = (fal_batch *)m;
+    /* Slots on the per-slot path first (fal_fast_step skips resident
+     * ones): a lane may leave for that path during its frame, and must not
+     * be stepped twice. */
     if (m->dtype == BL_FLOAT32)
         fal_fast_step_f32(fb, inputs, noise, active);
     else
         fal_fast_step_f64(fb, inputs, noise, active);
+    for (size_t g = 0; g < fb->ngroups; g++) {
+        if (m->dtype == BL_FLOAT32)
+            fb->lops->step_f32(fb, g, inputs, noise, active);
+        else
+            fb->lops->step_f64(fb, g, inputs, noise, active);
+    }
 }
 
 static void fal_reset(bl_model *m, const int32_t *active)
@@ -220,10 +303,14 @@ static void fal_reset(bl_model *m, const int32_t *active)
     for (size_t b = 0; b < m->slots; b++) {
         if (!active[b])
             continue;
-        /* The reset writes canonical weights over whatever layout held. */
+        /* The reset writes canonical weights over whatever layout held,
+         * and every other state array, so a lane's state is not needed. */
+        if (fb->resident)
+            fb->resident[b] = 0;
         k->reset_slot(fb, b);
         fb->layout[b] = FAL_LAYOUT_CANON;
         k->from_canonical(fb, b);
+        fal_lanes_admit(fb, b);
     }
 }
 
@@ -243,6 +330,9 @@ static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl
 {
     const fal_batch *fb = (const fal_batch *)m;
     const size_t n = m->nodes, nr = m->receptors, ne = m->effectors;
+    /* A lane's state into the slot's arrays; the batch is not const
+     * storage, and what the model holds does not change. */
+    fal_lanes_sync_out((fal_batch *)m, b);
     /* Storage is already canonical but for the weights, so a snapshot is a
      * typed copy. */
     const bl_batch_field spec[] = {
@@ -282,11 +372,15 @@ void bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel)
     BL_ASSERT(m->kind == BL_MODEL_FALANDAYS);
     fal_batch *fb = (fal_batch *)m;
     const fal_kernels *k = fal_kernels_of(m);
-    for (size_t b = 0; b < m->slots; b++)
+    for (size_t b = 0; b < m->slots; b++) {
+        fal_lanes_evict(fb, b);
         k->to_canonical(fb, b);
+    }
     fb->kernel = kernel;
-    for (size_t b = 0; b < m->slots; b++)
+    for (size_t b = 0; b < m->slots; b++) {
         k->from_canonical(fb, b);
+        fal_lanes_admit(fb, b);
+    }
 }
 
 void bl_falandays_set_reference_kernel(bl_model *m, bool on)
@@ -571,5 +665,19 @@ static const bl_batch_family fal_family = {
 bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, size_t nslots,
                                     bl_dtype dtype, bl_model **out, bl_error *err)
 {
-    return bl_batch_create(&fal_family, initials, nslots, dtype, out, err);
+    bl_status st = bl_batch_create(&fal_family, initials, nslots, dtype, out, err);
+    if (st != BL_OK)
+        return st;
+    /* The instruction set of the lanes, after the state's own checks. */
+    bl_isa isa;
+    st = bl_isa_select(&isa, err);
+    if (st == BL_OK && (st = fal_lanes_setup((fal_batch *)*out, isa)) != BL_OK)
+        st = bl_fail(err, st, "out of memory for the lanes of a Falandays batch of %zu slots "
+                              "(N=%zu)",
+                     nslots, (*out)->nodes);
+    if (st != BL_OK) {
+        fal_destroy(*out);
+        *out = NULL;
+    }
+    return st;
 }

@@ -929,7 +929,8 @@ static void FAL_FN(fal_fast_step)(fal_batch *fb, const void *inputs, const void 
     const size_t n = fb->base.nodes, nr = fb->base.receptors;
     const real_t *u = inputs, *xi = noise;
     for (size_t b = 0; b < fb->base.slots; b++) {
-        if (!active[b])
+        /* Slots resident in lanes were stepped there (falandays_lanes.h). */
+        if (!active[b] || (fb->resident && fb->resident[b]))
             continue;
         if (fb->layout[b] == FAL_LAYOUT_CANON) {
             fb->paths.reference++;

@@ -52,6 +52,12 @@ typedef struct bl_fal_path_counts {
     /* Fast-kernel slot-frames whose input sums visited every receptor and
      * weight (some input was not finite); the others skip zero terms. */
     uint64_t dense_inputs;
+    /* Slot-frames stepped in lockstep lanes (slots sharing one wiring,
+     * falandays_lanes.h); those are counted nowhere else. */
+    uint64_t lanes;
+    /* Slots that left their lane for the per-slot path because a weight
+     * update was not finite (their frame failed). */
+    uint64_t lane_exits;
 } bl_fal_path_counts;
 
 void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out);
