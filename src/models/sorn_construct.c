@@ -5,8 +5,10 @@
  * follows NumPy's shape-driven order (whole rows x cols matrices in C order,
  * even for links the diagonal rule later removes). Masks are built in place
  * in the arrays that end up holding the weights, so construction needs no
- * scratch beyond one permutation. Everything is allocated before the first
- * draw: a failed construction leaves the generator where it was. */
+ * heap scratch beyond one permutation. Draws are taken
+ * in bulk (the bulk fills give exactly the one-at-a-time values in the same
+ * order). Everything is allocated before the first draw: a failed
+ * construction leaves the generator where it was. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -91,8 +93,7 @@ fail:
 /* mask(rows, cols, p, no_self) into m (rows*cols, as 0/1 doubles). */
 static void draw_mask(bl_gen *rng, double *m, size_t rows, size_t cols, double p, bool no_self)
 {
-    for (size_t k = 0; k < rows * cols; k++)
-        m[k] = bl_gen_random(rng) < p ? 1.0 : 0.0;
+    bl_gen_bernoulli_fill(rng, m, rows * cols, p);
     if (no_self)
         for (size_t i = 0; i < rows && i < cols; i++)
             m[i * cols + i] = 0.0;
@@ -140,6 +141,9 @@ static void draw_fanout(bl_gen *rng, double *m, size_t rs, size_t cs, size_t row
     }
 }
 
+/* Draws in bulk go through this many values of stack scratch at a time. */
+enum { SORN_CHUNK = 256 };
+
 /* weights(mask, target), in place: w holds the 0/1 mask on entry. */
 static void draw_weights(bl_gen *rng, double *w, size_t rows, size_t cols, double target)
 {
@@ -149,22 +153,41 @@ static void draw_weights(bl_gen *rng, double *w, size_t rows, size_t cols, doubl
             w[k] = 0.0;
         return;
     }
-    /* w[mask] = random(nnz): one uniform per link, row-major. */
-    for (size_t k = 0; k < rows * cols; k++)
-        w[k] = w[k] != 0.0 ? bl_gen_random(rng) : 0.0;
+    /* w[mask] = random(nnz): one uniform per link, row-major, so each row
+     * takes the next count-of-its-links uniforms, drawn in bulk. Non-links
+     * already hold the +0.0 the reference's zero matrix has there. */
+    double u[SORN_CHUNK];
     for (size_t i = 0; i < rows; i++) {
         double *row = w + i * cols;
-        /* Python's sum over NumPy scalars: plain additions, left to right,
-         * deliberately not the pairwise sum that c_e uses. */
-        double tot = 0.0;
+        size_t links = 0;
         for (size_t j = 0; j < cols; j++)
-            tot += row[j];
+            links += row[j] != 0.0;
+        /* Python's sum over NumPy scalars: plain additions, left to right,
+         * deliberately not the pairwise sum that c_e uses. The row's zeros
+         * are +0.0 and leave a sum that starts at +0.0 and never falls
+         * unchanged, so summing the links alone gives the same bits. */
+        double tot = 0.0;
+        size_t j = 0;
+        for (size_t done = 0; done < links;) {
+            const size_t m = links - done < SORN_CHUNK ? links - done : SORN_CHUNK;
+            bl_gen_random_fill(rng, u, m);
+            /* A select and a counter rather than a branch per entry, whose
+             * outcome (is this a link?) is random. */
+            for (size_t t = 0; t < m; j++) {
+                const bool link = row[j] != 0.0;
+                row[j] = link ? u[t] : 0.0;
+                t += link;
+            }
+            for (size_t t = 0; t < m; t++)
+                tot += u[t];
+            done += m;
+        }
         if (tot > 0.0) {
             /* One division, then the whole row times that scalar: unlinked
              * zeros included, so an overflowing scale gives NumPy's NaNs. */
             double scale = target / tot;
-            for (size_t j = 0; j < cols; j++)
-                row[j] = row[j] * scale;
+            for (size_t k = 0; k < cols; k++)
+                row[k] = row[k] * scale;
         }
     }
 }
@@ -219,10 +242,12 @@ bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t 
     draw_weights(rng, s->w_eu, n_e, r, c->input_row_sum);
 
     /* Steps 11-12: T_max * random(count); x and y stay zero. */
+    bl_gen_random_fill(rng, s->t_e, n_e);
     for (size_t i = 0; i < n_e; i++)
-        s->t_e[i] = c->T_E_max * bl_gen_random(rng);
+        s->t_e[i] = c->T_E_max * s->t_e[i];
+    bl_gen_random_fill(rng, s->t_i, n_i);
     for (size_t i = 0; i < n_i; i++)
-        s->t_i[i] = c->T_I_max * bl_gen_random(rng);
+        s->t_i[i] = c->T_I_max * s->t_i[i];
 
     *out = s;
     return BL_OK;
