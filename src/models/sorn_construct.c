@@ -192,7 +192,12 @@ static void place_links(double *w, const double *mask, size_t cols, const double
         }
         for (size_t q = j; q < end; q++) {
             const bool link = mask[q] != 0.0;
-            w[q] = link ? u[t] : 0.0;
+            /* u[t] or +0.0 by masking its bits: compilers turn the
+             * conditional expression into a branch. */
+            uint64_t bits;
+            memcpy(&bits, &u[t], sizeof bits);
+            bits &= -(uint64_t)link;
+            memcpy(&w[q], &bits, sizeof bits);
             t += link;
         }
     }
