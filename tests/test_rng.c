@@ -547,6 +547,217 @@ static void test_generator_known_answers(void **state)
     expect_double("uniform", 0, bl_gen_uniform(&g, -2.0, 3.0), -2.0 + 5.0 * rnd[0]);
 }
 
+/* ---- bulk fills against one-at-a-time draws ----------------------------- */
+
+/* Fails unless two bit generators are in the same state, word for word
+ * (the last block's buffer included, as NumPy's state would show it). */
+static void expect_same_philox(const char *what, size_t i, const bl_philox *a, const bl_philox *b)
+{
+    bool same = a->buffer_pos == b->buffer_pos && a->has_uint32 == b->has_uint32 &&
+                (!a->has_uint32 || a->uinteger == b->uinteger);
+    for (size_t k = 0; k < 4; k++)
+        same = same && a->ctr[k] == b->ctr[k] && a->buffer[k] == b->buffer[k];
+    same = same && a->key[0] == b->key[0] && a->key[1] == b->key[1];
+    if (!same)
+        fail_msg("%s: case %zu: state differs (buffer_pos %d vs %d, ctr[0] %016" PRIx64
+                 " vs %016" PRIx64 ")",
+                 what, i, a->buffer_pos, b->buffer_pos, a->ctr[0], b->ctr[0]);
+}
+
+/* Lengths around every boundary a fill has: the 4-word block, the
+ * generator's 256-word chunk, and a few chunks. */
+static const size_t fill_lengths[] = {0,   1,   2,   3,   4,   5,   7,   8,    9,    15,
+                                      16,  17,  63,  64,  65,  252, 255, 256,  257,  260,
+                                      511, 512, 513, 767, 769, 1000, 1024, 1025, 4099};
+#define N_FILL_LENGTHS (sizeof fill_lengths / sizeof fill_lengths[0])
+
+/* A generator from the test's seed source, advanced by `skip` words (so
+ * its buffer starts part-used) and, when `half`, by one 32-bit draw (so
+ * the cached upper half is set: next64 and the fills must leave it be). */
+static void fill_gen(bl_gen *g, uint64_t seed, size_t skip, bool half)
+{
+    const bl_seed s = bl_seed_from_u64(seed);
+    bl_gen_init(g, &s);
+    for (size_t k = 0; k < skip; k++)
+        (void)bl_philox_next64(&g->bits);
+    if (half)
+        (void)bl_philox_next32(&g->bits);
+}
+
+static void test_fill64_matches_next64(void **state)
+{
+    (void)state;
+    uint64_t *bulk = bl_mallocarray(4099, sizeof *bulk);
+    assert_non_null(bulk);
+    size_t cases = 0;
+    for (size_t si = 0; si < 6; si++) {
+        const uint64_t seed = sm_next();
+        for (size_t skip = 0; skip < 6; skip++) {
+            for (size_t li = 0; li < N_FILL_LENGTHS; li++) {
+                const size_t n = fill_lengths[li];
+                bl_gen a, b;
+                fill_gen(&a, seed, skip, skip % 2 == 1);
+                fill_gen(&b, seed, skip, skip % 2 == 1);
+                bl_philox_fill64(&a.bits, bulk, n);
+                for (size_t k = 0; k < n; k++)
+                    expect_u64("fill64", k, bulk[k], bl_philox_next64(&b.bits));
+                expect_same_philox("fill64 state", cases, &a.bits, &b.bits);
+                /* And the streams go on together, in both widths. */
+                expect_u64("after fill64", 0, bl_philox_next64(&a.bits),
+                           bl_philox_next64(&b.bits));
+                expect_u64("next32 after fill64", 0, bl_philox_next32(&a.bits),
+                           bl_philox_next32(&b.bits));
+                cases++;
+            }
+        }
+    }
+    /* The 256-bit counter carries across words inside a fill. */
+    const uint64_t key[2] = {sm_next(), sm_next()};
+    const uint64_t ctrs[][4] = {{UINT64_MAX - 2, 5, 0, 0},
+                                {UINT64_MAX - 5, UINT64_MAX, 0, 0},
+                                {UINT64_MAX - 1, UINT64_MAX, UINT64_MAX, 9},
+                                {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX}};
+    for (size_t ci = 0; ci < sizeof ctrs / sizeof ctrs[0]; ci++) {
+        for (size_t skip = 0; skip < 5; skip++) {
+            bl_philox a, b;
+            bl_philox_set(&a, key, ctrs[ci]);
+            bl_philox_set(&b, key, ctrs[ci]);
+            for (size_t k = 0; k < skip; k++) {
+                (void)bl_philox_next64(&a);
+                (void)bl_philox_next64(&b);
+            }
+            bl_philox_fill64(&a, bulk, 41);
+            for (size_t k = 0; k < 41; k++)
+                expect_u64("fill64 across a carry", k, bulk[k], bl_philox_next64(&b));
+            expect_same_philox("fill64 state across a carry", ci, &a, &b);
+            cases++;
+        }
+    }
+    bl_free(bulk);
+    print_message("  %zu fill64 cases\n", cases);
+}
+
+static void test_uniform_fills_match_single(void **state)
+{
+    (void)state;
+    double *bulk = bl_mallocarray(4099, sizeof *bulk);
+    assert_non_null(bulk);
+    /* Thresholds at the edges: nothing, everything, the smallest
+     * subnormal, and values a uniform can equal exactly. */
+    const double ps[] = {0.0, 1.0, 0.1, 0.5, 0x1p-1074, 0x1p-53, 1.0 - 0x1p-53, 0.75};
+    size_t cases = 0;
+    for (size_t si = 0; si < 4; si++) {
+        const uint64_t seed = sm_next();
+        for (size_t skip = 0; skip < 4; skip++) {
+            for (size_t li = 0; li < N_FILL_LENGTHS; li++) {
+                const size_t n = fill_lengths[li];
+                bl_gen a, b;
+                fill_gen(&a, seed, skip, skip == 3);
+                fill_gen(&b, seed, skip, skip == 3);
+                bl_gen_random_fill(&a, bulk, n);
+                for (size_t k = 0; k < n; k++)
+                    expect_double("random fill", k, bulk[k], bl_gen_random(&b));
+                expect_same_philox("random fill state", cases, &a.bits, &b.bits);
+
+                const double p = ps[(si * N_FILL_LENGTHS + li) % (sizeof ps / sizeof ps[0])];
+                bl_gen_bernoulli_fill(&a, bulk, n, p);
+                for (size_t k = 0; k < n; k++)
+                    expect_double("bernoulli fill", k, bulk[k],
+                                  bl_gen_random(&b) < p ? 1.0 : 0.0);
+                expect_same_philox("bernoulli fill state", cases, &a.bits, &b.bits);
+                cases++;
+            }
+        }
+    }
+    bl_free(bulk);
+    print_message("  %zu uniform fill cases\n", cases);
+}
+
+/* Whether raw word r is a ziggurat candidate that is rejected outright
+ * (outside its layer's rectangle), and whether it starts the tail. */
+static bool zig_rejects(uint64_t r, bool *tail)
+{
+    const unsigned idx = (unsigned)(r & 0xff);
+    const uint64_t rabs = (r >> 9) & UINT64_C(0x000fffffffffffff);
+    *tail = idx == 0;
+    return rabs >= bl_zig_ki[idx];
+}
+
+/* n normals from a generator advanced by `skip` words: bulk against one at
+ * a time, values and the state left behind. */
+static void expect_normal_fill(uint64_t seed, size_t skip, size_t n, double *bulk)
+{
+    bl_gen a, b;
+    fill_gen(&a, seed, skip, false);
+    fill_gen(&b, seed, skip, false);
+    bl_gen_standard_normal_fill(&a, bulk, n);
+    for (size_t k = 0; k < n; k++)
+        expect_double("standard_normal fill", k, bulk[k], bl_gen_standard_normal(&b));
+    expect_same_philox("standard_normal fill state", skip, &a.bits, &b.bits);
+}
+
+static void test_normal_fill_matches_single(void **state)
+{
+    (void)state;
+    enum { SCAN = 40000, LONG = 300000 };
+    double *bulk = bl_mallocarray(LONG, sizeof *bulk);
+    uint64_t *raw = bl_mallocarray(SCAN, sizeof *raw);
+    assert_non_null(bulk);
+    assert_non_null(raw);
+    size_t cases = 0;
+    /* Every length, from part-used buffers. */
+    for (size_t si = 0; si < 4; si++) {
+        const uint64_t seed = sm_next();
+        for (size_t skip = 0; skip < 4; skip++)
+            for (size_t li = 0; li < N_FILL_LENGTHS; li++, cases++)
+                expect_normal_fill(seed, skip, fill_lengths[li], bulk);
+    }
+    /* Long fills: hundreds of wedge and tail rejections at arbitrary
+     * places. */
+    size_t tails = 0;
+    for (size_t si = 0; si < 2; si++, cases++) {
+        const uint64_t seed = sm_next();
+        expect_normal_fill(seed, si, LONG, bulk);
+        for (size_t k = 0; k < LONG; k++)
+            tails += bulk[k] > BL_ZIG_R || bulk[k] < -BL_ZIG_R;
+    }
+    assert_true(tails >= 100);
+    /* A rejected candidate, and one that starts the tail, at every place in
+     * and around the first 256-word chunk: at its last word the extra words
+     * come from the generator itself, and a fill that ends on a rejection
+     * draws its extra words after its chunk. The starting offsets sweep the
+     * candidate through every chunk position (whatever chunk size up to 300
+     * words the fill uses). */
+    const uint64_t seed = sm_next();
+    bl_gen g;
+    fill_gen(&g, seed, 0, false);
+    bl_philox_fill64(&g.bits, raw, SCAN);
+    size_t reject = 0, tail = 0;
+    for (size_t k = 300; k < SCAN && (!reject || !tail); k++) {
+        bool is_tail;
+        if (!zig_rejects(raw[k], &is_tail))
+            continue;
+        if (!reject && !is_tail)
+            reject = k;
+        if (!tail && is_tail)
+            tail = k;
+    }
+    assert_true(reject > 0 && tail > 0);
+    const size_t at[2] = {reject, tail};
+    for (size_t w = 0; w < 2; w++) {
+        for (size_t skip = at[w] - 300; skip <= at[w]; skip++) {
+            expect_normal_fill(seed, skip, 600, bulk);
+            /* The fill's last normal is the rejected candidate's. */
+            expect_normal_fill(seed, skip, at[w] - skip + 1, bulk);
+            cases += 2;
+        }
+    }
+    bl_free(raw);
+    bl_free(bulk);
+    print_message("  %zu standard_normal fill cases, %zu tail draws in the long fills\n", cases,
+                  tails);
+}
+
 /* ---- noise tapes -------------------------------------------------------- */
 
 #define TAPE_ROWS 99
@@ -1251,6 +1462,9 @@ int main(void)
         cmocka_unit_test(test_seed_allocation_failures),
         cmocka_unit_test(test_ziggurat_tables),
         cmocka_unit_test(test_generator_known_answers),
+        cmocka_unit_test(test_fill64_matches_next64),
+        cmocka_unit_test(test_uniform_fills_match_single),
+        cmocka_unit_test(test_normal_fill_matches_single),
         cmocka_unit_test(test_tape_tiles),
         cmocka_unit_test(test_tape_uniform_and_errors),
         cmocka_unit_test(test_numpy_bitstream),

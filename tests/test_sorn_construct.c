@@ -595,8 +595,9 @@ static void test_allocation_failures(void **state)
         c.p_ee = 0.3;
         c.inhibitory_fraction = variant == 0 ? 0.2 : 0.0;
         long total = bl_test_construct_allocations(FAMILY, &c, 9, expect_same_state);
-        /* Struct + 7 arrays (+ 4 for the I population) + the permutation. */
-        assert_int_equal(total, variant == 0 ? 13 : 9);
+        /* Struct + 7 arrays (+ 4 for the I population) + the permutation +
+         * one row of uniforms. */
+        assert_int_equal(total, variant == 0 ? 14 : 10);
     }
 }
 

@@ -78,6 +78,10 @@ void bl_philox_seed(bl_philox *p, const bl_seed *seed);
 /* Philox(key=..., counter=...) as NumPy builds it from explicit words. */
 void bl_philox_set(bl_philox *p, const uint64_t key[2], const uint64_t ctr[4]);
 uint64_t bl_philox_next64(bl_philox *p);
+/* n calls of bl_philox_next64 in one: out[0..n) and the state afterwards
+ * (buffer and cached 32-bit half included) are exactly theirs. Whole
+ * blocks are computed straight into out, which is much cheaper per word. */
+void bl_philox_fill64(bl_philox *p, uint64_t *out, size_t n);
 uint32_t bl_philox_next32(bl_philox *p);
 double bl_philox_next_double(bl_philox *p);
 
@@ -94,6 +98,9 @@ bl_status bl_gen_for(bl_gen *g, int64_t root_seed, const char *partition,
 
 double bl_gen_random(bl_gen *g);                          /* [0, 1) */
 void bl_gen_random_fill(bl_gen *g, double *out, size_t n);
+/* (random(n) < p) as 0.0/1.0: the draws of bl_gen_random_fill, compared as
+ * they are drawn (construction's link masks). */
+void bl_gen_bernoulli_fill(bl_gen *g, double *out, size_t n, double p);
 double bl_gen_uniform(bl_gen *g, double lo, double hi);
 double bl_gen_standard_normal(bl_gen *g);
 void bl_gen_standard_normal_fill(bl_gen *g, double *out, size_t n);

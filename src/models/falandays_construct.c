@@ -145,41 +145,73 @@ static void repair(const bl_falandays_config *c, bl_falandays_init *s, bl_gen *r
     }
 }
 
-/* Step 6: unmasked recurrent weights into w (n*n values). `pick` is scratch
- * of n*n bytes, needed only by pong_mixed, whose three draws are separate
- * full matrices. */
-static void draw_weights(const bl_falandays_config *c, size_t nn, double *w, unsigned char *pick,
-                         bl_gen *rng)
+/* Draws in bulk go through this many values of stack scratch at a time. */
+enum { FAL_CHUNK = 256 };
+
+/* Step 6's distributions of the recurrent weights. */
+typedef enum weight_law {
+    LAW_DALE,
+    LAW_EXCITATORY,
+    LAW_PONG_MIXED,
+    LAW_LEGACY_NORMAL
+} weight_law;
+
+/* Steps 6 and 7: the recurrent weights, drawn in full, then W*M and the
+ * scale, each element through exactly the reference's operations in the
+ * reference's order (the fused loops change no rounding: every operation
+ * is its own IEEE operation, no contraction). W*M is a product, not a
+ * select: masked entries become zeros carrying W's sign, which snapshots
+ * show. Then the scale, as its own product. w and mask hold nn values;
+ * `pick` is scratch of nn bytes, needed only by pong_mixed, whose three
+ * draws are separate full matrices. */
+static void draw_weights(const bl_falandays_config *c, size_t nn, double *w, const double *mask,
+                         unsigned char *pick, bl_gen *rng)
 {
-    if (c->axis == BL_AXIS_DALE) {
+    /* The Dale axis overrides the init mode. */
+    const weight_law law = c->axis == BL_AXIS_DALE                       ? LAW_DALE
+                           : c->weight_init_mode == BL_WINIT_PONG_MIXED    ? LAW_PONG_MIXED
+                           : c->weight_init_mode == BL_WINIT_LEGACY_NORMAL ? LAW_LEGACY_NORMAL
+                                                                           : LAW_EXCITATORY;
+    if (law == LAW_PONG_MIXED) {
+        /* U2 passes through w on its way to pick; np.where evaluates both
+         * branches in full, so every Z1 and Z2 is drawn: Z1 lands in w
+         * whole here, and the Z2 entries replace the ones Z2 owns below. */
+        bl_gen_random_fill(rng, w, nn);
         for (size_t k = 0; k < nn; k++)
-            w[k] = maximum0(1.0 + 0.2 * bl_gen_standard_normal(rng));
-        return;
+            pick[k] = w[k] < 0.25;
+        bl_gen_standard_normal_fill(rng, w, nn);
+        for (size_t k = 0; k < nn; k++)
+            w[k] = -1.0 + 0.1 * w[k];
     }
-    switch (c->weight_init_mode) {
-    case BL_WINIT_EXCITATORY:
-        for (size_t k = 0; k < nn; k++)
-            w[k] = c->input_weight + 0.1 * bl_gen_standard_normal(rng);
-        break;
-    case BL_WINIT_PONG_MIXED:
-        for (size_t k = 0; k < nn; k++)
-            pick[k] = bl_gen_random(rng) < 0.25;
-        /* np.where evaluates both branches in full: every Z1 and Z2 is drawn. */
-        for (size_t k = 0; k < nn; k++) {
-            double z1 = bl_gen_standard_normal(rng);
-            if (pick[k])
-                w[k] = -1.0 + 0.1 * z1;
+    /* The last (or only) normal matrix is drawn a chunk at a time into stack
+     * scratch, so the big matrix is written once, not drawn into and then
+     * rewritten. */
+    const double scale = c->recurrent_init_scale, mean = c->input_weight,
+                 sd = c->weight_init_std;
+    double z[FAL_CHUNK];
+    for (size_t k0 = 0; k0 < nn; k0 += FAL_CHUNK) {
+        const size_t m = nn - k0 < FAL_CHUNK ? nn - k0 : FAL_CHUNK;
+        double *wk = w + k0;
+        const double *mk = mask + k0;
+        bl_gen_standard_normal_fill(rng, z, m);
+        switch (law) {
+        case LAW_EXCITATORY:
+            for (size_t k = 0; k < m; k++)
+                wk[k] = (mean + 0.1 * z[k]) * mk[k] * scale;
+            break;
+        case LAW_PONG_MIXED:
+            for (size_t k = 0; k < m; k++)
+                wk[k] = (pick[k0 + k] ? wk[k] : 0.2 * z[k]) * mk[k] * scale;
+            break;
+        case LAW_LEGACY_NORMAL:
+            for (size_t k = 0; k < m; k++)
+                wk[k] = sd * z[k] * mk[k] * scale;
+            break;
+        case LAW_DALE:
+            for (size_t k = 0; k < m; k++)
+                wk[k] = maximum0(1.0 + 0.2 * z[k]) * mk[k] * scale;
+            break;
         }
-        for (size_t k = 0; k < nn; k++) {
-            double z2 = bl_gen_standard_normal(rng);
-            if (!pick[k])
-                w[k] = 0.2 * z2;
-        }
-        break;
-    case BL_WINIT_LEGACY_NORMAL:
-        for (size_t k = 0; k < nn; k++)
-            w[k] = c->weight_init_std * bl_gen_standard_normal(rng);
-        break;
     }
 }
 
@@ -212,34 +244,40 @@ bl_status bl_falandays_construct(const bl_falandays_config *c, size_t n, size_t 
                        n);
     }
 
-    if (c->axis == BL_AXIS_DALE)
-        for (size_t i = 0; i < n; i++)
-            s->signs[i] = bl_gen_random(rng) < c->inhibitory_frac ? -1 : 1;
+    if (c->axis == BL_AXIS_DALE) {
+        double u[FAL_CHUNK];
+        for (size_t i0 = 0; i0 < n; i0 += FAL_CHUNK) {
+            const size_t m = n - i0 < FAL_CHUNK ? n - i0 : FAL_CHUNK;
+            bl_gen_random_fill(rng, u, m);
+            for (size_t i = 0; i < m; i++)
+                s->signs[i0 + i] = u[i] < c->inhibitory_frac ? -1 : 1;
+        }
+    }
 
-    for (size_t k = 0; k < nn; k++)
-        s->recurrent_mask[k] = bl_gen_random(rng) < c->link_p ? 1.0 : 0.0;
+    bl_gen_bernoulli_fill(rng, s->recurrent_mask, nn, c->link_p);
     for (size_t i = 0; i < n; i++)
         s->recurrent_mask[i * n + i] = 0.0;
 
     /* Input and output links are kept as 0/1 in place until the end. */
-    for (size_t i = 0; i < n; i++)
-        for (size_t q = 0; q < r; q++)
-            s->input_weights[i * r + q] = bl_gen_random(rng) < receptor_p(c, q) ? 1.0 : 0.0;
-    for (size_t k = 0; k < n * e; k++)
-        s->output_mask[k] = bl_gen_random(rng) < c->link_p ? 1.0 : 0.0;
+    if (c->input_link_p) {
+        /* Per-receptor probabilities: the uniforms land in the array, then
+         * each column meets its own threshold. */
+        bl_gen_random_fill(rng, s->input_weights, n * r);
+        for (size_t i = 0; i < n; i++)
+            for (size_t q = 0; q < r; q++)
+                s->input_weights[i * r + q] =
+                    s->input_weights[i * r + q] < c->input_link_p[q] ? 1.0 : 0.0;
+    } else {
+        bl_gen_bernoulli_fill(rng, s->input_weights, n * r, c->link_p);
+    }
+    bl_gen_bernoulli_fill(rng, s->output_mask, n * e, c->link_p);
 
     if (c->repair_masks)
         repair(c, s, rng);
 
-    draw_weights(c, nn, s->weights, pick, rng);
+    draw_weights(c, nn, s->weights, s->recurrent_mask, pick, rng);
     bl_free(pick);
 
-    /* W*M, not a select: masked entries become zeros carrying W's sign,
-     * which snapshots show. Then the scale, as its own product. */
-    for (size_t k = 0; k < nn; k++) {
-        s->weights[k] = s->weights[k] * s->recurrent_mask[k];
-        s->weights[k] = s->weights[k] * c->recurrent_init_scale;
-    }
     /* mask_as_float * input_weight, zeros included (0.0 * -0.0 is -0.0). */
     for (size_t k = 0; k < n * r; k++)
         s->input_weights[k] = s->input_weights[k] * c->input_weight;

@@ -5,8 +5,10 @@
  * follows NumPy's shape-driven order (whole rows x cols matrices in C order,
  * even for links the diagonal rule later removes). Masks are built in place
  * in the arrays that end up holding the weights, so construction needs no
- * scratch beyond one permutation. Everything is allocated before the first
- * draw: a failed construction leaves the generator where it was. */
+ * scratch beyond one permutation and one row of uniforms. Draws are taken
+ * in bulk (the bulk fills give exactly the one-at-a-time values in the same
+ * order). Everything is allocated before the first draw: a failed
+ * construction leaves the generator where it was. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -91,8 +93,7 @@ fail:
 /* mask(rows, cols, p, no_self) into m (rows*cols, as 0/1 doubles). */
 static void draw_mask(bl_gen *rng, double *m, size_t rows, size_t cols, double p, bool no_self)
 {
-    for (size_t k = 0; k < rows * cols; k++)
-        m[k] = bl_gen_random(rng) < p ? 1.0 : 0.0;
+    bl_gen_bernoulli_fill(rng, m, rows * cols, p);
     if (no_self)
         for (size_t i = 0; i < rows && i < cols; i++)
             m[i * cols + i] = 0.0;
@@ -140,8 +141,72 @@ static void draw_fanout(bl_gen *rng, double *m, size_t rs, size_t cs, size_t row
     }
 }
 
-/* weights(mask, target), in place: w holds the 0/1 mask on entry. */
-static void draw_weights(bl_gen *rng, double *w, size_t rows, size_t cols, double target)
+/* Two doubles per vector: the x86-64 baseline's width, in plain GNU C
+ * (each lane does the scalar IEEE operation, so the bits are the scalar
+ * loop's). */
+typedef double sorn_v2d __attribute__((vector_size(16)));
+typedef int64_t sorn_v2i __attribute__((vector_size(16)));
+
+static inline sorn_v2d load2(const double *p)
+{
+    sorn_v2d v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Lanes of -1 where p[0..2) is a link (non-zero), else 0. */
+static inline sorn_v2i links2(const double *p)
+{
+    const sorn_v2d zero = {0.0, 0.0};
+    return (sorn_v2i)(load2(p) != zero);
+}
+
+/* The links (non-zero entries) among row[0..cols). */
+static size_t count_links(const double *row, size_t cols)
+{
+    sorn_v2i acc = {0, 0};
+    size_t j = 0;
+    for (; j + 4 <= cols; j += 4)
+        acc -= links2(row + j) + links2(row + j + 2);
+    size_t links = (size_t)(acc[0] + acc[1]);
+    for (; j < cols; j++)
+        links += row[j] != 0.0;
+    return links;
+}
+
+/* w[j] = the next of u[0..) where mask[j] is a link, +0.0 elsewhere (mask
+ * may be w). Groups of four non-links, the common case of sparse masks,
+ * are skipped whole: w already holds +0.0 there (the mask's own zeros, or
+ * a zeroed array). Inside a group a select and a counter stand in for a
+ * branch on a random outcome; u[t] may be read one past the row's links,
+ * so u holds at least cols + 1 initialised values. */
+static void place_links(double *w, const double *mask, size_t cols, const double *u)
+{
+    size_t t = 0, j = 0;
+    for (; j < cols; j += 4) {
+        const size_t end = cols - j < 4 ? cols : j + 4;
+        if (end == j + 4) {
+            const sorn_v2i any = links2(mask + j) | links2(mask + j + 2);
+            if (!(any[0] | any[1]))
+                continue;
+        }
+        for (size_t q = j; q < end; q++) {
+            const bool link = mask[q] != 0.0;
+            /* u[t] or +0.0 by masking its bits: compilers turn the
+             * conditional expression into a branch. */
+            uint64_t bits;
+            memcpy(&bits, &u[t], sizeof bits);
+            bits &= -(uint64_t)link;
+            memcpy(&w[q], &bits, sizeof bits);
+            t += link;
+        }
+    }
+}
+
+/* w = weights(mask, target): w is zero or is mask itself on entry. `u` is
+ * scratch of cols + 1 initialised values. */
+static void draw_weights(bl_gen *rng, double *w, const double *mask, size_t rows, size_t cols,
+                         double target, double *u)
 {
     if (target == 0.0) {
         /* Zeros without a single draw (-0.0 == 0 too, as in the reference). */
@@ -149,22 +214,33 @@ static void draw_weights(bl_gen *rng, double *w, size_t rows, size_t cols, doubl
             w[k] = 0.0;
         return;
     }
-    /* w[mask] = random(nnz): one uniform per link, row-major. */
-    for (size_t k = 0; k < rows * cols; k++)
-        w[k] = w[k] != 0.0 ? bl_gen_random(rng) : 0.0;
     for (size_t i = 0; i < rows; i++) {
         double *row = w + i * cols;
+        const double *mrow = mask + i * cols;
+        /* w[mask] = random(nnz): one uniform per link, row-major, so each
+         * row takes the next count-of-its-links uniforms, drawn at once. */
+        const size_t links = count_links(mrow, cols);
+        bl_gen_random_fill(rng, u, links);
+        place_links(row, mrow, cols, u);
         /* Python's sum over NumPy scalars: plain additions, left to right,
-         * deliberately not the pairwise sum that c_e uses. */
+         * deliberately not the pairwise sum that c_e uses. The row's zeros
+         * are +0.0 and leave a sum that starts at +0.0 and never falls
+         * unchanged, so summing the links alone gives the same bits. */
         double tot = 0.0;
-        for (size_t j = 0; j < cols; j++)
-            tot += row[j];
+        for (size_t k = 0; k < links; k++)
+            tot += u[k];
         if (tot > 0.0) {
             /* One division, then the whole row times that scalar: unlinked
              * zeros included, so an overflowing scale gives NumPy's NaNs. */
-            double scale = target / tot;
-            for (size_t j = 0; j < cols; j++)
-                row[j] = row[j] * scale;
+            const double scale = target / tot;
+            const sorn_v2d vscale = {scale, scale};
+            size_t k = 0;
+            for (; k + 2 <= cols; k += 2) {
+                const sorn_v2d v = load2(row + k) * vscale;
+                memcpy(row + k, &v, sizeof v);
+            }
+            for (; k < cols; k++)
+                row[k] = row[k] * scale;
         }
     }
 }
@@ -185,7 +261,12 @@ bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t 
         return st;
     const size_t n_e = s->n_e, n_i = n - n_e;
     int64_t *perm = bl_mallocarray(n_e, sizeof *perm);
-    if (!perm) {
+    /* One row of uniforms for draw_weights (rows are at most N_E or R wide),
+     * zeroed because place_links may read one value past those drawn. */
+    double *u = bl_calloc((n_e > r ? n_e : r) + 1, sizeof *u);
+    if (!perm || !u) {
+        bl_free(perm);
+        bl_free(u);
         bl_sorn_init_destroy(s);
         return bl_fail(err, BL_ENOMEM, "out of memory constructing a SORN network (N = %zu)", n);
     }
@@ -203,26 +284,28 @@ bl_status bl_sorn_construct(const bl_sorn_config *c, size_t n, size_t r, size_t 
     draw_fanout(rng, s->output_mask, 1, n_e, n_e, e, c->p_output, perm);
     bl_free(perm);
 
-    /* Steps 6-10. */
-    for (size_t k = 0; k < n_e * n_e; k++)
-        s->w_ee[k] = s->ee_mask[k];
-    draw_weights(rng, s->w_ee, n_e, n_e, c->ee_row_sum);
+    /* Steps 6-10. w_ee starts zeroed; the other masks become their own
+     * weights. */
+    draw_weights(rng, s->w_ee, s->ee_mask, n_e, n_e, c->ee_row_sum, u);
     /* np.sum(w_ee, axis=1) on a contiguous matrix sums each row as np.sum
      * sums a vector (pairwise, in 8192-value buffers): not the sequential
      * total the normalisation used. */
     for (size_t i = 0; i < n_e; i++)
         s->c_e[i] = bl_np_sum(s->w_ee + i * n_e, n_e);
     if (n_i > 0) {
-        draw_weights(rng, s->w_ei, n_e, n_i, c->ei_row_sum);
-        draw_weights(rng, s->w_ie, n_i, n_e, c->ie_row_sum);
+        draw_weights(rng, s->w_ei, s->w_ei, n_e, n_i, c->ei_row_sum, u);
+        draw_weights(rng, s->w_ie, s->w_ie, n_i, n_e, c->ie_row_sum, u);
     }
-    draw_weights(rng, s->w_eu, n_e, r, c->input_row_sum);
+    draw_weights(rng, s->w_eu, s->w_eu, n_e, r, c->input_row_sum, u);
+    bl_free(u);
 
     /* Steps 11-12: T_max * random(count); x and y stay zero. */
+    bl_gen_random_fill(rng, s->t_e, n_e);
     for (size_t i = 0; i < n_e; i++)
-        s->t_e[i] = c->T_E_max * bl_gen_random(rng);
+        s->t_e[i] = c->T_E_max * s->t_e[i];
+    bl_gen_random_fill(rng, s->t_i, n_i);
     for (size_t i = 0; i < n_i; i++)
-        s->t_i[i] = c->T_I_max * bl_gen_random(rng);
+        s->t_i[i] = c->T_I_max * s->t_i[i];
 
     *out = s;
     return BL_OK;

@@ -25,11 +25,44 @@ bl_status bl_gen_for(bl_gen *g, int64_t root_seed, const char *partition,
 
 double bl_gen_random(bl_gen *g) { return bl_philox_next_double_i(&g->bits); }
 
-void bl_gen_random_fill(bl_gen *g, double *out, size_t n)
+/* Bulk draws go through a chunk of raw words on the stack: big enough that
+ * the per-call cost of bl_philox_fill64 vanishes, small enough for L1. */
+enum { GEN_CHUNK = 256 };
+
+static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* NumPy's next_double on a raw word. */
+static inline double raw_to_double(uint64_t r)
 {
-    bl_philox *p = &g->bits;
-    for (size_t i = 0; i < n; i++)
-        out[i] = bl_philox_next_double_i(p);
+    return (double)(r >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* random(n), or with `threshold` (random(n) < p) as 0.0/1.0. Forced inline
+ * into both callers, so each gets a loop specialised for its constant. */
+static inline __attribute__((always_inline)) void uniform_fill(bl_gen *g, double *out, size_t n, bool threshold, double p)
+{
+    uint64_t raw[GEN_CHUNK];
+    while (n > 0) {
+        const size_t m = min_size(n, GEN_CHUNK);
+        bl_philox_fill64(&g->bits, raw, m);
+        if (threshold) {
+            /* A select, not a branch: the outcome is random. */
+            for (size_t i = 0; i < m; i++)
+                out[i] = raw_to_double(raw[i]) < p ? 1.0 : 0.0;
+        } else {
+            for (size_t i = 0; i < m; i++)
+                out[i] = raw_to_double(raw[i]);
+        }
+        out += m;
+        n -= m;
+    }
+}
+
+void bl_gen_random_fill(bl_gen *g, double *out, size_t n) { uniform_fill(g, out, n, false, 0.0); }
+
+void bl_gen_bernoulli_fill(bl_gen *g, double *out, size_t n, double p)
+{
+    uniform_fill(g, out, n, true, p);
 }
 
 double bl_gen_uniform(bl_gen *g, double lo, double hi)
@@ -42,60 +75,118 @@ double bl_gen_uniform(bl_gen *g, double lo, double hi)
 
 /* ---- standard normal: 256-layer ziggurat ------------------------------ */
 
-/* The ~1 % of draws outside a layer's rectangle: the wedge test or, for
- * layer 0, the exponential tail beyond r. Kept out of line so the common
- * path stays small enough to inline into fill loops. Returns false when
- * the candidate is rejected and the caller must start over. */
+/* Where a normal draw reads its raw words: first the ones a bulk fill has
+ * already taken from the stream (raw[pos..len)), then the bit generator
+ * itself. A one-at-a-time draw has an empty cursor. Because the chunk holds
+ * exactly the stream's next words, both read the same sequence. */
+typedef struct raw_cursor {
+    bl_philox *p;
+    const uint64_t *raw;
+    size_t pos, len;
+} raw_cursor;
+
+static inline uint64_t cursor_next64(raw_cursor *c)
+{
+    return c->pos < c->len ? c->raw[c->pos++] : bl_philox_next64_i(c->p);
+}
+
+static inline double cursor_next_double(raw_cursor *c) { return raw_to_double(cursor_next64(c)); }
+
+/* One ziggurat candidate from raw word r: layer idx = the low 8 bits, then
+ * a sign bit, then 52 bits of magnitude rabs. x carries the sign; accept
+ * says whether x lies inside the layer's rectangle (~99 % of candidates).
+ * The sign is applied by flipping the IEEE sign bit, which is exactly -x
+ * (zero included) without a branch on a random bit that the CPU would
+ * mispredict half the time. */
+typedef struct zig_candidate {
+    double x;
+    uint64_t rabs;
+    unsigned idx;
+    bool accept;
+} zig_candidate;
+
+static inline zig_candidate zig_decode(uint64_t r)
+{
+    zig_candidate z;
+    z.idx = (unsigned)(r & 0xff);
+    z.rabs = (r >> 9) & UINT64_C(0x000fffffffffffff);
+    z.x = (double)z.rabs * bl_zig_wi[z.idx];
+    uint64_t bits;
+    memcpy(&bits, &z.x, sizeof bits);
+    bits ^= ((r >> 8) & 1) << 63;
+    memcpy(&z.x, &bits, sizeof z.x);
+    z.accept = z.rabs < bl_zig_ki[z.idx];
+    return z;
+}
+
+/* A normal whose first candidate, raw word r, fell outside its rectangle:
+ * the wedge test or, for layer 0, the exponential tail beyond r, and new
+ * candidates from the cursor until one is accepted. Kept out of line so
+ * the common path stays small enough to inline into fill loops. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static bool normal_rare(bl_philox *p, unsigned idx, uint64_t rabs, double x, double *out)
+static double normal_slow(raw_cursor *c, uint64_t r)
 {
-    if (idx == 0) {
-        for (;;) {
-            /* log1p(-u), not log(1 - u): the two differ on some draws. */
-            double xx = -BL_ZIG_INV_R * log1p(-bl_philox_next_double_i(p));
-            double yy = -log1p(-bl_philox_next_double_i(p));
-            if (yy + yy > xx * xx) {
-                *out = (rabs >> 8) & 1 ? -(BL_ZIG_R + xx) : BL_ZIG_R + xx;
-                return true;
+    for (;;) {
+        const zig_candidate z = zig_decode(r);
+        if (z.accept)
+            return z.x;
+        if (z.idx == 0) {
+            for (;;) {
+                /* log1p(-u), not log(1 - u): the two differ on some draws. */
+                double xx = -BL_ZIG_INV_R * log1p(-cursor_next_double(c));
+                double yy = -log1p(-cursor_next_double(c));
+                if (yy + yy > xx * xx)
+                    return (z.rabs >> 8) & 1 ? -(BL_ZIG_R + xx) : BL_ZIG_R + xx;
             }
         }
+        double f = (bl_zig_fi[z.idx - 1] - bl_zig_fi[z.idx]) * cursor_next_double(c) +
+                   bl_zig_fi[z.idx];
+        if (f < exp(-0.5 * z.x * z.x))
+            return z.x;
+        r = cursor_next64(c);
     }
-    double f = (bl_zig_fi[idx - 1] - bl_zig_fi[idx]) * bl_philox_next_double_i(p) +
-               bl_zig_fi[idx];
-    if (f < exp(-0.5 * x * x)) {
-        *out = x;
-        return true;
-    }
-    return false;
 }
 
 static inline double normal(bl_philox *p)
 {
-    for (;;) {
-        uint64_t r = bl_philox_next64_i(p);
-        unsigned idx = (unsigned)(r & 0xff);
-        r >>= 8;
-        uint64_t rabs = (r >> 1) & UINT64_C(0x000fffffffffffff);
-        double x = (double)rabs * bl_zig_wi[idx];
-        if (r & 1)
-            x = -x;
-        if (rabs < bl_zig_ki[idx])
-            return x;
-        double y;
-        if (normal_rare(p, idx, rabs, x, &y))
-            return y;
-    }
+    const uint64_t r = bl_philox_next64_i(p);
+    const zig_candidate z = zig_decode(r);
+    if (z.accept)
+        return z.x;
+    raw_cursor c = {p, NULL, 0, 0};
+    return normal_slow(&c, r);
 }
 
 double bl_gen_standard_normal(bl_gen *g) { return normal(&g->bits); }
 
 void bl_gen_standard_normal_fill(bl_gen *g, double *out, size_t n)
 {
-    bl_philox *p = &g->bits;
-    for (size_t i = 0; i < n; i++)
-        out[i] = normal(p);
+    uint64_t raw[GEN_CHUNK];
+    size_t i = 0;
+    while (i < n) {
+        /* Every normal takes at least one word, so a chunk of no more words
+         * than normals still owed is always used up: nothing is drawn that
+         * one-at-a-time draws would not have drawn. Rejections take their
+         * extra words from the chunk's rest, then from the generator. */
+        const size_t len = min_size(n - i, GEN_CHUNK);
+        bl_philox_fill64(&g->bits, raw, len);
+        size_t pos = 0;
+        while (pos < len) {
+            const uint64_t r = raw[pos++];
+            const zig_candidate z = zig_decode(r);
+            if (z.accept) {
+                out[i++] = z.x;
+            } else {
+                /* The cursor exists only here, so the fast path keeps its
+                 * position in a register. */
+                raw_cursor c = {&g->bits, raw, pos, len};
+                out[i++] = normal_slow(&c, r);
+                pos = c.pos;
+            }
+        }
+    }
 }
 
 /* ---- bounded integers ------------------------------------------------- */

@@ -11,12 +11,18 @@
 
 #define BL_PHILOX_BUFFER 4
 
+/* Advances a 256-bit Philox counter by one, as NumPy does before each block. */
+static inline void bl_philox_ctr_inc(uint64_t ctr[4])
+{
+    if (++ctr[0] == 0 && ++ctr[1] == 0 && ++ctr[2] == 0)
+        ++ctr[3];
+}
+
 /* Refills the 4-word buffer. NumPy increments the 256-bit counter before
  * computing a block, so a fresh generator's first block is counter 1. */
 static inline uint64_t bl_philox_refill(bl_philox *p)
 {
-    if (++p->ctr[0] == 0 && ++p->ctr[1] == 0 && ++p->ctr[2] == 0)
-        ++p->ctr[3];
+    bl_philox_ctr_inc(p->ctr);
     philox4x64_ctr_t c = {{p->ctr[0], p->ctr[1], p->ctr[2], p->ctr[3]}};
     philox4x64_key_t k = {{p->key[0], p->key[1]}};
     philox4x64_ctr_t r = philox4x64_R(10, c, k);
