@@ -33,9 +33,15 @@ typedef struct bl_batch_array {
 bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t nslots,
                             bl_dtype dtype);
 void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count);
+/* Copies slot `from`'s block of every array of the list over slot `to`'s. */
+void bl_batch_arrays_copy_slot(const bl_batch_array *arrays, size_t count, size_t from,
+                               size_t to, bl_dtype dtype);
 
 /* What creating a batch of a family takes. `initials` is the family's array
- * of initial states, handed to the callbacks as given. */
+ * of pointers to initial states, handed to the callbacks as given; slots
+ * given the same pointer as the slot before them are checked once and
+ * filled by copy (bl_batch_create). `fill` must write only the slot's
+ * blocks of the listed arrays, so that a copy is exactly a fill. */
 typedef struct bl_batch_family {
     const char *name; /* in messages: "Falandays", "SORN" */
     bl_model_kind kind;
