@@ -394,6 +394,13 @@ void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out)
     *out = ((const fal_batch *)m)->paths;
 }
 
+/* Whether slot b's mask is slot b-1's, entry for entry. */
+static bool fal_mask_repeats(const fal_batch *fb, size_t b)
+{
+    const size_t nn = fb->base.nodes * fb->base.nodes;
+    return b > 0 && memcmp(fb->mask + b * nn, fb->mask + (b - 1) * nn, nn * sizeof *fb->mask) == 0;
+}
+
 /* The compressed rows of every slot's mask, which never changes, their
  * padded copies, the fixed arrays of the fast frame and the frame scratch.
  * Destinations are node indices, and N fits 32 bits since N*N int32 mask
@@ -424,10 +431,22 @@ static bl_status fal_build_rows(fal_batch *fb)
     if (!fb->row_ptr || !fb->pad_ptr || !fb->ro_ptr || !fb->ro_cnt || !fb->win_t || !fb->sgn ||
         !fb->rec || !fb->delta || !fb->acc || !fb->spk)
         return BL_ENOMEM;
-    /* Row lengths first (row-major over the mask), as end offsets. */
+    /* Row lengths first (row-major over the mask), as end offsets. A slot
+     * whose mask repeats the previous slot's (the slots of one wiring) has
+     * the same rows: its offsets are the previous ones, shifted. */
     for (size_t b = 0; b < nb; b++) {
         const int32_t *mask = fb->mask + b * nn;
         size_t *ptr = fb->row_ptr + b * (n + 1), *pptr = fb->pad_ptr + b * (n + 1);
+        if (fal_mask_repeats(fb, b)) {
+            const size_t *prev = ptr - (n + 1), *pprev = pptr - (n + 1);
+            for (size_t j = 0; j <= n; j++) {
+                ptr[j] = prev[j] - prev[0] + total;
+                pptr[j] = pprev[j] - pprev[0] + padded;
+            }
+            total = ptr[n];
+            padded = pptr[n];
+            continue;
+        }
         for (size_t j = 0; j <= n; j++)
             ptr[j] = 0;
         for (size_t i = 0; i < n; i++)
@@ -455,6 +474,14 @@ static bl_status fal_build_rows(fal_batch *fb)
         const int32_t *mask = fb->mask + b * nn;
         size_t *ptr = fb->row_ptr + b * (n + 1);
         const size_t *pptr = fb->pad_ptr + b * (n + 1);
+        if (fal_mask_repeats(fb, b)) {
+            const size_t *prev = ptr - (n + 1), *pprev = pptr - (n + 1);
+            memcpy(fb->row_dst + ptr[0], fb->row_dst + prev[0],
+                   (prev[n] - prev[0]) * sizeof *fb->row_dst);
+            memcpy(fb->pad_dst + pptr[0], fb->pad_dst + pprev[0],
+                   (pprev[n] - pprev[0]) * sizeof *fb->pad_dst);
+            continue;
+        }
         const size_t start = ptr[0];
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < n; j++)
@@ -640,6 +667,32 @@ static void fal_fill(bl_model *m, size_t slot, const void *initials)
     fal_kernels_of(m)->fill_slot((fal_batch *)m, slot, in);
 }
 
+/* Slot b's fast layout taken from slot b-1 when b-1 went sparse and both
+ * hold the same bytes (the slots of one wiring, filled by copy):
+ * from_canonical is a function of the slot's weights, initial weights and
+ * mask, and leaves the dense block canonical in the sparse layout, so its
+ * flags and the padded rows' values (same rows: same mask) are b-1's.
+ * Saves an O(N^2) scan and gather per slot; false when it does not apply. */
+static bool fal_copy_sparse_layout(fal_batch *fb, size_t b)
+{
+    const size_t n = fb->base.nodes, nn = n * n, rsize = bl_dtype_size(fb->base.dtype);
+    if (b == 0 || fb->kernel != BL_FAL_KERNEL_FAST || fb->layout[b - 1] != FAL_LAYOUT_SPARSE)
+        return false;
+    const char *w = fb->weights, *w0 = fb->weights0;
+    if (memcmp(fb->mask + b * nn, fb->mask + (b - 1) * nn, nn * sizeof *fb->mask) != 0 ||
+        memcmp(w + b * nn * rsize, w + (b - 1) * nn * rsize, nn * rsize) != 0 ||
+        memcmp(w0 + b * nn * rsize, w0 + (b - 1) * nn * rsize, nn * rsize) != 0)
+        return false;
+    const size_t *prev = fb->pad_ptr + (b - 1) * (n + 1), *cur = fb->pad_ptr + b * (n + 1);
+    BL_ASSERT(prev[n] - prev[0] == cur[n] - cur[0]);
+    char *pw = fb->pad_w;
+    memcpy(pw + cur[0] * rsize, pw + prev[0] * rsize, (prev[n] - prev[0]) * rsize);
+    fb->wild[b] = fb->wild[b - 1];
+    fb->cleared[b] = fb->cleared[b - 1];
+    fb->layout[b] = FAL_LAYOUT_SPARSE;
+    return true;
+}
+
 static bool fal_finish(bl_model *m)
 {
     fal_batch *fb = (fal_batch *)m;
@@ -647,7 +700,8 @@ static bool fal_finish(bl_model *m)
         return false;
     /* Filling left every slot canonical; now the fast kernel's layouts. */
     for (size_t b = 0; b < m->slots; b++)
-        fal_kernels_of(m)->from_canonical(fb, b);
+        if (!fal_copy_sparse_layout(fb, b))
+            fal_kernels_of(m)->from_canonical(fb, b);
     m->effector_view = fb->effectors;
     m->activity_view = fb->spikes;
     m->finite_view = fb->finite;
