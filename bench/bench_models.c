@@ -5,7 +5,7 @@
  * constructed from seeds with default parameters (Falandays link_p 0.1,
  * SORN p_ee 10/166) and driven by uniform inputs on 3 receptors, as the cue
  * tasks do. Wiring "own": each slot from its own construction seed; "shared"
- * (Falandays): every slot of the batch from one, as the runner batches the
+ * (both models): every slot of the batch from one, as the runner batches the
  * trials of one wiring, which the lockstep lanes step together. Rates are
  * taken after WARMUP frames (or WARMUP_S seconds, whichever ends first), in
  * the steady state, and the activity over the first timed frames; the lane
@@ -166,11 +166,13 @@ static void run_cell(bl_model_kind kind, size_t n, size_t b, bl_dtype dtype, boo
 int main(int argc, char **argv)
 {
     bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
-    if (argc == 6 && strcmp(argv[1], "one") == 0) {
-        /* `bench_models one N B float32|float64 own|shared`: one Falandays
-         * cell, a fixed WARMUP + ACTIVITY_FRAMES frames (for instruction
-         * counts under callgrind; its rate means nothing there). */
-        run_cell(BL_MODEL_FALANDAYS, (size_t)strtoul(argv[2], NULL, 10),
+    if ((argc == 6 || argc == 7) && strcmp(argv[1], "one") == 0) {
+        /* `bench_models one N B float32|float64 own|shared [sorn]`: one
+         * cell (Falandays unless `sorn`), a fixed WARMUP + ACTIVITY_FRAMES
+         * frames (for instruction counts under callgrind; its rate means
+         * nothing there). */
+        const bool sorn = argc == 7 && strcmp(argv[6], "sorn") == 0;
+        run_cell(sorn ? BL_MODEL_SORN : BL_MODEL_FALANDAYS, (size_t)strtoul(argv[2], NULL, 10),
                  (size_t)strtoul(argv[3], NULL, 10),
                  strcmp(argv[4], "float64") == 0 ? BL_FLOAT64 : BL_FLOAT32,
                  strcmp(argv[5], "shared") == 0, WARMUP);
@@ -194,9 +196,9 @@ int main(int argc, char **argv)
                         const bool fal = k == 0, shared = sh == 1;
                         if (quick && (ns[i] > 256 || bs[j] > 8))
                             continue;
-                        /* Shared wirings are a Falandays case; past N = 1024 only
-                         * up to the memory of N = 1024, B = 128. */
-                        if ((!fal && (shared || ns[i] > 1024)) || (shared && bs[j] == 1) ||
+                        /* SORN up to N = 1024; past N = 1024 only up to the
+                         * memory of N = 1024, B = 128. */
+                        if ((!fal && ns[i] > 1024) || (shared && bs[j] == 1) ||
                             bs[j] * ns[i] * ns[i] > 128u * 1024u * 1024u)
                             continue;
                         run_cell(fal ? BL_MODEL_FALANDAYS : BL_MODEL_SORN, ns[i], bs[j],
