@@ -394,18 +394,21 @@ void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out)
     *out = ((const fal_batch *)m)->paths;
 }
 
-/* Whether slot b's mask is slot b-1's, entry for entry. */
-static bool fal_mask_repeats(const fal_batch *fb, size_t b)
+/* repeats[b] = whether slot b's mask is slot b-1's, entry for entry (the
+ * slots of one wiring), compared once for the rows and the layouts. */
+static void fal_mask_repeats(const fal_batch *fb, uint8_t *repeats)
 {
     const size_t nn = fb->base.nodes * fb->base.nodes;
-    return b > 0 && memcmp(fb->mask + b * nn, fb->mask + (b - 1) * nn, nn * sizeof *fb->mask) == 0;
+    for (size_t b = 0; b < fb->base.slots; b++)
+        repeats[b] = b > 0 && memcmp(fb->mask + b * nn, fb->mask + (b - 1) * nn,
+                                     nn * sizeof *fb->mask) == 0;
 }
 
 /* The compressed rows of every slot's mask, which never changes, their
  * padded copies, the fixed arrays of the fast frame and the frame scratch.
  * Destinations are node indices, and N fits 32 bits since N*N int32 mask
  * entries were allocated. */
-static bl_status fal_build_rows(fal_batch *fb)
+static bl_status fal_build_rows(fal_batch *fb, const uint8_t *repeats)
 {
     const size_t n = fb->base.nodes, nn = n * n, nb = fb->base.slots;
     const size_t ne = fb->base.effectors, nr = fb->base.receptors;
@@ -437,7 +440,7 @@ static bl_status fal_build_rows(fal_batch *fb)
     for (size_t b = 0; b < nb; b++) {
         const int32_t *mask = fb->mask + b * nn;
         size_t *ptr = fb->row_ptr + b * (n + 1), *pptr = fb->pad_ptr + b * (n + 1);
-        if (fal_mask_repeats(fb, b)) {
+        if (repeats[b]) {
             const size_t *prev = ptr - (n + 1), *pprev = pptr - (n + 1);
             for (size_t j = 0; j <= n; j++) {
                 ptr[j] = prev[j] - prev[0] + total;
@@ -474,7 +477,7 @@ static bl_status fal_build_rows(fal_batch *fb)
         const int32_t *mask = fb->mask + b * nn;
         size_t *ptr = fb->row_ptr + b * (n + 1);
         const size_t *pptr = fb->pad_ptr + b * (n + 1);
-        if (fal_mask_repeats(fb, b)) {
+        if (repeats[b]) {
             const size_t *prev = ptr - (n + 1), *pprev = pptr - (n + 1);
             memcpy(fb->row_dst + ptr[0], fb->row_dst + prev[0],
                    (prev[n] - prev[0]) * sizeof *fb->row_dst);
@@ -673,14 +676,14 @@ static void fal_fill(bl_model *m, size_t slot, const void *initials)
  * mask, and leaves the dense block canonical in the sparse layout, so its
  * flags and the padded rows' values (same rows: same mask) are b-1's.
  * Saves an O(N^2) scan and gather per slot; false when it does not apply. */
-static bool fal_copy_sparse_layout(fal_batch *fb, size_t b)
+static bool fal_copy_sparse_layout(fal_batch *fb, size_t b, bool mask_repeats)
 {
     const size_t n = fb->base.nodes, nn = n * n, rsize = bl_dtype_size(fb->base.dtype);
-    if (b == 0 || fb->kernel != BL_FAL_KERNEL_FAST || fb->layout[b - 1] != FAL_LAYOUT_SPARSE)
+    if (!mask_repeats || fb->kernel != BL_FAL_KERNEL_FAST ||
+        fb->layout[b - 1] != FAL_LAYOUT_SPARSE)
         return false;
     const char *w = fb->weights, *w0 = fb->weights0;
-    if (memcmp(fb->mask + b * nn, fb->mask + (b - 1) * nn, nn * sizeof *fb->mask) != 0 ||
-        memcmp(w + b * nn * rsize, w + (b - 1) * nn * rsize, nn * rsize) != 0 ||
+    if (memcmp(w + b * nn * rsize, w + (b - 1) * nn * rsize, nn * rsize) != 0 ||
         memcmp(w0 + b * nn * rsize, w0 + (b - 1) * nn * rsize, nn * rsize) != 0)
         return false;
     const size_t *prev = fb->pad_ptr + (b - 1) * (n + 1), *cur = fb->pad_ptr + b * (n + 1);
@@ -696,12 +699,18 @@ static bool fal_copy_sparse_layout(fal_batch *fb, size_t b)
 static bool fal_finish(bl_model *m)
 {
     fal_batch *fb = (fal_batch *)m;
-    if (fal_build_rows(fb) != BL_OK)
+    uint8_t *repeats = bl_calloc(m->slots, 1);
+    if (!repeats)
         return false;
+    fal_mask_repeats(fb, repeats);
+    const bool ok = fal_build_rows(fb, repeats) == BL_OK;
     /* Filling left every slot canonical; now the fast kernel's layouts. */
-    for (size_t b = 0; b < m->slots; b++)
-        if (!fal_copy_sparse_layout(fb, b))
+    for (size_t b = 0; ok && b < m->slots; b++)
+        if (!fal_copy_sparse_layout(fb, b, repeats[b]))
             fal_kernels_of(m)->from_canonical(fb, b);
+    bl_free(repeats);
+    if (!ok)
+        return false;
     m->effector_view = fb->effectors;
     m->activity_view = fb->spikes;
     m->finite_view = fb->finite;
