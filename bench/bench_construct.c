@@ -23,27 +23,10 @@
 #include "brainlesslab/model.h"
 #include "brainlesslab/rng.h"
 
+#define BENCH_NAME "bench_construct"
+#include "bench_support.h"
+
 enum { R = 3, E = 2, ROUNDS = 7 };
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void die(const char *what, const bl_error *err)
-{
-    fprintf(stderr, "bench_construct: %s: %s\n", what, err->msg);
-    exit(1);
-}
 
 /* FNV-1a over the 64-bit words of an array: a fingerprint, not a security
  * hash. */
@@ -75,11 +58,11 @@ static uint64_t construct_one(bool sorn, size_t n, int64_t s)
         bl_falandays_config c;
         bl_falandays_config_default(&c);
         bl_falandays_init *w = NULL;
-        double w0 = wall_now(), c0 = cpu_now();
+        double w0 = bench_seconds(CLOCK_MONOTONIC), c0 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
         if (bl_falandays_construct(&c, n, R, E, &g, &w, &err) != BL_OK)
             die("falandays", &err);
-        spent_wall += wall_now() - w0;
-        spent_cpu += cpu_now() - c0;
+        spent_wall += bench_seconds(CLOCK_MONOTONIC) - w0;
+        spent_cpu += bench_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
         h = fnv(h, w->weights, n * n * sizeof(double));
         h = fnv(h, w->recurrent_mask, n * n * sizeof(double));
         h = fnv(h, w->input_weights, n * R * sizeof(double));
@@ -89,11 +72,11 @@ static uint64_t construct_one(bool sorn, size_t n, int64_t s)
         bl_sorn_config c;
         bl_sorn_config_default(&c);
         bl_sorn_init *w = NULL;
-        double w0 = wall_now(), c0 = cpu_now();
+        double w0 = bench_seconds(CLOCK_MONOTONIC), c0 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
         if (bl_sorn_construct(&c, n, R, E, &g, &w, &err) != BL_OK)
             die("sorn", &err);
-        spent_wall += wall_now() - w0;
-        spent_cpu += cpu_now() - c0;
+        spent_wall += bench_seconds(CLOCK_MONOTONIC) - w0;
+        spent_cpu += bench_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
         size_t ne = w->n_e, ni = n - ne;
         h = fnv(h, w->w_ee, ne * ne * sizeof(double));
         h = fnv(h, w->c_e, ne * sizeof(double));

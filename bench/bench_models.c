@@ -24,6 +24,9 @@
 #include "brainlesslab/model.h"
 #include "brainlesslab/rng.h"
 
+#define BENCH_NAME "bench_models"
+#include "bench_support.h"
+
 enum { R = 3, E = 2, ACTIVITY_FRAMES = 32, WARMUP = 750 };
 #define WARMUP_S 2.0
 
@@ -36,19 +39,6 @@ static double heap_bytes(void)
 #else
     return 0.0;
 #endif
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void die(const char *what, const bl_error *err)
-{
-    fprintf(stderr, "bench_models: %s: %s\n", what, err->msg);
-    exit(1);
 }
 
 /* A batch of b slots of `kind`, each wired from its own construction seed,
@@ -126,14 +116,14 @@ static void run_cell(bl_model_kind kind, size_t n, size_t b, bl_dtype dtype, boo
     bl_matrix noise_m = {dtype, b, n, noise};
 
     long frames = 0;
-    for (const double w0 = now(); frames < (fixed ? fixed : WARMUP) && (fixed || now() - w0 < WARMUP_S);
+    for (const double w0 = bench_seconds(CLOCK_MONOTONIC); frames < (fixed ? fixed : WARMUP) && (fixed || bench_seconds(CLOCK_MONOTONIC) - w0 < WARMUP_S);
          frames++) {
         bl_matrix in = {dtype, b, R, inputs + (size_t)(frames % TAPE) * b * R * fsize};
         if (bl_model_step(m, &in, &noise_m, active, b, &err) != BL_OK)
             die("step", &err);
     }
     const long warm = frames;
-    double spikes = 0, t0 = now(), dt = 0;
+    double spikes = 0, t0 = bench_seconds(CLOCK_MONOTONIC), dt = 0;
     while (!fixed || frames - warm < ACTIVITY_FRAMES) {
         bl_matrix in = {dtype, b, R, inputs + (size_t)(frames % TAPE) * b * R * fsize};
         if (bl_model_step(m, &in, &noise_m, active, b, &err) != BL_OK)
@@ -146,7 +136,7 @@ static void run_cell(bl_model_kind kind, size_t n, size_t b, bl_dtype dtype, boo
                 spikes += dtype == BL_FLOAT64 ? ((const double *)act)[i] : ((const float *)act)[i];
         }
         frames++;
-        dt = now() - t0;
+        dt = bench_seconds(CLOCK_MONOTONIC) - t0;
         if (!fixed && dt >= 0.4 && frames - warm >= ACTIVITY_FRAMES)
             break;
     }

@@ -11,12 +11,8 @@
 #include "brainlesslab/npstat.h"
 #include "brainlesslab/rng.h"
 
-static double now(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#define BENCH_NAME "bench_rng"
+#include "bench_support.h"
 
 /* Repeats the body with doubling counts until one repetition takes >= 0.5 s, so
  * the rate is measured over a meaningful interval on any machine. The rate
@@ -27,13 +23,13 @@ static double now(clockid_t clock)
         double t0, c0, dt, dc;                                                     \
         long iters = 1000;                                                         \
         for (;;) {                                                                 \
-            t0 = now(CLOCK_MONOTONIC);                                             \
-            c0 = now(CLOCK_PROCESS_CPUTIME_ID);                                    \
+            t0 = bench_seconds(CLOCK_MONOTONIC);                                             \
+            c0 = bench_seconds(CLOCK_PROCESS_CPUTIME_ID);                                    \
             for (long it_ = 0; it_ < iters; it_++) {                               \
                 __VA_ARGS__;                                                       \
             }                                                                      \
-            dt = now(CLOCK_MONOTONIC) - t0;                                        \
-            dc = now(CLOCK_PROCESS_CPUTIME_ID) - c0;                               \
+            dt = bench_seconds(CLOCK_MONOTONIC) - t0;                                        \
+            dc = bench_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;                               \
             if (dt >= 0.5)                                                         \
                 break;                                                             \
             iters *= 2;                                                            \

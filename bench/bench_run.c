@@ -18,11 +18,8 @@
 #include "brainlesslab/plan.h"
 #include "brainlesslab/run.h"
 
-static void die(const char *what, const bl_error *err)
-{
-    fprintf(stderr, "bench_run: %s: %s\n", what, err->msg);
-    exit(1);
-}
+#define BENCH_NAME "bench_run"
+#include "bench_support.h"
 
 /* The benchmark plan with the given count, dtype and trials, reservoir
  * targets only. */

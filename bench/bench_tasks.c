@@ -14,22 +14,10 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/task.h"
 
+#define BENCH_NAME "bench_tasks"
+#include "bench_support.h"
+
 enum { TRIALS = 64, ROOT = 91337 };
-
-/* CPU time of this thread: the machine is shared, and wall time there
- * measures the neighbours too. */
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void die(const char *what, const bl_error *err)
-{
-    fprintf(stderr, "bench_tasks: %s: %s\n", what, err->msg);
-    exit(1);
-}
 
 static void gen_for(const char *stream, const char *key, const char *task, int64_t block,
                     bl_gen *g)
@@ -107,22 +95,24 @@ static void run_trial(const bl_task_definition *def, bl_policy policy, trial *tr
 }
 
 /* TRIALS trials: all set up, all run, all torn down, each phase timed
- * as a whole (a clock read per trial would weigh on 22-tick episodes). */
+ * as a whole (a clock read per trial would weigh on 22-tick episodes), in
+ * CPU time of this thread: the machine is shared, and wall time there
+ * measures the neighbours too. */
 static void pass(const bl_task_options *o, const bl_task_definition *def, bl_policy policy,
                  trial *trials, double *tile, totals *t)
 {
-    double t0 = now();
+    double t0 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
     for (int64_t b = 0; b < TRIALS; b++)
         setup_trial(o, def, policy, b, &trials[b]);
-    double t1 = now();
+    double t1 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
     for (int64_t b = 0; b < TRIALS; b++)
         run_trial(def, policy, &trials[b], tile, t);
-    double t2 = now();
+    double t2 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
     for (int64_t b = 0; b < TRIALS; b++) {
         bl_controllers_destroy(trials[b].c);
         bl_worlds_destroy(trials[b].w);
     }
-    double t3 = now();
+    double t3 = bench_seconds(CLOCK_THREAD_CPUTIME_ID);
     t->setup_s += (t1 - t0) + (t3 - t2);
     t->run_s += t2 - t1;
     t->trials += TRIALS;

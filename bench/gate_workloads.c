@@ -56,17 +56,14 @@
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/task.h"
 
+#define BENCH_NAME "gate_workloads"
+#include "bench_support.h"
+
 /* N, receptors and effectors as bench_models uses them (the cue tasks'
  * widths); warm-up frames leave the start-up transient out of the span. */
 enum { NODES = 128, R = 3, E = 2, WARMUP_FRAMES = 16, MEASURED_FRAMES = 64 };
 /* The world workload: worlds, ticks per fused call, measured calls. */
 enum { WORLDS = 8, TILE_TICKS = 16, WARMUP_TILES = 1, MEASURED_TILES = 4 };
-
-static void die(const char *what, const bl_error *err)
-{
-    fprintf(stderr, "gate_workloads: %s: %s\n", what, err->msg);
-    exit(1);
-}
 
 static void *xcalloc(size_t n, size_t size)
 {
