@@ -8,7 +8,7 @@
  * evaluation and numerics (benchmark takes the composition's node and
  * count, calibrate the whole composition and the evaluation with what
  * calibration fixes replaced). Everything else the constructor takes is an
- * option with the constructor's default (--axis, --verbs, --tick,
+ * option with the constructor's default (--axis, --verb, --tick,
  * --diagnostic, --root-seed, --warmup), and --id, --question, --version and
  * --evidence set the plan's own texts (the constructors leave the question
  * ""), all of which enter the contract hash. The base target's id, label,
@@ -349,13 +349,13 @@ const bl_cli_command bl_cli_sweep = {
 
 /* ---- ablate ----------------------------------------------------------- */
 
-enum { OPT_VERBS = N_COMMON, OPT_TICK, OPT_ABLATE_DIAGNOSTIC };
+enum { OPT_VERB = N_COMMON, OPT_TICK, OPT_ABLATE_DIAGNOSTIC };
 
 static const char ablate_usage[] =
     "usage: brainlesslab ablate [-h] [--out OUT] [--id ID] [--question QUESTION]\n"
     "                           [--version VERSION] [--evidence EVIDENCE]\n"
-    "                           [--verbs {freeze_weights,freeze_plasticity,blind_input,"
-    "shuffle_input} [...]]\n"
+    "                           [--verb {freeze_weights,freeze_plasticity,blind_input,"
+    "shuffle_input}]\n"
     "                           [--tick TICK] [--diagnostic]\n"
     "                           base\n";
 
@@ -364,9 +364,9 @@ static const char ablate_help[] =
     "Write an ablation plan: target \"baseline\" (the base composition), then one\n"
     "target per verb, id = the verb, with the single intervention (tick, verb).\n"
     "\n" BASE_HELP COMMON_HELP
-    "  --verbs {freeze_weights,freeze_plasticity,blind_input,shuffle_input} [...]\n"
-    "                        interventions, in order (default: freeze_weights\n"
-    "                        freeze_plasticity)\n"
+    "  --verb {freeze_weights,freeze_plasticity,blind_input,shuffle_input}\n"
+    "                        one intervention target; repeat for more, in order\n"
+    "                        (default: freeze_weights, then freeze_plasticity)\n"
     "  --tick TICK           one-based world tick of every intervention (default: 1)\n"
     "  --diagnostic          plan diagnostic = true\n";
 
@@ -381,9 +381,9 @@ static int ablate_main(const bl_cli_args *args)
     bl_plan *built = NULL;
     bl_status st = read_base(args->positional, &base, &err);
     /* Not given: the constructor's default verbs. */
-    const size_t n = args->count[OPT_VERBS] ? args->nall[OPT_VERBS] : 0;
+    const size_t n = args->nall[OPT_VERB];
     if (st == BL_OK)
-        st = bl_plan_ablate(base.composition, n ? args->all[OPT_VERBS] : NULL, n,
+        st = bl_plan_ablate(base.composition, n ? args->all[OPT_VERB] : NULL, n,
                             args->integer[OPT_TICK], base.evaluation, base.numerics, NULL,
                             args->count[OPT_ABLATE_DIAGNOSTIC] > 0, &built, &err);
     int rc = st != BL_OK ? bl_cli_report(&err) : finish(args, built, &err);
@@ -393,7 +393,8 @@ static int ablate_main(const bl_cli_args *args)
 
 static const bl_cli_option ablate_options[] = {
     COMMON_OPTIONS,
-    [OPT_VERBS] = {.name = "--verbs", .kind = BL_CLI_CHOICE, .choices = verbs, .plus = true},
+    [OPT_VERB] = {.name = "--verb", .kind = BL_CLI_CHOICE, .choices = verbs,
+                  .repeatable = true},
     [OPT_TICK] = {.name = "--tick", .kind = BL_CLI_INT, .fallback = "1"},
     [OPT_ABLATE_DIAGNOSTIC] = {.name = "--diagnostic", .kind = BL_CLI_SWITCH},
 };
