@@ -17,36 +17,7 @@
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/task.h"
-#include "support.h"
-
-/* Runs the program with printf-formatted, shell-quoted arguments. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int run(char **out, char **err, const char *fmt, ...)
-{
-    char args[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof args);
-    return bl_test_run_cli(args, out, err);
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
-static bool exists(const char *path)
-{
-    struct stat sb;
-    return lstat(path, &sb) == 0;
-}
+#include "record_support.h"
 
 static void assert_one_error_line(const char *err, const char *prefix)
 {
@@ -72,7 +43,7 @@ static void assert_usage_error(const char *err, const char *cmd, const char *tex
 static char *check_output(const char *path)
 {
     char *out, *err;
-    int rc = run(&out, &err, "check '%s'", path);
+    int rc = bl_rt_cli(&out, &err, "check '%s'", path);
     if (rc != 0)
         fail_msg("check %s: exit %d: %s", path, rc, err);
     assert_string_equal(err, "");
@@ -123,7 +94,7 @@ static void assert_same_check(void **state, const char *args, const char *want_p
     const char *out_path = bl_test_path(state, "generated.toml");
     unlink(out_path);
     char *out, *err;
-    int rc = run(&out, &err, "%s --out '%s'", args, out_path);
+    int rc = bl_rt_cli(&out, &err, "%s --out '%s'", args, out_path);
     if (rc != 0)
         fail_msg("%s: exit %d: %s", args, rc, err);
     assert_string_equal(err, "");
@@ -163,8 +134,8 @@ static const char delayed_cue_base[] =
 static const char *base_path(void **state)
 {
     const char *path = bl_test_path(state, "base.toml");
-    if (!exists(path))
-        write_text(path, delayed_cue_base);
+    if (!bl_rt_exists(path))
+        bl_rt_write_text(path, delayed_cue_base);
     return path;
 }
 
@@ -207,7 +178,7 @@ static void test_calibrate_reproduces_reference(void **state)
                  "[targets.composition.task]\nkind = \"%s\"\n",
                  tasks[k]);
         snprintf(path, sizeof path, "base-%s.toml", tasks[k]);
-        write_text(bl_test_path(state, path), base);
+        bl_rt_write_text(bl_test_path(state, path), base);
         snprintf(want, sizeof want, "plans/calibration-published-%s.toml", tasks[k]);
         snprintf(args, sizeof args,
                  "calibrate '%s' --root-seed 91337 --id %s-published-null-calibration "
@@ -243,7 +214,7 @@ static const char ablate_reference[] =
 static void test_ablate_matches_spec(void **state)
 {
     const char *want = bl_test_path(state, "ablate-delayed-cue.toml");
-    write_text(want, ablate_reference);
+    bl_rt_write_text(want, ablate_reference);
     char args[4400];
     snprintf(args, sizeof args,
              "ablate '%s' --question 'How do frozen weights and frozen plasticity change "
@@ -259,7 +230,7 @@ static void test_ablate_matches_spec(void **state)
     /* Other verbs, in the order given, at the given tick. */
     char *out, *err;
     const char *path = bl_test_path(state, "blind.toml");
-    assert_int_equal(run(&out, &err, "ablate '%s' --verb shuffle_input --verb blind_input "
+    assert_int_equal(bl_rt_cli(&out, &err, "ablate '%s' --verb shuffle_input --verb blind_input "
                                      "--tick 5 --out '%s'",
                          base_path(state), path),
                      0);
@@ -282,7 +253,7 @@ static void test_benchmark_takes_node_count_evaluation(void **state)
 {
     /* A Falandays-with-parameters base, 2 x 1 trials, default horizons. */
     const char *base = bl_test_path(state, "bench-base.toml");
-    write_text(base, "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"b\"\n"
+    bl_rt_write_text(base, "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"b\"\n"
                      "[evaluation]\nblocks = 2\nroot_seed = 12001\n"
                      "[numerics]\ndtype = \"float32\"\n"
                      "[[targets]]\nid = \"x\"\n[targets.composition]\ncount = 24\n"
@@ -292,7 +263,7 @@ static void test_benchmark_takes_node_count_evaluation(void **state)
                      "[targets.composition.task]\nkind = \"pong\"\n");
     const char *path = bl_test_path(state, "bench.toml");
     char *out, *err;
-    assert_int_equal(run(&out, &err, "benchmark '%s' --id core --version 2 --evidence planned "
+    assert_int_equal(bl_rt_cli(&out, &err, "benchmark '%s' --id core --version 2 --evidence planned "
                                      "--out '%s'",
                          base, path),
                      0);
@@ -338,7 +309,7 @@ static void test_axis_values(void **state)
 {
     const char *path = bl_test_path(state, "axes.toml");
     char *out, *err;
-    int rc = run(&out, &err,
+    int rc = bl_rt_cli(&out, &err,
                  "sweep '%s' --axis node.leak=1,1.0 --axis 'weight_init_mode=\"excitatory\", "
                  "\"pong_mixed\"' --axis 'input_link_p=[0.5, 0.5, 0.5]' --out '%s'",
                  base_path(state), path);
@@ -381,12 +352,12 @@ static void test_axis_values(void **state)
 static void test_stdout_and_out_agree(void **state)
 {
     char *out, *err;
-    assert_int_equal(run(&out, &err, "sweep '%s' --axis leak=0.2,0.3", base_path(state)), 0);
+    assert_int_equal(bl_rt_cli(&out, &err, "sweep '%s' --axis leak=0.2,0.3", base_path(state)), 0);
     assert_string_equal(err, "");
     assert_true(strncmp(out, "format = \"brainlesslab-plan\"\n", 29) == 0);
     const char *path = bl_test_path(state, "deep/er/plan.toml");
     char *out2, *err2;
-    assert_int_equal(run(&out2, &err2, "sweep '%s' --axis leak=0.2,0.3 --out '%s'",
+    assert_int_equal(bl_rt_cli(&out2, &err2, "sweep '%s' --axis leak=0.2,0.3 --out '%s'",
                          base_path(state), path),
                      0);
     char *file = bl_test_read(path, NULL);
@@ -403,9 +374,9 @@ static void test_stdout_and_out_agree(void **state)
 static void test_out_is_exclusive_and_clean(void **state)
 {
     const char *path = bl_test_path(state, "taken.toml");
-    write_text(path, "mine\n");
+    bl_rt_write_text(path, "mine\n");
     char *out, *err;
-    assert_int_equal(run(&out, &err, "ablate '%s' --out '%s'", base_path(state), path), 1);
+    assert_int_equal(bl_rt_cli(&out, &err, "ablate '%s' --out '%s'", base_path(state), path), 1);
     assert_string_equal(out, "");
     assert_one_error_line(err, "brainlesslab: FileExistsError: ");
     char *text = bl_test_read(path, NULL);
@@ -414,12 +385,12 @@ static void test_out_is_exclusive_and_clean(void **state)
     free(out);
     free(err);
     const char *fresh = bl_test_path(state, "new-dir/plan.toml");
-    assert_int_equal(run(&out, &err, "ablate '%s' --evidence sure --out '%s'", base_path(state),
+    assert_int_equal(bl_rt_cli(&out, &err, "ablate '%s' --evidence sure --out '%s'", base_path(state),
                          fresh),
                      1);
     assert_string_equal(out, "");
     assert_one_error_line(err, "brainlesslab: ValueError: unknown evidence state");
-    assert_false(exists(bl_test_path(state, "new-dir")));
+    assert_false(bl_rt_exists(bl_test_path(state, "new-dir")));
     free(out);
     free(err);
 }
@@ -443,13 +414,13 @@ static void test_bad_command_lines_exit_2(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
-        int rc = run(&out, &err, "%s '%s' %s --out '%s'", cases[i].cmd, base, cases[i].args,
+        int rc = bl_rt_cli(&out, &err, "%s '%s' %s --out '%s'", cases[i].cmd, base, cases[i].args,
                      out_path);
         if (rc != 2)
             fail_msg("%s %s: exit %d: %s", cases[i].cmd, cases[i].args, rc, err);
         assert_string_equal(out, "");
         assert_usage_error(err, cases[i].cmd, cases[i].text);
-        assert_false(exists(out_path));
+        assert_false(bl_rt_exists(out_path));
         free(out);
         free(err);
     }
@@ -457,21 +428,21 @@ static void test_bad_command_lines_exit_2(void **state)
     static const char *const cmds[] = {"sweep", "ablate", "benchmark", "calibrate", "presets"};
     for (size_t i = 0; i < 5; i++) {
         char *out, *err;
-        assert_int_equal(run(&out, &err, "%s '%s' --bogus", cmds[i], out_path), 2);
+        assert_int_equal(bl_rt_cli(&out, &err, "%s '%s' --bogus", cmds[i], out_path), 2);
         assert_true(strstr(err, "unrecognized arguments: --bogus") != NULL);
         free(out);
         free(err);
-        assert_int_equal(run(&out, &err, "%s", cmds[i]), 2);
+        assert_int_equal(bl_rt_cli(&out, &err, "%s", cmds[i]), 2);
         assert_true(strstr(err, "the following arguments are required:") != NULL);
         free(out);
         free(err);
-        assert_int_equal(run(&out, &err, "%s --help", cmds[i]), 0);
+        assert_int_equal(bl_rt_cli(&out, &err, "%s --help", cmds[i]), 0);
         assert_true(strncmp(out, "usage: brainlesslab ", 20) == 0);
         assert_string_equal(err, "");
         free(out);
         free(err);
     }
-    assert_false(exists(out_path));
+    assert_false(bl_rt_exists(out_path));
 }
 
 /* Values the plan rules refuse: the spec's kind and text, exit 1. */
@@ -482,7 +453,7 @@ static void test_invalid_values_exit_1(void **state)
     const char *three = bl_test_path(state, "three.toml");
     /* A base with more than one target. */
     char *out, *err;
-    assert_int_equal(run(&out, &err, "ablate '%s' --out '%s'", base, three), 0);
+    assert_int_equal(bl_rt_cli(&out, &err, "ablate '%s' --out '%s'", base, three), 0);
     free(out);
     free(err);
     struct {
@@ -528,12 +499,12 @@ static void test_invalid_values_exit_1(void **state)
         char prefix[256];
         snprintf(prefix, sizeof prefix, "brainlesslab: %s", cases[i].line);
         assert_one_error_line(err, prefix);
-        assert_false(exists(out_path));
+        assert_false(bl_rt_exists(out_path));
         free(out);
         free(err);
     }
     /* The base's file is named, and the target count said. */
-    assert_int_equal(run(&out, &err, "sweep '%s' --axis leak=0.1", three), 1);
+    assert_int_equal(bl_rt_cli(&out, &err, "sweep '%s' --axis leak=0.1", three), 1);
     assert_non_null(strstr(err, "a base plan needs exactly one target (found 3)"));
     assert_non_null(strstr(err, three));
     free(out);
@@ -551,7 +522,7 @@ static void test_presets_library(void **state)
         char dest[4200];
         snprintf(dest, sizeof dest, "%s/lib/%s", bl_test_dir(state), nodes[k]);
         char *out, *err;
-        int rc = run(&out, &err, "presets '%s' --node %s", dest, nodes[k]);
+        int rc = bl_rt_cli(&out, &err, "presets '%s' --node %s", dest, nodes[k]);
         if (rc != 0)
             fail_msg("presets: exit %d: %s", rc, err);
         assert_string_equal(err, "");
@@ -610,9 +581,9 @@ static void test_presets_destination_must_be_new(void **state)
     assert_int_equal(mkdir(dest, 0777), 0);
     char keep[4400];
     snprintf(keep, sizeof keep, "%s/keep.txt", dest);
-    write_text(keep, "keep\n");
+    bl_rt_write_text(keep, "keep\n");
     char *out, *err;
-    assert_int_equal(run(&out, &err, "presets '%s'", dest), 1);
+    assert_int_equal(bl_rt_cli(&out, &err, "presets '%s'", dest), 1);
     assert_string_equal(out, "");
     assert_one_error_line(err, "brainlesslab: FileExistsError: ");
     free(out);
@@ -625,15 +596,15 @@ static void test_presets_destination_must_be_new(void **state)
     assert_int_equal(entries, 1);
     char under[4500];
     snprintf(under, sizeof under, "%s/a/b", keep);
-    assert_int_equal(run(&out, &err, "presets '%s'", under), 1);
+    assert_int_equal(bl_rt_cli(&out, &err, "presets '%s'", under), 1);
     assert_string_equal(out, "");
     assert_one_error_line(err, "brainlesslab: FileExistsError: ");
-    assert_false(exists(under));
+    assert_false(bl_rt_exists(under));
     free(out);
     free(err);
-    assert_int_equal(run(&out, &err, "presets '%s' --node julia", bl_test_path(state, "x")), 2);
+    assert_int_equal(bl_rt_cli(&out, &err, "presets '%s' --node julia", bl_test_path(state, "x")), 2);
     assert_usage_error(err, "presets", "argument --node: invalid choice: 'julia'");
-    assert_false(exists(bl_test_path(state, "x")));
+    assert_false(bl_rt_exists(bl_test_path(state, "x")));
     free(out);
     free(err);
 }

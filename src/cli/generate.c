@@ -182,6 +182,28 @@ static int finish(const bl_cli_args *args, bl_plan *built, bl_error *err)
     return rc;
 }
 
+/* A generator's body: the plan from the base and the command's options
+ * (a usage error as BL_EUSAGE with its message). */
+typedef bl_status (*build_fn)(const bl_cli_args *args, const base_plan *base, void *ctx,
+                              bl_plan **out, bl_error *err);
+
+/* Reads the base, builds, then finish(); every error is reported here. */
+static int generate(const bl_cli_args *args, build_fn build, void *ctx)
+{
+    bl_cli_exit_on_interrupt();
+    bl_error err = {0};
+    base_plan base;
+    bl_plan *built = NULL;
+    bl_status st = read_base(args->positional, &base, &err);
+    if (st == BL_OK)
+        st = build(args, &base, ctx, &built, &err);
+    int rc = st == BL_EUSAGE ? usage_error(args, err.msg)
+             : st != BL_OK   ? bl_cli_report(&err)
+                             : finish(args, built, &err);
+    bl_plan_destroy(base.plan);
+    return rc;
+}
+
 /* ---- sweep ------------------------------------------------------------ */
 
 enum { OPT_AXIS = N_COMMON, OPT_SWEEP_DIAGNOSTIC };
@@ -231,15 +253,13 @@ static bl_status parameter_names(const char *kind, bl_json **names, bl_error *er
     return st;
 }
 
-/* One --axis NAME=VALUES into axes (usage errors into msg, returning
- * BL_EUSAGE). The values are read as the elements of a TOML array. */
-static bl_status add_axis(bl_json *axes, const char *arg, char *msg, size_t cap, bl_error *err)
+/* One --axis NAME=VALUES into axes (a malformed one is BL_EUSAGE). The
+ * values are read as the elements of a TOML array. */
+static bl_status add_axis(bl_json *axes, const char *arg, bl_error *err)
 {
     const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg) {
-        snprintf(msg, cap, "argument --axis: expected NAME=VALUES, got '%s'", arg);
-        return BL_EUSAGE;
-    }
+    if (!eq || eq == arg)
+        return bl_fail(err, BL_EUSAGE, "argument --axis: expected NAME=VALUES, got '%s'", arg);
     size_t len = (size_t)(eq - arg);
     if (len > 5 && strncmp(arg, "node.", 5) == 0) { /* the optional table prefix */
         arg += 5;
@@ -252,22 +272,18 @@ static bl_status add_axis(bl_json *axes, const char *arg, char *msg, size_t cap,
     bl_json *parsed = NULL;
     bl_status st = !name ? bl_fail(err, BL_ENOMEM, "out of memory for an axis")
                          : bl_buf_status(&doc, err);
-    if (st == BL_OK && bl_json_get(axes, name)) {
-        snprintf(msg, cap, "argument --axis: %s is given twice", name);
-        st = BL_EUSAGE;
-    }
+    if (st == BL_OK && bl_json_get(axes, name))
+        st = bl_fail(err, BL_EUSAGE, "argument --axis: %s is given twice", name);
     if (st == BL_OK) {
         bl_error ignored;
         /* One key "v" and nothing else: a value list cannot close the array
          * and start a table of its own. */
         if (bl_toml_parse(doc.data, doc.len, "--axis", &parsed, &ignored) != BL_OK ||
-            bl_json_size(parsed) != 1 || !bl_json_get(parsed, "v")) {
-            snprintf(msg, cap,
-                     "argument --axis: the values of %s are not TOML values separated by "
-                     "commas (strings need double quotes): '%s'",
-                     name, eq + 1);
-            st = BL_EUSAGE;
-        }
+            bl_json_size(parsed) != 1 || !bl_json_get(parsed, "v"))
+            st = bl_fail(err, BL_EUSAGE,
+                         "argument --axis: the values of %s are not TOML values separated by "
+                         "commas (strings need double quotes): '%s'",
+                         name, eq + 1);
     }
     if (st == BL_OK)
         st = bl_json_object_set(axes, name, bl_json_copy(bl_json_get(parsed, "v")), err);
@@ -277,9 +293,8 @@ static bl_status add_axis(bl_json *axes, const char *arg, char *msg, size_t cap,
     return st;
 }
 
-/* The names in axes that are no parameter of `kind` → a usage message. */
-static bl_status check_axis_names(const bl_json *axes, const char *kind, char *msg, size_t cap,
-                                  bl_error *err)
+/* A name in axes that is no parameter of `kind` is BL_EUSAGE. */
+static bl_status check_axis_names(const bl_json *axes, const char *kind, bl_error *err)
 {
     bl_json *names = NULL;
     bl_status st = parameter_names(kind, &names, err);
@@ -287,51 +302,45 @@ static bl_status check_axis_names(const bl_json *axes, const char *kind, char *m
         const char *name = bl_json_key_at(axes, a, NULL);
         if (bl_json_get(names, name))
             continue;
-        int n = snprintf(msg, cap, "argument --axis: unknown %s parameter '%s' (allowed:", kind,
-                         name);
-        for (size_t k = 0; n >= 0 && (size_t)n < cap && k < bl_json_size(names); k++)
-            n += snprintf(msg + n, cap - (size_t)n, "%s %s", k ? "," : "",
-                          bl_json_key_at(names, k, NULL));
-        if (n >= 0 && (size_t)n < cap)
-            snprintf(msg + n, cap - (size_t)n, ")");
-        st = BL_EUSAGE;
+        char storage[BL_ERROR_MAX];
+        bl_buf b;
+        bl_buf_init_fixed(&b, storage, sizeof storage);
+        bl_buf_printf(&b, "argument --axis: unknown %s parameter '%s' (allowed:", kind, name);
+        for (size_t k = 0; k < bl_json_size(names); k++)
+            bl_buf_printf(&b, "%s %s", k ? "," : "", bl_json_key_at(names, k, NULL));
+        bl_buf_putc(&b, ')');
+        st = bl_fail(err, BL_EUSAGE, "%s", b.failed ? "argument --axis: unknown parameter"
+                                                    : b.data);
+        bl_buf_clear(&b);
     }
     bl_json_destroy(names);
     return st;
 }
 
+static bl_status build_sweep(const bl_cli_args *args, const base_plan *base, void *axes,
+                             bl_plan **out, bl_error *err)
+{
+    const char *kind = bl_plan_string(bl_plan_member(base->composition, "node"), "kind");
+    bl_status st = check_axis_names(axes, kind, err);
+    if (st == BL_OK)
+        st = bl_plan_sweep(base->composition, axes, base->evaluation, base->numerics, NULL,
+                           args->count[OPT_SWEEP_DIAGNOSTIC] > 0, out, err);
+    return st;
+}
+
 static int sweep_main(const bl_cli_args *args)
 {
-    bl_cli_exit_on_interrupt();
     bl_error err = {0};
-    char msg[BL_ERROR_MAX];
     bl_json *axes = bl_json_object();
-    if (!axes) {
-        bl_fail(&err, BL_ENOMEM, "out of memory for the axes");
-        return bl_cli_report(&err);
-    }
-    bl_status st = BL_OK;
+    bl_status st = axes ? BL_OK : bl_fail(&err, BL_ENOMEM, "out of memory for the axes");
+    /* The axes' syntax is the command line's: checked before any file. */
     for (size_t k = 0; st == BL_OK && k < args->nall[OPT_AXIS]; k++)
-        st = add_axis(axes, args->all[OPT_AXIS][k], msg, sizeof msg, &err);
-    base_plan base = {0};
-    if (st == BL_OK && args->nall[OPT_AXIS] == 0) {
-        snprintf(msg, sizeof msg, "the following arguments are required: --axis");
-        st = BL_EUSAGE;
-    }
-    if (st == BL_OK)
-        st = read_base(args->positional, &base, &err);
-    if (st == BL_OK)
-        st = check_axis_names(axes, bl_plan_string(bl_plan_member(base.composition, "node"),
-                                                   "kind"),
-                              msg, sizeof msg, &err);
-    bl_plan *built = NULL;
-    if (st == BL_OK)
-        st = bl_plan_sweep(base.composition, axes, base.evaluation, base.numerics, NULL,
-                           args->count[OPT_SWEEP_DIAGNOSTIC] > 0, &built, &err);
-    int rc = st == BL_EUSAGE ? usage_error(args, msg)
+        st = add_axis(axes, args->all[OPT_AXIS][k], &err);
+    if (st == BL_OK && args->nall[OPT_AXIS] == 0)
+        st = bl_fail(&err, BL_EUSAGE, "the following arguments are required: --axis");
+    int rc = st == BL_EUSAGE ? usage_error(args, err.msg)
              : st != BL_OK   ? bl_cli_report(&err)
-                             : finish(args, built, &err);
-    bl_plan_destroy(base.plan);
+                             : generate(args, build_sweep, axes);
     bl_json_destroy(axes);
     return rc;
 }
@@ -373,22 +382,20 @@ static const char ablate_help[] =
 static const char *const verbs[] = {"freeze_weights", "freeze_plasticity", "blind_input",
                                     "shuffle_input", NULL};
 
-static int ablate_main(const bl_cli_args *args)
+static bl_status build_ablate(const bl_cli_args *args, const base_plan *base, void *ctx,
+                              bl_plan **out, bl_error *err)
 {
-    bl_cli_exit_on_interrupt();
-    bl_error err = {0};
-    base_plan base;
-    bl_plan *built = NULL;
-    bl_status st = read_base(args->positional, &base, &err);
+    (void)ctx;
     /* Not given: the constructor's default verbs. */
     const size_t n = args->nall[OPT_VERB];
-    if (st == BL_OK)
-        st = bl_plan_ablate(base.composition, n ? args->all[OPT_VERB] : NULL, n,
-                            args->integer[OPT_TICK], base.evaluation, base.numerics, NULL,
-                            args->count[OPT_ABLATE_DIAGNOSTIC] > 0, &built, &err);
-    int rc = st != BL_OK ? bl_cli_report(&err) : finish(args, built, &err);
-    bl_plan_destroy(base.plan);
-    return rc;
+    return bl_plan_ablate(base->composition, n ? args->all[OPT_VERB] : NULL, n,
+                          args->integer[OPT_TICK], base->evaluation, base->numerics, NULL,
+                          args->count[OPT_ABLATE_DIAGNOSTIC] > 0, out, err);
+}
+
+static int ablate_main(const bl_cli_args *args)
+{
+    return generate(args, build_ablate, NULL);
 }
 
 static const bl_cli_option ablate_options[] = {
@@ -420,20 +427,19 @@ static const char benchmark_help[] =
     "and count (its task and input gain are not used).\n"
     "\n" BASE_HELP COMMON_HELP;
 
+static bl_status build_benchmark(const bl_cli_args *args, const base_plan *base, void *ctx,
+                                 bl_plan **out, bl_error *err)
+{
+    (void)args;
+    (void)ctx;
+    return bl_plan_benchmark(bl_plan_member(base->composition, "node"),
+                             bl_plan_int(base->composition, "count"), base->evaluation,
+                             base->numerics, NULL, out, err);
+}
+
 static int benchmark_main(const bl_cli_args *args)
 {
-    bl_cli_exit_on_interrupt();
-    bl_error err = {0};
-    base_plan base;
-    bl_plan *built = NULL;
-    bl_status st = read_base(args->positional, &base, &err);
-    if (st == BL_OK)
-        st = bl_plan_benchmark(bl_plan_member(base.composition, "node"),
-                               bl_plan_int(base.composition, "count"), base.evaluation,
-                               base.numerics, NULL, &built, &err);
-    int rc = st != BL_OK ? bl_cli_report(&err) : finish(args, built, &err);
-    bl_plan_destroy(base.plan);
-    return rc;
+    return generate(args, build_benchmark, NULL);
 }
 
 static const bl_cli_option benchmark_options[] = {COMMON_OPTIONS};
@@ -465,20 +471,18 @@ static const char calibrate_help[] =
     "  --root-seed ROOT_SEED root seed of the calibration worlds (default: 0)\n"
     "  --warmup WARMUP       warm-up ticks (default: 0)\n";
 
+static bl_status build_calibrate(const bl_cli_args *args, const base_plan *base, void *ctx,
+                                 bl_plan **out, bl_error *err)
+{
+    (void)ctx;
+    return bl_plan_calibrate_from(base->composition, base->evaluation,
+                                  args->integer[OPT_ROOT_SEED], base->numerics,
+                                  args->integer[OPT_WARMUP], out, err);
+}
+
 static int calibrate_main(const bl_cli_args *args)
 {
-    bl_cli_exit_on_interrupt();
-    bl_error err = {0};
-    base_plan base;
-    bl_plan *built = NULL;
-    bl_status st = read_base(args->positional, &base, &err);
-    if (st == BL_OK)
-        st = bl_plan_calibrate_from(base.composition, base.evaluation,
-                                    args->integer[OPT_ROOT_SEED], base.numerics,
-                                    args->integer[OPT_WARMUP], &built, &err);
-    int rc = st != BL_OK ? bl_cli_report(&err) : finish(args, built, &err);
-    bl_plan_destroy(base.plan);
-    return rc;
+    return generate(args, build_calibrate, NULL);
 }
 
 static const bl_cli_option calibrate_options[] = {
