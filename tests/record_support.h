@@ -1,7 +1,8 @@
 /* Helpers shared by the record tests (test_records.c, test_cli_records.c,
- * test_cli_run.c): whole files in and out, paths inside a record, and
- * existence without following links. Header-only (static inline), because
- * only these three executables use them. */
+ * test_cli_run.c) and the plan generators' test (test_cli_generate.c):
+ * whole files in and out, paths inside a record, and existence without
+ * following links. Header-only (static inline), because only these
+ * executables use them. */
 #ifndef BL_TEST_RECORD_SUPPORT_H
 #define BL_TEST_RECORD_SUPPORT_H
 

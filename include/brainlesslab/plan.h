@@ -64,8 +64,8 @@ const char *bl_plan_id(const bl_plan *plan);
 
 /* Plans built as the reference's library functions build them, for the
  * operation commands and for C programs that build plans in code (today
- * `profile` and `qualify` use bl_plan_profile; sweep, ablate, benchmark and
- * calibrate have no command yet and are public API). Objects are
+ * `profile` and `qualify` use bl_plan_profile; the sweep, ablate, benchmark
+ * and calibrate commands the others). Objects are
  * plan-document JSON (a composition table, an evaluation table, ...); NULL
  * means defaults; an id of NULL the operation's default id. Every result is
  * validated like a plan read from a file.
@@ -97,6 +97,22 @@ bl_status bl_plan_benchmark(const bl_json *node, int64_t nodes, const bl_json *e
                             bl_error *err);
 bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_json *numerics,
                             int64_t warmup, bl_plan **out, bl_error *err);
+/* calibrate over a whole composition and evaluation (the `calibrate`
+ * command's base plan): the composition as given (task, node, count, input
+ * gain) on the one reference_null target, the evaluation as given (horizon,
+ * construction scope) with blocks 1024, trials 1, partition "calibration",
+ * root_seed and warmup set. bl_plan_calibrate is this with the composition
+ * {task} and no evaluation. */
+bl_status bl_plan_calibrate_from(const bl_json *composition, const bl_json *evaluation,
+                                 int64_t root_seed, const bl_json *numerics, int64_t warmup,
+                                 bl_plan **out, bl_error *err);
+/* A copy of `plan` with its id, question, version and evidence replaced
+ * (NULL keeps one), validated again: the constructors leave the question
+ * "", the version "1" and the evidence "exploratory", and all four enter
+ * the contract hash. */
+bl_status bl_plan_retitle(const bl_plan *plan, const char *id, const char *question,
+                          const char *version, const char *evidence, bl_plan **out,
+                          bl_error *err);
 
 /* A member of a validated plan's (or resolved plan's) plain JSON that
  * validation guarantees (BL_ASSERTed present): for code that reads plans

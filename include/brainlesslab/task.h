@@ -128,8 +128,8 @@ typedef struct bl_task_definition {
 void bl_task_define(const bl_task_options *o, bl_task_definition *out);
 
 /* The 64 development capacity-probe presets (§5.11), in order: public API
- * for programs that build probe plans (the `presets` command is not written
- * yet). */
+ * for programs that build probe plans (the `presets` command writes one
+ * plan per preset). */
 typedef struct bl_task_preset {
     char id[96];              /* "<task>__<suffix>" */
     bl_task_options options;  /* owned */

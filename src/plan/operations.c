@@ -255,21 +255,63 @@ bl_status bl_plan_calibrate(const bl_json *task, int64_t root_seed, const bl_jso
     bl_status st = check_object(task, "task", err);
     if (st != BL_OK)
         return st;
-    bl_json *targets = bl_json_array(), *comp = bl_json_object(), *eval = bl_json_object();
-    st = !targets || !comp || !eval ? nomem(err) : BL_OK;
+    /* The reference's default composition with the given task. */
+    bl_json *comp = bl_json_object();
+    st = comp ? BL_OK : nomem(err);
     if (task)
         bl_json_put(&st, comp, "task", bl_json_copy(task), err);
-    if (st == BL_OK) {
-        st = add_target(targets, "reference_null", comp, "reference_null", NULL, err);
-        comp = NULL;
-    }
+    if (st == BL_OK)
+        st = bl_plan_calibrate_from(comp, NULL, root_seed, numerics, warmup, out, err);
+    bl_json_destroy(comp);
+    return st;
+}
+
+bl_status bl_plan_calibrate_from(const bl_json *composition, const bl_json *evaluation,
+                                 int64_t root_seed, const bl_json *numerics, int64_t warmup,
+                                 bl_plan **out, bl_error *err)
+{
+    *out = NULL;
+    bl_status st = check_object(composition, "composition", err);
+    if (st == BL_OK)
+        st = check_object(evaluation, "evaluation", err);
+    if (st != BL_OK)
+        return st;
+    bl_json *targets = bl_json_array(), *eval = copy_or_empty(evaluation);
+    st = !targets || !eval ? nomem(err) : BL_OK;
+    if (st == BL_OK)
+        st = add_target(targets, "reference_null", copy_or_empty(composition), "reference_null",
+                        NULL, err);
+    /* What calibration fixes; the rest of `evaluation` (horizon,
+     * construction scope) stays as given. */
     bl_json_put(&st, eval, "blocks", bl_json_int(1024), err);
     bl_json_put(&st, eval, "trials_per_block", bl_json_int(1), err);
     bl_json_put(&st, eval, "root_seed", bl_json_int(root_seed), err);
     bl_json_put(&st, eval, "seed_partition", bl_json_string("calibration"), err);
     bl_json_put(&st, eval, "warmup", bl_json_int(warmup), err);
     st = finish(st, "calibration", "calibrate", eval, numerics, false, targets, out, err);
-    bl_json_destroy(comp);
     bl_json_destroy(eval);
+    return st;
+}
+
+bl_status bl_plan_retitle(const bl_plan *plan, const char *id, const char *question,
+                          const char *version, const char *evidence, bl_plan **out,
+                          bl_error *err)
+{
+    *out = NULL;
+    /* plain(plan) is a complete plan document but for its format keys, so
+     * the copy is validated like any plan (an empty id, an unknown
+     * evidence state, ... fail with the spec's texts). */
+    bl_json *doc = bl_json_copy(bl_plan_plain(plan));
+    bl_status st = doc ? BL_OK : nomem(err);
+    bl_json_put(&st, doc, "format", bl_json_string("brainlesslab-plan"), err);
+    bl_json_put(&st, doc, "format_version", bl_json_int(4), err);
+    const char *const keys[] = {"id", "question", "version", "evidence"};
+    const char *const values[] = {id, question, version, evidence};
+    for (size_t k = 0; k < 4; k++)
+        if (values[k])
+            bl_json_put(&st, doc, keys[k], bl_json_string(values[k]), err);
+    if (st == BL_OK)
+        st = bl_plan_from_document(doc, out, err);
+    bl_json_destroy(doc);
     return st;
 }
