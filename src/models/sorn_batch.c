@@ -50,7 +50,8 @@ typedef struct sorn_wiring {
     uint8_t *out_mask;       /* [E][N_E] */
     /* The initial mask's synapses in source-major rows, destinations
      * ascending: unpadded (lanes, initial weights) and padded to whole
-     * vectors of SORN_VBYTES with destination N_E (a slot's own rows). */
+     * vectors of SORN_VBYTES with destination N_E (the rows of a slot on
+     * its own; a shared wiring's slots step lanes, so it drops them). */
     size_t *ptr;             /* [N_E+1] */
     uint32_t *dst;           /* [nnz] */
     size_t *col_ptr;         /* [N_E+1] */
@@ -949,7 +950,8 @@ static void sorn_lanes_load(sorn_batch *sb, size_t b)
 
 /* The per-slot parts of the fast kernel once every slot is filled: each
  * wiring's first slot and slot count, which slots are lanes, each slot's
- * own rows (none for lane slots), the frame scratch. The layouts are
+ * own rows (none for lane slots), the frame scratch of slots on their
+ * own. The layouts are
  * chosen once the lanes exist (sorn_load_initial). */
 static bool sorn_build_fast(sorn_batch *sb)
 {
@@ -962,6 +964,19 @@ static bool sorn_build_fast(sorn_batch *sb)
         if (wr->count++ == 0)
             wr->first = b;
     }
+    /* Only a slot on its own steps its own padded rows, with the frame
+     * scratch below; a shared wiring's slots step lanes. */
+    bool own = false;
+    for (size_t w = 0; w < sb->nwr; w++) {
+        sorn_wiring *wr = &sb->wr[w];
+        own = own || wr->count == 1;
+        if (wr->count > 1) {
+            bl_free(wr->col_ptr);
+            bl_free(wr->nz_dst);
+            wr->col_ptr = NULL;
+            wr->nz_dst = NULL;
+        }
+    }
     sb->lane_group = bl_calloc(nb, sizeof *sb->lane_group);
     sb->lane_of = bl_calloc(nb, sizeof *sb->lane_of);
     sb->layout = bl_calloc(nb, 1);
@@ -970,20 +985,23 @@ static bool sorn_build_fast(sorn_batch *sb)
     sb->dense_w = bl_calloc(nb, sizeof *sb->dense_w);
     sb->dense_m = bl_calloc(nb, sizeof *sb->dense_m);
     sb->nz_off = bl_calloc(nb + 1, sizeof *sb->nz_off);
-    sb->sc_inp = bl_calloc(ne + 1, rs);
-    sb->sc_exc = bl_calloc(ne + 1, rs);
-    sb->sc_inh = bl_calloc(ne, rs);
-    sb->sc_tot = bl_calloc(2 * (ne + 1), rs);
-    sb->sc_xp = bl_calloc(2 * (ne + 1), rs);
-    sb->sc_scale = bl_calloc(ne + 1, rs);
-    sb->sc_idr = bl_calloc(ni, rs);
-    sb->sc_actx = bl_calloc(ne, sizeof *sb->sc_actx);
-    sb->sc_acty = bl_calloc(ni, sizeof *sb->sc_acty);
     if (!sb->lane_group || !sb->lane_of || !sb->layout || !sb->cleared || !sb->wild ||
-        !sb->dense_w || !sb->dense_m || !sb->nz_off || !sb->sc_inp || !sb->sc_exc ||
-        !sb->sc_inh || !sb->sc_tot || !sb->sc_xp || !sb->sc_scale || !sb->sc_idr ||
-        !sb->sc_actx || !sb->sc_acty)
+        !sb->dense_w || !sb->dense_m || !sb->nz_off)
         return false;
+    if (own) {
+        sb->sc_inp = bl_calloc(ne + 1, rs);
+        sb->sc_exc = bl_calloc(ne + 1, rs);
+        sb->sc_inh = bl_calloc(ne, rs);
+        sb->sc_tot = bl_calloc(2 * (ne + 1), rs);
+        sb->sc_xp = bl_calloc(2 * (ne + 1), rs);
+        sb->sc_scale = bl_calloc(ne + 1, rs);
+        sb->sc_idr = bl_calloc(ni, rs);
+        sb->sc_actx = bl_calloc(ne, sizeof *sb->sc_actx);
+        sb->sc_acty = bl_calloc(ni, sizeof *sb->sc_acty);
+        if (!sb->sc_inp || !sb->sc_exc || !sb->sc_inh || !sb->sc_tot || !sb->sc_xp ||
+            !sb->sc_scale || !sb->sc_idr || !sb->sc_actx || !sb->sc_acty)
+            return false;
+    }
     size_t total = 0;
     for (size_t b = 0; b < nb; b++) {
         const sorn_wiring *wr = sorn_wiring_of(sb, b);
