@@ -52,16 +52,20 @@ static bl_sorn_init *variant(bl_gen *g, const bl_sorn_init *base, bool unmasked)
     assert_int_equal(bl_sorn_init_create(&base->config, base->n, base->r, base->e, &in, &err),
                      BL_OK);
     const size_t ne = base->n_e, ni = base->n - base->n_e;
-    copy(in->ee_mask, base->ee_mask, ne * ne);
-    copy(in->c_e, base->c_e, ne);
-    copy(in->w_ei, base->w_ei, ne * ni);
-    copy(in->w_ie, base->w_ie, ni * ne);
-    copy(in->w_eu, base->w_eu, ne * base->r);
-    copy(in->output_mask, base->output_mask, base->e * ne);
-    copy(in->t_i, base->t_i, ni);
-    copy(in->t_e, base->t_e, ne);
-    copy(in->x, base->x, ne);
-    copy(in->y, base->y, ni);
+    /* Everything but w_ee as in base: the wiring and the initial states. */
+    const struct {
+        double *to;
+        const double *from;
+        size_t count;
+    } same[] = {
+        {in->ee_mask, base->ee_mask, ne * ne},  {in->c_e, base->c_e, ne},
+        {in->w_ei, base->w_ei, ne * ni},        {in->w_ie, base->w_ie, ni * ne},
+        {in->w_eu, base->w_eu, ne * base->r},   {in->output_mask, base->output_mask, base->e * ne},
+        {in->t_i, base->t_i, ni},               {in->t_e, base->t_e, ne},
+        {in->x, base->x, ne},                   {in->y, base->y, ni},
+    };
+    for (size_t k = 0; k < sizeof same / sizeof *same; k++)
+        copy(same[k].to, same[k].from, same[k].count);
     for (size_t k = 0; k < ne * ne; k++) {
         if (base->ee_mask[k] != 0)
             in->w_ee[k] = bl_test_uni(g) < 0.1 ? -0.0 : 0.4 * bl_test_uni(g);
