@@ -32,8 +32,9 @@
  *         the sparse layout: a slot enters it only when every such weight is
  *         its initial value and that is ±0 for all of them, or every such
  *         weight is +0 (`cleared`), and only a plastic frame writes them,
- *         writing +0. Their signed zeros are rebuilt from w_ee0 / `cleared`
- *         for snapshots and kernel switches.
+ *         writing +0. Their signed zeros are rebuilt from w_ee0 (+0 unless
+ *         a dense copy was kept) / `cleared` for snapshots and kernel
+ *         switches.
  *   Terms that are not skipped are the reference's expression w·s, added
  *   to the accumulator. Each destination receives its terms in ascending
  *   source order because sources are visited in ascending order and a
@@ -90,12 +91,16 @@
  * whose wiring is shared by others takes SORN_LAYOUT_LANES instead of
  * SORN_LAYOUT_SPARSE, sorn_lanes.h, under the same condition):
  *   - SORN_LAYOUT_SPARSE: the synapses of the initial mask in compressed
- *     source-major rows (cw, cm), with the dense w_ee stale (ee_mask is
- *     kept up to date). Constructed wirings always qualify (W·M leaves ±0
- *     outside the mask).
- *   - SORN_LAYOUT_CANON: w_ee authoritative; the slot steps with the
- *     reference frame. Used by hand-made states with non-zero weights
- *     outside the mask until their first plastic frame clears them. */
+ *     source-major rows (cw, cm; the current mask is cm, pruning only
+ *     clears bits of the initial one), and no dense copy. Constructed
+ *     wirings always qualify (W·M leaves ±0 outside the mask); a reset
+ *     loads such a slot straight from its shared initial weights
+ *     (sorn_load_initial).
+ *   - SORN_LAYOUT_CANON: the slot's dense weights and mask (dense_w,
+ *     dense_m, made when first needed) authoritative; the slot steps with
+ *     the reference frame. Used by the reference kernel, and by hand-made
+ *     states with non-zero weights outside the mask until their first
+ *     plastic frame clears them. */
 #if !defined(SORN_REAL) || !defined(SORN_IREAL) || !defined(SORN_LANES) || !defined(SORN_SFX)
 #error "define SORN_REAL, SORN_IREAL, SORN_LANES and SORN_SFX before including sorn_fast.h"
 #endif
@@ -110,33 +115,6 @@ static bool SORN_FN(sorn_same_bits)(real_t a, real_t b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* Makes w_ee of slot b authoritative again, whatever its layout. */
-static void SORN_FN(sorn_to_canonical)(sorn_batch *sb, size_t b)
-{
-    if (sb->layout[b] == SORN_LAYOUT_LANES) {
-        sorn_lanes_sync(sb, b);
-        sb->layout[b] = SORN_LAYOUT_CANON;
-        return;
-    }
-    if (sb->layout[b] != SORN_LAYOUT_SPARSE)
-        return;
-    const size_t ne = sb->n_e, nee = ne * ne;
-    real_t *w = (real_t *)sb->w_ee + b * nee;
-    const real_t *w0 = (const real_t *)sb->w_ee0 + b * nee;
-    const size_t *ptr = sb->col_ptr + b * (ne + 1);
-    const size_t off = sb->nz_off[b];
-    const uint32_t *dst = sb->nz_dst + off;
-    const real_t *cw = (const real_t *)sb->cw + off;
-    const bool cleared = sb->cleared[b] != 0;
-    for (size_t k = 0; k < nee; k++)
-        w[k] = cleared ? (real_t)0 : w0[k];
-    for (size_t j = 0; j < ne; j++)
-        for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-            if (dst[k] < ne)
-                w[(size_t)dst[k] * ne + j] = cw[k];
-    sb->layout[b] = SORN_LAYOUT_CANON;
-}
-
 /* Moves a canonical slot into the sparse layout if the weights outside the
  * initial mask allow it (see the argument at the top); it stays canonical
  * otherwise. Returns whether it moved. */
@@ -145,15 +123,17 @@ static bool SORN_FN(sorn_from_canonical)(sorn_batch *sb, size_t b)
     if (sb->reference || sb->layout[b] != SORN_LAYOUT_CANON)
         return false;
     const size_t ne = sb->n_e, nee = ne * ne;
-    const real_t *w = (const real_t *)sb->w_ee + b * nee;
-    const real_t *w0 = (const real_t *)sb->w_ee0 + b * nee;
-    const uint8_t *mask = sb->ee_mask + b * nee;
-    const uint8_t *mask0 = sb->ee_mask0 + b * nee;
+    const sorn_wiring *wr = sorn_wiring_of(sb, b);
+    const real_t *w = sb->dense_w[b];
+    const real_t *w0 = sorn_w0_of(sb, b)->dense; /* NULL: +0 outside the mask */
+    const uint8_t *mask = sb->dense_m[b];
+    const uint8_t *mask0 = wr->mask0;
     bool initial = true, cleared = true;
     for (size_t k = 0; k < nee && (initial || cleared); k++) {
         if (mask0[k])
             continue;
-        if (!(SORN_FN(sorn_same_bits)(w[k], w0[k]) && w0[k] == 0))
+        const real_t v0 = w0 ? w0[k] : (real_t)0;
+        if (!(SORN_FN(sorn_same_bits)(w[k], v0) && v0 == 0))
             initial = false;
         if (!SORN_FN(sorn_same_bits)(w[k], (real_t)0))
             cleared = false;
@@ -167,9 +147,9 @@ static bool SORN_FN(sorn_from_canonical)(sorn_batch *sb, size_t b)
         sb->layout[b] = SORN_LAYOUT_LANES;
         return true;
     }
-    const size_t *ptr = sb->col_ptr + b * (ne + 1);
+    const size_t *ptr = wr->col_ptr;
     const size_t off = sb->nz_off[b];
-    const uint32_t *dst = sb->nz_dst + off;
+    const uint32_t *dst = wr->nz_dst;
     real_t *cw = (real_t *)sb->cw + off;
     SORN_IREAL *cm = (SORN_IREAL *)sb->cm + off;
     bool wild = false;
@@ -193,59 +173,14 @@ static bool SORN_FN(sorn_from_canonical)(sorn_batch *sb, size_t b)
     return true;
 }
 
-/* The transposed copies of the fixed E<->I and input weights of slot b,
- * the padded lists of each receptor's non-zero input weights (units
- * ascending), and its readout lists (the E units each effector reads,
- * ascending). */
-static void SORN_FN(sorn_fill_transposed)(sorn_batch *sb, size_t b)
-{
-    const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
-    const size_t nout = sb->base.effectors;
-    const real_t *wei = (const real_t *)sb->w_ei + b * ne * ni;
-    const real_t *wie = (const real_t *)sb->w_ie + b * ni * ne;
-    const real_t *weu = (const real_t *)sb->w_eu + b * ne * nr;
-    real_t *wei_t = (real_t *)sb->wei_t + b * ne * ni;
-    real_t *wie_t = (real_t *)sb->wie_t + b * ne * ni;
-    real_t *weu_t = (real_t *)sb->weu_t + b * nr * ne;
-    for (size_t i = 0; i < ne; i++) {
-        for (size_t k = 0; k < ni; k++) {
-            wei_t[k * ne + i] = wei[i * ni + k];
-            wie_t[i * ni + k] = wie[k * ne + i];
-        }
-        for (size_t q = 0; q < nr; q++)
-            weu_t[q * ne + i] = weu[i * nr + q];
-    }
-    const size_t *iptr = sb->in_ptr + b * (nr + 1);
-    real_t *iw = (real_t *)sb->in_w;
-    for (size_t q = 0; q < nr; q++) {
-        size_t c = iptr[q];
-        for (size_t i = 0; i < ne; i++)
-            if (weu[i * nr + q] != 0) {
-                sb->in_unit[c] = (uint32_t)i;
-                iw[c++] = weu[i * nr + q];
-            }
-        for (; c < iptr[q + 1]; c++) {
-            sb->in_unit[c] = (uint32_t)ne;
-            iw[c] = 0;
-        }
-    }
-    const uint8_t *omask = sb->out_mask + b * nout * ne;
-    const size_t *ptr = sb->ro_ptr + b * (nout + 1);
-    for (size_t k = 0; k < nout; k++) {
-        size_t c = ptr[k];
-        for (size_t i = 0; i < ne; i++)
-            if (omask[k * ne + i])
-                sb->ro_unit[c++] = (uint32_t)i;
-        BL_ASSERT(c == ptr[k + 1]);
-    }
-}
-
 /* §3.7 reset under either kernel. */
 static void SORN_FN(sorn_reset_any)(sorn_batch *sb, size_t b)
 {
-    SORN_FN(sorn_reset_slot)(sb, b);
-    sb->layout[b] = SORN_LAYOUT_CANON;
-    SORN_FN(sorn_from_canonical)(sb, b);
+    SORN_FN(sorn_reset_state)(sb, b);
+    /* Dense weights, where a reset needs them, exist since creation or the
+     * switch to the reference kernel. */
+    const bool placed = sorn_load_initial(sb, b);
+    BL_ASSERT(placed);
 }
 
 /* GNU C vectors of SORN_VBYTES bytes (gcc and clang): `vec` of reals,
@@ -483,11 +418,10 @@ SORN_INLINE SORN_IVEC SORN_FN(sorn_row_block)(const SORN_UNITS *f, size_t i, siz
 /* Phase 3 step 1 for the SORN_VL entries at w, m, d of a source row with
  * prev_x = pxj and x = xj: the update of masked entries, its finite flag
  * (a NaN added to the row's flag member), pruning, and the row totals in
- * ascending source order. Returns `pruned` with the lanes of entries just
- * pruned set. */
-SORN_INLINE SORN_IVEC SORN_FN(sorn_stdp_chunk)(real_t *w, SORN_IREAL *m, const uint32_t *d,
-                                              const SORN_PAIR *xp, SORN_PAIR *tot, SORN_VEC pxj,
-                                              SORN_VEC xj, SORN_VEC eta, SORN_IVEC pruned)
+ * ascending source order. */
+SORN_INLINE void SORN_FN(sorn_stdp_chunk)(real_t *w, SORN_IREAL *m, const uint32_t *d,
+                                         const SORN_PAIR *xp, SORN_PAIR *tot, SORN_VEC pxj,
+                                         SORN_VEC xj, SORN_VEC eta)
 {
     const SORN_VEC zero = SORN_FN(sorn_splat)(0);
     SORN_VEC xi, pxi, wv;
@@ -507,7 +441,6 @@ SORN_INLINE SORN_IVEC SORN_FN(sorn_stdp_chunk)(real_t *w, SORN_IREAL *m, const u
     memcpy(w, &wf, sizeof wf);
     memcpy(m, &keep, sizeof keep);
     SORN_FN(sorn_scatter_pairs)(tot, d, wf, z);
-    return pruned | (mv & ~keep);
 }
 
 /* Phase 2's sums of a sparse slot b: the E units' excitatory and
@@ -520,13 +453,14 @@ SORN_INLINE void SORN_FN(sorn_fast_sums)(sorn_batch *sb, size_t b, const real_t 
                                          size_t nay)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
-    const real_t *restrict wei_t = (const real_t *)sb->wei_t + b * ne * ni;
+    const sorn_wiring *wr = sorn_wiring_of(sb, b);
+    const size_t nep = sb->ne_pad;
+    const real_t *restrict wei_p = wr->wei_p;
     const real_t *px = (real_t *)sb->prev_x + b * ne;
     const real_t *py = (real_t *)sb->prev_y + b * ni;
-    const size_t *ptr = sb->col_ptr + b * (ne + 1);
-    const size_t off = sb->nz_off[b];
-    const uint32_t *restrict dst = sb->nz_dst + off;
-    const real_t *restrict cw = (real_t *)sb->cw + off;
+    const size_t *ptr = wr->col_ptr;
+    const uint32_t *restrict dst = wr->nz_dst;
+    const real_t *restrict cw = (real_t *)sb->cw + sb->nz_off[b];
     real_t *restrict exc = sb->sc_exc;
     real_t *restrict inh = sb->sc_inh;
     real_t *restrict idr = sb->sc_idr;
@@ -550,21 +484,21 @@ SORN_INLINE void SORN_FN(sorn_fast_sums)(sorn_batch *sb, size_t b, const real_t 
         }
     }
     for (size_t a = 0; a < nay; a++)
-        SORN_FN(sorn_axpy)(inh, wei_t + acty[a] * ne, py[acty[a]], ne);
+        SORN_FN(sorn_axpy)(inh, wei_p + acty[a] * nep, py[acty[a]], ne);
     bool finite_in = true;
     for (size_t q = 0; q < nr; q++)
         finite_in = finite_in && isfinite(u[q]);
     if (finite_in) {
-        const size_t *iptr = sb->in_ptr + b * (nr + 1);
+        const size_t *iptr = wr->in_ptr;
         for (size_t i = 0; i <= ne; i++)
             inp[i] = 0;
         for (size_t q = 0; q < nr; q++)
             if (u[q] != 0)
-                SORN_FN(sorn_scatter_row)(inp, (const real_t *)sb->in_w + iptr[q],
-                                          sb->in_unit + iptr[q], iptr[q + 1] - iptr[q], u[q]);
+                SORN_FN(sorn_scatter_row)(inp, (const real_t *)wr->in_w + iptr[q],
+                                          wr->in_unit + iptr[q], iptr[q + 1] - iptr[q], u[q]);
     } else {
         sb->paths.dense_inputs++;
-        const real_t *weu_t = (const real_t *)sb->weu_t + b * nr * ne;
+        const real_t *weu_t = wr->weu_t;
         size_t i = 0;
         for (; i + SORN_VL <= ne; i += SORN_VL)
             SORN_FN(sorn_input_block)(inp, weu_t, u, ne, nr, i, SORN_VL);
@@ -575,15 +509,17 @@ SORN_INLINE void SORN_FN(sorn_fast_sums)(sorn_batch *sb, size_t b, const real_t 
 
 /* Phase 3 step 1 of a sparse slot b for every entry of the rows: the
  * update of masked entries, its finite flag (a NaN added to the row's flag
- * member), pruning, and the row totals in ascending source order. */
+ * member), pruning (kept in cm alone: the mask a snapshot or the dense
+ * layout sees is read from it), and the row totals in ascending source
+ * order. */
 SORN_INLINE void SORN_FN(sorn_fast_stdp_rows)(sorn_batch *sb, size_t b, SORN_VEC eta)
 {
-    const size_t ne = sb->n_e, nee = ne * ne;
-    uint8_t *mask = sb->ee_mask + b * nee;
+    const size_t ne = sb->n_e;
+    const sorn_wiring *wr = sorn_wiring_of(sb, b);
     const real_t *x = (real_t *)sb->x + b * ne, *px = (real_t *)sb->prev_x + b * ne;
-    const size_t *ptr = sb->col_ptr + b * (ne + 1);
+    const size_t *ptr = wr->col_ptr;
     const size_t off = sb->nz_off[b];
-    const uint32_t *restrict dst = sb->nz_dst + off;
+    const uint32_t *restrict dst = wr->nz_dst;
     real_t *restrict cw = (real_t *)sb->cw + off;
     SORN_IREAL *restrict cm = (SORN_IREAL *)sb->cm + off;
     SORN_PAIR *restrict tot = sb->sc_tot;
@@ -592,20 +528,9 @@ SORN_INLINE void SORN_FN(sorn_fast_stdp_rows)(sorn_batch *sb, size_t b, SORN_VEC
         tot[i] = (SORN_PAIR){0};
     for (size_t j = 0; j < ne; j++) {
         const SORN_VEC pxj = SORN_FN(sorn_splat)(px[j]), xj = SORN_FN(sorn_splat)(x[j]);
-        SORN_IVEC pruned = {0};
         const size_t end = ptr[j + 1];
         for (size_t k = ptr[j]; k < end; k += SORN_VL)
-            pruned = SORN_FN(sorn_stdp_chunk)(cw + k, cm + k, dst + k, xp, tot, pxj, xj, eta,
-                                              pruned);
-        /* Permanent pruning, kept in the canonical mask too: rare, so
-         * the row is walked again only when it happened. */
-        bool any_pruned = false;
-        for (size_t l = 0; l < SORN_VL; l++)
-            any_pruned = any_pruned || pruned[l] != 0;
-        if (any_pruned)
-            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-                if (dst[k] < ne && !cm[k])
-                    mask[(size_t)dst[k] * ne + j] = 0;
+            SORN_FN(sorn_stdp_chunk)(cw + k, cm + k, dst + k, xp, tot, pxj, xj, eta);
     }
 }
 
@@ -615,9 +540,10 @@ SORN_INLINE void SORN_FN(sorn_fast_stdp)(sorn_batch *sb, size_t b, const SORN_UN
                                          real_t eta_stdp)
 {
     const size_t ne = sb->n_e;
-    const size_t *ptr = sb->col_ptr + b * (ne + 1);
+    const sorn_wiring *wr = sorn_wiring_of(sb, b);
+    const size_t *ptr = wr->col_ptr;
     const size_t off = sb->nz_off[b];
-    const uint32_t *restrict dst = sb->nz_dst + off;
+    const uint32_t *restrict dst = wr->nz_dst;
     real_t *restrict cw = (real_t *)sb->cw + off;
     SORN_IREAL *restrict cm = (SORN_IREAL *)sb->cm + off;
     real_t *restrict scale = sb->sc_scale;
@@ -689,11 +615,12 @@ SORN_INLINE bool SORN_FN(sorn_fast_emit)(sorn_batch *sb, size_t b)
     memcpy(act, x, ne * sizeof *x);
     memcpy(act + ne, y, ni * sizeof *y);
     real_t *eff = (real_t *)sb->effectors + b * nout;
-    const size_t *ro = sb->ro_ptr + b * (nout + 1);
+    const sorn_wiring *wr = sorn_wiring_of(sb, b);
+    const size_t *ro = wr->ro_ptr;
     for (size_t k = 0; k < nout; k++) {
         real_t s = 0;
         for (size_t c = ro[k]; c < ro[k + 1]; c++)
-            s = s + x[sb->ro_unit[c]];
+            s = s + x[wr->ro_unit[c]];
         const size_t cnt = ro[k + 1] - ro[k];
         eff[k] = cnt > 0 ? s / (real_t)cnt : (real_t)0;
     }
@@ -705,9 +632,11 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
     const size_t n = sb->base.nodes;
-    const real_t *restrict wie_t = (const real_t *)sb->wie_t + b * ne * ni;
+    const sorn_wiring *wr = sorn_wiring_of(sb, b);
+    const size_t nip = sb->ni_pad;
+    const real_t *restrict wie_p = wr->wie_p;
     real_t *te = (real_t *)sb->t_e + b * ne;
-    const real_t *ti = (const real_t *)sb->t_i + b * ni;
+    const real_t *ti = wr->t_i;
     real_t *x = (real_t *)sb->x + b * ne, *px = (real_t *)sb->prev_x + b * ne;
     real_t *y = (real_t *)sb->y + b * ni, *py = (real_t *)sb->prev_y + b * ni;
     real_t *drive = (real_t *)sb->drive + b * n;
@@ -732,7 +661,7 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
         .exc = exc,
         .inh = inh,
         .inp = inp,
-        .ce = (const real_t *)sb->c_e + b * ne,
+        .ce = wr->c_e,
         .te = te,
         .x = x,
         .px = px,
@@ -765,7 +694,7 @@ static void SORN_FN(sorn_fast_slot)(sorn_batch *sb, size_t b, const real_t *u)
     if (i0 < ne)
         SORN_FN(sorn_drive_block)(&f, i0, ne - i0);
     for (size_t a = 0; a < nax; a++)
-        SORN_FN(sorn_axpy)(idr, wie_t + actx[a] * ni, px[actx[a]], ni);
+        SORN_FN(sorn_axpy)(idr, wie_p + actx[a] * nip, px[actx[a]], ni);
     for (size_t k = 0; k < ni; k++) {
         const real_t d = idr[k] - ti[k];
         drive[ne + k] = d;
@@ -808,28 +737,6 @@ static void SORN_FN(sorn_step_fast)(sorn_batch *sb, const void *inputs, const in
         if (stdp && SORN_FN(sorn_from_canonical)(sb, b))
             sb->paths.to_sparse++;
     }
-}
-
-/* The canonical w_ee of slot b into a snapshot's values (as doubles). */
-static void SORN_FN(sorn_export_w_ee)(const sorn_batch *sb, size_t b, double *out)
-{
-    const size_t ne = sb->n_e, nee = ne * ne;
-    if (sb->layout[b] != SORN_LAYOUT_SPARSE) {
-        SORN_FN(sorn_export)(sb->w_ee, b * nee, nee, out);
-        return;
-    }
-    const real_t *w0 = (const real_t *)sb->w_ee0 + b * nee;
-    const size_t *ptr = sb->col_ptr + b * (ne + 1);
-    const size_t off = sb->nz_off[b];
-    const uint32_t *dst = sb->nz_dst + off;
-    const real_t *cw = (const real_t *)sb->cw + off;
-    const bool cleared = sb->cleared[b] != 0;
-    for (size_t k = 0; k < nee; k++)
-        out[k] = cleared ? 0.0 : (double)w0[k];
-    for (size_t j = 0; j < ne; j++)
-        for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-            if (dst[k] < ne)
-                out[(size_t)dst[k] * ne + j] = (double)cw[k];
 }
 
 #undef SORN_UNITS

@@ -22,8 +22,10 @@
 #include "brainlesslab/model.h"
 
 /* Switches a SORN batch to the reference kernel (on) or back to the fast
- * one at any point between operations; the state carries over exactly. */
-void bl_sorn_set_reference_kernel(bl_model *m, bool on);
+ * one at any point between operations; the state carries over exactly.
+ * The reference kernel needs every slot's dense weights, made here: false
+ * when out of memory (the batch then keeps its kernel, unchanged). */
+bool bl_sorn_set_reference_kernel(bl_model *m, bool on);
 
 /* Slot-frames stepped by each path since creation, so tests can prove that
  * they exercised the paths they mean to. */

@@ -17,17 +17,14 @@
 #define SORN_FN(name) SORN_CAT(name, SORN_SFX)
 #define real_t SORN_REAL
 
-/* §3.7: every field that can change while stepping goes back to its
- * creation value. The fields that never change after creation (c_e, w_ei,
- * w_ie, w_eu, output_mask, t_i, parameters) are their own reset copy. */
-static void SORN_FN(sorn_reset_slot)(sorn_batch *sb, size_t b)
+/* §3.7 for the O(N) state of slot b: every field that can change while
+ * stepping but the E->E weights and mask (sorn_load_initial) goes back to
+ * its creation value. The fields that never change after creation (the
+ * wiring's, parameters) are their own reset copy. */
+static void SORN_FN(sorn_reset_state)(sorn_batch *sb, size_t b)
 {
-    const size_t ne = sb->n_e, ni = sb->n_i, nee = ne * ne;
+    const size_t ne = sb->n_e, ni = sb->n_i;
     const size_t n = sb->base.nodes, nout = sb->base.effectors;
-    real_t *w = (real_t *)sb->w_ee + b * nee;
-    const real_t *w0 = (const real_t *)sb->w_ee0 + b * nee;
-    uint8_t *mask = sb->ee_mask + b * nee;
-    const uint8_t *mask0 = sb->ee_mask0 + b * nee;
     real_t *te = (real_t *)sb->t_e + b * ne;
     const real_t *te0 = (const real_t *)sb->t_e0 + b * ne;
     real_t *x = (real_t *)sb->x + b * ne, *px = (real_t *)sb->prev_x + b * ne;
@@ -39,8 +36,6 @@ static void SORN_FN(sorn_reset_slot)(sorn_batch *sb, size_t b)
     real_t *eff = (real_t *)sb->effectors + b * nout;
     int32_t *af = sb->adapt_finite + b * ne;
 
-    memcpy(w, w0, nee * sizeof *w);
-    memcpy(mask, mask0, nee * sizeof *mask); /* pruned edges return */
     for (size_t i = 0; i < ne; i++) {
         te[i] = te0[i];
         x[i] = px[i] = act[i] = x0[i];
@@ -57,51 +52,135 @@ static void SORN_FN(sorn_reset_slot)(sorn_batch *sb, size_t b)
     sb->finite[b] = 1;
 }
 
-/* Casts one validated initial state into slot b (round to nearest; the cast
- * check ran before anything was allocated) and initialises it as a reset. */
-static void SORN_FN(sorn_fill_slot)(sorn_batch *sb, size_t b, const bl_sorn_init *in)
+static bool SORN_FN(sorn_bits_zero)(real_t v)
+{
+    const real_t zero = 0;
+    return memcmp(&v, &zero, sizeof v) == 0;
+}
+
+/* The fixed arrays of an initial state cast into a new wiring wr (zeroed by
+ * the caller, its allocations listed in sorn_wiring_free), and its w_ee0
+ * into a new weight set iw; false when out of memory. */
+static bool SORN_FN(sorn_cast_wiring)(const sorn_batch *sb, const bl_sorn_init *in,
+                                      sorn_wiring *wr, sorn_w0 *iw)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
-    const size_t nout = sb->base.effectors, nee = ne * ne;
-    real_t *w0 = (real_t *)sb->w_ee0 + b * nee;
-    uint8_t *mask0 = sb->ee_mask0 + b * nee;
-    real_t *ce = (real_t *)sb->c_e + b * ne;
-    real_t *wei = (real_t *)sb->w_ei + b * ne * ni;
-    real_t *wie = (real_t *)sb->w_ie + b * ni * ne;
-    real_t *weu = (real_t *)sb->w_eu + b * ne * nr;
-    uint8_t *omask = sb->out_mask + b * nout * ne;
+    const size_t nout = sb->base.effectors, nep = sb->ne_pad, nip = sb->ni_pad;
+    if (!sorn_wiring_rows(sb, in->ee_mask, wr))
+        return false;
+    const size_t nnz = wr->ptr[ne];
+    /* One spare value keeps every allocation non-empty (N_I may be 0). */
+    wr->c_e = bl_calloc(ne + 1, sizeof(real_t));
+    wr->t_i = bl_calloc(ni + 1, sizeof(real_t));
+    wr->wei_p = bl_calloc(ni * nep + 1, sizeof(real_t));
+    wr->wie_p = bl_calloc(ne * nip + 1, sizeof(real_t));
+    wr->weu_t = bl_calloc(nr * ne + 1, sizeof(real_t));
+    wr->out_mask = bl_calloc(nout * ne + 1, 1);
+    iw->cw = bl_calloc(nnz + 1, sizeof(real_t));
+    if (!wr->c_e || !wr->t_i || !wr->wei_p || !wr->wie_p || !wr->weu_t || !wr->out_mask ||
+        !iw->cw)
+        return false;
+    real_t *ce = wr->c_e, *ti = wr->t_i, *wei = wr->wei_p, *wie = wr->wie_p;
+    real_t *weu = wr->weu_t, *cw0 = iw->cw;
+    for (size_t i = 0; i < ne; i++) {
+        ce[i] = (real_t)in->c_e[i];
+        for (size_t k = 0; k < ni; k++) {
+            wei[k * nep + i] = (real_t)in->w_ei[i * ni + k];
+            wie[i * nip + k] = (real_t)in->w_ie[k * ne + i];
+        }
+        for (size_t q = 0; q < nr; q++)
+            weu[q * ne + i] = (real_t)in->w_eu[i * nr + q];
+    }
+    for (size_t k = 0; k < ni; k++)
+        ti[k] = (real_t)in->t_i[k];
+    for (size_t k = 0; k < nout * ne; k++)
+        wr->out_mask[k] = in->output_mask[k] != 0.0;
+    for (size_t j = 0; j < ne; j++)
+        for (size_t k = wr->ptr[j]; k < wr->ptr[j + 1]; k++)
+            cw0[k] = (real_t)in->w_ee[(size_t)wr->dst[k] * ne + j];
+    /* Outside the initial mask: +0 everywhere needs no copy. */
+    bool plus = true, zeros = true;
+    for (size_t k = 0; k < ne * ne; k++) {
+        if (in->ee_mask[k] != 0.0)
+            continue;
+        const real_t v = (real_t)in->w_ee[k];
+        zeros = zeros && v == 0;
+        plus = plus && SORN_FN(sorn_bits_zero)(v);
+    }
+    iw->zeros = zeros;
+    if (!plus) {
+        real_t *d = bl_calloc(ne * ne, sizeof(real_t));
+        if (!d)
+            return false;
+        for (size_t k = 0; k < ne * ne; k++)
+            d[k] = (real_t)in->w_ee[k];
+        iw->dense = d;
+    }
+    /* The input lists: each receptor's non-zero weights, units ascending,
+     * padded to whole vectors with unit N_E and weight +0. */
+    const size_t vl = SORN_VBYTES / sizeof(real_t);
+    wr->in_ptr = bl_calloc(nr + 1, sizeof *wr->in_ptr);
+    if (!wr->in_ptr)
+        return false;
+    size_t c = 0; /* at most R * (N_E + vl), so no wrap */
+    for (size_t q = 0; q < nr; q++) {
+        wr->in_ptr[q] = c;
+        size_t cnt = 0;
+        for (size_t i = 0; i < ne; i++)
+            cnt += weu[q * ne + i] != 0;
+        c += (cnt + vl - 1) / vl * vl;
+    }
+    wr->in_ptr[nr] = c;
+    wr->in_unit = bl_calloc(c + 1, sizeof *wr->in_unit);
+    wr->in_w = bl_calloc(c + 1, sizeof(real_t));
+    if (!wr->in_unit || !wr->in_w)
+        return false;
+    real_t *iwt = wr->in_w;
+    for (size_t q = 0; q < nr; q++) {
+        c = wr->in_ptr[q];
+        for (size_t i = 0; i < ne; i++)
+            if (weu[q * ne + i] != 0) {
+                wr->in_unit[c] = (uint32_t)i;
+                iwt[c++] = weu[q * ne + i];
+            }
+        for (; c < wr->in_ptr[q + 1]; c++)
+            wr->in_unit[c] = (uint32_t)ne;
+    }
+    return sorn_wiring_readout(sb, wr);
+}
+
+/* Casts one validated initial state into slot b (round to nearest; the cast
+ * check ran before anything was allocated): its own values into its
+ * blocks, its wiring and initial weights into ones shared with earlier
+ * slots where they are the same bit for bit (sorn_attach); then resets its
+ * state. Out of memory marks the batch (sorn_finish reports it). */
+static void SORN_FN(sorn_fill_slot)(sorn_batch *sb, size_t b, const bl_sorn_init *in)
+{
+    const size_t ne = sb->n_e, ni = sb->n_i;
     real_t *te0 = (real_t *)sb->t_e0 + b * ne;
-    real_t *ti = (real_t *)sb->t_i + b * ni;
     real_t *x0 = (real_t *)sb->x0 + b * ne;
     real_t *y0 = (real_t *)sb->y0 + b * ni;
     real_t *par = (real_t *)sb->params + b * SORN_NPARAM;
 
-    for (size_t k = 0; k < nee; k++) {
-        w0[k] = (real_t)in->w_ee[k];
-        mask0[k] = in->ee_mask[k] != 0.0;
-    }
-    for (size_t k = 0; k < ne * ni; k++) {
-        wei[k] = (real_t)in->w_ei[k];
-        wie[k] = (real_t)in->w_ie[k];
-    }
-    for (size_t k = 0; k < ne * nr; k++)
-        weu[k] = (real_t)in->w_eu[k];
-    for (size_t k = 0; k < nout * ne; k++)
-        omask[k] = in->output_mask[k] != 0.0;
     for (size_t i = 0; i < ne; i++) {
-        ce[i] = (real_t)in->c_e[i];
         te0[i] = (real_t)in->t_e[i];
         x0[i] = (real_t)in->x[i];
     }
-    for (size_t k = 0; k < ni; k++) {
-        ti[k] = (real_t)in->t_i[k];
+    for (size_t k = 0; k < ni; k++)
         y0[k] = (real_t)in->y[k];
-    }
     par[SORN_P_ETA_STDP] = (real_t)in->config.eta_stdp;
     par[SORN_P_ETA_IP] = (real_t)in->config.eta_ip;
     par[SORN_P_H_IP] = (real_t)in->config.H_ip;
     sb->learn_on[b] = in->config.learn_on ? 1 : 0;
-    SORN_FN(sorn_reset_slot)(sb, b);
+    sorn_wiring wr = {0};
+    sorn_w0 iw = {0};
+    if (sb->fill_failed || !SORN_FN(sorn_cast_wiring)(sb, in, &wr, &iw) ||
+        !sorn_attach(sb, b, &wr, &iw)) {
+        sorn_wiring_free(&wr);
+        sorn_w0_free(&iw);
+        sb->fill_failed = true;
+    }
+    SORN_FN(sorn_reset_state)(sb, b);
 }
 
 /* Phase 4 of slot b's frame (§3.6), shared by both kernels: the finite
@@ -110,7 +189,7 @@ static void SORN_FN(sorn_emit)(sorn_batch *sb, size_t b)
 {
     const size_t ne = sb->n_e, ni = sb->n_i;
     const size_t n = sb->base.nodes, nout = sb->base.effectors;
-    const uint8_t *omask = sb->out_mask + b * nout * ne;
+    const uint8_t *omask = sorn_wiring_of(sb, b)->out_mask;
     const real_t *te = (const real_t *)sb->t_e + b * ne;
     const real_t *x = (const real_t *)sb->x + b * ne;
     const real_t *y = (const real_t *)sb->y + b * ni;
@@ -152,15 +231,16 @@ static void SORN_FN(sorn_emit)(sorn_batch *sb, size_t b)
 static void SORN_FN(sorn_step_slot)(sorn_batch *sb, size_t b, const real_t *u)
 {
     const size_t ne = sb->n_e, ni = sb->n_i, nr = sb->base.receptors;
-    const size_t n = sb->base.nodes, nee = ne * ne;
-    real_t *w = (real_t *)sb->w_ee + b * nee;
-    uint8_t *mask = sb->ee_mask + b * nee;
-    const real_t *ce = (const real_t *)sb->c_e + b * ne;
-    const real_t *wei = (const real_t *)sb->w_ei + b * ne * ni;
-    const real_t *wie = (const real_t *)sb->w_ie + b * ni * ne;
-    const real_t *weu = (const real_t *)sb->w_eu + b * ne * nr;
+    const size_t n = sb->base.nodes, nep = sb->ne_pad, nip = sb->ni_pad;
+    const sorn_wiring *wr = sorn_wiring_of(sb, b);
+    /* A canonical slot's dense weights; the fixed ones are the wiring's,
+     * the E<->I and input weights transposed. */
+    real_t *w = sb->dense_w[b];
+    uint8_t *mask = sb->dense_m[b];
+    const real_t *ce = wr->c_e;
+    const real_t *wei = wr->wei_p, *wie = wr->wie_p, *weu = wr->weu_t;
     real_t *te = (real_t *)sb->t_e + b * ne;
-    const real_t *ti = (const real_t *)sb->t_i + b * ni;
+    const real_t *ti = wr->t_i;
     real_t *x = (real_t *)sb->x + b * ne, *px = (real_t *)sb->prev_x + b * ne;
     real_t *y = (real_t *)sb->y + b * ni, *py = (real_t *)sb->prev_y + b * ni;
     real_t *drive = (real_t *)sb->drive + b * n;
@@ -182,24 +262,21 @@ static void SORN_FN(sorn_step_slot)(sorn_batch *sb, size_t b, const real_t *u)
     /* Phase 2. Threshold equality fires (drive == 0, -0.0 included). */
     for (size_t i = 0; i < ne; i++) {
         const real_t *wrow = w + i * ne;
-        const real_t *irow = wei + i * ni;
-        const real_t *urow = weu + i * nr;
         real_t exc = 0, inh = 0, inp = 0;
         for (size_t j = 0; j < ne; j++)
             exc = exc + wrow[j] * px[j];
         for (size_t k = 0; k < ni; k++)
-            inh = inh + irow[k] * py[k];
+            inh = inh + wei[k * nep + i] * py[k]; /* w_ei[i][k] */
         for (size_t q = 0; q < nr; q++)
-            inp = inp + urow[q] * u[q];
+            inp = inp + weu[q * ne + i] * u[q]; /* w_eu[i][q] */
         const real_t d = ((exc - inh) + inp) - te[i];
         drive[i] = d;
         x[i] = d >= 0 ? (real_t)1 : (real_t)0;
     }
     for (size_t k = 0; k < ni; k++) {
-        const real_t *row = wie + k * ne;
         real_t s = 0;
         for (size_t j = 0; j < ne; j++)
-            s = s + row[j] * px[j];
+            s = s + wie[j * nip + k] * px[j]; /* w_ie[k][j] */
         const real_t d = s - ti[k];
         drive[ne + k] = d;
         y[k] = d >= 0 ? (real_t)1 : (real_t)0;
@@ -261,15 +338,6 @@ static void SORN_FN(sorn_step)(sorn_batch *sb, const void *inputs, const int32_t
     for (size_t b = 0; b < sb->base.slots; b++)
         if (active[b])
             SORN_FN(sorn_step_slot)(sb, b, u + b * nr);
-}
-
-/* count values of a dtype array, starting at element off, as doubles
- * (exact for float). */
-static void SORN_FN(sorn_export)(const void *src, size_t off, size_t count, double *dst)
-{
-    const real_t *s = (const real_t *)src + off;
-    for (size_t k = 0; k < count; k++)
-        dst[k] = (double)s[k];
 }
 
 #undef real_t

@@ -6,8 +6,7 @@
  *
  * A wiring's compressed rows (the synapses of the initial E->E mask,
  * source-major, destinations ascending, no pads) are shared read-only by
- * the groups of its slots, with the fixed weights and lists of its first
- * slot (the `base`); a group owns only what changes, interleaved by lane:
+ * the groups of its slots, with its fixed weights and lists; a group owns only what changes, interleaved by lane:
  * weights and their mask bits [synapse][lane], states, thresholds, drives
  * and row flags [unit][lane]. Pad lanes (a wiring's slot count that is not
  * a multiple of the lane count) hold zeros and are never active. */
@@ -27,18 +26,10 @@ enum { SORN_LAYOUT_CANON, SORN_LAYOUT_SPARSE, SORN_LAYOUT_LANES };
 /* A pad lane's slot. */
 #define SORN_LNONE SIZE_MAX
 
-typedef struct sorn_lwiring {
-    size_t base;   /* the slot whose fixed arrays the wiring's groups read */
-    size_t *ptr;   /* [N_E+1] row of each source */
-    uint32_t *dst; /* [nnz] destinations, ascending within a row */
-    /* The fixed E<->I weights transposed, rows padded with +0 to whole
-     * vectors (N_E and N_I rounded up to L: ne_pad, ni_pad). */
-    void *wei_p;   /* [N_I][ne_pad] */
-    void *wie_p;   /* [N_E][ni_pad] */
-} sorn_lwiring;
-
+/* A group's wiring (its shared rows and fixed weights) is one of the
+ * batch's wirings (sorn_batch.c), each built once at creation. */
 typedef struct sorn_lgroup {
-    size_t wiring;
+    size_t wiring;          /* the batch's wiring its slots share */
     size_t slot[SORN_LMAX]; /* slot of each lane, SORN_LNONE for a pad */
     void *cw;               /* [nnz][L] weights (reals) */
     void *cm;               /* [nnz][L] mask bits as lane masks (dtype-width integers) */
@@ -62,13 +53,15 @@ typedef struct sorn_lframe {
     size_t ne, ni, nr, nout, ne_pad, ni_pad;
     const size_t *ptr;
     const uint32_t *dst;
-    const void *wei_p, *wie_p; /* the wiring's */
-    const void *weu_t;         /* the base slot's transposed input weights */
-    const void *c_e, *t_i;             /* the base slot's */
-    const size_t *in_ptr;              /* the base slot's [R+1] input lists */
+    /* The fixed E<->I weights transposed, rows padded with +0 to whole
+     * vectors (N_E and N_I rounded up to SORN_LMAX: ne_pad, ni_pad). */
+    const void *wei_p, *wie_p; /* [N_I][ne_pad], [N_E][ni_pad] */
+    const void *weu_t;         /* the wiring's transposed input weights */
+    const void *c_e, *t_i;     /* the wiring's */
+    const size_t *in_ptr;      /* the wiring's [R+1] input lists */
     const uint32_t *in_unit;
     const void *in_w;
-    const size_t *ro_ptr; /* the base slot's [E+1] readout lists */
+    const size_t *ro_ptr; /* the wiring's [E+1] readout lists */
     const uint32_t *ro_unit;
     sorn_lgroup *g;
     sorn_lscratch *s;

@@ -55,8 +55,9 @@
 #define LN_IREAL int64_t
 #define LN_DT f64
 #endif
-/* Lanes per vector. */
+/* Lanes per vector (LN_WPP: the same for the preprocessor). */
 #define LN_W (LN_VBYTES / (int)sizeof(LN_REAL))
+#define LN_WPP (LN_VBYTES / (LN_F32 ? 4 : 8))
 
 /* x86's movemask for these vectors gives a lane mask's bits at once (it
  * reads the sign bits; a lane mask is all ones or 0). */
@@ -140,14 +141,95 @@ LN_INLINE bool LN_FN(ln_any)(IVEC m)
     return s != 0;
 }
 
+/* Transposes the LN_W x LN_W block r in place (r[a][c] becomes r[c][a]):
+ * lane-interleaved [unit][lane] values to per-lane runs of units and back,
+ * moving bits only. */
+LN_INLINE void LN_FN(ln_transpose)(VEC r[LN_W])
+{
+#if LN_WPP == 2
+    const VEC t0 = __builtin_shufflevector(r[0], r[1], 0, 2);
+    const VEC t1 = __builtin_shufflevector(r[0], r[1], 1, 3);
+    r[0] = t0;
+    r[1] = t1;
+#elif LN_WPP == 4
+    const VEC a0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
+    const VEC a1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
+    const VEC a2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
+    const VEC a3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+    r[0] = __builtin_shufflevector(a0, a2, 0, 1, 4, 5);
+    r[1] = __builtin_shufflevector(a0, a2, 2, 3, 6, 7);
+    r[2] = __builtin_shufflevector(a1, a3, 0, 1, 4, 5);
+    r[3] = __builtin_shufflevector(a1, a3, 2, 3, 6, 7);
+#elif LN_WPP == 8
+    VEC u[8], v[8];
+    for (int a = 0; a < 8; a += 2) {
+        u[a] = __builtin_shufflevector(r[a], r[a + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        u[a + 1] = __builtin_shufflevector(r[a], r[a + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int a = 0; a < 8; a += 4)
+        for (int h = 0; h < 2; h++) {
+            v[a + 2 * h] =
+                __builtin_shufflevector(u[a + h], u[a + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            v[a + 2 * h + 1] =
+                __builtin_shufflevector(u[a + h], u[a + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int c = 0; c < 4; c++) {
+        r[c] = __builtin_shufflevector(v[c], v[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        r[c + 4] = __builtin_shufflevector(v[c], v[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+#else
+#error "ln_transpose: unsupported lane count"
+#endif
+}
+
+/* Per-lane runs [L][stride] of cnt <= LN_W values from unit i0 on, as the
+ * lane-interleaved vectors out[u] (unit i0 + u in every lane); u >= cnt
+ * left as whatever the run holds past cnt (within stride). */
+LN_INLINE void LN_FN(ln_gather_runs)(const real_t *runs, size_t stride, size_t i0, VEC out[LN_W])
+{
+    for (int l = 0; l < LN_W; l++)
+        out[l] = LN_FN(ln_ld)(runs + (size_t)l * stride + i0);
+    LN_FN(ln_transpose)(out);
+}
+
+/* The count lane-interleaved values v ([count][L]) of each active lane l
+ * into its slot's block of the slot-major views: view[slot[l] * stride +
+ * at + u] = v[u][l]. */
+LN_INLINE void LN_FN(ln_emit_runs)(const real_t *v, size_t count, size_t at, IVEC act,
+                                   const size_t *slot, real_t *view, size_t stride)
+{
+    for (size_t i0 = 0; i0 < count; i0 += LN_W) {
+        const size_t cnt = count - i0 < LN_W ? count - i0 : LN_W;
+        VEC r[LN_W];
+        for (int u = 0; u < LN_W; u++)
+            r[u] = (size_t)u < cnt ? LN_FN(ln_ld)(v + (i0 + (size_t)u) * LN_W)
+                                   : LN_FN(ln_splat)(0);
+        LN_FN(ln_transpose)(r);
+        for (int l = 0; l < LN_W; l++) {
+            if (!act[l])
+                continue;
+            real_t *out = view + slot[l] * stride + at + i0;
+            if (cnt == LN_W)
+                LN_FN(ln_st)(out, r[l]);
+            else
+                for (size_t u = 0; u < cnt; u++)
+                    out[u] = r[l][u];
+        }
+    }
+}
+
 /* acc[i] = acc[i] + col[i] for i < n, n a whole number of vectors: one
  * lane's inhibitory sums over a source that fired, whose state is exactly
  * 1 (states are 0 or 1, and ±0 does not fire), so the reference's product
  * col[i]·1 is col[i] bit for bit. */
 LN_INLINE void LN_FN(ln_add)(real_t *restrict acc, const real_t *restrict col, size_t n)
 {
-    for (size_t i = 0; i < n; i += LN_W)
+    /* Two vectors a turn: n is a whole number of SORN_LMAX-value rows
+     * (ne_pad, ni_pad), an even number of vectors for every lane width. */
+    for (size_t i = 0; i < n; i += 2 * LN_W) {
         LN_FN(ln_st)(acc + i, LN_FN(ln_ld)(acc + i) + LN_FN(ln_ld)(col + i));
+        LN_FN(ln_st)(acc + i + LN_W, LN_FN(ln_ld)(acc + i + LN_W) + LN_FN(ln_ld)(col + i + LN_W));
+    }
 }
 
 /* Phase 3 step 1 for the entries [k0, k1) of source row j (prev_x pxj,
@@ -316,11 +398,14 @@ static LN_ATTR void LN_FN(sorn_lanes_step)(const sorn_lframe *f)
             }
         }
     }
-    /* The drives and the new states. Threshold equality fires. */
+    /* The drives and the new states. Threshold equality fires. The
+     * per-lane inhibitory sums come interleaved a block of units at a
+     * time (their rows are padded to whole blocks). */
+    VEC hb[LN_W];
     for (size_t i = 0; i < ne; i++) {
-        VEC h = zero;
-        for (int l = 0; l < LN_W; l++)
-            h[l] = inh[(size_t)l * nep + i];
+        if (i % LN_W == 0)
+            LN_FN(ln_gather_runs)(inh, nep, i, hb);
+        const VEC h = hb[i % LN_W];
         const VEC d = ((LN_FN(ln_ld)(exc + i * LN_W) - h) + LN_FN(ln_ld)(inp + i * LN_W)) -
                       LN_FN(ln_ld)(te + i * LN_W);
         LN_FN(ln_st)(drive + i * LN_W, LN_FN(ln_blend)(act, d, LN_FN(ln_ld)(drive + i * LN_W)));
@@ -329,9 +414,9 @@ static LN_ATTR void LN_FN(sorn_lanes_step)(const sorn_lframe *f)
     }
     const real_t *ti = f->t_i;
     for (size_t k = 0; k < ni; k++) {
-        VEC h = zero;
-        for (int l = 0; l < LN_W; l++)
-            h[l] = idr[(size_t)l * nip + k];
+        if (k % LN_W == 0)
+            LN_FN(ln_gather_runs)(idr, nip, k, hb);
+        const VEC h = hb[k % LN_W];
         const VEC d = h - LN_FN(ln_splat)(ti[k]);
         real_t *dp = drive + (ne + k) * LN_W;
         LN_FN(ln_st)(dp, LN_FN(ln_blend)(act, d, LN_FN(ln_ld)(dp)));
@@ -412,12 +497,10 @@ static LN_ATTR void LN_FN(sorn_lanes_step)(const sorn_lframe *f)
                 f->wild[b] = 1;
         }
         f->finite[b] = fz_all[l] == 0 && afall[l] != 0;
-        real_t *av = (real_t *)f->activity + b * n;
-        for (size_t i = 0; i < ne; i++)
-            av[i] = x[i * LN_W + (size_t)l];
-        for (size_t k = 0; k < ni; k++)
-            av[ne + k] = y[k * LN_W + (size_t)l];
     }
+    /* The activity views, x then y, a block of units at a time. */
+    LN_FN(ln_emit_runs)(x, ne, 0, act, g->slot, (real_t *)f->activity, n);
+    LN_FN(ln_emit_runs)(y, ni, ne, act, g->slot, (real_t *)f->activity, n);
     real_t *eff = f->effectors;
     for (size_t k = 0; k < nout; k++) {
         VEC sum = zero;
@@ -442,6 +525,7 @@ static LN_ATTR void LN_FN(sorn_lanes_step)(const sorn_lframe *f)
 #undef LN_CAT_
 #undef LN_MOVEMASK
 #undef LN_W
+#undef LN_WPP
 #undef LN_REAL
 #undef LN_IREAL
 #undef LN_DT
