@@ -89,6 +89,7 @@ static int export_main(const bl_cli_args *args)
      * handler runs as soon as the mask is restored), so an interrupted
      * export leaves nothing. */
     sigset_t old;
+    signal(SIGXFSZ, SIG_IGN); /* a write over RLIMIT_FSIZE fails (EFBIG), never kills */
     bl_cli_block_interrupts(&old);
     bl_status st = bl_file_write_new(dest, text.data, text.len, &err);
     if (st == BL_OK && stop_pending())
@@ -436,6 +437,7 @@ static int replays_main(const bl_cli_args *args)
     /* From here a stop signal only raises a flag, which the runner polls at
      * tick boundaries; everything made so far is then removed. */
     bl_cli_flag_interrupts();
+    signal(SIGXFSZ, SIG_IGN); /* a write over RLIMIT_FSIZE fails (EFBIG), never kills */
     st = build_start(args->positional, &b, &err);
     if (st == BL_OK && !(index_cases = bl_json_array()))
         st = bl_fail(&err, BL_ENOMEM, "out of memory for the replay index");
