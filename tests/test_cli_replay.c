@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,25 +96,21 @@ static char *run_record(const char *plan, const char *root, const char *extra)
     return rec;
 }
 
-/* A refused command (formatted, already shell-quoted arguments): exit
- * `code`, nothing on stdout, exactly `line` on stderr, and nothing at
- * `left` (when not NULL). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void
-refused(int code, const char *line, const char *left, const char *fmt, ...)
+/* A refused command (bl_rt_cli's formatted, already shell-quoted
+ * arguments after the first three): exit `code`, nothing on stdout,
+ * exactly `line` on stderr, and nothing at `left` (when not NULL). */
+#define refused(code, line, left, ...)                                         \
+    do {                                                                       \
+        char *ro_, *re_;                                                       \
+        int rc_ = bl_rt_cli(&ro_, &re_, __VA_ARGS__);                          \
+        check_refused(rc_, ro_, re_, (code), (line), (left));                  \
+    } while (0)
+
+static void check_refused(int rc, char *out, char *err, int code, const char *line,
+                          const char *left)
 {
-    char args[16384];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof args);
-    char *out, *err;
-    int rc = bl_test_run_cli(args, &out, &err);
     if (rc != code || strcmp(err, line) != 0)
-        fail_msg("`%s`: exit %d (want %d), stderr:\n%s\nwanted:\n%s", args, rc, code, err, line);
+        fail_msg("exit %d (want %d), stderr:\n%s\nwanted:\n%s", rc, code, err, line);
     assert_string_equal(out, "");
     if (left)
         assert_false(bl_rt_exists(left));

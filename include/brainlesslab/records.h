@@ -57,6 +57,9 @@ void bl_reservation_clear(bl_reservation *r);
 
 /* ---- new directories and files -------------------------------------------------- */
 
+/* "<dir>/<name>" (one separator) as a heap string, NULL without memory. */
+char *bl_record_path_join(const char *dir, const char *name);
+
 /* mkdir -p of the parents of `dest`, then `dest` itself exclusively: an
  * existing dest is BL_EEXIST "<dest>: File exists", a component in the way
  * that is not a directory BL_EEXIST "<path>: exists and is not a

@@ -200,16 +200,6 @@ typedef struct build {
     size_t nfiles;
 } build;
 
-/* "<dir>/<name>" as a heap string, or NULL. */
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = bl_malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* Makes the file (or directory) at path durable before the rename that
  * publishes it. */
 static bl_status sync_path(const char *path, bl_error *err)
@@ -265,7 +255,7 @@ static bl_status case_export(const replay_case *c, const bl_execution *x, build 
     if (st == BL_OK)
         st = bl_evaluation_recordings(c->resolved, result, &recs, err);
     snprintf(file, sizeof file, "%.63s.json", c->id);
-    char *path = join(b->partial, file);
+    char *path = bl_record_path_join(b->partial, file);
     if (st == BL_OK && !path)
         st = bl_fail(err, BL_ENOMEM, "out of memory for the replays");
     bl_record_input in = {
@@ -318,7 +308,7 @@ static bl_status write_index(bl_json *cases, build *b, bl_error *err)
     bl_buf_putc(&text, '\n');
     if (st == BL_OK)
         st = bl_buf_status(&text, err);
-    char *path = st == BL_OK ? join(b->partial, "index.json") : NULL;
+    char *path = st == BL_OK ? bl_record_path_join(b->partial, "index.json") : NULL;
     if (st == BL_OK && !path)
         st = bl_fail(err, BL_ENOMEM, "out of memory for the replay index");
     if (st == BL_OK && (st = bl_file_write_new(path, text.data, text.len, err)) == BL_OK) {
@@ -423,7 +413,12 @@ static int replays_main(const bl_cli_args *args)
     struct stat sb;
     if (st == BL_OK && lstat(args->positional, &sb) == 0)
         st = bl_fail(&err, BL_EEXIST, "%s: %s", args->positional, strerror(EEXIST));
-    char *index_path = st == BL_OK ? join(args->positional, "index.json") : NULL;
+    /* "DEST/index.json" with DEST as the user wrote it, less trailing slashes. */
+    char *dest = st == BL_OK ? bl_strdup(args->positional) : NULL;
+    for (size_t n = dest ? strlen(dest) : 0; n > 1 && dest[n - 1] == '/';)
+        dest[--n] = 0;
+    char *index_path = dest ? bl_record_path_join(dest, "index.json") : NULL;
+    bl_free(dest);
     if (st == BL_OK && !index_path)
         st = bl_fail(&err, BL_ENOMEM, "out of memory for the replays");
     /* The path is printed as JSON at the end: it must be valid UTF-8. */
