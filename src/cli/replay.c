@@ -368,7 +368,8 @@ static bl_status build_finish(build *b, bl_error *err)
     if (st != BL_OK)
         return st;
     b->reserved = false; /* nothing left to undo: DEST holds the replays */
-    b->nfiles = 0;
+    for (; b->nfiles > 0; b->nfiles--)
+        bl_free(b->files[b->nfiles - 1]);
     bl_free(b->partial);
     b->partial = NULL;
     char *slash = strrchr(b->dest, '/');
