@@ -72,6 +72,12 @@ static char *run_refused(const char *args, int code)
     return err;
 }
 
+/* argparse wraps the root usage once the command list is this long. */
+#define ROOT_HELP_USAGE                                                        \
+    "usage: brainlesslab [-h] [--version]\n"                                   \
+    "                    {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n" \
+    "                    ...\n"
+
 #define PROFILE_USAGE "usage: brainlesslab profile [-h] [--backends {cpu} [{cpu} ...]]\n"
 
 static void test_help(void **state)
@@ -80,9 +86,9 @@ static void test_help(void **state)
     static const struct {
         const char *args, *usage;
     } cases[] = {
-        {"--help", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets} ...\n"},
-        {"-h", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets} ...\n"},
-        {"--he", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets} ...\n"},
+        {"--help", ROOT_HELP_USAGE},
+        {"-h", ROOT_HELP_USAGE},
+        {"--he", ROOT_HELP_USAGE},
         {"check -h", "usage: brainlesslab check [-h] plan\n"},
         {"check some.toml --help", "usage: brainlesslab check [-h] plan\n"},
         {"run --help", "usage: brainlesslab run [-h] [--root ROOT] [--backend {cpu}]\n"},
@@ -124,7 +130,7 @@ static void test_usage_errors_exit_2(void **state)
         {"frobnicate", ROOT_USAGE,
          "brainlesslab: error: argument command: invalid choice: 'frobnicate' (choose from "
          "'check', 'run', 'inspect', 'profile', 'qualify', 'sweep', 'ablate', 'benchmark', "
-         "'calibrate', 'presets')\n"},
+         "'calibrate', 'presets', 'export-replay', 'replays')\n"},
         {"--version=1", ROOT_USAGE,
          "brainlesslab: error: argument --version: ignored explicit argument '1'\n"},
         {"check", CHECK_USAGE,
@@ -432,7 +438,8 @@ static void test_usage_errors_escape_controls(void **state)
     } cases[] = {
         {"'ch\x1b[2J'", "brainlesslab: error: argument command: invalid choice: 'ch\\x1b[2J' "
                         "(choose from 'check', 'run', 'inspect', 'profile', 'qualify', 'sweep', "
-                        "'ablate', 'benchmark', 'calibrate', 'presets')\n"},
+                        "'ablate', 'benchmark', 'calibrate', 'presets', 'export-replay', "
+                        "'replays')\n"},
         {"run p.toml --recording 'x\a'", "brainlesslab run: error: argument --recording: "
                                           "invalid choice: 'x\\x07' (choose from 'summary', "
                                           "'probe_events', 'replay')\n"},

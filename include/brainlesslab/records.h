@@ -57,6 +57,9 @@ void bl_reservation_clear(bl_reservation *r);
 
 /* ---- new directories and files -------------------------------------------------- */
 
+/* "<dir>/<name>" (one separator) as a heap string, NULL without memory. */
+char *bl_record_path_join(const char *dir, const char *name);
+
 /* mkdir -p of the parents of `dest`, then `dest` itself exclusively: an
  * existing dest is BL_EEXIST "<dest>: File exists", a component in the way
  * that is not a directory BL_EEXIST "<path>: exists and is not a
@@ -133,8 +136,9 @@ bl_status bl_record_channels(bl_record_input *in, bl_recordings *recs, bl_json *
 bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
                              const bl_json *frames, bl_json **out, bl_error *err);
 
-/* export_replay(result, path, trial_key), the library's export (the
- * `export-replay` command is not written yet): `replay_frames` is the object
+/* export_replay(result, path, trial_key), the library's export of an
+ * evaluation in memory (`replays` uses it; `export-replay` exports from a
+ * record, below): `replay_frames` is the object
  * trial key → frames (bl_recordings.replay_frames). With trial_key NULL
  * there must be exactly one replay ("select one trial_key when exporting
  * multiple replays"); an unknown key is BL_EKEY "unknown replay trial_key";
@@ -142,6 +146,28 @@ bl_status bl_replay_document(const bl_record_input *in, const char *trial_key,
  * existing path is BL_EEXIST and stays untouched). */
 bl_status bl_replay_export(const bl_record_input *in, const bl_json *replay_frames,
                            const char *path, const char *trial_key, bl_error *err);
+
+/* The replay document of one trial of a written record, for `export-replay`
+ * (docs/records.md): the record must inspect complete ("replay record is not
+ * complete (status: <status>)"); its replay artifacts (replays/trial_*.json)
+ * are read, each checked against its manifest checksum again (it may have
+ * changed since the inspection) and as a replay document ("unsupported
+ * replay format"), and selected by trial key as bl_replay_export selects:
+ * a record without replays is BL_EVALUE "record holds no replays (record it
+ * with --recording replay)"; trial_key NULL with several replays is
+ * "select one trial_key when exporting multiple replays"; an unknown key
+ * BL_EKEY "unknown replay trial_key"; a key on several documents, or a
+ * document whose trial is another, "replay identity does not match one
+ * recorded trial"; no frames "a replay must contain recorded frames".
+ * *out gets the artifact's bytes, which are the record JSON that
+ * bl_replay_export writes for that trial. */
+bl_status bl_replay_record_text(const char *record, const char *trial_key, bl_buf *out,
+                                bl_error *err);
+/* bl_replay_record_text, written to `path` with bl_file_write_new (an
+ * existing path is BL_EEXIST and stays untouched; nothing half-written
+ * stays). */
+bl_status bl_replay_export_record(const char *record, const char *path, const char *trial_key,
+                                  bl_error *err);
 
 /* ---- inspection (§7.6) and calibrations (§7.7) ------------------------------- */
 

@@ -285,6 +285,8 @@ static bl_cli_parsed parse_command(parse_state *st, const bl_cli_command *cmd, i
         if (only_values || !option_like(arg, names, n)) {
             if (!st->args->positional)
                 st->args->positional = arg;
+            else if (cmd->positional2 && !st->args->positional2)
+                st->args->positional2 = arg;
             else
                 st->extras[st->n_extras++] = arg;
             continue;
@@ -335,8 +337,12 @@ static bl_cli_parsed parse_command(parse_state *st, const bl_cli_command *cmd, i
             return r;
     }
     if (!st->args->positional)
+        return usage_error(cmd->usage, prog, "the following arguments are required: %s%s%s",
+                           cmd->positional, cmd->positional2 ? ", " : "",
+                           cmd->positional2 ? cmd->positional2 : "");
+    if (cmd->positional2 && !st->args->positional2)
         return usage_error(cmd->usage, prog, "the following arguments are required: %s",
-                           cmd->positional);
+                           cmd->positional2);
     for (size_t k = 0; k < cmd->n_options; k++) {
         const bl_cli_option *o = &cmd->options[k];
         if (st->args->count[k] || !o->fallback)

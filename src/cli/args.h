@@ -38,6 +38,7 @@ typedef struct bl_cli_args bl_cli_args;
 typedef struct bl_cli_command {
     const char *name;
     const char *positional;      /* its one positional's name ("plan") */
+    const char *positional2;     /* a second positional's name ("out"), or NULL */
     const bl_cli_option *options;
     size_t n_options;
     const char *usage;           /* "usage: ..." lines, newline-terminated */
@@ -52,6 +53,7 @@ typedef struct bl_cli_command {
 struct bl_cli_args {
     const bl_cli_command *command;
     const char *positional;
+    const char *positional2;     /* when the command has a second positional */
     /* Per option, in the command's order: how often it was given, its last
      * value (or the default), the parsed integer for BL_CLI_INT, and every
      * value for a repeatable option (heap array, see bl_cli_args_clear). */

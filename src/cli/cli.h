@@ -22,6 +22,8 @@ extern const bl_cli_command bl_cli_ablate;
 extern const bl_cli_command bl_cli_benchmark;
 extern const bl_cli_command bl_cli_calibrate;
 extern const bl_cli_command bl_cli_presets;
+extern const bl_cli_command bl_cli_export_replay;
+extern const bl_cli_command bl_cli_replays;
 
 /* Prints "brainlesslab: <Kind>: <message>" on stderr, the message's control
  * characters escaped (bl_escape_controls); returns exit code 1. A usage

@@ -15,14 +15,16 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets} ...\n";
+    "usage: brainlesslab [-h] [--version]\n"
+    "                    {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n"
+    "                    ...\n";
 
 static const char help[] =
     "\n"
     "Execute fresh v4 plans; inspect historical records without replaying them.\n"
     "\n"
     "positional arguments:\n"
-    "  {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets}\n"
+    "  {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n"
     "    check               validate and resolve a plan without initialising a\n"
     "                        backend\n"
     "    run                 execute a plan and write one new checksummed record\n"
@@ -31,12 +33,16 @@ static const char help[] =
     "    profile             time the backend on a fixed workload and write a\n"
     "                        receipt\n"
     "    qualify             compare a backend against the float64 CPU reference\n"
-    "    sweep               write a parameter-sweep plan from a one-target base plan\n"
+    "    sweep               write a parameter-sweep plan from a one-target base\n"
+    "                        plan\n"
     "    ablate              write an ablation plan from a one-target base plan\n"
     "    benchmark           write a four-task benchmark plan from a base plan\n"
     "    calibrate           write a reference-null calibration plan from a base\n"
     "                        plan\n"
     "    presets             write the 64 capacity-probe plans into a new directory\n"
+    "    export-replay       copy one trial's replay document out of a record\n"
+    "    replays             run the development replay cases and write their\n"
+    "                        documents and index\n"
     "\n"
     "options:\n"
     "  -h, --help            show this help message and exit\n"
@@ -46,6 +52,7 @@ static const char help[] =
 static const bl_cli_command *const commands[] = {
     &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify,
     &bl_cli_sweep, &bl_cli_ablate, &bl_cli_benchmark, &bl_cli_calibrate, &bl_cli_presets,
+    &bl_cli_export_replay, &bl_cli_replays,
 };
 
 static int print_version(void)

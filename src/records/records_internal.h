@@ -39,8 +39,7 @@ void bl_record_files_clear(bl_record_files *f);
 /* Whether `path` is one of the sorted list's entries. */
 bool bl_record_files_has(const bl_record_files *f, const char *path);
 
-/* "<dir>/<name>" (one separator) as a heap string, NULL without memory. */
-char *bl_record_path_join(const char *dir, const char *name);
+/* bl_record_path_join is public (records.h): the CLI names files with it. */
 
 /* Opens `path` as a directory that is not a link (O_NOFOLLOW); -1 with
  * errno set otherwise. */

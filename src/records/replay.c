@@ -7,8 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "brainlesslab/alloc.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/records.h"
+#include "brainlesslab/sha256.h"
 #include "brainlesslab/version.h"
+#include "records_internal.h"
 
 static bl_status nomem(bl_error *err)
 {
@@ -132,6 +136,178 @@ bl_status bl_replay_export(const bl_record_input *in, const bl_json *replay_fram
     }
     if (close(fd) != 0 && st == BL_OK)
         st = bl_fail(err, BL_EOS, "%s: %s", path, strerror(errno));
+    bl_buf_clear(&text);
+    return st;
+}
+
+/* ---- export from a written record ------------------------------------------ */
+
+/* A replay document is as large as its recording budget allowed (32 MiB of
+ * frames by default, more on request), and its JSON text several times
+ * that: the cap only keeps a damaged record from exhausting memory. */
+#define REPLAY_FILE_MAX ((size_t)1 << 30)
+
+/* Whether a manifest artifact is one of the record's replay documents
+ * (replays/trial_%08d.json, record.c). */
+static bool replay_artifact(const char *rel)
+{
+    static const char prefix[] = "replays/trial_", suffix[] = ".json";
+    const size_t n = strlen(rel), np = sizeof prefix - 1, ns = sizeof suffix - 1;
+    return n > np + ns && strncmp(rel, prefix, np) == 0 && strcmp(rel + n - ns, suffix) == 0;
+}
+
+/* v when it is a JSON value of kind k, else NULL: a record's documents
+ * are outside input, and the accessors assert their kinds. */
+static const bl_json *of_kind(const bl_json *v, bl_json_kind k)
+{
+    return v && bl_json_kindof(v) == k ? v : NULL;
+}
+
+/* The member `key` of v when v is an object, else NULL. */
+static const bl_json *member(const bl_json *v, const char *key)
+{
+    return of_kind(v, BL_JSON_OBJECT) ? bl_json_get(v, key) : NULL;
+}
+
+/* The string member `key` of v, or NULL. */
+static const char *string_member(const bl_json *v, const char *key)
+{
+    const bl_json *s = of_kind(member(v, key), BL_JSON_STRING);
+    return s ? bl_json_get_string(s, NULL) : NULL;
+}
+
+/* One replay artifact: its bytes, checked against the manifest's checksum
+ * once more, and its document. */
+static bl_status read_replay(const char *record, const char *rel, const char *sha256,
+                             char **text, size_t *len, bl_json **doc, bl_error *err)
+{
+    *text = NULL;
+    *doc = NULL;
+    char *path = bl_record_path_join(record, rel);
+    if (!path)
+        return nomem(err);
+    char hex[2 * BL_SHA256_BYTES + 1];
+    bl_status st = bl_file_read(path, REPLAY_FILE_MAX, "replay file", BL_FILE_NOFOLLOW, text,
+                                len, err);
+    if (st == BL_OK)
+        st = bl_sha256_hex(*text, *len, hex, err);
+    if (st == BL_OK && (!sha256 || strcmp(hex, sha256) != 0))
+        st = bl_fail(err, BL_EVALUE, "%s: replay artifact does not match its checksum", rel);
+    if (st == BL_OK)
+        st = bl_json_parse(*text, *len, rel, doc, err);
+    if (st == BL_OK) {
+        const char *format = string_member(*doc, "format");
+        const bl_json *version = of_kind(member(*doc, "version"), BL_JSON_INT);
+        if (!format || strcmp(format, "brainlesslab-replay") != 0 || !version ||
+            bl_json_get_int(version) != 1 || !string_member(*doc, "trial_key"))
+            st = bl_fail(err, BL_EVALUE, "%s: unsupported replay format", rel);
+    }
+    bl_free(path);
+    if (st != BL_OK) {
+        bl_free(*text);
+        *text = NULL;
+        bl_json_destroy(*doc);
+        *doc = NULL;
+    }
+    return st;
+}
+
+/* The chosen document's own checks (§7.8): its provenance names the same
+ * trial as its key, and it holds frames. */
+static bl_status check_replay(const bl_json *doc, bl_error *err)
+{
+    const bl_json *trial = member(member(doc, "provenance"), "trial");
+    const char *target = string_member(trial, "target_id");
+    const bl_json *block = of_kind(member(trial, "block_id"), BL_JSON_INT);
+    const bl_json *id = of_kind(member(trial, "trial_id"), BL_JSON_INT);
+    char own[1024] = "";
+    if (target && block && id)
+        snprintf(own, sizeof own, "%s/%lld/%lld", target, (long long)bl_json_get_int(block),
+                 (long long)bl_json_get_int(id));
+    if (strcmp(own, string_member(doc, "trial_key")) != 0)
+        return bl_fail(err, BL_EVALUE, "replay identity does not match one recorded trial");
+    const bl_json *frames = of_kind(member(doc, "frames"), BL_JSON_ARRAY);
+    if (!frames || bl_json_size(frames) == 0)
+        return bl_fail(err, BL_EVALUE, "a replay must contain recorded frames");
+    return BL_OK;
+}
+
+bl_status bl_replay_record_text(const char *record, const char *trial_key, bl_buf *out,
+                                bl_error *err)
+{
+    bl_json *map = NULL, *chosen = NULL;
+    char *chosen_text = NULL;
+    size_t chosen_len = 0, matches = 0;
+    bl_status st = bl_record_inspect(record, &map, err);
+    if (st != BL_OK)
+        return st;
+    if (!bl_json_get_bool(bl_json_get(map, "complete"))) {
+        st = bl_fail(err, BL_EVALUE, "replay record is not complete (status: %s)",
+                     bl_json_get_string(bl_json_get(map, "status"), NULL));
+        goto done;
+    }
+    /* A complete record's inventory equals its checksum table (§7.6). */
+    const bl_json *hashes = of_kind(member(member(map, "manifest"), "artifact_sha256"),
+                                    BL_JSON_OBJECT);
+    const size_t nartifacts = hashes ? bl_json_size(hashes) : 0;
+    size_t nreplays = 0;
+    for (size_t i = 0; i < nartifacts; i++)
+        nreplays += replay_artifact(bl_json_key_at(hashes, i, NULL));
+    if (nreplays == 0) {
+        st = bl_fail(err, BL_EVALUE, "record holds no replays (record it with --recording replay)");
+        goto done;
+    }
+    if (!trial_key && nreplays != 1) {
+        st = bl_fail(err, BL_EVALUE, "select one trial_key when exporting multiple replays");
+        goto done;
+    }
+    /* Every document is read: a key must name exactly one of them. */
+    for (size_t i = 0; i < nartifacts && st == BL_OK; i++) {
+        const char *rel = bl_json_key_at(hashes, i, NULL);
+        if (!replay_artifact(rel))
+            continue;
+        char *text = NULL;
+        size_t len = 0;
+        bl_json *doc = NULL;
+        const bl_json *sum = of_kind(bl_json_value_at(hashes, i), BL_JSON_STRING);
+        st = read_replay(record, rel, sum ? bl_json_get_string(sum, NULL) : NULL, &text, &len,
+                         &doc, err);
+        if (st != BL_OK)
+            break;
+        if (!trial_key || strcmp(string_member(doc, "trial_key"), trial_key) == 0) {
+            if (matches++ == 0) {
+                chosen = doc;
+                chosen_text = text;
+                chosen_len = len;
+                continue;
+            }
+        }
+        bl_json_destroy(doc);
+        bl_free(text);
+    }
+    if (st == BL_OK && matches == 0)
+        st = bl_fail(err, BL_EKEY, "unknown replay trial_key");
+    if (st == BL_OK && matches > 1)
+        st = bl_fail(err, BL_EVALUE, "replay identity does not match one recorded trial");
+    if (st == BL_OK)
+        st = check_replay(chosen, err);
+    if (st == BL_OK && !bl_buf_append(out, chosen_text, chosen_len))
+        st = nomem(err);
+done:
+    bl_json_destroy(chosen);
+    bl_free(chosen_text);
+    bl_json_destroy(map);
+    return st;
+}
+
+bl_status bl_replay_export_record(const char *record, const char *path, const char *trial_key,
+                                  bl_error *err)
+{
+    bl_buf text;
+    bl_buf_init(&text);
+    bl_status st = bl_replay_record_text(record, trial_key, &text, err);
+    if (st == BL_OK)
+        st = bl_file_write_new(path, text.data, text.len, err);
     bl_buf_clear(&text);
     return st;
 }

@@ -9,7 +9,7 @@
  * positional; every given choice among its choices; bl_cli_value agrees with
  * the table; a repeatable or nargs="+" option holds at most as many values
  * as there were arguments, and every one is an argument of the line (or the
- * default). */
+ * default); a second positional exactly for a command that takes one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +22,7 @@
 static const bl_cli_command *const commands[] = {
     &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify,
     &bl_cli_sweep, &bl_cli_ablate, &bl_cli_benchmark, &bl_cli_calibrate, &bl_cli_presets,
+    &bl_cli_export_replay, &bl_cli_replays,
 };
 
 static void silence_stdio(void)
@@ -49,6 +50,10 @@ static void check_parsed(const bl_cli_args *a, const char *text, size_t size, in
     for (size_t c = 0; c < sizeof commands / sizeof *commands; c++)
         known |= cmd == commands[c];
     if (!known || !a->positional || !from_line(a->positional, text, size, NULL))
+        abort();
+    /* A second positional is there exactly when the command has one. */
+    if (!cmd->positional2 != !a->positional2 ||
+        (a->positional2 && !from_line(a->positional2, text, size, NULL)))
         abort();
     for (size_t k = 0; k < cmd->n_options; k++) {
         const bl_cli_option *o = &cmd->options[k];
