@@ -11,6 +11,7 @@
 #include "brainlesslab/buf.h"
 #include "brainlesslab/rng.h"
 #include "brainlesslab/sha256.h"
+#include "rng/bernoulli.h"
 #include "rng/ziggurat.h"
 #include "support.h"
 #include "task_support.h"
@@ -671,6 +672,51 @@ static void test_uniform_fills_match_single(void **state)
     }
     bl_free(bulk);
     print_message("  %zu uniform fill cases\n", cases);
+}
+
+/* The raw-word bound of the Bernoulli fill against the comparison it
+ * stands for, random() < p with random() = (r >> 11) * 2^-53, on the words
+ * where the two could part: either side of the bound, either side of each
+ * 2^11 step around it, the extremes, and random words; for thresholds at
+ * the edges (nothing, everything, NaN, the grid's own values and their
+ * neighbours, just under 1 where ceil(p * 2^53) is 2^53). */
+static void test_bernoulli_bound_edges(void **state)
+{
+    (void)state;
+    double ps[64];
+    size_t np = 0;
+    const double fixed[] = {0.0,   -0.0,      -1.0,        NAN,         2.0,         1.0,
+                            0.5,   0.1,       0.75,        0x1p-53,     0x1p-1074,   1.0 - 0x1p-53,
+                            1.0 - 0x1p-54, 3 * 0x1p-53, 0x1p-52 + 0x1p-53, 1e-300, INFINITY};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        ps[np++] = fixed[i];
+        if (isfinite(fixed[i])) {
+            ps[np++] = nextafter(fixed[i], 0.0);
+            ps[np++] = nextafter(fixed[i], 2.0);
+        }
+    }
+    size_t checked = 0;
+    for (size_t i = 0; i < np + 16; i++) {
+        const double p = i < np ? ps[i] : (double)(sm_next() >> 11) * 0x1p-53;
+        bool all;
+        const uint64_t bound = bl_bernoulli_bound(p, &all);
+        const uint64_t k = p > 0.0 && p < 1.0 ? (uint64_t)(p * 0x1p53) : 0;
+        uint64_t words[24] = {0, 1, 2047, 2048, UINT64_MAX, UINT64_MAX - 2047, bound - 1, bound,
+                              bound + 1, bound - 2048, bound + 2048, bound - 2049, (k << 11) - 1,
+                              k << 11, (k << 11) | 2047, (k + 1) << 11, ((k + 1) << 11) - 1};
+        for (size_t j = 17; j < 24; j++)
+            words[j] = sm_next();
+        for (size_t j = 0; j < 24; j++) {
+            const uint64_t r = words[j];
+            const bool want = (double)(r >> 11) * (1.0 / 9007199254740992.0) < p;
+            if ((all || r < bound) != want)
+                fail_msg("p %a, word %016" PRIx64 ": bound %016" PRIx64 " (all %d) says %d, the "
+                         "comparison %d",
+                         p, r, bound, all, all || r < bound, want);
+            checked++;
+        }
+    }
+    print_message("  %zu bernoulli bound cases\n", checked);
 }
 
 /* Whether raw word r is a ziggurat candidate that is rejected outright
@@ -1464,6 +1510,7 @@ int main(void)
         cmocka_unit_test(test_generator_known_answers),
         cmocka_unit_test(test_fill64_matches_next64),
         cmocka_unit_test(test_uniform_fills_match_single),
+        cmocka_unit_test(test_bernoulli_bound_edges),
         cmocka_unit_test(test_normal_fill_matches_single),
         cmocka_unit_test(test_tape_tiles),
         cmocka_unit_test(test_tape_uniform_and_errors),
