@@ -11,6 +11,8 @@
 #include "brainlesslab/buf.h"
 #include "brainlesslab/rng.h"
 #include "brainlesslab/sha256.h"
+#include "rng/bernoulli.h"
+#include "rng/philox_paths.h"
 #include "rng/ziggurat.h"
 #include "support.h"
 #include "task_support.h"
@@ -584,57 +586,77 @@ static void fill_gen(bl_gen *g, uint64_t seed, size_t skip, bool half)
         (void)bl_philox_next32(&g->bits);
 }
 
+/* Every bulk path the CPU has, and the default, against one-at-a-time
+ * draws (Random123's function): values, the state left behind, and the
+ * stream after it. */
 static void test_fill64_matches_next64(void **state)
 {
     (void)state;
     uint64_t *bulk = bl_mallocarray(4099, sizeof *bulk);
     assert_non_null(bulk);
-    size_t cases = 0;
-    for (size_t si = 0; si < 6; si++) {
-        const uint64_t seed = sm_next();
-        for (size_t skip = 0; skip < 6; skip++) {
-            for (size_t li = 0; li < N_FILL_LENGTHS; li++) {
-                const size_t n = fill_lengths[li];
-                bl_gen a, b;
-                fill_gen(&a, seed, skip, skip % 2 == 1);
-                fill_gen(&b, seed, skip, skip % 2 == 1);
-                bl_philox_fill64(&a.bits, bulk, n);
-                for (size_t k = 0; k < n; k++)
-                    expect_u64("fill64", k, bulk[k], bl_philox_next64(&b.bits));
-                expect_same_philox("fill64 state", cases, &a.bits, &b.bits);
-                /* And the streams go on together, in both widths. */
-                expect_u64("after fill64", 0, bl_philox_next64(&a.bits),
-                           bl_philox_next64(&b.bits));
-                expect_u64("next32 after fill64", 0, bl_philox_next32(&a.bits),
-                           bl_philox_next32(&b.bits));
-                cases++;
+    size_t cases = 0, paths = 0;
+    for (int path = -1; path < (int)BL_PHILOX_PATH_COUNT; path++) {
+        if (path >= 0 && !bl_philox_path_supported((bl_philox_path)path))
+            continue;
+        paths++;
+        for (size_t si = 0; si < 6; si++) {
+            const uint64_t seed = sm_next();
+            for (size_t skip = 0; skip < 6; skip++) {
+                for (size_t li = 0; li < N_FILL_LENGTHS; li++) {
+                    const size_t n = fill_lengths[li];
+                    bl_gen a, b;
+                    fill_gen(&a, seed, skip, skip % 2 == 1);
+                    fill_gen(&b, seed, skip, skip % 2 == 1);
+                    if (path < 0)
+                        bl_philox_fill64(&a.bits, bulk, n);
+                    else
+                        bl_philox_fill64_path(&a.bits, bulk, n, (bl_philox_path)path);
+                    for (size_t k = 0; k < n; k++)
+                        expect_u64("fill64", k, bulk[k], bl_philox_next64(&b.bits));
+                    expect_same_philox("fill64 state", cases, &a.bits, &b.bits);
+                    /* And the streams go on together, in both widths. */
+                    expect_u64("after fill64", 0, bl_philox_next64(&a.bits),
+                               bl_philox_next64(&b.bits));
+                    expect_u64("next32 after fill64", 0, bl_philox_next32(&a.bits),
+                               bl_philox_next32(&b.bits));
+                    cases++;
+                }
             }
         }
-    }
-    /* The 256-bit counter carries across words inside a fill. */
-    const uint64_t key[2] = {sm_next(), sm_next()};
-    const uint64_t ctrs[][4] = {{UINT64_MAX - 2, 5, 0, 0},
-                                {UINT64_MAX - 5, UINT64_MAX, 0, 0},
-                                {UINT64_MAX - 1, UINT64_MAX, UINT64_MAX, 9},
-                                {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX}};
-    for (size_t ci = 0; ci < sizeof ctrs / sizeof ctrs[0]; ci++) {
-        for (size_t skip = 0; skip < 5; skip++) {
-            bl_philox a, b;
-            bl_philox_set(&a, key, ctrs[ci]);
-            bl_philox_set(&b, key, ctrs[ci]);
-            for (size_t k = 0; k < skip; k++) {
-                (void)bl_philox_next64(&a);
-                (void)bl_philox_next64(&b);
+        /* The 256-bit counter carries across words inside a fill, near
+         * the start, the middle and the end of an eight-block stretch. */
+        const uint64_t key[2] = {sm_next(), sm_next()};
+        const uint64_t ctrs[][4] = {{UINT64_MAX - 2, 5, 0, 0},
+                                    {UINT64_MAX - 5, UINT64_MAX, 0, 0},
+                                    {UINT64_MAX - 8, 7, 0, 0},
+                                    {UINT64_MAX - 9, UINT64_MAX, 3, 0},
+                                    {UINT64_MAX - 1, UINT64_MAX, UINT64_MAX, 9},
+                                    {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX}};
+        const size_t lens[] = {41, 200};
+        for (size_t ci = 0; ci < sizeof ctrs / sizeof ctrs[0]; ci++) {
+            for (size_t skip = 0; skip < 5; skip++) {
+                for (size_t li = 0; li < 2; li++) {
+                    bl_philox a, b;
+                    bl_philox_set(&a, key, ctrs[ci]);
+                    bl_philox_set(&b, key, ctrs[ci]);
+                    for (size_t k = 0; k < skip; k++) {
+                        (void)bl_philox_next64(&a);
+                        (void)bl_philox_next64(&b);
+                    }
+                    if (path < 0)
+                        bl_philox_fill64(&a, bulk, lens[li]);
+                    else
+                        bl_philox_fill64_path(&a, bulk, lens[li], (bl_philox_path)path);
+                    for (size_t k = 0; k < lens[li]; k++)
+                        expect_u64("fill64 across a carry", k, bulk[k], bl_philox_next64(&b));
+                    expect_same_philox("fill64 state across a carry", ci, &a, &b);
+                    cases++;
+                }
             }
-            bl_philox_fill64(&a, bulk, 41);
-            for (size_t k = 0; k < 41; k++)
-                expect_u64("fill64 across a carry", k, bulk[k], bl_philox_next64(&b));
-            expect_same_philox("fill64 state across a carry", ci, &a, &b);
-            cases++;
         }
     }
     bl_free(bulk);
-    print_message("  %zu fill64 cases\n", cases);
+    print_message("  %zu fill64 cases on %zu paths (the default included)\n", cases, paths);
 }
 
 static void test_uniform_fills_match_single(void **state)
@@ -671,6 +693,51 @@ static void test_uniform_fills_match_single(void **state)
     }
     bl_free(bulk);
     print_message("  %zu uniform fill cases\n", cases);
+}
+
+/* The raw-word bound of the Bernoulli fill against the comparison it
+ * stands for, random() < p with random() = (r >> 11) * 2^-53, on the words
+ * where the two could part: either side of the bound, either side of each
+ * 2^11 step around it, the extremes, and random words; for thresholds at
+ * the edges (nothing, everything, NaN, the grid's own values and their
+ * neighbours, just under 1 where ceil(p * 2^53) is 2^53). */
+static void test_bernoulli_bound_edges(void **state)
+{
+    (void)state;
+    double ps[64];
+    size_t np = 0;
+    const double fixed[] = {0.0,   -0.0,      -1.0,        NAN,         2.0,         1.0,
+                            0.5,   0.1,       0.75,        0x1p-53,     0x1p-1074,   1.0 - 0x1p-53,
+                            1.0 - 0x1p-54, 3 * 0x1p-53, 0x1p-52 + 0x1p-53, 1e-300, INFINITY};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
+        ps[np++] = fixed[i];
+        if (isfinite(fixed[i])) {
+            ps[np++] = nextafter(fixed[i], 0.0);
+            ps[np++] = nextafter(fixed[i], 2.0);
+        }
+    }
+    size_t checked = 0;
+    for (size_t i = 0; i < np + 16; i++) {
+        const double p = i < np ? ps[i] : (double)(sm_next() >> 11) * 0x1p-53;
+        bool all;
+        const uint64_t bound = bl_bernoulli_bound(p, &all);
+        const uint64_t k = p > 0.0 && p < 1.0 ? (uint64_t)(p * 0x1p53) : 0;
+        uint64_t words[24] = {0, 1, 2047, 2048, UINT64_MAX, UINT64_MAX - 2047, bound - 1, bound,
+                              bound + 1, bound - 2048, bound + 2048, bound - 2049, (k << 11) - 1,
+                              k << 11, (k << 11) | 2047, (k + 1) << 11, ((k + 1) << 11) - 1};
+        for (size_t j = 17; j < 24; j++)
+            words[j] = sm_next();
+        for (size_t j = 0; j < 24; j++) {
+            const uint64_t r = words[j];
+            const bool want = (double)(r >> 11) * (1.0 / 9007199254740992.0) < p;
+            if ((all || r < bound) != want)
+                fail_msg("p %a, word %016" PRIx64 ": bound %016" PRIx64 " (all %d) says %d, the "
+                         "comparison %d",
+                         p, r, bound, all, all || r < bound, want);
+            checked++;
+        }
+    }
+    print_message("  %zu bernoulli bound cases\n", checked);
 }
 
 /* Whether raw word r is a ziggurat candidate that is rejected outright
@@ -1464,6 +1531,7 @@ int main(void)
         cmocka_unit_test(test_generator_known_answers),
         cmocka_unit_test(test_fill64_matches_next64),
         cmocka_unit_test(test_uniform_fills_match_single),
+        cmocka_unit_test(test_bernoulli_bound_edges),
         cmocka_unit_test(test_normal_fill_matches_single),
         cmocka_unit_test(test_tape_tiles),
         cmocka_unit_test(test_tape_uniform_and_errors),

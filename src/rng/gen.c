@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "brainlesslab/rng.h"
+#include "rng/bernoulli.h"
 #include "rng/philox_inline.h"
 #include "rng/ziggurat.h"
 
@@ -42,13 +43,25 @@ static inline double raw_to_double(uint64_t r)
 static inline __attribute__((always_inline)) void uniform_fill(bl_gen *g, double *out, size_t n, bool threshold, double p)
 {
     uint64_t raw[GEN_CHUNK];
+    bool all = false;
+    const uint64_t bound = threshold ? bl_bernoulli_bound(p, &all) : 0;
     while (n > 0) {
         const size_t m = min_size(n, GEN_CHUNK);
         bl_philox_fill64(&g->bits, raw, m);
         if (threshold) {
-            /* A select, not a branch: the outcome is random. */
-            for (size_t i = 0; i < m; i++)
-                out[i] = raw_to_double(raw[i]) < p ? 1.0 : 0.0;
+            /* The words must still be drawn when every outcome is known.
+             * The outcome is random, so 1.0 or 0.0 comes from a mask of
+             * its bits, not from a branch the CPU would mispredict. */
+            const uint64_t one = UINT64_C(0x3FF0000000000000); /* 1.0 */
+            if (all) {
+                for (size_t i = 0; i < m; i++)
+                    out[i] = 1.0;
+            } else {
+                for (size_t i = 0; i < m; i++) {
+                    const uint64_t bits = (UINT64_C(0) - (uint64_t)(raw[i] < bound)) & one;
+                    memcpy(&out[i], &bits, sizeof bits);
+                }
+            }
         } else {
             for (size_t i = 0; i < m; i++)
                 out[i] = raw_to_double(raw[i]);

@@ -25,9 +25,10 @@ static bl_status setup_slot(const run_ctx *c, slot *s, bl_error *err)
     const char *task = bl_task_name(t->task_options.kind);
     bl_status st = seed_of(c, "world", t->pairing_key, task, s->block, s->trial, &s->world_seed,
                            err);
+    /* The wiring id follows once per distinct wiring (name_wirings). */
     if (st == BL_OK && t->reservoir)
-        st = bl_plan_wiring_id(c->plan, s->target, s->block, s->trial,
-                               s->wiring_id, err);
+        st = bl_plan_construction_seed(c->plan, s->target, s->block, s->trial,
+                                       &s->construction_seed, err);
     else
         strcpy(s->wiring_id, "none");
     if (st == BL_OK && t->reservoir && t->model == BL_MODEL_FALANDAYS)
@@ -58,15 +59,40 @@ static bl_status setup_slot(const run_ctx *c, slot *s, bl_error *err)
     return st;
 }
 
+/* Each reservoir slot's wiring id, hashed once per distinct wiring: the id
+ * is a function of the target and the construction seed alone (plan/ids.c),
+ * so slots that share both share the id, and a block's trials (construction
+ * scope block) hash one JSON document, not one each. */
+static bl_status name_wirings(const run_ctx *c, batch *b, bl_error *err)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        slot *s = &b->slots[i];
+        if (!s->t->reservoir)
+            continue;
+        const slot *same = NULL;
+        for (size_t j = 0; j < i && !same; j++) {
+            const slot *o = &b->slots[j];
+            if (o->t->reservoir && o->target == s->target &&
+                memcmp(&o->construction_seed, &s->construction_seed, sizeof o->construction_seed) == 0)
+                same = o;
+        }
+        if (same) {
+            strcpy(s->wiring_id, same->wiring_id);
+            continue;
+        }
+        const bl_status st =
+            bl_plan_wiring_id(c->plan, s->target, s->block, s->trial, s->wiring_id, err);
+        if (st != BL_OK)
+            return st;
+    }
+    return BL_OK;
+}
+
 static bl_status construct(const run_ctx *c, wiring *w, bl_error *err)
 {
     const bl_target_spec *t = c->targets[w->target].spec;
-    bl_seed seed;
-    bl_status st = bl_plan_construction_seed(c->plan, w->target, w->block, w->trial, &seed, err);
-    if (st != BL_OK)
-        return st;
     bl_gen g;
-    bl_gen_init(&g, &seed);
+    bl_gen_init(&g, &w->seed);
     if (t->model == BL_MODEL_FALANDAYS)
         return bl_falandays_construct(&t->falandays, (size_t)t->nodes, (size_t)t->n_inputs,
                                       (size_t)t->n_effectors, &g, &w->fal, err);
@@ -146,13 +172,8 @@ static void fill_row(const run_ctx *c, const slot *s, const slot_end *e, bl_tria
     row->seeds[row->nseeds].stream = "world";
     bl_seed_hex(&s->world_seed, row->seeds[row->nseeds++].hex);
     if (t->reservoir) {
-        bl_seed cs;
-        /* Cannot fail: the same call succeeded for the wiring id. */
-        bl_status st = bl_plan_construction_seed(c->plan, row->target, s->block, s->trial, &cs,
-                                                 NULL);
-        BL_ASSERT(st == BL_OK);
         row->seeds[row->nseeds].stream = "construction";
-        bl_seed_hex(&cs, row->seeds[row->nseeds++].hex);
+        bl_seed_hex(&s->construction_seed, row->seeds[row->nseeds++].hex);
         if (t->model == BL_MODEL_FALANDAYS) {
             row->seeds[row->nseeds].stream = "drive";
             bl_seed_hex(&s->drive_seed, row->seeds[row->nseeds++].hex);
@@ -345,7 +366,7 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (ptrdiff_t i = 0; i < (ptrdiff_t)n; i++)
         b.slots[i].st = setup_slot(c, &b.slots[i], &b.slots[i].err);
-    if ((st = first_failure(&b, err)) != BL_OK)
+    if ((st = first_failure(&b, err)) != BL_OK || (st = name_wirings(c, &b, err)) != BL_OK)
         goto done;
 
     /* Jobs with the same wiring identity share one construction. */
@@ -360,8 +381,7 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
             wiring *wr = &b.wirings[b.nwirings++];
             strcpy(wr->id, s->wiring_id);
             wr->target = s->target;
-            wr->block = s->block;
-            wr->trial = s->trial;
+            wr->seed = s->construction_seed;
         }
         s->wiring = k;
     }

@@ -65,7 +65,7 @@ typedef struct run_ctx {
 typedef struct wiring {
     char id[65];
     size_t target;
-    int64_t block, trial;
+    bl_seed seed;                /* its construction seed */
     bl_falandays_init *fal;
     bl_sorn_init *sorn;
 } wiring;
@@ -76,6 +76,7 @@ typedef struct slot {
     const bl_target_spec *t;
     int64_t block, trial;
     bl_seed world_seed, drive_seed, control_seed, shuffle_seed;
+    bl_seed construction_seed;   /* reservoir slots only */
     char wiring_id[65];
     size_t wiring;               /* index into the batch's wirings */
     bl_world_init *world;
