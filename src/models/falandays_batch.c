@@ -2,13 +2,18 @@
  * with the initial-state and precision-cast validation, the float64 and
  * float32 frames, reset, freezes and snapshots.
  *
- * Storage is slot-major: every state array is [B][...] with one contiguous
- * block per slot, reals in the batch dtype (void pointers typed by the
- * kernel instantiation), masks, signs and flags as int32, matrices in
- * canonical [destination][source] order except the plastic weights, which
- * the fast kernel (falandays_fast.h) holds per slot either source-major or
- * as compressed rows of the mask's synapses; snapshots and kernel switches
- * convert them back to canonical order exactly. */
+ * Storage is per slot for what a trial changes and per wiring for what it
+ * does not (falandays_batch.h): the slots created from one initial state
+ * (a run of equal pointers, bl_model.wiring) share one copy of the fixed
+ * arrays, the mask as bits, its compressed rows and the initial weights
+ * (the rows' values plus the sign bits of the zeros outside the mask), so
+ * a slot owns O(N) state and the padded values of its synapses. Reals are
+ * in the batch dtype (void pointers typed by the kernel instantiation),
+ * signs and flags int32, matrices canonical [destination][source]. Dense
+ * N x N weights exist only for a slot whose layout needs them (the
+ * reference and dense kernels, or a wiring with non-zero weights outside
+ * its mask); snapshots and kernel switches rebuild canonical order
+ * exactly from whatever a slot holds. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -498,9 +503,12 @@ static bl_status fal_build_rows(fal_batch *fb, const bl_falandays_init *const *i
     /* Row lengths first (row-major over the mask), as end offsets. */
     for (size_t w = 0; w < nw; w++) {
         size_t *ptr = fb->row_ptr + w * (n + 1), *pptr = fb->pad_ptr + w * (n + 1);
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++)
-                ptr[j + 1] += fal_bit(fb, fb->mask, w, i * n + j);
+        /* The mask's set bits a byte at a time, skipping empty bytes,
+         * rather than N^2 bit tests; entry k = i·N + j. */
+        const uint8_t *bits = fb->mask + w * fb->mask_bytes;
+        for (size_t q = 0; q < fb->mask_bytes; q++)
+            for (unsigned v = bits[q]; v != 0; v &= v - 1)
+                ptr[(q * 8 + (size_t)__builtin_ctz(v)) % n + 1]++;
         ptr[0] = total;
         pptr[0] = padded;
         for (size_t j = 0; j < n; j++) {
@@ -525,17 +533,20 @@ static bl_status fal_build_rows(fal_batch *fb, const bl_falandays_init *const *i
     fb->pad_w = fal_calloc(fb, slots + 1, rsize);
     if (!fb->row_dst || !fb->pad_dst || !fb->pad_w0 || !fb->pad_w)
         return BL_ENOMEM;
-    /* Then the destinations, ascending within each row because i ascends;
+    /* Then the destinations, ascending within each row because k (and so
+     * i) ascends;
      * ptr[j] serves as row j's cursor and ends at row j+1's start, so a
      * shift by one restores the starts. */
     for (size_t w = 0; w < nw; w++) {
         size_t *ptr = fb->row_ptr + w * (n + 1);
         const size_t *pptr = fb->pad_ptr + w * (n + 1);
         const size_t start = ptr[0];
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++)
-                if (fal_bit(fb, fb->mask, w, i * n + j))
-                    fb->row_dst[ptr[j]++] = (uint32_t)i;
+        const uint8_t *bits = fb->mask + w * fb->mask_bytes;
+        for (size_t q = 0; q < fb->mask_bytes; q++)
+            for (unsigned v = bits[q]; v != 0; v &= v - 1) {
+                const size_t k = q * 8 + (size_t)__builtin_ctz(v);
+                fb->row_dst[ptr[k % n]++] = (uint32_t)(k / n);
+            }
         BL_ASSERT(n == 0 || ptr[n - 1] == ptr[n]);
         for (size_t j = n; j-- > 1;)
             ptr[j] = ptr[j - 1];

@@ -47,9 +47,9 @@ enum { FAL_F_RECTIFY, FAL_F_DALE, FAL_F_OOSAWA, FAL_F_LEARN_ON, FAL_NFLAG };
 /* How a slot's weights are held (falandays_fast.h). CANON is what calloc
  * gives and what the reference kernel runs on. */
 enum {
-    FAL_LAYOUT_CANON,  /* weights[b] is [destination][source] */
-    FAL_LAYOUT_DENSE,  /* weights[b] is [source][destination] */
-    FAL_LAYOUT_SPARSE, /* masked weights in pad_w; weights[b] unused */
+    FAL_LAYOUT_CANON,  /* dense[b] is [destination][source] */
+    FAL_LAYOUT_DENSE,  /* dense[b] is [source][destination] */
+    FAL_LAYOUT_SPARSE, /* masked weights in pad_w; dense[b] stale or NULL */
 };
 
 typedef struct fal_batch {
@@ -136,7 +136,8 @@ typedef struct fal_batch {
      * and finite (written every frame, for the views) and are brought up to
      * date by fal_lanes_sync_out before anything else reads them. A group
      * reads the fixed arrays (rows, input and readout lists, signs,
-     * parameters) of its representative slot `rep`. */
+     * parameters) of the wiring of its representative slot `rep` (slots of
+     * other wirings with the same bytes may share its lanes). */
     bl_isa isa;
     const fal_lane_ops *lops;
     size_t lanes;        /* L */

@@ -89,14 +89,16 @@
  * compilers no negation to fold. The tests compare NaNs bit for bit.
  *
  * Layouts (per slot, chosen whenever weights are loaded: creation, reset,
- * kernel switch):
+ * kernel switch; fal_load_initial takes a wiring's initial weights straight
+ * into the sparse layout when fal_from_canonical would choose it, so such a
+ * slot never has a dense buffer):
  *   - FAL_LAYOUT_SPARSE: the masked synapses of each source in compressed
  *     rows padded to whole vectors (pad_ptr/pad_dst/pad_w; pads have
  *     destination N and weight +0), when every unmasked weight is +0 or its
  *     initial ±0. Constructed wirings always qualify (W·M leaves ±0 outside
  *     the mask). Measured faster than dense rows even for full masks, since
  *     the learning step walks the synapses of spiking sources either way.
- *   - FAL_LAYOUT_DENSE: weights[b] stored [source][destination]; the rows
+ *   - FAL_LAYOUT_DENSE: dense[b] stored [source][destination]; the rows
  *     of spiking sources are contiguous and added to every destination with
  *     vector lanes. Used for hand-made states with non-zero unmasked
  *     weights (and on BL_FAL_KERNEL_DENSE); a Dale slot turns sparse after

@@ -83,17 +83,25 @@ static void FAL_FN(fal_fill_slot)(fal_batch *fb, size_t b, const bl_falandays_in
     uint8_t *mask = fb->mask + w * fb->mask_bytes, *neg0 = fb->neg0 + w * fb->mask_bytes;
     int32_t *signs = fb->signs + w * n;
     int32_t *flags = fb->flags + w * FAL_NFLAG;
-    bool plus0 = true, zero0 = true;
-    for (size_t k = 0; k < nn; k++) {
-        const real_t v = (real_t)in->weights[k];
-        const bool on = in->recurrent_mask[k] != 0.0;
-        mask[k / 8] |= (uint8_t)(on << (k % 8));
-        neg0[k / 8] |= (uint8_t)((signbit(v) != 0) << (k % 8));
-        if (!on) {
-            zero0 = zero0 && v == 0;
-            plus0 = plus0 && v == 0 && !signbit(v);
+    /* A byte of bits at a time, without branches or a read-modify-write
+     * per entry: this runs over N^2 entries once per wiring. */
+    unsigned nonzero = 0, negative = 0; /* some unmasked weight is != 0 / has its sign bit */
+    for (size_t q = 0; q * 8 < nn; q++) {
+        unsigned on_bits = 0, neg_bits = 0;
+        const size_t end = nn - q * 8 < 8 ? nn - q * 8 : 8;
+        for (size_t t = 0; t < end; t++) {
+            const size_t k = q * 8 + t;
+            const real_t v = (real_t)in->weights[k];
+            const unsigned on = in->recurrent_mask[k] != 0.0, neg = signbit(v) != 0;
+            on_bits |= on << t;
+            neg_bits |= neg << t;
+            nonzero |= (!on) & (v != 0);
+            negative |= (!on) & neg;
         }
+        mask[q] = (uint8_t)on_bits;
+        neg0[q] = (uint8_t)neg_bits;
     }
+    const bool zero0 = !nonzero, plus0 = zero0 && !negative;
     fb->plus0[w] = plus0;
     fb->zero0[w] = zero0;
     for (size_t k = 0; k < n * nr; k++)
