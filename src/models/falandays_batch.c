@@ -201,8 +201,9 @@ static void fal_lanes_admit(fal_batch *fb, size_t b)
     fb->resident[b] = 1;
 }
 
-/* Whether slots a and b share one wiring: everything a lane group reads
- * from its representative is the same bits in both. */
+/* Whether slots sa and sb can share lanes: one wiring, or two wirings in
+ * which everything a lane group reads from its representative's is the
+ * same bits. */
 static bool fal_same_wiring(const fal_batch *fb, size_t sa, size_t sb)
 {
     const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
