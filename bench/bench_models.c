@@ -1,7 +1,11 @@
 /* Neural frames per second of both model families, one thread: N = 64, 256,
  * 1024 nodes (and 2048, 4096 for Falandays but in `quick`), B = 1, 8, 128
  * slots, float64 and float32, with the mean activity that the cost of a
- * frame depends on and the model's heap bytes per slot. Slots are
+ * frame depends on, the model's heap bytes per slot and, for Falandays, the
+ * bytes per slot the model reports holding (bl_falandays_bytes) and their
+ * ratio to the compressed synapses plus the node state, nnz·(value + 4
+ * index bytes) + N·(6 values + a 4-byte flag) per slot (the target is
+ * <= 1.5 for shared wirings). Slots are
  * constructed from seeds with default parameters (Falandays link_p 0.1,
  * SORN p_ee 10/166) and driven by uniform inputs on 3 receptors, as the cue
  * tasks do. Wiring "own": each slot from its own construction seed; "shared"
@@ -23,6 +27,7 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/model.h"
 #include "brainlesslab/rng.h"
+#include "models/falandays_internal.h"
 
 #define BENCH_NAME "bench_models"
 #include "bench_support.h"
@@ -42,9 +47,10 @@ static double heap_bytes(void)
 }
 
 /* A batch of b slots of `kind`, each wired from its own construction seed,
- * or (shared) all from the first; *bytes is the heap the batch holds. */
+ * or (shared) all from the first; *bytes is the heap the batch holds, *nnz
+ * the mean number of recurrent synapses per slot (Falandays). */
 static bl_model *make_batch(bl_model_kind kind, size_t n, size_t b, bl_dtype dtype, bool shared,
-                            double *bytes)
+                            double *bytes, double *nnz)
 {
     bl_error err = {0};
     bl_model *m = NULL;
@@ -65,7 +71,11 @@ static bl_model *make_batch(bl_model_kind kind, size_t n, size_t b, bl_dtype dty
             st = bl_sorn_construct(&scfg, n, R, E, &g, (bl_sorn_init **)&inits[s], &err);
         if (st != BL_OK)
             die("construct", &err);
+        if (kind == BL_MODEL_FALANDAYS)
+            for (size_t k = 0; k < n * n; k++)
+                *nnz += ((bl_falandays_init *)inits[s])->recurrent_mask[k] != 0.0;
     }
+    *nnz /= (double)(shared ? 1 : b);
     for (size_t s = 1; shared && s < b; s++)
         inits[s] = inits[0];
     const double before = heap_bytes();
@@ -92,9 +102,14 @@ static void run_cell(bl_model_kind kind, size_t n, size_t b, bl_dtype dtype, boo
                      long fixed)
 {
     bl_error err = {0};
-    double bytes = 0;
-    bl_model *m = make_batch(kind, n, b, dtype, shared, &bytes);
+    double bytes = 0, nnz = 0;
+    bl_model *m = make_batch(kind, n, b, dtype, shared, &bytes, &nnz);
     size_t fsize = dtype == BL_FLOAT64 ? sizeof(double) : sizeof(float);
+    double model = 0, ratio = 0;
+    if (kind == BL_MODEL_FALANDAYS) {
+        model = (double)bl_falandays_bytes(m) / (double)b;
+        ratio = model / (nnz * (double)(fsize + 4) + (double)n * (double)(6 * fsize + 4));
+    }
     enum { TAPE = 64 }; /* distinct input frames, cycled */
     unsigned char *inputs = bl_calloc(TAPE * b * R, fsize);
     unsigned char *noise = bl_calloc(b * n, fsize);
@@ -142,11 +157,12 @@ static void run_cell(bl_model_kind kind, size_t n, size_t b, bl_dtype dtype, boo
     }
 
     const double timed = (double)(frames - warm);
-    printf("%-9s %6zu %5zu %-8s %-6s %14.4g %16.4g %9.4f %14.4g %6ld\n",
+    printf("%-9s %6zu %5zu %-8s %-6s %14.4g %16.4g %9.4f %14.4g %14.4g %6.3f %6ld\n",
            kind == BL_MODEL_FALANDAYS ? "falandays" : "sorn", n, b,
            dtype == BL_FLOAT64 ? "float64" : "float32", shared ? "shared" : "own",
            timed * (double)b / dt, timed * (double)b * (double)n / dt,
-           spikes / ((double)ACTIVITY_FRAMES * (double)b * (double)n), bytes / (double)b, warm);
+           spikes / ((double)ACTIVITY_FRAMES * (double)b * (double)n), bytes / (double)b, model,
+           ratio, warm);
     bl_free(inputs);
     bl_free(noise);
     bl_free(active);
@@ -176,8 +192,9 @@ int main(int argc, char **argv)
     const char *best = "sse2";
 #endif
     printf("bench_models (single thread; lanes %s)\n", isa && *isa ? isa : best);
-    printf("%-9s %6s %5s %-8s %-6s %14s %16s %9s %14s %6s\n", "model", "N", "B", "dtype",
-           "wiring", "slot-frames/s", "node-frames/s", "activity", "bytes/slot", "warmup");
+    printf("%-9s %6s %5s %-8s %-6s %14s %16s %9s %14s %14s %6s %6s\n", "model", "N", "B", "dtype",
+           "wiring", "slot-frames/s", "node-frames/s", "activity", "bytes/slot", "model B/slot",
+           "ratio", "warmup");
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < 5; i++)
             for (size_t j = 0; j < 3; j++)

@@ -8,12 +8,24 @@
 
 #include "brainlesslab/alloc.h"
 
+/* Elements of array a: one block per slot or per wiring. */
+static bool batch_array_count(const bl_batch_array *a, size_t nslots, size_t nwirings, size_t *n)
+{
+    const bool wired = (a->per_slot & BL_BATCH_PER_WIRING) != 0;
+    return bl_size_mul(a->per_slot & ~BL_BATCH_PER_WIRING, wired ? nwirings : nslots, n);
+}
+
+static size_t batch_array_elem(const bl_batch_array *a, bl_dtype dtype)
+{
+    return a->real ? bl_dtype_size(dtype) : a->bytes ? 1 : sizeof(int32_t);
+}
+
 bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t nslots,
-                            bl_dtype dtype)
+                            size_t nwirings, bl_dtype dtype)
 {
     for (size_t k = 0; k < count; k++) {
         size_t n;
-        if (!bl_size_mul(arrays[k].per_slot, nslots, &n))
+        if (!batch_array_count(&arrays[k], nslots, nwirings, &n))
             return false;
         /* bl_calloc pads a zero-width request (N_I = 0) to one value. */
         bool ok;
@@ -29,11 +41,25 @@ bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t n
     return true;
 }
 
+size_t bl_batch_arrays_bytes(const bl_batch_array *arrays, size_t count, size_t nslots,
+                             size_t nwirings, bl_dtype dtype)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < count; k++) {
+        size_t n = 0;
+        (void)batch_array_count(&arrays[k], nslots, nwirings, &n); /* fitted when allocated */
+        total += (n ? n : 1) * batch_array_elem(&arrays[k], dtype);
+    }
+    return total;
+}
+
 void bl_batch_arrays_copy_slot(const bl_batch_array *arrays, size_t count, size_t from,
                                size_t to, bl_dtype dtype)
 {
     for (size_t k = 0; k < count; k++) {
         const size_t n = arrays[k].per_slot;
+        if (n & BL_BATCH_PER_WIRING)
+            continue;
         if (arrays[k].real) {
             const size_t bytes = n * bl_dtype_size(dtype);
             char *base = *arrays[k].real;
@@ -93,9 +119,17 @@ bl_status bl_batch_create(const bl_batch_family *f, const void *initials, size_t
     m->dtype = dtype;
     m->slots = nslots;
     f->ports(m, initials);
+    /* The wirings: runs of equal initial-state pointers. */
+    if (!(m->wiring = bl_mallocarray(nslots, sizeof *m->wiring)))
+        goto fail;
+    for (size_t b = 0; b < nslots; b++) {
+        if (b == 0 || states[b] != states[b - 1])
+            m->nwirings++;
+        m->wiring[b] = m->nwirings - 1;
+    }
     bl_batch_array arrays[BL_BATCH_MAX_ARRAYS];
     const size_t narrays = f->arrays(m, arrays);
-    if (!bl_batch_arrays_create(arrays, narrays, nslots, dtype))
+    if (!bl_batch_arrays_create(arrays, narrays, nslots, m->nwirings, dtype))
         goto fail;
     /* Filling is a function of the initial state alone and writes only the
      * slot's blocks of the listed arrays, so a slot with the previous slot's
@@ -124,6 +158,7 @@ void bl_batch_release(bl_model *m, size_t (*arrays)(bl_model *m, bl_batch_array 
     bl_batch_arrays_destroy(owned, arrays(m, owned));
     for (size_t k = 0; k < count; k++)
         bl_free(more[k]);
+    bl_free(m->wiring);
     bl_free(m);
 }
 
@@ -170,26 +205,34 @@ bl_status bl_batch_snapshot(const bl_model *m, size_t b, const bl_batch_field *f
         st = bl_snapshot_entry(s, k, f->name, f->ndim, f->d0, f->d1, f->integer, &dst, err);
         if (st != BL_OK)
             goto fail;
-        /* Values per slot; the slot's block starts at b times that. */
+        /* Values per slot; the slot's block (its wiring's, for a shared
+         * field) starts at that block's index times that. */
         const size_t per = s->arrays[k].shape[0] * s->arrays[k].shape[1];
+        const bool wired = f->kind == BL_BATCH_WREAL || f->kind == BL_BATCH_WINT ||
+                           f->kind == BL_BATCH_WBITS;
+        const size_t blk = wired ? m->wiring[b] : b;
         if (f->kind == BL_BATCH_LAYOUT) {
             export_layout(m, b, dst);
-        } else if (f->kind == BL_BATCH_REAL) {
+        } else if (f->kind == BL_BATCH_REAL || f->kind == BL_BATCH_WREAL) {
             if (m->dtype == BL_FLOAT32) {
-                const float *src = (const float *)f->src + b * per;
+                const float *src = (const float *)f->src + blk * per;
                 for (size_t v = 0; v < per; v++)
                     dst[v] = (double)src[v];
             } else {
-                const double *src = (const double *)f->src + b * per;
+                const double *src = (const double *)f->src + blk * per;
                 for (size_t v = 0; v < per; v++)
                     dst[v] = src[v];
             }
         } else if (f->kind == BL_BATCH_BYTE) {
-            const uint8_t *src = (const uint8_t *)f->src + b * per;
+            const uint8_t *src = (const uint8_t *)f->src + blk * per;
             for (size_t v = 0; v < per; v++)
                 dst[v] = src[v];
+        } else if (f->kind == BL_BATCH_WBITS) {
+            const uint8_t *src = (const uint8_t *)f->src + blk * ((per + 7) / 8);
+            for (size_t v = 0; v < per; v++)
+                dst[v] = (src[v / 8] >> (v % 8)) & 1u;
         } else {
-            const int32_t *src = (const int32_t *)f->src + b * per;
+            const int32_t *src = (const int32_t *)f->src + blk * per;
             for (size_t v = 0; v < per; v++)
                 dst[v] = src[v];
         }

@@ -21,19 +21,29 @@ typedef struct bl_batch_array {
     void **real;     /* values of the batch dtype */
     uint8_t **bytes;
     int32_t **ints;
-    size_t per_slot; /* values per slot */
+    size_t per_slot; /* values per slot, or per wiring with BL_BATCH_PER_WIRING */
 } bl_batch_array;
+
+/* Or'ed into per_slot: the array holds one block per wiring
+ * (bl_model.wiring), shared read-only by its slots, filled once and never
+ * copied from slot to slot. (A flag bit rather than a member, so that the
+ * families' positional initializers stay complete.) */
+#define BL_BATCH_PER_WIRING (SIZE_MAX ^ (SIZE_MAX >> 1))
 
 /* The most owned arrays a family lists. */
 #define BL_BATCH_MAX_ARRAYS 32
 
-/* Allocates every array of the list for nslots slots, zeroed and in list
- * order; false when one does not fit or is out of memory (those allocated
- * stay for bl_batch_arrays_destroy). */
+/* Allocates every array of the list for nslots slots (nwirings wirings for
+ * per_wiring arrays), zeroed and in list order; false when one does not fit
+ * or is out of memory (those allocated stay for bl_batch_arrays_destroy). */
 bool bl_batch_arrays_create(const bl_batch_array *arrays, size_t count, size_t nslots,
-                            bl_dtype dtype);
+                            size_t nwirings, bl_dtype dtype);
+/* Bytes those arrays take (for memory reports). */
+size_t bl_batch_arrays_bytes(const bl_batch_array *arrays, size_t count, size_t nslots,
+                             size_t nwirings, bl_dtype dtype);
 void bl_batch_arrays_destroy(const bl_batch_array *arrays, size_t count);
-/* Copies slot `from`'s block of every array of the list over slot `to`'s. */
+/* Copies slot `from`'s block of every per-slot array of the list over slot
+ * `to`'s (per-wiring arrays are shared, not copied). */
 void bl_batch_arrays_copy_slot(const bl_batch_array *arrays, size_t count, size_t from,
                                size_t to, bl_dtype dtype);
 
@@ -74,7 +84,8 @@ bl_status bl_batch_create(const bl_batch_family *f, const void *initials, size_t
                           bl_dtype dtype, bl_model **out, bl_error *err);
 
 /* Releases batch m: the owned arrays of `arrays`, each of the count
- * allocations of `more` (the fast kernel's), then m itself. */
+ * allocations of `more` (the fast kernel's), the wiring map, then m
+ * itself. */
 void bl_batch_release(bl_model *m, size_t (*arrays)(bl_model *m, bl_batch_array *out),
                       void *const *more, size_t count);
 
@@ -96,6 +107,10 @@ typedef enum bl_batch_kind {
     BL_BATCH_BYTE,   /* [B][d0·d1] uint8 */
     BL_BATCH_INT,    /* [B][d0·d1] int32 */
     BL_BATCH_LAYOUT, /* exported by the family (weights in a kernel's layout) */
+    /* Blocks per wiring (bl_model.wiring), not per slot: */
+    BL_BATCH_WREAL,  /* [W][d0·d1] values of the dtype */
+    BL_BATCH_WINT,   /* [W][d0·d1] int32 */
+    BL_BATCH_WBITS,  /* [W][ceil(d0·d1 / 8)] bytes, value v is bit v % 8 of byte v / 8 */
 } bl_batch_kind;
 
 /* One entry of a snapshot: its name and shape (bl_snapshot_entry's), where

@@ -2,13 +2,18 @@
  * with the initial-state and precision-cast validation, the float64 and
  * float32 frames, reset, freezes and snapshots.
  *
- * Storage is slot-major: every state array is [B][...] with one contiguous
- * block per slot, reals in the batch dtype (void pointers typed by the
- * kernel instantiation), masks, signs and flags as int32, matrices in
- * canonical [destination][source] order except the plastic weights, which
- * the fast kernel (falandays_fast.h) holds per slot either source-major or
- * as compressed rows of the mask's synapses; snapshots and kernel switches
- * convert them back to canonical order exactly. */
+ * Storage is per slot for what a trial changes and per wiring for what it
+ * does not (falandays_batch.h): the slots created from one initial state
+ * (a run of equal pointers, bl_model.wiring) share one copy of the fixed
+ * arrays, the mask as bits, its compressed rows and the initial weights
+ * (the rows' values plus the sign bits of the zeros outside the mask), so
+ * a slot owns O(N) state and the padded values of its synapses. Reals are
+ * in the batch dtype (void pointers typed by the kernel instantiation),
+ * signs and flags int32, matrices canonical [destination][source]. Dense
+ * N x N weights exist only for a slot whose layout needs them (the
+ * reference and dense kernels, or a wiring with non-zero weights outside
+ * its mask); snapshots and kernel switches rebuild canonical order
+ * exactly from whatever a slot holds. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,20 +52,25 @@
  * dtype once. */
 typedef struct fal_kernels {
     void (*fill_slot)(fal_batch *fb, size_t b, const bl_falandays_init *in);
-    void (*fixed)(fal_batch *fb, size_t b);
+    void (*fixed)(fal_batch *fb, size_t w);
+    void (*initial_weights)(fal_batch *fb, size_t w, const bl_falandays_init *in);
     void (*reset_slot)(fal_batch *fb, size_t b);
+    void (*load_initial)(fal_batch *fb, size_t b);
     void (*to_canonical)(fal_batch *fb, size_t b);
     void (*from_canonical)(fal_batch *fb, size_t b);
+    void (*sparse_refresh)(fal_batch *fb, size_t b);
     void (*export_weights)(const fal_batch *fb, size_t b, double *dst);
 } fal_kernels;
 
 static const fal_kernels fal_kernels_f64 = {
-    fal_fill_slot_f64,    fal_fast_fixed_f64,     fal_reset_slot_f64,
-    fal_to_canonical_f64, fal_from_canonical_f64, fal_export_weights_f64,
+    fal_fill_slot_f64,      fal_fast_fixed_f64,     fal_initial_weights_f64,
+    fal_reset_slot_f64,     fal_load_initial_f64,   fal_to_canonical_f64,
+    fal_from_canonical_f64, fal_sparse_refresh_f64, fal_export_weights_f64,
 };
 static const fal_kernels fal_kernels_f32 = {
-    fal_fill_slot_f32,    fal_fast_fixed_f32,     fal_reset_slot_f32,
-    fal_to_canonical_f32, fal_from_canonical_f32, fal_export_weights_f32,
+    fal_fill_slot_f32,      fal_fast_fixed_f32,     fal_initial_weights_f32,
+    fal_reset_slot_f32,     fal_load_initial_f32,   fal_to_canonical_f32,
+    fal_from_canonical_f32, fal_sparse_refresh_f32, fal_export_weights_f32,
 };
 
 static const fal_kernels *fal_kernels_of(const bl_model *m)
@@ -70,61 +80,89 @@ static const fal_kernels *fal_kernels_of(const bl_model *m)
 
 /* ---- storage ---------------------------------------------------------------- */
 
-enum { FAL_NARRAYS = 25 };
+enum { FAL_NARRAYS = 29 };
 _Static_assert(FAL_NARRAYS <= BL_BATCH_MAX_ARRAYS, "a Falandays batch lists too many arrays");
 
-/* Every owned array, so that allocation and release walk one list. */
+/* Every owned array, so that allocation and release walk one list: first
+ * what each slot owns (O(N)), then what its wiring shares. */
 static size_t fal_arrays(bl_model *m, bl_batch_array *out)
 {
     fal_batch *fb = (fal_batch *)m;
     const size_t n = m->nodes, nr = m->receptors, ne = m->effectors;
-    const size_t nn = n * n; /* overflow checked by the caller */
+    const size_t bits = fb->mask_bytes;
     size_t k = 0;
-#define REAL_ARRAY(field, count) out[k++] = (bl_batch_array){&fb->field, NULL, NULL, (count)}
-#define INT_ARRAY(field, count) out[k++] = (bl_batch_array){NULL, NULL, &fb->field, (count)}
-    REAL_ARRAY(acts, n);
-    REAL_ARRAY(targets, n);
-    REAL_ARRAY(spikes, n);
-    REAL_ARRAY(previous, n);
-    REAL_ARRAY(errors, n);
-    REAL_ARRAY(counts, n);
-    REAL_ARRAY(weights, nn);
-    REAL_ARRAY(input_w, n * nr);
-    REAL_ARRAY(out_mask, n * ne);
-    REAL_ARRAY(effectors, ne);
-    REAL_ARRAY(params, FAL_NPARAM);
-    REAL_ARRAY(acts0, n);
-    REAL_ARRAY(targets0, n);
-    REAL_ARRAY(spikes0, n);
-    REAL_ARRAY(weights0, nn);
-    INT_ARRAY(mask, nn);
-    INT_ARRAY(signs, n);
-    INT_ARRAY(raw_finite, n);
-    INT_ARRAY(finite, 1);
-    INT_ARRAY(learning, 1);
-    INT_ARRAY(weight_learning, 1);
-    INT_ARRAY(flags, FAL_NFLAG);
-    INT_ARRAY(layout, 1);
-    INT_ARRAY(wild, 1);
-    INT_ARRAY(cleared, 1);
+#define PER(count, w) ((count) | ((w) ? BL_BATCH_PER_WIRING : 0))
+#define REAL_ARRAY(field, count, w) out[k++] = (bl_batch_array){&fb->field, NULL, NULL, PER(count, w)}
+#define BYTE_ARRAY(field, count, w) out[k++] = (bl_batch_array){NULL, &fb->field, NULL, PER(count, w)}
+#define INT_ARRAY(field, count, w) out[k++] = (bl_batch_array){NULL, NULL, &fb->field, PER(count, w)}
+    REAL_ARRAY(acts, n, false);
+    REAL_ARRAY(targets, n, false);
+    REAL_ARRAY(spikes, n, false);
+    REAL_ARRAY(previous, n, false);
+    REAL_ARRAY(errors, n, false);
+    REAL_ARRAY(counts, n, false);
+    REAL_ARRAY(effectors, ne, false);
+    INT_ARRAY(raw_finite, n, false);
+    INT_ARRAY(finite, 1, false);
+    INT_ARRAY(learning, 1, false);
+    INT_ARRAY(weight_learning, 1, false);
+    INT_ARRAY(layout, 1, false);
+    INT_ARRAY(wild, 1, false);
+    INT_ARRAY(cleared, 1, false);
+    REAL_ARRAY(input_w, n * nr, true);
+    REAL_ARRAY(out_mask, n * ne, true);
+    REAL_ARRAY(params, FAL_NPARAM, true);
+    REAL_ARRAY(acts0, n, true);
+    REAL_ARRAY(targets0, n, true);
+    REAL_ARRAY(spikes0, n, true);
+    INT_ARRAY(signs, n, true);
+    INT_ARRAY(flags, FAL_NFLAG, true);
+    BYTE_ARRAY(mask, bits, true);
+    BYTE_ARRAY(neg0, bits, true);
+    INT_ARRAY(plus0, 1, true);
+    INT_ARRAY(zero0, 1, true);
+    REAL_ARRAY(win_t, nr * n, true);
+    REAL_ARRAY(sgn, n, true);
+    REAL_ARRAY(ro_cnt, ne, true);
+#undef PER
 #undef REAL_ARRAY
+#undef BYTE_ARRAY
 #undef INT_ARRAY
     BL_ASSERT(k == FAL_NARRAYS);
     return k;
 }
 
+/* The separately allocated arrays (fast kernel, lanes), for release and
+ * the memory report. */
+#define FAL_MORE(fb)                                                                            \
+    {(fb)->row_ptr,  (fb)->row_dst,   (fb)->pad_ptr,  (fb)->pad_dst,    (fb)->pad_w0,          \
+     (fb)->pad_w,    (fb)->pw_shift,  (fb)->in_ptr,   (fb)->in_node,    (fb)->in_w,            \
+     (fb)->ro_ptr,   (fb)->ro_node,   (fb)->ro_w,     (fb)->rec,        (fb)->inp,             \
+     (fb)->delta,    (fb)->acc,       (fb)->spk,      (fb)->group_slot, (fb)->group_rep,       \
+     (fb)->group_w,  (fb)->home,      (fb)->resident, (fb)->lw,         (fb)->lacts,           \
+     (fb)->ltargets, (fb)->lspikes,   (fb)->lprev,    (fb)->lerrors,    (fb)->lcounts,         \
+     (fb)->lraw,     (fb)->lacc,      (fb)->linp,     (fb)->ldelta,     (fb)->lu,              \
+     (fb)->dense,    (fb)->w0_dense}
+
 static void fal_destroy(bl_model *m)
 {
     fal_batch *fb = (fal_batch *)m;
-    void *fast[] = {fb->row_ptr, fb->row_dst, fb->pad_ptr, fb->pad_dst, fb->pad_w,
-                    fb->win_t,   fb->in_ptr,  fb->in_node, fb->in_w,    fb->sgn,
-                    fb->ro_ptr,  fb->ro_node, fb->ro_w,    fb->ro_cnt,  fb->rec,
-                    fb->inp,     fb->delta,   fb->acc,     fb->spk,     fb->group_slot,
-                    fb->group_rep, fb->group_w, fb->home,  fb->resident, fb->lw,
-                    fb->lacts,   fb->ltargets, fb->lspikes, fb->lprev,  fb->lerrors,
-                    fb->lcounts, fb->lraw,    fb->lacc,    fb->linp,    fb->ldelta,
-                    fb->lu};
+    for (size_t b = 0; fb->dense && b < m->slots; b++)
+        bl_free(fb->dense[b]);
+    for (size_t w = 0; fb->w0_dense && w < m->nwirings; w++)
+        bl_free(fb->w0_dense[w]);
+    void *fast[] = FAL_MORE(fb);
     bl_batch_release(m, fal_arrays, fast, sizeof fast / sizeof *fast);
+}
+
+/* Allocates n zeroed values of `size` bytes for the batch, counted in
+ * fb->more_bytes for the memory report. */
+static void *fal_calloc(fal_batch *fb, size_t n, size_t size)
+{
+    void *p = bl_calloc(n, size);
+    if (p)
+        fb->more_bytes += (n ? n : 1) * size;
+    return p;
 }
 
 /* ---- lockstep lanes -------------------------------------------------------- */
@@ -163,17 +201,21 @@ static void fal_lanes_admit(fal_batch *fb, size_t b)
     fb->resident[b] = 1;
 }
 
-/* Whether slots a and b share one wiring: everything a lane group reads
- * from its representative is the same bits in both. */
-static bool fal_same_wiring(const fal_batch *fb, size_t a, size_t b)
+/* Whether slots sa and sb can share lanes: one wiring, or two wirings in
+ * which everything a lane group reads from its representative's is the
+ * same bits. */
+static bool fal_same_wiring(const fal_batch *fb, size_t sa, size_t sb)
 {
     const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
     const size_t rs = bl_dtype_size(fb->base.dtype);
+    const size_t a = FAL_W(fb, sa), b = FAL_W(fb, sb);
+    if (a == b)
+        return true;
     const struct {
         const void *p;
-        size_t bytes; /* per slot */
+        size_t bytes; /* per wiring */
     } parts[] = {
-        {fb->mask, n * n * sizeof(int32_t)},  {fb->signs, n * sizeof(int32_t)},
+        {fb->mask, fb->mask_bytes},           {fb->signs, n * sizeof(int32_t)},
         {fb->flags, FAL_NFLAG * sizeof(int32_t)}, {fb->params, FAL_NPARAM * rs},
         {fb->input_w, n * nr * rs},           {fb->out_mask, n * ne * rs},
     };
@@ -196,8 +238,8 @@ static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
     fb->lops = isa == BL_ISA_AVX2 ? &bl_fal_lanes_avx2 : &bl_fal_lanes_sse2;
     const size_t L = fb->lanes = fb->lops->bytes / rs;
     size_t *cls = bl_mallocarray(nb, sizeof *cls), *size = bl_calloc(nb, sizeof *size);
-    fb->home = bl_mallocarray(nb, sizeof *fb->home);
-    fb->resident = bl_calloc(nb, sizeof *fb->resident);
+    fb->home = fal_calloc(fb, nb, sizeof *fb->home);
+    fb->resident = fal_calloc(fb, nb, sizeof *fb->resident);
     if (!cls || !size || !fb->home || !fb->resident)
         goto fail;
     /* cls[b]: the first slot of b's wiring. */
@@ -216,7 +258,8 @@ static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
         if (cls[b] == b && size[b] >= 2) {
             const size_t groups = (size[b] + L - 1) / L;
             ng += groups;
-            nw += groups * (fb->row_ptr[b * (n + 1) + n] - fb->row_ptr[b * (n + 1)]) * L;
+            const size_t *ptr = fb->row_ptr + FAL_W(fb, b) * (n + 1);
+            nw += groups * (ptr[n] - ptr[0]) * L;
         }
     if (ng == 0) {
         st = BL_OK;
@@ -225,19 +268,19 @@ static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
     size_t gnl;
     if (!bl_size_mul(ng * L, n, &gnl) || ng > INT32_MAX / L)
         goto fail;
-    fb->group_slot = bl_mallocarray(ng * L, sizeof *fb->group_slot);
-    fb->group_rep = bl_mallocarray(ng, sizeof *fb->group_rep);
-    fb->group_w = bl_mallocarray(ng, sizeof *fb->group_w);
-    fb->lw = bl_calloc(nw + 1, rs);
+    fb->group_slot = fal_calloc(fb, ng * L, sizeof *fb->group_slot);
+    fb->group_rep = fal_calloc(fb, ng, sizeof *fb->group_rep);
+    fb->group_w = fal_calloc(fb, ng, sizeof *fb->group_w);
+    fb->lw = fal_calloc(fb, nw + 1, rs);
     void **lane_arrays[] = {&fb->lacts,   &fb->ltargets, &fb->lspikes, &fb->lprev,
                             &fb->lerrors, &fb->lcounts,  &fb->lraw};
     for (size_t k = 0; k < sizeof lane_arrays / sizeof *lane_arrays; k++)
-        if (!(*lane_arrays[k] = bl_calloc(gnl, rs)))
+        if (!(*lane_arrays[k] = fal_calloc(fb, gnl, rs)))
             goto fail;
-    fb->lacc = bl_calloc(2 * n * L, rs);
-    fb->linp = bl_calloc((n + 1) * L, rs);
-    fb->ldelta = bl_calloc(n * L, rs);
-    fb->lu = bl_calloc(nr * L, rs);
+    fb->lacc = fal_calloc(fb, 2 * n * L, rs);
+    fb->linp = fal_calloc(fb, (n + 1) * L, rs);
+    fb->ldelta = fal_calloc(fb, n * L, rs);
+    fb->lu = fal_calloc(fb, nr * L, rs);
     if (!fb->group_slot || !fb->group_rep || !fb->group_w || !fb->lw || !fb->lacc ||
         !fb->linp || !fb->ldelta || !fb->lu)
         goto fail;
@@ -246,7 +289,8 @@ static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
     for (size_t c = 0; c < nb; c++) {
         if (cls[c] != c || size[c] < 2)
             continue;
-        const size_t nnz = fb->row_ptr[c * (n + 1) + n] - fb->row_ptr[c * (n + 1)];
+        const size_t *cptr = fb->row_ptr + FAL_W(fb, c) * (n + 1);
+        const size_t nnz = cptr[n] - cptr[0];
         size_t l = L;
         for (size_t b = c; b < nb; b++) {
             if (cls[b] != c)
@@ -303,13 +347,12 @@ static void fal_reset(bl_model *m, const int32_t *active)
     for (size_t b = 0; b < m->slots; b++) {
         if (!active[b])
             continue;
-        /* The reset writes canonical weights over whatever layout held,
+        /* The reset writes the initial weights over whatever layout held,
          * and every other state array, so a lane's state is not needed. */
         if (fb->resident)
             fb->resident[b] = 0;
         k->reset_slot(fb, b);
-        fb->layout[b] = FAL_LAYOUT_CANON;
-        k->from_canonical(fb, b);
+        k->load_initial(fb, b);
         fal_lanes_admit(fb, b);
     }
 }
@@ -348,10 +391,10 @@ static bl_status fal_snapshot(const bl_model *m, size_t b, bl_snapshot **out, bl
         {"learning", 0, 1, 1, BL_BATCH_INT, fb->learning, true},
         {"weight_learning", 0, 1, 1, BL_BATCH_INT, fb->weight_learning, true},
         {"raw_finite", 1, n, 1, BL_BATCH_INT, fb->raw_finite, true},
-        {"recurrent_mask", 2, n, n, BL_BATCH_INT, fb->mask, true},
-        {"input_weights", 2, n, nr, BL_BATCH_REAL, fb->input_w, false},
-        {"output_mask", 2, n, ne, BL_BATCH_REAL, fb->out_mask, false},
-        {"signs", 1, n, 1, BL_BATCH_INT, fb->signs, true},
+        {"recurrent_mask", 2, n, n, BL_BATCH_WBITS, fb->mask, true},
+        {"input_weights", 2, n, nr, BL_BATCH_WREAL, fb->input_w, false},
+        {"output_mask", 2, n, ne, BL_BATCH_WREAL, fb->out_mask, false},
+        {"signs", 1, n, 1, BL_BATCH_WINT, fb->signs, true},
     };
     return bl_batch_snapshot(m, b, spec, sizeof spec / sizeof *spec, fal_export_layout, out,
                              err);
@@ -367,25 +410,61 @@ static const bl_model_ops fal_ops = {
 
 /* ---- kernels and layouts ------------------------------------------------- */
 
-void bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel)
+bl_status bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel)
 {
     BL_ASSERT(m->kind == BL_MODEL_FALANDAYS);
     fal_batch *fb = (fal_batch *)m;
     const fal_kernels *k = fal_kernels_of(m);
+    const size_t nn = m->nodes * m->nodes, rs = bl_dtype_size(m->dtype);
+    /* The reference and dense kernels hold every slot's weights densely:
+     * their buffers first, so that a failure changes nothing. */
+    for (size_t b = 0; kernel != BL_FAL_KERNEL_FAST && b < m->slots; b++)
+        if (!fb->dense[b] && !(fb->dense[b] = bl_calloc(nn, rs)))
+            return BL_ENOMEM;
+    /* A slot without a dense buffer is sparse and stays so (the kernel is
+     * the fast one): fal_sparse_refresh is its round trip. */
     for (size_t b = 0; b < m->slots; b++) {
         fal_lanes_evict(fb, b);
-        k->to_canonical(fb, b);
+        if (fb->dense[b])
+            k->to_canonical(fb, b);
     }
     fb->kernel = kernel;
     for (size_t b = 0; b < m->slots; b++) {
-        k->from_canonical(fb, b);
+        if (fb->layout[b] == FAL_LAYOUT_CANON)
+            k->from_canonical(fb, b);
+        else
+            k->sparse_refresh(fb, b);
+        /* Back on compressed rows for good (a reset reloads them from
+         * pad_w0): the dense buffer goes. */
+        if (kernel == BL_FAL_KERNEL_FAST && fb->layout[b] == FAL_LAYOUT_SPARSE &&
+            fb->zero0[FAL_W(fb, b)]) {
+            bl_free(fb->dense[b]);
+            fb->dense[b] = NULL;
+        }
         fal_lanes_admit(fb, b);
     }
+    return BL_OK;
 }
 
-void bl_falandays_set_reference_kernel(bl_model *m, bool on)
+bl_status bl_falandays_set_reference_kernel(bl_model *m, bool on)
 {
-    bl_falandays_set_kernel(m, on ? BL_FAL_KERNEL_REFERENCE : BL_FAL_KERNEL_FAST);
+    return bl_falandays_set_kernel(m, on ? BL_FAL_KERNEL_REFERENCE : BL_FAL_KERNEL_FAST);
+}
+
+size_t bl_falandays_bytes(const bl_model *m)
+{
+    BL_ASSERT(m->kind == BL_MODEL_FALANDAYS);
+    const fal_batch *fb = (const fal_batch *)m;
+    const size_t nn = m->nodes * m->nodes, rs = bl_dtype_size(m->dtype);
+    bl_batch_array arrays[BL_BATCH_MAX_ARRAYS];
+    const size_t narrays = fal_arrays((bl_model *)m, arrays);
+    size_t total = sizeof *fb + m->slots * sizeof *m->wiring + fb->more_bytes +
+                   bl_batch_arrays_bytes(arrays, narrays, m->slots, m->nwirings, m->dtype);
+    for (size_t b = 0; b < m->slots; b++)
+        total += fb->dense[b] ? nn * rs : 0;
+    for (size_t w = 0; w < m->nwirings; w++)
+        total += fb->w0_dense[w] ? nn * rs : 0;
+    return total;
 }
 
 void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out)
@@ -394,67 +473,43 @@ void bl_falandays_path_counts(const bl_model *m, bl_fal_path_counts *out)
     *out = ((const fal_batch *)m)->paths;
 }
 
-/* repeats[b] = whether slot b's mask is slot b-1's, entry for entry (the
- * slots of one wiring), compared once for the rows and the layouts. */
-static void fal_mask_repeats(const fal_batch *fb, uint8_t *repeats)
+/* The compressed rows of every wiring's mask, which never changes, their
+ * padded copies with the wiring's initial weights (initials: the first
+ * slot's state of each wiring), each slot's place for its plastic weights,
+ * the fixed arrays of the fast frame and the frame scratch. Destinations
+ * are node indices, and N fits 32 bits since N*N mask bits were
+ * allocated. */
+static bl_status fal_build_rows(fal_batch *fb, const bl_falandays_init *const *initials)
 {
-    const size_t nn = fb->base.nodes * fb->base.nodes;
-    for (size_t b = 0; b < fb->base.slots; b++)
-        repeats[b] = b > 0 && memcmp(fb->mask + b * nn, fb->mask + (b - 1) * nn,
-                                     nn * sizeof *fb->mask) == 0;
-}
-
-/* The compressed rows of every slot's mask, which never changes, their
- * padded copies, the fixed arrays of the fast frame and the frame scratch.
- * Destinations are node indices, and N fits 32 bits since N*N int32 mask
- * entries were allocated. */
-static bl_status fal_build_rows(fal_batch *fb, const uint8_t *repeats)
-{
-    const size_t n = fb->base.nodes, nn = n * n, nb = fb->base.slots;
+    const size_t n = fb->base.nodes, nb = fb->base.slots, nw = fb->base.nwirings;
     const size_t ne = fb->base.effectors, nr = fb->base.receptors;
     const size_t rsize = bl_dtype_size(fb->base.dtype), lanes = FAL_VBYTES / rsize;
-    size_t nptr, neptr, nrptr, total = 0, padded = 0, nro = 0, nin = 0;
-    if (n > UINT32_MAX - 1 || !bl_size_mul(nb, n + 1, &nptr) || !bl_size_mul(nb, ne + 1, &neptr) ||
-        !bl_size_mul(nb, nr + 1, &nrptr))
+    size_t nptr, neptr, nrptr, total = 0, padded = 0, slots = 0, nro = 0, nin = 0;
+    if (n > UINT32_MAX - 1 || !bl_size_mul(nw, n + 1, &nptr) ||
+        !bl_size_mul(nw, ne + 1, &neptr) || !bl_size_mul(nw, nr + 1, &nrptr))
         return BL_ENOMEM;
-    fb->in_ptr = bl_mallocarray(nrptr, sizeof *fb->in_ptr);
-    fb->inp = bl_calloc(n + 1, rsize);
-    if (!fb->in_ptr || !fb->inp)
+    fb->in_ptr = fal_calloc(fb, nrptr, sizeof *fb->in_ptr);
+    fb->row_ptr = fal_calloc(fb, nptr, sizeof *fb->row_ptr);
+    fb->pad_ptr = fal_calloc(fb, nptr, sizeof *fb->pad_ptr);
+    fb->ro_ptr = fal_calloc(fb, neptr, sizeof *fb->ro_ptr);
+    fb->pw_shift = fal_calloc(fb, nb, sizeof *fb->pw_shift);
+    fb->inp = fal_calloc(fb, n + 1, rsize);
+    fb->rec = fal_calloc(fb, n, rsize);
+    fb->delta = fal_calloc(fb, n + 1, rsize);
+    fb->acc = fal_calloc(fb, 2 * (n + 1), rsize);
+    fb->spk = fal_calloc(fb, n, sizeof *fb->spk);
+    if (!fb->in_ptr || !fb->row_ptr || !fb->pad_ptr || !fb->ro_ptr || !fb->pw_shift ||
+        !fb->inp || !fb->rec || !fb->delta || !fb->acc || !fb->spk)
         return BL_ENOMEM;
-    fb->row_ptr = bl_mallocarray(nptr, sizeof *fb->row_ptr);
-    fb->pad_ptr = bl_mallocarray(nptr, sizeof *fb->pad_ptr);
-    fb->ro_ptr = bl_mallocarray(neptr, sizeof *fb->ro_ptr);
-    fb->ro_cnt = bl_calloc(nb * ne, rsize);
-    fb->win_t = bl_calloc(nb * n * fb->base.receptors, rsize);
-    fb->sgn = bl_calloc(nb * n, rsize);
-    fb->rec = bl_calloc(n, rsize);
-    fb->delta = bl_calloc(n + 1, rsize);
-    fb->acc = bl_calloc(2 * (n + 1), rsize);
-    fb->spk = bl_calloc(n, sizeof *fb->spk);
-    if (!fb->row_ptr || !fb->pad_ptr || !fb->ro_ptr || !fb->ro_cnt || !fb->win_t || !fb->sgn ||
-        !fb->rec || !fb->delta || !fb->acc || !fb->spk)
-        return BL_ENOMEM;
-    /* Row lengths first (row-major over the mask), as end offsets. A slot
-     * whose mask repeats the previous slot's (the slots of one wiring) has
-     * the same rows: its offsets are the previous ones, shifted. */
-    for (size_t b = 0; b < nb; b++) {
-        const int32_t *mask = fb->mask + b * nn;
-        size_t *ptr = fb->row_ptr + b * (n + 1), *pptr = fb->pad_ptr + b * (n + 1);
-        if (repeats[b]) {
-            const size_t *prev = ptr - (n + 1), *pprev = pptr - (n + 1);
-            for (size_t j = 0; j <= n; j++) {
-                ptr[j] = prev[j] - prev[0] + total;
-                pptr[j] = pprev[j] - pprev[0] + padded;
-            }
-            total = ptr[n];
-            padded = pptr[n];
-            continue;
-        }
-        for (size_t j = 0; j <= n; j++)
-            ptr[j] = 0;
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++)
-                ptr[j + 1] += mask[i * n + j] != 0;
+    /* Row lengths first (row-major over the mask), as end offsets. */
+    for (size_t w = 0; w < nw; w++) {
+        size_t *ptr = fb->row_ptr + w * (n + 1), *pptr = fb->pad_ptr + w * (n + 1);
+        /* The mask's set bits a byte at a time, skipping empty bytes,
+         * rather than N^2 bit tests; entry k = i·N + j. */
+        const uint8_t *bits = fb->mask + w * fb->mask_bytes;
+        for (size_t q = 0; q < fb->mask_bytes; q++)
+            for (unsigned v = bits[q]; v != 0; v &= v - 1)
+                ptr[(q * 8 + (size_t)__builtin_ctz(v)) % n + 1]++;
         ptr[0] = total;
         pptr[0] = padded;
         for (size_t j = 0; j < n; j++) {
@@ -464,32 +519,35 @@ static bl_status fal_build_rows(fal_batch *fb, const uint8_t *repeats)
         total = ptr[n];
         padded = pptr[n];
     }
+    /* Each slot's padded weights, in slot order: a slot's block starts no
+     * earlier than its wiring's rows (every earlier wiring has a slot
+     * before it), so the shift is never negative. */
+    for (size_t b = 0; b < nb; b++) {
+        const size_t *pptr = fb->pad_ptr + FAL_W(fb, b) * (n + 1);
+        fb->pw_shift[b] = slots - pptr[0];
+        slots += pptr[n] - pptr[0];
+    }
     /* One spare entry keeps the allocations non-empty. */
-    fb->row_dst = bl_mallocarray(total + 1, sizeof *fb->row_dst);
-    fb->pad_dst = bl_mallocarray(padded + 1, sizeof *fb->pad_dst);
-    fb->pad_w = bl_calloc(padded + 1, rsize);
-    if (!fb->row_dst || !fb->pad_dst || !fb->pad_w)
+    fb->row_dst = fal_calloc(fb, total + 1, sizeof *fb->row_dst);
+    fb->pad_dst = fal_calloc(fb, padded + 1, sizeof *fb->pad_dst);
+    fb->pad_w0 = fal_calloc(fb, padded + 1, rsize);
+    fb->pad_w = fal_calloc(fb, slots + 1, rsize);
+    if (!fb->row_dst || !fb->pad_dst || !fb->pad_w0 || !fb->pad_w)
         return BL_ENOMEM;
-    /* Then the destinations, ascending within each row because i ascends;
+    /* Then the destinations, ascending within each row because k (and so
+     * i) ascends;
      * ptr[j] serves as row j's cursor and ends at row j+1's start, so a
      * shift by one restores the starts. */
-    for (size_t b = 0; b < nb; b++) {
-        const int32_t *mask = fb->mask + b * nn;
-        size_t *ptr = fb->row_ptr + b * (n + 1);
-        const size_t *pptr = fb->pad_ptr + b * (n + 1);
-        if (repeats[b]) {
-            const size_t *prev = ptr - (n + 1), *pprev = pptr - (n + 1);
-            memcpy(fb->row_dst + ptr[0], fb->row_dst + prev[0],
-                   (prev[n] - prev[0]) * sizeof *fb->row_dst);
-            memcpy(fb->pad_dst + pptr[0], fb->pad_dst + pprev[0],
-                   (pprev[n] - pprev[0]) * sizeof *fb->pad_dst);
-            continue;
-        }
+    for (size_t w = 0; w < nw; w++) {
+        size_t *ptr = fb->row_ptr + w * (n + 1);
+        const size_t *pptr = fb->pad_ptr + w * (n + 1);
         const size_t start = ptr[0];
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++)
-                if (mask[i * n + j] != 0)
-                    fb->row_dst[ptr[j]++] = (uint32_t)i;
+        const uint8_t *bits = fb->mask + w * fb->mask_bytes;
+        for (size_t q = 0; q < fb->mask_bytes; q++)
+            for (unsigned v = bits[q]; v != 0; v &= v - 1) {
+                const size_t k = q * 8 + (size_t)__builtin_ctz(v);
+                fb->row_dst[ptr[k % n]++] = (uint32_t)(k / n);
+            }
         BL_ASSERT(n == 0 || ptr[n - 1] == ptr[n]);
         for (size_t j = n; j-- > 1;)
             ptr[j] = ptr[j - 1];
@@ -499,23 +557,24 @@ static bl_status fal_build_rows(fal_batch *fb, const uint8_t *repeats)
             for (size_t k = 0; k < pptr[j + 1] - pptr[j]; k++)
                 fb->pad_dst[pptr[j] + k] = k < len ? fb->row_dst[ptr[j] + k] : (uint32_t)n;
         }
+        fal_kernels_of(&fb->base)->initial_weights(fb, w, initials[w]);
     }
     /* The readout lists and the padded input lists: lengths, then
      * fal_fast_fixed fills them. */
-    for (size_t b = 0; b < nb; b++) {
-        nro = bl_batch_column_lists(fb->out_mask, fb->base.dtype, b, n, ne, 1, nro,
-                                    fb->ro_ptr + b * (ne + 1));
-        nin = bl_batch_column_lists(fb->input_w, fb->base.dtype, b, n, nr, lanes, nin,
-                                    fb->in_ptr + b * (nr + 1));
+    for (size_t w = 0; w < nw; w++) {
+        nro = bl_batch_column_lists(fb->out_mask, fb->base.dtype, w, n, ne, 1, nro,
+                                    fb->ro_ptr + w * (ne + 1));
+        nin = bl_batch_column_lists(fb->input_w, fb->base.dtype, w, n, nr, lanes, nin,
+                                    fb->in_ptr + w * (nr + 1));
     }
-    fb->ro_node = bl_mallocarray(nro + 1, sizeof *fb->ro_node);
-    fb->ro_w = bl_calloc(nro + 1, rsize);
-    fb->in_node = bl_mallocarray(nin + 1, sizeof *fb->in_node);
-    fb->in_w = bl_calloc(nin + 1, rsize);
+    fb->ro_node = fal_calloc(fb, nro + 1, sizeof *fb->ro_node);
+    fb->ro_w = fal_calloc(fb, nro + 1, rsize);
+    fb->in_node = fal_calloc(fb, nin + 1, sizeof *fb->in_node);
+    fb->in_w = fal_calloc(fb, nin + 1, rsize);
     if (!fb->ro_node || !fb->ro_w || !fb->in_node || !fb->in_w)
         return BL_ENOMEM;
-    for (size_t b = 0; b < nb; b++)
-        fal_kernels_of(&fb->base)->fixed(fb, b);
+    for (size_t w = 0; w < nw; w++)
+        fal_kernels_of(&fb->base)->fixed(fb, w);
     return BL_OK;
 }
 
@@ -662,6 +721,10 @@ static void fal_ports(bl_model *m, const void *initials)
     m->nodes = first->n;
     m->receptors = first->r;
     m->effectors = first->e;
+    /* N*N fits (checked with the initial states). */
+    ((fal_batch *)m)->mask_bytes = (first->n * first->n + 7) / 8;
+    /* For fal_finish, which builds each wiring's initial weights. */
+    ((fal_batch *)m)->initials = initials;
 }
 
 static void fal_fill(bl_model *m, size_t slot, const void *initials)
@@ -670,47 +733,35 @@ static void fal_fill(bl_model *m, size_t slot, const void *initials)
     fal_kernels_of(m)->fill_slot((fal_batch *)m, slot, in);
 }
 
-/* Slot b's fast layout taken from slot b-1 when b-1 went sparse and both
- * hold the same bytes (the slots of one wiring, filled by copy):
- * from_canonical is a function of the slot's weights, initial weights and
- * mask, and leaves the dense block canonical in the sparse layout, so its
- * flags and the padded rows' values (same rows: same mask) are b-1's.
- * Saves an O(N^2) scan and gather per slot; false when it does not apply. */
-static bool fal_copy_sparse_layout(fal_batch *fb, size_t b, bool mask_repeats)
-{
-    const size_t n = fb->base.nodes, nn = n * n, rsize = bl_dtype_size(fb->base.dtype);
-    if (!mask_repeats || fb->kernel != BL_FAL_KERNEL_FAST ||
-        fb->layout[b - 1] != FAL_LAYOUT_SPARSE)
-        return false;
-    const char *w = fb->weights, *w0 = fb->weights0;
-    if (memcmp(w + b * nn * rsize, w + (b - 1) * nn * rsize, nn * rsize) != 0 ||
-        memcmp(w0 + b * nn * rsize, w0 + (b - 1) * nn * rsize, nn * rsize) != 0)
-        return false;
-    const size_t *prev = fb->pad_ptr + (b - 1) * (n + 1), *cur = fb->pad_ptr + b * (n + 1);
-    BL_ASSERT(prev[n] - prev[0] == cur[n] - cur[0]);
-    char *pw = fb->pad_w;
-    memcpy(pw + cur[0] * rsize, pw + prev[0] * rsize, (prev[n] - prev[0]) * rsize);
-    fb->wild[b] = fb->wild[b - 1];
-    fb->cleared[b] = fb->cleared[b - 1];
-    fb->layout[b] = FAL_LAYOUT_SPARSE;
-    return true;
-}
-
+/* What the fast kernel sets up once every wiring and slot is filled: the
+ * wirings' rows and initial weights (the dense ones only for a wiring with
+ * non-zero weights outside its mask, as dense buffers only for its slots),
+ * each slot's weights, and the live views. */
 static bool fal_finish(bl_model *m)
 {
     fal_batch *fb = (fal_batch *)m;
-    uint8_t *repeats = bl_calloc(m->slots, 1);
-    if (!repeats)
-        return false;
-    fal_mask_repeats(fb, repeats);
-    const bool ok = fal_build_rows(fb, repeats) == BL_OK;
-    /* Filling left every slot canonical; now the fast kernel's layouts. */
+    const bl_falandays_init *const *states = fb->initials;
+    fb->initials = NULL; /* not valid after creation */
+    const size_t nn = m->nodes * m->nodes, rs = bl_dtype_size(m->dtype);
+    const bl_falandays_init **first = bl_calloc(m->nwirings, sizeof *first);
+    fb->dense = fal_calloc(fb, m->slots, sizeof *fb->dense);
+    fb->w0_dense = fal_calloc(fb, m->nwirings, sizeof *fb->w0_dense);
+    bool ok = first && fb->dense && fb->w0_dense;
     for (size_t b = 0; ok && b < m->slots; b++)
-        if (!fal_copy_sparse_layout(fb, b, repeats[b]))
-            fal_kernels_of(m)->from_canonical(fb, b);
-    bl_free(repeats);
+        if (b == 0 || FAL_W(fb, b) != FAL_W(fb, b - 1))
+            first[FAL_W(fb, b)] = states[b];
+    for (size_t w = 0; ok && w < m->nwirings; w++)
+        if (!fb->zero0[w])
+            ok = (fb->w0_dense[w] = bl_calloc(nn, rs)) != NULL;
+    ok = ok && fal_build_rows(fb, first) == BL_OK;
+    bl_free(first);
+    for (size_t b = 0; ok && b < m->slots; b++)
+        if (!fb->zero0[FAL_W(fb, b)])
+            ok = (fb->dense[b] = bl_calloc(nn, rs)) != NULL;
     if (!ok)
         return false;
+    for (size_t b = 0; b < m->slots; b++)
+        fal_kernels_of(m)->load_initial(fb, b);
     m->effector_view = fb->effectors;
     m->activity_view = fb->spikes;
     m->finite_view = fb->finite;

@@ -89,14 +89,16 @@
  * compilers no negation to fold. The tests compare NaNs bit for bit.
  *
  * Layouts (per slot, chosen whenever weights are loaded: creation, reset,
- * kernel switch):
+ * kernel switch; fal_load_initial takes a wiring's initial weights straight
+ * into the sparse layout when fal_from_canonical would choose it, so such a
+ * slot never has a dense buffer):
  *   - FAL_LAYOUT_SPARSE: the masked synapses of each source in compressed
  *     rows padded to whole vectors (pad_ptr/pad_dst/pad_w; pads have
  *     destination N and weight +0), when every unmasked weight is +0 or its
  *     initial ±0. Constructed wirings always qualify (W·M leaves ±0 outside
  *     the mask). Measured faster than dense rows even for full masks, since
  *     the learning step walks the synapses of spiking sources either way.
- *   - FAL_LAYOUT_DENSE: weights[b] stored [source][destination]; the rows
+ *   - FAL_LAYOUT_DENSE: dense[b] stored [source][destination]; the rows
  *     of spiking sources are contiguous and added to every destination with
  *     vector lanes. Used for hand-made states with non-zero unmasked
  *     weights (and on BL_FAL_KERNEL_DENSE); a Dale slot turns sparse after
@@ -117,35 +119,78 @@ static bool FAL_FN(fal_same_bits)(real_t a, real_t b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* Makes weights[b] canonical ([destination][source]) whatever its layout. */
-static void FAL_FN(fal_to_canonical)(fal_batch *fb, size_t b)
+/* Slot b's plastic weights, indexed by its wiring's padded synapse k (the
+ * offsets of pad_ptr, which are absolute over the wirings). */
+static real_t *FAL_FN(fal_slot_pw)(const fal_batch *fb, size_t b)
+{
+    return (real_t *)fb->pad_w + fb->pw_shift[b];
+}
+
+/* The initial weight of wiring w at canonical entry k outside its mask:
+ * ±0 (the sign bit kept in neg0) unless the wiring keeps them dense. */
+static real_t FAL_FN(fal_unmasked0)(const fal_batch *fb, size_t w, size_t k)
+{
+    if (fb->w0_dense[w])
+        return ((const real_t *)fb->w0_dense[w])[k];
+    return fal_bit(fb, fb->neg0, w, k) ? -(real_t)0 : (real_t)0;
+}
+
+/* Canonical weights of wiring w from padded-row values pw (a sparse slot's
+ * or the initial pad_w0): outside the mask +0 when `cleared`, else the
+ * initial ±0; into reals `wdst` or, when that is NULL, doubles `ddst`
+ * (exact for float). */
+static void FAL_FN(fal_rebuild)(const fal_batch *fb, size_t w, const real_t *pw, bool cleared,
+                                real_t *wdst, double *ddst)
 {
     const size_t n = fb->base.nodes, nn = n * n;
-    real_t *w = (real_t *)fb->weights + b * nn;
+    for (size_t k = 0; k < nn; k++) {
+        const real_t v = cleared ? (real_t)0 : FAL_FN(fal_unmasked0)(fb, w, k);
+        if (wdst)
+            wdst[k] = v;
+        else
+            ddst[k] = (double)v;
+    }
+    const size_t *ptr = fb->pad_ptr + w * (n + 1);
+    for (size_t j = 0; j < n; j++)
+        for (size_t k = ptr[j]; k < ptr[j + 1]; k++) {
+            const size_t i = fb->pad_dst[k];
+            if (i >= n)
+                continue;
+            if (wdst)
+                wdst[i * n + j] = pw[k];
+            else
+                ddst[i * n + j] = (double)pw[k];
+        }
+}
+
+/* Square in-place transpose of slot b's dense weights (canonical <->
+ * source-major). */
+static void FAL_FN(fal_transpose)(fal_batch *fb, size_t b)
+{
+    const size_t n = fb->base.nodes;
+    real_t *w = (real_t *)fb->dense[b];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            const real_t t = w[i * n + j];
+            w[i * n + j] = w[j * n + i];
+            w[j * n + i] = t;
+        }
+}
+
+/* Makes slot b's dense weights (which must be allocated) canonical
+ * ([destination][source]) whatever its layout. */
+static void FAL_FN(fal_to_canonical)(fal_batch *fb, size_t b)
+{
     switch (fb->layout[b]) {
     case FAL_LAYOUT_DENSE:
-        /* Square in-place transpose. */
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = i + 1; j < n; j++) {
-                const real_t t = w[i * n + j];
-                w[i * n + j] = w[j * n + i];
-                w[j * n + i] = t;
-            }
+        FAL_FN(fal_transpose)(fb, b);
         break;
-    case FAL_LAYOUT_SPARSE: {
-        /* The dense buffer is stale in this layout: rebuild every entry. */
-        const real_t *w0 = (const real_t *)fb->weights0 + b * nn;
-        const bool cleared = fb->cleared[b] != 0;
-        for (size_t k = 0; k < nn; k++)
-            w[k] = cleared ? (real_t)0 : w0[k];
-        const size_t *ptr = fb->pad_ptr + b * (n + 1);
-        const real_t *pw = (const real_t *)fb->pad_w;
-        for (size_t j = 0; j < n; j++)
-            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-                if (fb->pad_dst[k] < n)
-                    w[(size_t)fb->pad_dst[k] * n + j] = pw[k];
+    case FAL_LAYOUT_SPARSE:
+        /* The dense buffer is stale (or new) in this layout: rebuild every
+         * entry. */
+        FAL_FN(fal_rebuild)(fb, FAL_W(fb, b), FAL_FN(fal_slot_pw)(fb, b), fb->cleared[b] != 0,
+                            (real_t *)fb->dense[b], NULL);
         break;
-    }
     default:
         break;
     }
@@ -153,37 +198,37 @@ static void FAL_FN(fal_to_canonical)(fal_batch *fb, size_t b)
 }
 
 /* Copies slot b's masked weights from the source-major dense buffer into
- * its padded compressed rows (pads are +0 from the start and stay so). */
+ * its padded compressed rows (pads are +0). */
 static void FAL_FN(fal_dense_to_rows)(fal_batch *fb, size_t b)
 {
     const size_t n = fb->base.nodes;
-    const real_t *wt = (const real_t *)fb->weights + b * n * n;
-    const size_t *ptr = fb->pad_ptr + b * (n + 1);
-    real_t *pw = (real_t *)fb->pad_w;
+    const real_t *wt = (const real_t *)fb->dense[b];
+    const size_t *ptr = fb->pad_ptr + FAL_W(fb, b) * (n + 1);
+    real_t *pw = FAL_FN(fal_slot_pw)(fb, b);
     for (size_t j = 0; j < n; j++)
         for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
             pw[k] = fb->pad_dst[k] < n ? wt[j * n + fb->pad_dst[k]] : (real_t)0;
 }
 
-/* Takes canonical weights[b] into the layout the batch's kernel and the
- * slot's state allow (see the exactness argument at the top). */
+/* Takes slot b's canonical dense weights into the layout the batch's
+ * kernel and the slot's state allow (see the exactness argument at the
+ * top). */
 static void FAL_FN(fal_from_canonical)(fal_batch *fb, size_t b)
 {
-    const size_t n = fb->base.nodes, nn = n * n;
+    const size_t n = fb->base.nodes, nn = n * n, wi = FAL_W(fb, b);
     BL_ASSERT(fb->layout[b] == FAL_LAYOUT_CANON);
     if (fb->kernel == BL_FAL_KERNEL_REFERENCE)
         return;
-    real_t *w = (real_t *)fb->weights + b * nn;
-    const real_t *w0 = (const real_t *)fb->weights0 + b * nn;
-    const int32_t *mask = fb->mask + b * nn;
+    real_t *w = (real_t *)fb->dense[b];
     bool finite = true, plus0 = true, initial0 = true;
     for (size_t k = 0; k < nn; k++) {
         if (!isfinite(w[k]))
             finite = false;
-        if (mask[k] == 0) {
+        if (!fal_bit(fb, fb->mask, wi, k)) {
+            const real_t w0 = FAL_FN(fal_unmasked0)(fb, wi, k);
             if (!FAL_FN(fal_same_bits)(w[k], (real_t)0))
                 plus0 = false;
-            if (!(w0[k] == 0 && FAL_FN(fal_same_bits)(w[k], w0[k])))
+            if (!(w0 == 0 && FAL_FN(fal_same_bits)(w[k], w0)))
                 initial0 = false;
         }
     }
@@ -191,47 +236,95 @@ static void FAL_FN(fal_from_canonical)(fal_batch *fb, size_t b)
     fb->cleared[b] = plus0;
     if (fb->kernel == BL_FAL_KERNEL_FAST && (plus0 || initial0)) {
         /* Every unmasked weight is +0 (cleared) or its initial ±0. */
-        const size_t *ptr = fb->pad_ptr + b * (n + 1);
-        real_t *pw = (real_t *)fb->pad_w;
+        const size_t *ptr = fb->pad_ptr + wi * (n + 1);
+        real_t *pw = FAL_FN(fal_slot_pw)(fb, b);
         for (size_t j = 0; j < n; j++)
             for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
                 pw[k] = fb->pad_dst[k] < n ? w[(size_t)fb->pad_dst[k] * n + j] : (real_t)0;
         fb->layout[b] = FAL_LAYOUT_SPARSE;
         return;
     }
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            const real_t t = w[i * n + j];
-            w[i * n + j] = w[j * n + i];
-            w[j * n + i] = t;
-        }
+    FAL_FN(fal_transpose)(fb, b);
     fb->layout[b] = FAL_LAYOUT_DENSE;
+}
+
+/* Slot b's initial weights (creation, reset) in the layout that
+ * fal_from_canonical would choose for them. A fast-kernel slot of a wiring
+ * whose unmasked initial weights are ±0 goes sparse straight from pad_w0
+ * (finite, so not wild; cleared when those are all +0), with no dense
+ * buffer; any other needs slot b's dense buffer, allocated beforehand. */
+static void FAL_FN(fal_load_initial)(fal_batch *fb, size_t b)
+{
+    const size_t n = fb->base.nodes, wi = FAL_W(fb, b);
+    const size_t *ptr = fb->pad_ptr + wi * (n + 1);
+    if (fb->kernel == BL_FAL_KERNEL_FAST && fb->zero0[wi]) {
+        memcpy(FAL_FN(fal_slot_pw)(fb, b) + ptr[0], (const real_t *)fb->pad_w0 + ptr[0],
+               (ptr[n] - ptr[0]) * sizeof(real_t));
+        fb->wild[b] = 0;
+        fb->cleared[b] = fb->plus0[wi];
+        fb->layout[b] = FAL_LAYOUT_SPARSE;
+        return;
+    }
+    BL_ASSERT(fb->dense[b] != NULL);
+    if (fb->w0_dense[wi])
+        memcpy(fb->dense[b], fb->w0_dense[wi], n * n * sizeof(real_t));
+    else
+        FAL_FN(fal_rebuild)(fb, wi, (const real_t *)fb->pad_w0, false, (real_t *)fb->dense[b],
+                            NULL);
+    fb->layout[b] = FAL_LAYOUT_CANON;
+    FAL_FN(fal_from_canonical)(fb, b);
+}
+
+/* What a round trip of sparse slot b through canonical order
+ * (fal_to_canonical, fal_from_canonical) would leave, without a dense
+ * buffer: the same padded values, wild exactly when one of them is not
+ * finite (the rest are ±0), and cleared when the unmasked weights it
+ * rebuilt were all +0 (cleared already, or the wiring's initial ones). */
+static void FAL_FN(fal_sparse_refresh)(fal_batch *fb, size_t b)
+{
+    const size_t n = fb->base.nodes, wi = FAL_W(fb, b);
+    const size_t *ptr = fb->pad_ptr + wi * (n + 1);
+    const real_t *pw = FAL_FN(fal_slot_pw)(fb, b);
+    bool finite = true;
+    for (size_t k = ptr[0]; k < ptr[n]; k++)
+        finite = finite && isfinite(pw[k]);
+    fb->wild[b] = !finite;
+    fb->cleared[b] = fb->cleared[b] || fb->plus0[wi];
+}
+
+/* Wiring w's initial weights from its first slot's initial state: the
+ * values of its padded rows (pads +0) and, for a wiring that keeps them
+ * dense, all of them. */
+static void FAL_FN(fal_initial_weights)(fal_batch *fb, size_t w, const bl_falandays_init *in)
+{
+    const size_t n = fb->base.nodes;
+    const size_t *ptr = fb->pad_ptr + w * (n + 1);
+    real_t *pw0 = (real_t *)fb->pad_w0;
+    for (size_t j = 0; j < n; j++)
+        for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
+            pw0[k] = fb->pad_dst[k] < n ? (real_t)in->weights[(size_t)fb->pad_dst[k] * n + j]
+                                        : (real_t)0;
+    real_t *d = (real_t *)fb->w0_dense[w];
+    if (d)
+        for (size_t k = 0; k < n * n; k++)
+            d[k] = (real_t)in->weights[k];
 }
 
 /* Canonical weights of slot b as doubles (exact for float), for snapshots. */
 static void FAL_FN(fal_export_weights)(const fal_batch *fb, size_t b, double *dst)
 {
     const size_t n = fb->base.nodes, nn = n * n;
-    const real_t *w = (const real_t *)fb->weights + b * nn;
+    const real_t *w = (const real_t *)fb->dense[b];
     switch (fb->layout[b]) {
     case FAL_LAYOUT_DENSE:
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < n; j++)
                 dst[i * n + j] = (double)w[j * n + i];
         break;
-    case FAL_LAYOUT_SPARSE: {
-        const real_t *w0 = (const real_t *)fb->weights0 + b * nn;
-        const bool cleared = fb->cleared[b] != 0;
-        for (size_t k = 0; k < nn; k++)
-            dst[k] = cleared ? 0.0 : (double)w0[k];
-        const size_t *ptr = fb->pad_ptr + b * (n + 1);
-        const real_t *pw = (const real_t *)fb->pad_w;
-        for (size_t j = 0; j < n; j++)
-            for (size_t k = ptr[j]; k < ptr[j + 1]; k++)
-                if (fb->pad_dst[k] < n)
-                    dst[(size_t)fb->pad_dst[k] * n + j] = (double)pw[k];
+    case FAL_LAYOUT_SPARSE:
+        FAL_FN(fal_rebuild)(fb, FAL_W(fb, b), FAL_FN(fal_slot_pw)(fb, b), fb->cleared[b] != 0,
+                            NULL, dst);
         break;
-    }
     default:
         for (size_t k = 0; k < nn; k++)
             dst[k] = (double)w[k];
@@ -239,20 +332,20 @@ static void FAL_FN(fal_export_weights)(const fal_batch *fb, size_t b, double *ds
     }
 }
 
-/* The fixed arrays of slot b that the fast frame reads in its own order:
+/* The fixed arrays of wiring w that the fast frame reads in its own order:
  * input weights receptor-major (one vector load serves several nodes) and
  * as padded lists of each receptor's non-zero weights (see the top), the
  * signs as the reals the reference multiplies by, and the readout lists
- * with their denominators. Run once, after the slot is filled. */
-static void FAL_FN(fal_fast_fixed)(fal_batch *fb, size_t b)
+ * with their denominators. Run once per wiring, after it is filled. */
+static void FAL_FN(fal_fast_fixed)(fal_batch *fb, size_t w)
 {
     const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
-    const real_t *win = (const real_t *)fb->input_w + b * n * nr;
-    real_t *wint = (real_t *)fb->win_t + b * nr * n;
+    const real_t *win = (const real_t *)fb->input_w + w * n * nr;
+    real_t *wint = (real_t *)fb->win_t + w * nr * n;
     for (size_t i = 0; i < n; i++)
         for (size_t r = 0; r < nr; r++)
             wint[r * n + i] = win[i * nr + r];
-    const size_t *iptr = fb->in_ptr + b * (nr + 1);
+    const size_t *iptr = fb->in_ptr + w * (nr + 1);
     real_t *iw = (real_t *)fb->in_w;
     for (size_t r = 0; r < nr; r++) {
         size_t k = iptr[r];
@@ -266,12 +359,12 @@ static void FAL_FN(fal_fast_fixed)(fal_batch *fb, size_t b)
             iw[k] = 0;
         }
     }
-    real_t *sgn = (real_t *)fb->sgn + b * n;
+    real_t *sgn = (real_t *)fb->sgn + w * n;
     for (size_t i = 0; i < n; i++)
-        sgn[i] = (real_t)fb->signs[b * n + i];
-    const real_t *omask = (const real_t *)fb->out_mask + b * n * ne;
-    const size_t *ptr = fb->ro_ptr + b * (ne + 1);
-    real_t *row = (real_t *)fb->ro_w, *cnt = (real_t *)fb->ro_cnt + b * ne;
+        sgn[i] = (real_t)fb->signs[w * n + i];
+    const real_t *omask = (const real_t *)fb->out_mask + w * n * ne;
+    const size_t *ptr = fb->ro_ptr + w * (ne + 1);
+    real_t *row = (real_t *)fb->ro_w, *cnt = (real_t *)fb->ro_cnt + w * ne;
     for (size_t e = 0; e < ne; e++) {
         real_t c = 0;
         size_t k = ptr[e];
@@ -610,16 +703,16 @@ FAL_INLINE FAL_VEC FAL_FN(fal_node_block)(const FAL_NODES *f, size_t i, size_t c
 FAL_INLINE void FAL_FN(fal_recurrent)(fal_batch *fb, size_t b, size_t ns, bool sparse, bool all)
 {
     const size_t n = fb->base.nodes;
-    const size_t nn = n * n;
     real_t *restrict prev = (real_t *)fb->previous + b * n;
     real_t *restrict counts = (real_t *)fb->counts + b * n;
-    real_t *restrict wt = (real_t *)fb->weights + b * nn; /* [source][destination] when dense */
-    real_t *restrict pw = (real_t *)fb->pad_w;            /* padded rows when sparse */
-    const size_t *restrict pptr = fb->pad_ptr + b * (n + 1);
+    const size_t w = FAL_W(fb, b);
+    real_t *restrict wt = (real_t *)fb->dense[b];       /* [source][destination] when dense */
+    real_t *restrict pw = FAL_FN(fal_slot_pw)(fb, b);   /* padded rows when sparse */
+    const size_t *restrict pptr = fb->pad_ptr + w * (n + 1);
     const uint32_t *restrict pdst = fb->pad_dst;
-    const size_t *restrict ptr = fb->row_ptr + b * (n + 1);
+    const size_t *restrict ptr = fb->row_ptr + w * (n + 1);
     const uint32_t *restrict dst = fb->row_dst;
-    const real_t *restrict sgn = (const real_t *)fb->sgn + b * n;
+    const real_t *restrict sgn = (const real_t *)fb->sgn + w * n;
     real_t *restrict rec = (real_t *)fb->rec;
     FAL_PAIR *restrict acc = (FAL_PAIR *)fb->acc;
     uint32_t *restrict spk = fb->spk;
@@ -677,7 +770,7 @@ FAL_INLINE void FAL_FN(fal_input_sums)(fal_batch *fb, size_t b, const real_t *u)
     for (size_t r = 0; r < nr; r++)
         finite_in = finite_in && isfinite(u[r]);
     if (finite_in) {
-        const size_t *iptr = fb->in_ptr + b * (nr + 1);
+        const size_t *iptr = fb->in_ptr + FAL_W(fb, b) * (nr + 1);
         for (size_t i = 0; i <= n; i++)
             inp[i] = 0;
         for (size_t r = 0; r < nr; r++)
@@ -686,7 +779,7 @@ FAL_INLINE void FAL_FN(fal_input_sums)(fal_batch *fb, size_t b, const real_t *u)
                                       fb->in_node + iptr[r], iptr[r + 1] - iptr[r], u[r]);
     } else {
         fb->paths.dense_inputs++;
-        const real_t *wint = (const real_t *)fb->win_t + b * nr * n;
+        const real_t *wint = (const real_t *)fb->win_t + FAL_W(fb, b) * nr * n;
         size_t i = 0;
         for (; i + FAL_VL <= n; i += FAL_VL)
             FAL_FN(fal_input_block)(inp, wint, u, n, nr, i, FAL_VL);
@@ -701,10 +794,10 @@ FAL_INLINE void FAL_FN(fal_input_sums)(fal_batch *fb, size_t b, const real_t *u)
 FAL_INLINE bool FAL_FN(fal_learn_sparse)(fal_batch *fb, size_t b, size_t ns, bool dale)
 {
     const size_t n = fb->base.nodes;
-    real_t *restrict pw = (real_t *)fb->pad_w;
-    const size_t *restrict pptr = fb->pad_ptr + b * (n + 1);
+    real_t *restrict pw = FAL_FN(fal_slot_pw)(fb, b);
+    const size_t *restrict pptr = fb->pad_ptr + FAL_W(fb, b) * (n + 1);
     const uint32_t *restrict pdst = fb->pad_dst;
-    const int32_t *restrict signs = fb->signs + b * n;
+    const int32_t *restrict signs = fb->signs + FAL_W(fb, b) * n;
     int32_t *restrict raw_finite = fb->raw_finite + b * n;
     real_t *restrict delta = (real_t *)fb->delta;
     uint32_t *restrict spk = fb->spk;
@@ -748,11 +841,10 @@ FAL_INLINE bool FAL_FN(fal_learn_sparse)(fal_batch *fb, size_t b, size_t ns, boo
 FAL_INLINE bool FAL_FN(fal_learn_rows)(fal_batch *fb, size_t b, size_t ns, bool dale)
 {
     const size_t n = fb->base.nodes;
-    const size_t nn = n * n;
-    real_t *restrict wt = (real_t *)fb->weights + b * nn;
-    const size_t *restrict ptr = fb->row_ptr + b * (n + 1);
+    real_t *restrict wt = (real_t *)fb->dense[b];
+    const size_t *restrict ptr = fb->row_ptr + FAL_W(fb, b) * (n + 1);
     const uint32_t *restrict dst = fb->row_dst;
-    const int32_t *restrict signs = fb->signs + b * n;
+    const int32_t *restrict signs = fb->signs + FAL_W(fb, b) * n;
     int32_t *restrict raw_finite = fb->raw_finite + b * n;
     real_t *restrict delta = (real_t *)fb->delta;
     uint32_t *restrict spk = fb->spk;
@@ -788,12 +880,10 @@ FAL_INLINE bool FAL_FN(fal_learn_rows)(fal_batch *fb, size_t b, size_t ns, bool 
 FAL_INLINE void FAL_FN(fal_clear_unmasked)(fal_batch *fb, size_t b)
 {
     const size_t n = fb->base.nodes;
-    const size_t nn = n * n;
-    real_t *restrict wt = (real_t *)fb->weights + b * nn;
-    const int32_t *mask = fb->mask + b * nn;
+    real_t *restrict wt = (real_t *)fb->dense[b];
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
-            if (mask[i * n + j] == 0)
+            if (!fal_bit(fb, fb->mask, FAL_W(fb, b), i * n + j))
                 wt[j * n + i] = 0;
     /* Nothing outside the mask is left to carry: compressed
      * rows are exact from here on. */
@@ -811,9 +901,9 @@ FAL_INLINE bool FAL_FN(fal_fast_readout)(fal_batch *fb, size_t b, bool fin)
     const size_t n = fb->base.nodes, ne = fb->base.effectors;
     real_t *restrict spikes = (real_t *)fb->spikes + b * n;
     real_t *eff = (real_t *)fb->effectors + b * ne;
-    const size_t *ro_ptr = fb->ro_ptr + b * (ne + 1);
+    const size_t *ro_ptr = fb->ro_ptr + FAL_W(fb, b) * (ne + 1);
     const real_t *ro_w = (const real_t *)fb->ro_w;
-    const real_t *ro_cnt = (const real_t *)fb->ro_cnt + b * ne;
+    const real_t *ro_cnt = (const real_t *)fb->ro_cnt + FAL_W(fb, b) * ne;
     for (size_t e = 0; e < ne; e++) {
         real_t tot = 0;
         for (size_t k = ro_ptr[e]; k < ro_ptr[e + 1]; k++)
@@ -834,9 +924,9 @@ static void FAL_FN(fal_fast_step_slot)(fal_batch *fb, size_t b, const real_t *u,
     real_t *restrict spikes = (real_t *)fb->spikes + b * n;
     real_t *restrict prev = (real_t *)fb->previous + b * n;
     real_t *restrict counts = (real_t *)fb->counts + b * n;
-    const size_t *restrict ptr = fb->row_ptr + b * (n + 1);
-    const real_t *par = (const real_t *)fb->params + b * FAL_NPARAM;
-    const int32_t *flags = fb->flags + b * FAL_NFLAG;
+    const size_t *restrict ptr = fb->row_ptr + FAL_W(fb, b) * (n + 1);
+    const real_t *par = (const real_t *)fb->params + FAL_W(fb, b) * FAL_NPARAM;
+    const int32_t *flags = fb->flags + FAL_W(fb, b) * FAL_NFLAG;
     int32_t *restrict raw_finite = fb->raw_finite + b * n;
     real_t *restrict inp = (real_t *)fb->inp;
     real_t *restrict delta = (real_t *)fb->delta;

@@ -33,10 +33,16 @@ typedef enum bl_fal_kernel {
 } bl_fal_kernel;
 
 /* Switches a Falandays batch to another kernel at any point between
- * operations; the state (weights included) carries over exactly. */
-void bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel);
+ * operations; the state (weights included) carries over exactly. The
+ * reference and dense kernels need a dense weight buffer per slot: BL_ENOMEM
+ * (nothing changed) when one cannot be allocated. */
+bl_status bl_falandays_set_kernel(bl_model *m, bl_fal_kernel kernel);
 /* bl_falandays_set_kernel(m, on ? REFERENCE : FAST). */
-void bl_falandays_set_reference_kernel(bl_model *m, bool on);
+bl_status bl_falandays_set_reference_kernel(bl_model *m, bool on);
+
+/* Bytes the batch holds now (its struct, per-slot and per-wiring arrays,
+ * fast-kernel and lane arrays, dense buffers), for memory reports. */
+size_t bl_falandays_bytes(const bl_model *m);
 
 /* Slot-frames stepped by each path since creation, so tests can prove that
  * they exercised the paths they mean to. "_all" paths visit every source,

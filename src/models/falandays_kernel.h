@@ -27,7 +27,7 @@ static void FAL_FN(fal_readout)(fal_batch *fb, size_t b)
 {
     const size_t n = fb->base.nodes, ne = fb->base.effectors;
     const real_t *spikes = (const real_t *)fb->spikes + b * n;
-    const real_t *omask = (const real_t *)fb->out_mask + b * n * ne;
+    const real_t *omask = (const real_t *)fb->out_mask + FAL_W(fb, b) * n * ne;
     real_t *eff = (real_t *)fb->effectors + b * ne;
     for (size_t e = 0; e < ne; e++) {
         real_t tot = 0, cnt = 0;
@@ -40,16 +40,15 @@ static void FAL_FN(fal_readout)(fal_batch *fb, size_t b)
 }
 
 /* §2.6: everything that changes while stepping goes back to its creation
- * value; the fixed arrays (masks, input weights, readout, parameters) never
- * changed. */
+ * value but the weights (fal_load_initial, falandays_batch.c); the fixed
+ * arrays (masks, input weights, readout, parameters) never changed. */
 static void FAL_FN(fal_reset_slot)(fal_batch *fb, size_t b)
 {
-    const size_t n = fb->base.nodes, ne = fb->base.effectors, nn = n * n;
+    const size_t n = fb->base.nodes, ne = fb->base.effectors, w = FAL_W(fb, b);
     const size_t row = n * sizeof(real_t);
-    memcpy((real_t *)fb->acts + b * n, (const real_t *)fb->acts0 + b * n, row);
-    memcpy((real_t *)fb->targets + b * n, (const real_t *)fb->targets0 + b * n, row);
-    memcpy((real_t *)fb->spikes + b * n, (const real_t *)fb->spikes0 + b * n, row);
-    memcpy((real_t *)fb->weights + b * nn, (const real_t *)fb->weights0 + b * nn, n * row);
+    memcpy((real_t *)fb->acts + b * n, (const real_t *)fb->acts0 + w * n, row);
+    memcpy((real_t *)fb->targets + b * n, (const real_t *)fb->targets0 + w * n, row);
+    memcpy((real_t *)fb->spikes + b * n, (const real_t *)fb->spikes0 + w * n, row);
     real_t *prev = (real_t *)fb->previous + b * n;
     real_t *errors = (real_t *)fb->errors + b * n;
     real_t *counts = (real_t *)fb->counts + b * n;
@@ -57,7 +56,7 @@ static void FAL_FN(fal_reset_slot)(fal_batch *fb, size_t b)
         prev[i] = errors[i] = counts[i] = 0;
         fb->raw_finite[b * n + i] = 1;
     }
-    const int32_t learn_on = fb->flags[b * FAL_NFLAG + FAL_F_LEARN_ON];
+    const int32_t learn_on = fb->flags[w * FAL_NFLAG + FAL_F_LEARN_ON];
     fb->learning[b] = learn_on;
     fb->weight_learning[b] = learn_on;
     fb->finite[b] = 1;
@@ -67,26 +66,44 @@ static void FAL_FN(fal_reset_slot)(fal_batch *fb, size_t b)
     FAL_FN(fal_readout)(fb, b);
 }
 
-/* Casts one initial state into slot b (round to nearest, checked beforehand
- * by the cast validation) and initialises it as a reset would. */
+/* Casts one initial state into slot b's wiring (round to nearest, checked
+ * beforehand by the cast validation) and initialises slot b as a reset
+ * would, but for the weights: the wiring's compressed initial weights need
+ * its rows, which fal_finish builds from the mask bits written here. */
 static void FAL_FN(fal_fill_slot)(fal_batch *fb, size_t b, const bl_falandays_init *in)
 {
     const size_t n = fb->base.nodes, nr = fb->base.receptors, ne = fb->base.effectors;
-    const size_t nn = n * n;
-    real_t *w0 = (real_t *)fb->weights0 + b * nn;
-    real_t *win = (real_t *)fb->input_w + b * n * nr;
-    real_t *omask = (real_t *)fb->out_mask + b * n * ne;
-    real_t *acts0 = (real_t *)fb->acts0 + b * n;
-    real_t *targets0 = (real_t *)fb->targets0 + b * n;
-    real_t *spikes0 = (real_t *)fb->spikes0 + b * n;
-    real_t *par = (real_t *)fb->params + b * FAL_NPARAM;
-    int32_t *mask = fb->mask + b * nn;
-    int32_t *signs = fb->signs + b * n;
-    int32_t *flags = fb->flags + b * FAL_NFLAG;
-    for (size_t k = 0; k < nn; k++) {
-        w0[k] = (real_t)in->weights[k];
-        mask[k] = in->recurrent_mask[k] != 0.0;
+    const size_t nn = n * n, w = FAL_W(fb, b);
+    real_t *win = (real_t *)fb->input_w + w * n * nr;
+    real_t *omask = (real_t *)fb->out_mask + w * n * ne;
+    real_t *acts0 = (real_t *)fb->acts0 + w * n;
+    real_t *targets0 = (real_t *)fb->targets0 + w * n;
+    real_t *spikes0 = (real_t *)fb->spikes0 + w * n;
+    real_t *par = (real_t *)fb->params + w * FAL_NPARAM;
+    uint8_t *mask = fb->mask + w * fb->mask_bytes, *neg0 = fb->neg0 + w * fb->mask_bytes;
+    int32_t *signs = fb->signs + w * n;
+    int32_t *flags = fb->flags + w * FAL_NFLAG;
+    /* A byte of bits at a time, without branches or a read-modify-write
+     * per entry: this runs over N^2 entries once per wiring. */
+    unsigned nonzero = 0, negative = 0; /* some unmasked weight is != 0 / has its sign bit */
+    for (size_t q = 0; q * 8 < nn; q++) {
+        unsigned on_bits = 0, neg_bits = 0;
+        const size_t end = nn - q * 8 < 8 ? nn - q * 8 : 8;
+        for (size_t t = 0; t < end; t++) {
+            const size_t k = q * 8 + t;
+            const real_t v = (real_t)in->weights[k];
+            const unsigned on = in->recurrent_mask[k] != 0.0, neg = signbit(v) != 0;
+            on_bits |= on << t;
+            neg_bits |= neg << t;
+            nonzero |= (!on) & (v != 0);
+            negative |= (!on) & neg;
+        }
+        mask[q] = (uint8_t)on_bits;
+        neg0[q] = (uint8_t)neg_bits;
     }
+    const bool zero0 = !nonzero, plus0 = zero0 && !negative;
+    fb->plus0[w] = plus0;
+    fb->zero0[w] = zero0;
     for (size_t k = 0; k < n * nr; k++)
         win[k] = (real_t)in->input_weights[k];
     for (size_t k = 0; k < n * ne; k++)
@@ -115,19 +132,18 @@ static void FAL_FN(fal_fill_slot)(fal_batch *fb, size_t b, const bl_falandays_in
 /* One frame of slot b; u = its inputs [R], xi = its noise row [N]. */
 static void FAL_FN(fal_step_slot)(fal_batch *fb, size_t b, const real_t *u, const real_t *xi)
 {
-    const size_t n = fb->base.nodes, nr = fb->base.receptors, nn = n * n;
+    const size_t n = fb->base.nodes, nr = fb->base.receptors, w = FAL_W(fb, b);
     real_t *acts = (real_t *)fb->acts + b * n;
     real_t *targets = (real_t *)fb->targets + b * n;
     real_t *spikes = (real_t *)fb->spikes + b * n;
     real_t *prev = (real_t *)fb->previous + b * n;
     real_t *errors = (real_t *)fb->errors + b * n;
     real_t *counts = (real_t *)fb->counts + b * n;
-    real_t *w = (real_t *)fb->weights + b * nn;
-    const real_t *win = (const real_t *)fb->input_w + b * n * nr;
-    const real_t *par = (const real_t *)fb->params + b * FAL_NPARAM;
-    const int32_t *mask = fb->mask + b * nn;
-    const int32_t *signs = fb->signs + b * n;
-    const int32_t *flags = fb->flags + b * FAL_NFLAG;
+    real_t *wts = (real_t *)fb->dense[b];
+    const real_t *win = (const real_t *)fb->input_w + w * n * nr;
+    const real_t *par = (const real_t *)fb->params + w * FAL_NPARAM;
+    const int32_t *signs = fb->signs + w * n;
+    const int32_t *flags = fb->flags + w * FAL_NFLAG;
     int32_t *raw_finite = fb->raw_finite + b * n;
 
     /* The reference holds leak as a dtype parameter and forms 1 - leak in
@@ -156,12 +172,11 @@ static void FAL_FN(fal_step_slot)(fal_batch *fb, size_t b, const real_t *u, cons
             s = s + u[r] * wi[r];
         /* Every source contributes, masked or not: a weight outside the
          * mask still drives, and inf * 0 must still poison the node. */
-        const real_t *wrow = w + i * n;
-        const int32_t *mrow = mask + i * n;
+        const real_t *wrow = wts + i * n;
         real_t c = 0, rec = 0;
         for (size_t j = 0; j < n; j++) {
             rec = rec + wrow[j] * (prev[j] * (real_t)signs[j]);
-            if (mrow[j] != 0 && prev[j] != 0)
+            if (prev[j] != 0 && fal_bit(fb, fb->mask, w, i * n + j))
                 c = c + 1;
         }
         real_t a = (acts[i] * keep + s) + rec;
@@ -196,12 +211,11 @@ static void FAL_FN(fal_step_slot)(fal_batch *fb, size_t b, const real_t *u, cons
             for (size_t k = 0; k < n && !clear; k++)
                 clear = counts[k] > 0;
         for (size_t i = 0; i < n; i++) {
-            real_t *wrow = w + i * n;
-            const int32_t *mrow = mask + i * n;
+            real_t *wrow = wts + i * n;
             if (wlearn && counts[i] > 0) {
                 const real_t delta = (errors[i] / counts[i]) * lrate_wmat;
                 for (size_t j = 0; j < n; j++) {
-                    if (mrow[j] == 0 || prev[j] == 0)
+                    if (prev[j] == 0 || !fal_bit(fb, fb->mask, w, i * n + j))
                         continue;
                     /* Dale weights are magnitudes: an inhibitory source's
                      * update runs the other way, w − (−δ), written w + δ:
@@ -221,7 +235,7 @@ static void FAL_FN(fal_step_slot)(fal_batch *fb, size_t b, const real_t *u, cons
             }
             if (clear)
                 for (size_t j = 0; j < n; j++)
-                    if (mrow[j] == 0)
+                    if (!fal_bit(fb, fb->mask, w, i * n + j))
                         wrow[j] = 0;
             const real_t t = targets[i] + errors[i] * lrate_targ;
             /* Checked before the floor, which would hide -inf and NaN. */

@@ -128,8 +128,9 @@ static void FL_FN(fal_lanes_sync)(fal_batch *fb, size_t b, bool in)
         else
             raw_finite[i] = raw[i * L] != 0;
     }
-    const size_t *rptr = fb->row_ptr + rep * (n + 1), *pptr = fb->pad_ptr + b * (n + 1);
-    real_t *pw = (real_t *)fb->pad_w, *w = (real_t *)fb->lw + fb->group_w[g] + l;
+    const size_t *rptr = fb->row_ptr + FAL_W(fb, rep) * (n + 1);
+    const size_t *pptr = fb->pad_ptr + FAL_W(fb, b) * (n + 1);
+    real_t *pw = (real_t *)fb->pad_w + fb->pw_shift[b], *w = (real_t *)fb->lw + fb->group_w[g] + l;
     for (size_t j = 0; j < n; j++)
         for (size_t k = rptr[j]; k < rptr[j + 1]; k++) {
             real_t *x = &pw[pptr[j] + (k - rptr[j])], *y = &w[(k - rptr[0]) * L];
@@ -263,14 +264,15 @@ static void FL_FN(fal_lanes_step)(fal_batch *fb, size_t g, const real_t *u, cons
         return;
     fb->paths.lanes += na;
 
-    const real_t *par = (const real_t *)fb->params + rep * FAL_NPARAM;
-    const int32_t *flags = fb->flags + rep * FAL_NFLAG;
+    const size_t wr = FAL_W(fb, rep); /* the fixed arrays' wiring */
+    const real_t *par = (const real_t *)fb->params + wr * FAL_NPARAM;
+    const int32_t *flags = fb->flags + wr * FAL_NFLAG;
     const bool dale = flags[FAL_F_DALE] != 0;
     const bool rectify = flags[FAL_F_RECTIFY] != 0, oosawa = flags[FAL_F_OOSAWA] != 0;
-    const size_t *restrict rptr = fb->row_ptr + rep * (n + 1);
+    const size_t *restrict rptr = fb->row_ptr + wr * (n + 1);
     const uint32_t *restrict rdst = fb->row_dst;
-    const real_t *restrict sgn = (const real_t *)fb->sgn + rep * n;
-    const int32_t *restrict signs = fb->signs + rep * n;
+    const real_t *restrict sgn = (const real_t *)fb->sgn + wr * n;
+    const int32_t *restrict signs = fb->signs + wr * n;
     const size_t gn = g * n * L;
     real_t *restrict w = (real_t *)fb->lw + fb->group_w[g] - rptr[0] * L;
     real_t *restrict acts = (real_t *)fb->lacts + gn;
@@ -325,7 +327,7 @@ static void FL_FN(fal_lanes_step)(fal_batch *fb, size_t g, const real_t *u, cons
         FL_FN(fl_st)(uv + r * L, v);
     }
     if (finite_in) {
-        const size_t *iptr = fb->in_ptr + rep * (nr + 1);
+        const size_t *iptr = fb->in_ptr + wr * (nr + 1);
         const real_t *iw = (const real_t *)fb->in_w;
         for (size_t r = 0; r < nr; r++) {
             const VEC ur = FL_FN(fl_ld)(uv + r * L);
@@ -338,7 +340,7 @@ static void FL_FN(fal_lanes_step)(fal_batch *fb, size_t g, const real_t *u, cons
         }
     } else {
         fb->paths.dense_inputs += na;
-        const real_t *win = (const real_t *)fb->input_w + rep * n * nr;
+        const real_t *win = (const real_t *)fb->input_w + wr * n * nr;
         for (size_t i = 0; i < n; i++) {
             VEC s = zero;
             for (size_t r = 0; r < nr; r++)
@@ -445,9 +447,9 @@ static void FL_FN(fal_lanes_step)(fal_batch *fb, size_t g, const real_t *u, cons
     }
 
     /* Phase 4 over rep's readout lists, and phase 5's effector part. */
-    const size_t *ro_ptr = fb->ro_ptr + rep * (ne + 1);
+    const size_t *ro_ptr = fb->ro_ptr + wr * (ne + 1);
     const real_t *ro_w = (const real_t *)fb->ro_w;
-    const real_t *ro_cnt = (const real_t *)fb->ro_cnt + rep * ne;
+    const real_t *ro_cnt = (const real_t *)fb->ro_cnt + wr * ne;
     VEC effbad = zero;
     for (size_t e = 0; e < ne; e++) {
         VEC tot = zero;

@@ -39,6 +39,12 @@ struct bl_model {
     const void *effector_view;
     const void *activity_view;
     const int32_t *finite_view;
+    /* Wirings: a run of slots created from the same initial-state pointer
+     * (the runner passes one wiring to every trial of a lockstep group)
+     * shares one copy of what never changes; wiring[b] < nwirings is slot
+     * b's (bl_batch_create; ascending, wiring[0] = 0). */
+    size_t nwirings;
+    size_t *wiring; /* [B] */
 };
 
 /* A named run of doubles of an initial state or config (a scalar field has
