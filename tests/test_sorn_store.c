@@ -332,8 +332,11 @@ static void test_memory_per_slot(void **state)
                n, nnz, bound, b16 / 16.0, copies / 16.0, marginal);
         assert_true(marginal > 0 && marginal <= bound);
         assert_true(b16 / 16.0 <= bound);
-        /* Equal copies share as one pointer does. */
-        assert_true(copies <= b16 * 1.01);
+        /* Equal copies share as one pointer does. A wiring per copy would
+         * cost each slot its own (about 3.5 times a shared slot at N = 256),
+         * so 5 % leaves room only for the allocator's bookkeeping, which
+         * differs with the order of the batch's allocations. */
+        assert_true(copies <= b16 * 1.05);
         /* Far below one dense N_E x N_E array of the dtype per slot. */
         assert_true(marginal < (double)(in->n_e * in->n_e) * rs);
         bl_sorn_init_destroy(in);
