@@ -17,6 +17,7 @@ extern const bl_cli_command bl_cli_run;
 extern const bl_cli_command bl_cli_inspect;
 extern const bl_cli_command bl_cli_profile;
 extern const bl_cli_command bl_cli_qualify;
+extern const bl_cli_command bl_cli_decode;
 
 /* Prints "brainlesslab: <Kind>: <message>" on stderr, the message's control
  * characters escaped (bl_escape_controls); returns exit code 1. A usage

@@ -15,14 +15,14 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n";
+    "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,decode} ...\n";
 
 static const char help[] =
     "\n"
     "Execute fresh v4 plans; inspect historical records without replaying them.\n"
     "\n"
     "positional arguments:\n"
-    "  {check,run,inspect,profile,qualify}\n"
+    "  {check,run,inspect,profile,qualify,decode}\n"
     "    check               validate and resolve a plan without initialising a\n"
     "                        backend\n"
     "    run                 execute a plan and write one new checksummed record\n"
@@ -31,6 +31,7 @@ static const char help[] =
     "    profile             time the backend on a fixed workload and write a\n"
     "                        receipt\n"
     "    qualify             compare a backend against the float64 CPU reference\n"
+    "    decode              offline probe decoding of a probe_events record\n"
     "\n"
     "options:\n"
     "  -h, --help            show this help message and exit\n"
@@ -39,6 +40,7 @@ static const char help[] =
 
 static const bl_cli_command *const commands[] = {
     &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify,
+    &bl_cli_decode,
 };
 
 static int print_version(void)
