@@ -9,8 +9,12 @@
  *
  * Exit codes: 0 decoded; 1 any record, validation or decoding error (one
  * line on stderr, nothing on stdout, no --out file); 2 a bad command line;
- * 130 after Ctrl-C (nothing is left behind: the output file is the last
- * thing made, by one exclusive write that removes itself on failure). */
+ * 128 + the signal after Ctrl-C, SIGTERM or SIGHUP before the output file
+ * was written (nothing is left behind: that file is the last thing made, by
+ * one exclusive write, with the stop signals held, that removes its partial
+ * file on failure). */
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -90,10 +94,9 @@ static const bl_cli_option options[] = {
 
 static int decode_main(const bl_cli_args *args)
 {
-    /* Nothing is on disk until the one exclusive write of --out at the end,
-     * which removes its partial file itself, so a stop signal may end the
-     * command on the spot. */
-    bl_cli_exit_on_interrupt();
+    /* A stop signal is noted and acted on between the steps, so it can
+     * never cut the --out file short. */
+    bl_cli_flag_interrupts();
     bl_error err = {0};
     bl_decode_options o = bl_decode_defaults();
     double *lambdas = NULL;
@@ -138,6 +141,8 @@ static int decode_main(const bl_cli_args *args)
     if (st == BL_OK)
         st = bl_probe_set_from_rows(probes.events, probes.features, probes.feature_len,
                                     probes.trials, &set, &err);
+    if (st == BL_OK && bl_cli_interrupted)
+        st = bl_fail_signal(&err, bl_cli_interrupted);
     if (st == BL_OK)
         st = bl_decode(set, &o, &results, &err);
     if (st == BL_OK) {
@@ -145,8 +150,14 @@ static int decode_main(const bl_cli_args *args)
         if (st == BL_OK && !bl_buf_putc(&text, '\n'))
             st = bl_buf_status(&text, &err);
     }
-    if (st == BL_OK && args->count[OPT_OUT])
+    if (st == BL_OK && bl_cli_interrupted)
+        st = bl_fail_signal(&err, bl_cli_interrupted);
+    if (st == BL_OK && args->count[OPT_OUT]) {
+        sigset_t old;
+        bl_cli_block_interrupts(&old);
         st = bl_file_write_new(bl_cli_value(args, "--out"), text.data, text.len, &err);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
 done:;
     int rc = st == BL_OK ? bl_cli_emit(&text) : bl_cli_report(&err);
     bl_buf_clear(&text);
