@@ -520,6 +520,11 @@ static void test_trial_counts_classes_options_and_memory_budget(void **state)
     o = small_options();
     o.validation_trials = 1;
     expect_error(s, &o, BL_EVALUE, "each split requires at least two whole trials");
+    /* Counts whose sum passes int64 are still named exactly, as Python would. */
+    o = small_options();
+    o.fit_trials = o.validation_trials = o.evaluation_trials = INT64_MAX;
+    expect_error(s, &o, BL_EVALUE,
+                 "decoder requires exactly 27670116110564327421 whole trials per block");
     o = small_options();
     o.memory_budget_bytes = 10;
     expect_error(s, &o, BL_ENOMEM, "decoder exceeds the declared offline memory budget");

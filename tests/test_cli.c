@@ -80,15 +80,16 @@ static void test_help(void **state)
     static const struct {
         const char *args, *usage;
     } cases[] = {
-        {"--help", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n"},
-        {"-h", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n"},
-        {"--he", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify} ...\n"},
+        {"--help", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,decode} ...\n"},
+        {"-h", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,decode} ...\n"},
+        {"--he", "usage: brainlesslab [-h] [--version] {check,run,inspect,profile,qualify,decode} ...\n"},
         {"check -h", "usage: brainlesslab check [-h] plan\n"},
         {"check some.toml --help", "usage: brainlesslab check [-h] plan\n"},
         {"run --help", "usage: brainlesslab run [-h] [--root ROOT] [--backend {cpu}]\n"},
         {"inspect -h", "usage: brainlesslab inspect [-h] record\n"},
         {"profile -h", PROFILE_USAGE},
         {"qualify -h", "usage: brainlesslab qualify [-h]"},
+        {"decode -h", "usage: brainlesslab decode [-h] [--points"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
@@ -123,7 +124,7 @@ static void test_usage_errors_exit_2(void **state)
          "brainlesslab: error: the following arguments are required: command\n"},
         {"frobnicate", ROOT_USAGE,
          "brainlesslab: error: argument command: invalid choice: 'frobnicate' (choose from "
-         "'check', 'run', 'inspect', 'profile', 'qualify')\n"},
+         "'check', 'run', 'inspect', 'profile', 'qualify', 'decode')\n"},
         {"--version=1", ROOT_USAGE,
          "brainlesslab: error: argument --version: ignored explicit argument '1'\n"},
         {"check", CHECK_USAGE,
@@ -430,7 +431,7 @@ static void test_usage_errors_escape_controls(void **state)
         const char *args, *last;
     } cases[] = {
         {"'ch\x1b[2J'", "brainlesslab: error: argument command: invalid choice: 'ch\\x1b[2J' "
-                        "(choose from 'check', 'run', 'inspect', 'profile', 'qualify')\n"},
+                        "(choose from 'check', 'run', 'inspect', 'profile', 'qualify', 'decode')\n"},
         {"run p.toml --recording 'x\a'", "brainlesslab run: error: argument --recording: "
                                           "invalid choice: 'x\\x07' (choose from 'summary', "
                                           "'probe_events', 'replay')\n"},

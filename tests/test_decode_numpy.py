@@ -57,11 +57,12 @@ def weight_tolerance(system, a, f):
     dot products and LU's own backward error (gamma_f, Higham §9.3). A
     perturbation of relative size d in A or b moves the solution by at most
     cond(A)*d relative (normwise, to first order). At lambda = 1e-4 these
-    systems reach condition numbers around 1e7..1e8, where two correct orders
-    of arithmetic differ by up to ~1e-7: a bound of 4*cond*(a + f)*eps covers
-    that with room (the worst-case a*eps is far above the typical sqrt(a)*eps)
-    while a real mistake (a wrong row, a wrong standardisation, a wrong lambda)
-    moves the weights by O(1) relative and fails it.
+    systems reach condition numbers of several 1e6 here (near 5e7 for larger
+    reservoirs), where two correct orders of arithmetic differ by up to ~1e-7:
+    a bound of 4*cond*(a + f)*eps (about 4e-7 at cond 7e6 with a = f = 32)
+    covers that with room (the worst-case a*eps is far above the typical
+    sqrt(a)*eps), while a real mistake (a wrong row, a wrong standardisation,
+    a wrong lambda) moves the weights by O(1) relative and fails it.
     """
     return 4.0 * np.linalg.cond(system) * (a + f) * EPS
 

@@ -109,11 +109,10 @@ static int cmp_key(const char *ta, const char *ka, int64_t ba, int64_t ia, const
     return c;
 }
 
-static const bl_probe_trial *sort_base;
-
-static int cmp_trial_index(const void *a, const void *b)
+static int cmp_trial(const void *a, const void *b)
 {
-    const bl_probe_trial *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+    const bl_probe_trial *x = *(const bl_probe_trial *const *)a,
+                         *y = *(const bl_probe_trial *const *)b;
     return cmp_key(x->target_id, x->task, x->block_id, x->trial_id, y->target_id, y->task,
                    y->block_id, y->trial_id);
 }
@@ -126,18 +125,15 @@ static bool decodable(const char *task)
     return false;
 }
 
-/* The checks of the trial list, then `order` = trial indices sorted by
+/* The checks of the trial list, then `order` = the trials sorted by
  * (target, task, block, trial). */
-static bl_status check_trials(const bl_probe_set *s, size_t *order, bl_error *err)
+static bl_status check_trials(const bl_probe_set *s, const bl_probe_trial **order, bl_error *err)
 {
     for (size_t i = 0; i < s->n_trials; i++)
-        order[i] = i;
-    /* qsort has no context argument in C17; the decoder is not reentrant
-     * across threads for this one comparison, which it never needs. */
-    sort_base = s->trials;
-    qsort(order, s->n_trials, sizeof *order, cmp_trial_index);
+        order[i] = &s->trials[i];
+    qsort(order, s->n_trials, sizeof *order, cmp_trial);
     for (size_t i = 1; i < s->n_trials; i++)
-        if (cmp_trial_index(&order[i - 1], &order[i]) == 0)
+        if (cmp_trial(&order[i - 1], &order[i]) == 0)
             return bl_fail(err, BL_EVALUE, "duplicate decoder trial IDs");
     for (size_t i = 0; i < s->n_trials; i++) {
         const bl_probe_trial *t = &s->trials[i];
@@ -155,12 +151,13 @@ static bl_status check_trials(const bl_probe_set *s, size_t *order, bl_error *er
 }
 
 /* Position in `order` of the trial an event belongs to, or SIZE_MAX. */
-static size_t find_trial(const bl_probe_set *s, const size_t *order, const bl_probe_event *e)
+static size_t find_trial(const bl_probe_set *s, const bl_probe_trial *const *order,
+                         const bl_probe_event *e)
 {
     size_t lo = 0, hi = s->n_trials;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const bl_probe_trial *t = &s->trials[order[mid]];
+        const bl_probe_trial *t = order[mid];
         int c = cmp_key(t->target_id, t->task, t->block_id, t->trial_id, e->target_id, e->task,
                         e->block_id, e->trial_id);
         if (c == 0)
@@ -176,7 +173,7 @@ static size_t find_trial(const bl_probe_set *s, const size_t *order, const bl_pr
 /* obs[pos * n_points + p] = the event of sorted trial `pos` at requested
  * point p (SIZE_MAX: none), with the event checks in input order. */
 static bl_status assign_events(const bl_probe_set *s, const bl_decode_options *o,
-                               const size_t *order, size_t *obs, bl_error *err)
+                               const bl_probe_trial *const *order, size_t *obs, bl_error *err)
 {
     for (size_t i = 0; i < s->n_trials * o->n_points; i++)
         obs[i] = SIZE_MAX;
@@ -218,16 +215,32 @@ static int cmp_string_ptr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* 8 × (6·m·f + 4·f²) > budget, without overflow (Python's integers have none). */
+/* Python's integers do not overflow; where theirs could pass 64 bits, the
+ * decoder's arithmetic uses 128 (a GNU C extension of gcc and clang). */
+__extension__ typedef unsigned __int128 u128;
+
+/* 8 × (6·m·f + 4·f²) > budget, exactly as Python's unbounded integers
+ * compare: m and f count objects in memory, so the products fit 128 bits. */
 static bool over_budget(size_t m, size_t f, int64_t budget)
 {
     if (budget < 0)
         return true;
-    const double exact_enough = 8.0 * (6.0 * (double)m * (double)f + 4.0 * (double)f * (double)f);
-    if (exact_enough > 0x1p62)
-        return true;
-    const uint64_t need = 8u * (6u * (uint64_t)m * f + 4u * (uint64_t)f * f);
-    return need > (uint64_t)budget;
+    const u128 need = 8 * (6 * (u128)m * f + 4 * (u128)f * f);
+    return need > (u128)budget;
+}
+
+/* Decimal digits of v (at most 39 + NUL). */
+static void u128_text(u128 v, char out[40])
+{
+    char rev[40];
+    size_t n = 0;
+    do {
+        rev[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    out[n] = '\0';
 }
 
 /* The scratch of one group and point. */
@@ -550,10 +563,14 @@ static bl_status decode_group(const bl_probe_set *s, const bl_decode_options *o,
                               const double *grid, size_t n_grid, bl_json *results, bl_error *err)
 {
     const size_t m = g->m;
-    const int64_t want = o->fit_trials + o->validation_trials + o->evaluation_trials;
-    if ((int64_t)m != want)
-        return bl_fail(err, BL_EVALUE, "decoder requires exactly %lld whole trials per block",
-                       (long long)want);
+    /* Each count is >= 2 here; their sum may pass int64 (Python's would not overflow). */
+    const u128 want =
+        (u128)o->fit_trials + (u128)o->validation_trials + (u128)o->evaluation_trials;
+    if ((u128)m != want) {
+        char text[40];
+        u128_text(want, text);
+        return bl_fail(err, BL_EVALUE, "decoder requires exactly %s whole trials per block", text);
+    }
     const bl_probe_trial *t0 = g->members[0];
     for (size_t i = 0; i < m; i++) {
         const bl_probe_trial *t = g->members[i];
@@ -608,10 +625,9 @@ bl_status bl_decode(const bl_probe_set *s, const bl_decode_options *o, bl_json *
     if (o->fit_trials < 2 || o->validation_trials < 2 || o->evaluation_trials < 2)
         return bl_fail(err, BL_EVALUE, "each split requires at least two whole trials");
     double *grid = bl_mallocarray(o->n_lambdas ? o->n_lambdas : 1, sizeof *grid);
-    size_t *order = bl_mallocarray(s->n_trials ? s->n_trials : 1, sizeof *order);
+    const bl_probe_trial **order = bl_mallocarray(s->n_trials ? s->n_trials : 1, sizeof *order);
     size_t *obs = bl_mallocarray(s->n_trials ? s->n_trials * o->n_points : 1, sizeof *obs);
     const size_t nt = s->n_trials ? s->n_trials : 1;
-    const bl_probe_trial **members = bl_mallocarray(nt, sizeof *members);
     group g = {0};
     g.trial_ids = bl_mallocarray(nt, sizeof(int64_t));
     g.labels = bl_mallocarray(nt, sizeof(int64_t));
@@ -620,7 +636,7 @@ bl_status bl_decode(const bl_probe_set *s, const bl_decode_options *o, bl_json *
     g.native = bl_mallocarray(nt, sizeof(double));
     bl_json *results = bl_json_array();
     size_t n_grid = 0;
-    if (!grid || !order || !obs || !members || !g.trial_ids || !g.labels || !g.first_labels ||
+    if (!grid || !order || !obs || !g.trial_ids || !g.labels || !g.first_labels ||
         !g.permuted || !g.native || !results)
         st = nomem(err);
     if (st == BL_OK)
@@ -631,17 +647,16 @@ bl_status bl_decode(const bl_probe_set *s, const bl_decode_options *o, bl_json *
         st = assign_events(s, o, order, obs, err);
     /* Groups: runs of equal (target, task, block) in the sorted trials. */
     for (size_t start = 0; st == BL_OK && start < s->n_trials;) {
-        const bl_probe_trial *t0 = &s->trials[order[start]];
+        const bl_probe_trial *t0 = order[start];
         size_t end = start;
         while (end < s->n_trials) {
-            const bl_probe_trial *t = &s->trials[order[end]];
+            const bl_probe_trial *t = order[end];
             if (strcmp(t->target_id, t0->target_id) || strcmp(t->task, t0->task) ||
                 t->block_id != t0->block_id)
                 break;
-            members[end - start] = t;
             end++;
         }
-        g.members = members;
+        g.members = order + start;
         g.obs = obs + start * o->n_points;
         g.m = end - start;
         st = decode_group(s, o, &g, grid, n_grid, results, err);
@@ -650,7 +665,6 @@ bl_status bl_decode(const bl_probe_set *s, const bl_decode_options *o, bl_json *
     bl_free(grid);
     bl_free(order);
     bl_free(obs);
-    bl_free(members);
     bl_free(g.trial_ids);
     bl_free(g.labels);
     bl_free(g.first_labels);

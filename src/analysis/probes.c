@@ -103,26 +103,15 @@ static bool dup(const char **dst, const char *src, const char *fallback)
     return (*dst = bl_strdup(s)) != NULL;
 }
 
-static bl_status grow(void **items, size_t n, size_t *cap, size_t size, bl_error *err)
-{
-    if (n < *cap)
-        return BL_OK;
-    size_t c = *cap ? 2 * *cap : 64;
-    void *grown = bl_realloc(*items, c * size);
-    if (!grown)
-        return bl_fail(err, BL_ENOMEM, "out of memory storing probe observations");
-    *items = grown;
-    *cap = c;
-    return BL_OK;
-}
-
 bl_status bl_probe_set_add_event(bl_probe_set *s, const bl_probe_event *e, bl_error *err)
 {
     bl_status st = check_event(e, err);
-    if (st == BL_OK)
-        st = grow((void **)&s->events, s->n_events, &s->cap_events, sizeof *s->events, err);
     if (st != BL_OK)
         return st;
+    bl_probe_event *grown = bl_grow(s->events, s->n_events, &s->cap_events, sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ENOMEM, "out of memory storing probe observations");
+    s->events = grown;
     bl_probe_event c = *e;
     c.target_id = c.task = c.entity_id = c.point = c.channel = NULL;
     char **ids = bl_calloc(e->n_feature_ids, sizeof *ids);
@@ -150,9 +139,10 @@ bl_status bl_probe_set_add_trial(bl_probe_set *s, const bl_probe_trial *t, bl_er
     if (!t->target_id || !t->task || !t->wiring_id || !t->world_seed || !t->node_signature ||
         !t->interface_signature)
         return bl_fail(err, BL_EVALUE, "probe trial fields are required");
-    bl_status st = grow((void **)&s->trials, s->n_trials, &s->cap_trials, sizeof *s->trials, err);
-    if (st != BL_OK)
-        return st;
+    bl_probe_trial *grown = bl_grow(s->trials, s->n_trials, &s->cap_trials, sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ENOMEM, "out of memory storing probe observations");
+    s->trials = grown;
     bl_probe_trial c = {.block_id = t->block_id, .trial_id = t->trial_id,
                         .native_score = t->native_score};
     bool ok = dup(&c.target_id, t->target_id, NULL) && dup(&c.task, t->task, NULL) &&

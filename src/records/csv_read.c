@@ -24,14 +24,10 @@ typedef struct csv_parser {
 
 static bl_status push_cell(csv_parser *ps, bl_buf *cell, bl_error *err)
 {
-    if (ps->n == ps->cap) {
-        size_t cap = ps->cap ? 2 * ps->cap : 64;
-        char **grown = bl_realloc(ps->cells, cap * sizeof *grown);
-        if (!grown)
-            return bl_fail(err, BL_ENOMEM, "out of memory reading %s", ps->what);
-        ps->cells = grown;
-        ps->cap = cap;
-    }
+    char **grown = bl_grow(ps->cells, ps->n, &ps->cap, sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ENOMEM, "out of memory reading %s", ps->what);
+    ps->cells = grown;
     char *s = bl_malloc(cell->len + 1);
     if (!s)
         return bl_fail(err, BL_ENOMEM, "out of memory reading %s", ps->what);

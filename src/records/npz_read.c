@@ -30,14 +30,10 @@ static bl_status keep_array(void *vctx, const char *name, const void *data, size
     size_t n = strlen(name);
     if (n <= NPY_SUFFIX_LEN || strcmp(name + n - NPY_SUFFIX_LEN, NPY_SUFFIX) != 0)
         return bl_fail(err, BL_EVALUE, "archive member \"%s\" is not a .npy file", name);
-    if (z->n == ctx->cap) {
-        size_t cap = ctx->cap ? 2 * ctx->cap : 16;
-        bl_npz_member *grown = bl_realloc(z->members, cap * sizeof *grown);
-        if (!grown)
-            return bl_fail(err, BL_ENOMEM, "out of memory reading .npz members");
-        z->members = grown;
-        ctx->cap = cap;
-    }
+    bl_npz_member *grown = bl_grow(z->members, z->n, &ctx->cap, sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ENOMEM, "out of memory reading .npz members");
+    z->members = grown;
     char *key = bl_malloc(n - NPY_SUFFIX_LEN + 1);
     if (!key)
         return bl_fail(err, BL_ENOMEM, "out of memory reading .npz member \"%s\"", name);

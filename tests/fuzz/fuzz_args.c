@@ -21,6 +21,7 @@
 
 static const bl_cli_command *const commands[] = {
     &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify,
+    &bl_cli_decode,
 };
 
 static void silence_stdio(void)
