@@ -891,6 +891,12 @@ static void test_cli_refuses_bad_records_and_command_lines(void **state)
     free(decode_cli(1, "ValueError: decoding requires a complete record; this record is "
                        "incomplete", "'%s'", rec));
     free(rec);
+    /* A record that failed before its manifest: inspection's own error. */
+    char failed[BL_RT_PATH];
+    snprintf(failed, sizeof failed, "%s/failed-record", fx->dir);
+    bl_rt_fail_before_manifest(failed, BL_EVALUE, "boom");
+    free(decode_cli(1, "the record failed before its manifest was written: ValueError: boom",
+                    "'%s'", failed));
     /* Usage errors: exit 2, argparse's lines. */
     free(decode_cli(2, "invalid choice: 'reward'", "x --points reward"));
     free(decode_cli(2, "invalid int value: 'many'", "x --fit many"));
