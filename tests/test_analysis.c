@@ -42,7 +42,7 @@ typedef struct synth {
     bl_probe_trial trials[MAX_TRIALS + 1];
     bl_probe_event events[3 * MAX_TRIALS + 1];
     double features[3 * MAX_TRIALS + 1][NF];
-    char seeds[MAX_TRIALS + 1][24];
+    char seeds[MAX_TRIALS + 1][32];
 } synth;
 
 static uint64_t lcg_state;
