@@ -75,7 +75,7 @@ static char *run_refused(const char *args, int code)
 /* argparse wraps the root usage once the command list is this long. */
 #define ROOT_HELP_USAGE                                                        \
     "usage: brainlesslab [-h] [--version]\n"                                   \
-    "                    {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n" \
+    "                    {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n" \
     "                    ...\n"
 
 #define PROFILE_USAGE "usage: brainlesslab profile [-h] [--backends {cpu} [{cpu} ...]]\n"
@@ -95,6 +95,7 @@ static void test_help(void **state)
         {"inspect -h", "usage: brainlesslab inspect [-h] record\n"},
         {"profile -h", PROFILE_USAGE},
         {"qualify -h", "usage: brainlesslab qualify [-h]"},
+        {"decode -h", "usage: brainlesslab decode [-h]\n                           [--points"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
@@ -129,7 +130,7 @@ static void test_usage_errors_exit_2(void **state)
          "brainlesslab: error: the following arguments are required: command\n"},
         {"frobnicate", ROOT_USAGE,
          "brainlesslab: error: argument command: invalid choice: 'frobnicate' (choose from "
-         "'check', 'run', 'inspect', 'profile', 'qualify', 'sweep', 'ablate', 'benchmark', "
+         "'check', 'run', 'inspect', 'profile', 'qualify', 'decode', 'sweep', 'ablate', 'benchmark', "
          "'calibrate', 'presets', 'export-replay', 'replays')\n"},
         {"--version=1", ROOT_USAGE,
          "brainlesslab: error: argument --version: ignored explicit argument '1'\n"},
@@ -437,7 +438,7 @@ static void test_usage_errors_escape_controls(void **state)
         const char *args, *last;
     } cases[] = {
         {"'ch\x1b[2J'", "brainlesslab: error: argument command: invalid choice: 'ch\\x1b[2J' "
-                        "(choose from 'check', 'run', 'inspect', 'profile', 'qualify', 'sweep', "
+                        "(choose from 'check', 'run', 'inspect', 'profile', 'qualify', 'decode', 'sweep', "
                         "'ablate', 'benchmark', 'calibrate', 'presets', 'export-replay', "
                         "'replays')\n"},
         {"run p.toml --recording 'x\a'", "brainlesslab run: error: argument --recording: "

@@ -129,7 +129,7 @@ static void test_every_plan_checks(void **state)
     (void)state;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/../plans", bl_test_tests_dir());
-    assert_int_equal(check_all(dir), 3); /* quick-start, benchmark, sweep-leak */
+    assert_int_equal(check_all(dir), 4); /* quick-start, benchmark, sweep-leak, site-decode */
     BL_REQUIRE_SHARED();
     assert_true(check_all(bl_test_shared_path("plans")) >= 6);
 }

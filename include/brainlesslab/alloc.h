@@ -22,6 +22,12 @@ char *bl_strdup(const char *s);
 char *bl_strndup(const char *s, size_t n);
 void bl_free(void *ptr);
 
+/* Room for item n of a heap array of *cap items of `size` bytes, for the
+ * readers that append items one at a time: when n == *cap the capacity
+ * doubles (16 at first). Returns the array, moved or not, or NULL on
+ * failure, which leaves `items` and *cap as they were. */
+void *bl_grow(void *items, size_t n, size_t *cap, size_t size);
+
 /* a * b, or false when the product does not fit a size_t (the size of an
  * array before it is allocated). */
 bool bl_size_mul(size_t a, size_t b, size_t *out);

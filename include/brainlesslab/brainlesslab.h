@@ -36,6 +36,8 @@
 /* results */
 #include "brainlesslab/results.h"
 #include "brainlesslab/evaluation.h"
+
+#include "brainlesslab/analysis.h"
 /* records */
 #include "brainlesslab/provenance.h"
 #include "brainlesslab/records.h"

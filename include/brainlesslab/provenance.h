@@ -15,6 +15,7 @@
 
 #include "brainlesslab/buf.h"
 #include "brainlesslab/json.h"
+#include "brainlesslab/npy.h"
 #include "brainlesslab/status.h"
 
 /* ---- deterministic ZIP archives (libzip) --------------------------------- */
@@ -44,6 +45,29 @@ void bl_zip_entries_destroy(bl_zip_entry *entries, size_t n);
  * "<name>.npy" in .npy format 1.0, little-endian, C order. */
 bl_status bl_npz_build(const char *const *names, const double *const *arrays,
                        const size_t *lengths, size_t n, bl_buf *out, bl_error *err);
+
+/* Reading a .npz archive (the decoder's data/probe_features.npz): every
+ * member must be "<name>.npy" holding a .npy file bl_npy_parse accepts;
+ * anything else (not a ZIP archive, unsafe or duplicate names, a damaged
+ * member, another member kind) refuses the whole archive with BL_EVALUE.
+ * Members are sorted by name, which is without the ".npy". */
+typedef struct bl_npz_member {
+    char *name;
+    bl_npy *array;
+} bl_npz_member;
+
+typedef struct bl_npz {
+    bl_npz_member *members;
+    size_t n;
+} bl_npz;
+
+bl_status bl_npz_parse(const void *bytes, size_t len, bl_npz **out, bl_error *err);
+/* The same from a regular file of at most `cap` bytes (no symbolic link);
+ * messages start with the path. */
+bl_status bl_npz_read(const char *path, size_t cap, bl_npz **out, bl_error *err);
+/* The member called `name` (without ".npy"), or NULL. */
+const bl_npy *bl_npz_get(const bl_npz *z, const char *name);
+void bl_npz_destroy(bl_npz *z);
 
 /* ---- the embedded source bundle ------------------------------------------- */
 

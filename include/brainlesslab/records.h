@@ -36,6 +36,26 @@ bl_status bl_record_json_text(const bl_json *v, bl_buf *out, bl_error *err);
  * (non-ASCII raw), strings as they are, bools as True/False. */
 bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err);
 
+/* Reading such a file back (the decoder's data/probe_*.csv): a header row
+ * of distinct column names, then rows of exactly as many fields. Quoted
+ * fields as the writer makes them ('"' doubled inside); LF or CR LF line
+ * ends; blank lines skipped. A NUL byte, a stray quote, an unterminated
+ * quoted field, a repeated column or a row of the wrong width is BL_EVALUE
+ * "<what>:<line>: <problem>". Cells are heap strings, header first, row by
+ * row; the table owns them (bl_csv_table_clear). */
+typedef struct bl_csv_table {
+    size_t ncols, nrows; /* nrows does not count the header */
+    char **cells;
+} bl_csv_table;
+
+bl_status bl_csv_parse(const char *text, size_t len, const char *what, bl_csv_table *out,
+                       bl_error *err);
+/* The index of the column called `name`, or -1. */
+long bl_csv_column(const bl_csv_table *t, const char *name);
+/* The cell of data row `row` (0 is the first row after the header). */
+const char *bl_csv_cell(const bl_csv_table *t, size_t row, size_t col);
+void bl_csv_table_clear(bl_csv_table *t);
+
 /* ---- reservation (§7.1) ----------------------------------------------------- */
 
 typedef struct bl_reservation {
@@ -182,5 +202,36 @@ bl_status bl_record_inspect(const char *path, bl_json **out, bl_error *err);
  * has invalid checksums"); symlinks refused. */
 bl_status bl_calibrations_read(const char *path, bl_calibration ***out, size_t *n,
                                bl_error *err);
+
+
+/* ---- probe events read back (§4.11, §7.3) -------------------------------- */
+
+/* The largest probe file (CSV or .npz) read whole: the site example's
+ * features are about 1 MB; 1 GiB leaves room for large studies while
+ * keeping a damaged record from exhausting memory. */
+#define BL_RECORD_PROBE_FILE_MAX ((size_t)1 << 30)
+
+/* A record's probe events in the form bl_record_input gives them to the
+ * writer: `events` the rows of data/probe_events.csv as typed objects
+ * (block_id, label, round, tick, trial_id integers; feature_ids a list;
+ * the rest text, feature_array included), features[i] / feature_len[i]
+ * event i's float64 vector from data/probe_features.npz (pointing into
+ * npz), `trials` the rows of data/probe_trials.csv (native_score a real,
+ * or null for an empty cell). */
+typedef struct bl_record_probes {
+    bl_json *events;
+    const double **features;
+    size_t *feature_len;
+    bl_json *trials;
+    struct bl_npz *npz;
+} bl_record_probes;
+
+/* Inspects the record (bl_record_inspect) and reads its three probe files.
+ * A record that is not complete is BL_EVALUE "decoding requires a complete
+ * record; this record is <status>", one without probe events BL_EVALUE
+ * "the record holds no probe events (run its plan with --recording
+ * probe_events)"; a damaged file is BL_EVALUE naming the file. */
+bl_status bl_record_probes_read(const char *record, bl_record_probes *out, bl_error *err);
+void bl_record_probes_clear(bl_record_probes *p);
 
 #endif

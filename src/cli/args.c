@@ -143,6 +143,11 @@ static bool parse_float(const char *s, double *out)
     return true;
 }
 
+bool bl_cli_float(const char *s, double *out)
+{
+    return parse_float(s, out);
+}
+
 /* Looks an option-like argument up among `names` (n of them, long options
  * "--x" plus "-h"); argparse accepts an exact name or an unambiguous prefix
  * of a long one. Returns the index, -1 when unknown, -2 when ambiguous (the

@@ -88,6 +88,10 @@ bl_cli_parsed bl_cli_parse(const bl_cli_program *prog, int argc, char **argv,
                            bl_cli_args *args);
 void bl_cli_args_clear(bl_cli_args *args);
 
+/* Python float(text), as the parser reads BL_CLI_FLOAT values (for the
+ * values of a nargs="+" float option, of which args keeps only the text). */
+bool bl_cli_float(const char *s, double *out);
+
 /* The value of option `name` of the parsed command, or NULL. */
 const char *bl_cli_value(const bl_cli_args *args, const char *name);
 

@@ -17,6 +17,7 @@ extern const bl_cli_command bl_cli_run;
 extern const bl_cli_command bl_cli_inspect;
 extern const bl_cli_command bl_cli_profile;
 extern const bl_cli_command bl_cli_qualify;
+extern const bl_cli_command bl_cli_decode;
 extern const bl_cli_command bl_cli_sweep;
 extern const bl_cli_command bl_cli_ablate;
 extern const bl_cli_command bl_cli_benchmark;

@@ -16,7 +16,7 @@
 
 static const char usage[] =
     "usage: brainlesslab [-h] [--version]\n"
-    "                    {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n"
+    "                    {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n"
     "                    ...\n";
 
 static const char help[] =
@@ -24,7 +24,7 @@ static const char help[] =
     "Execute fresh v4 plans; inspect historical records without replaying them.\n"
     "\n"
     "positional arguments:\n"
-    "  {check,run,inspect,profile,qualify,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n"
+    "  {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays}\n"
     "    check               validate and resolve a plan without initialising a\n"
     "                        backend\n"
     "    run                 execute a plan and write one new checksummed record\n"
@@ -33,6 +33,7 @@ static const char help[] =
     "    profile             time the backend on a fixed workload and write a\n"
     "                        receipt\n"
     "    qualify             compare a backend against the float64 CPU reference\n"
+    "    decode              offline probe decoding of a probe_events record\n"
     "    sweep               write a parameter-sweep plan from a one-target base\n"
     "                        plan\n"
     "    ablate              write an ablation plan from a one-target base plan\n"
@@ -50,7 +51,7 @@ static const char help[] =
     "                        exit\n";
 
 static const bl_cli_command *const commands[] = {
-    &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify,
+    &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify, &bl_cli_decode,
     &bl_cli_sweep, &bl_cli_ablate, &bl_cli_benchmark, &bl_cli_calibrate, &bl_cli_presets,
     &bl_cli_export_replay, &bl_cli_replays,
 };

@@ -47,6 +47,19 @@ void *bl_mallocarray(size_t count, size_t size)
     return bl_malloc(count * size);
 }
 
+void *bl_grow(void *items, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return items;
+    const size_t grown = *cap ? 2 * *cap : 16;
+    if (grown < *cap || (size && grown > SIZE_MAX / size))
+        return NULL;
+    void *moved = bl_realloc(items, grown * size);
+    if (moved)
+        *cap = grown;
+    return moved;
+}
+
 void *bl_realloc(void *ptr, size_t size)
 {
     if (injected_failure())

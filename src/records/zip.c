@@ -377,14 +377,10 @@ static bl_status keep_member(void *vctx, const char *name, const void *data, siz
                              bl_error *err)
 {
     read_ctx *ctx = vctx;
-    if (ctx->n == ctx->cap) {
-        size_t cap = ctx->cap ? 2 * ctx->cap : 16;
-        bl_zip_entry *grown = bl_realloc(ctx->entries, cap * sizeof *grown);
-        if (!grown)
-            return bl_fail(err, BL_ENOMEM, "out of memory reading archive members");
-        ctx->entries = grown;
-        ctx->cap = cap;
-    }
+    bl_zip_entry *grown = bl_grow(ctx->entries, ctx->n, &ctx->cap, sizeof *grown);
+    if (!grown)
+        return bl_fail(err, BL_ENOMEM, "out of memory reading archive members");
+    ctx->entries = grown;
     char *name_copy = bl_strdup(name);
     void *data_copy = bl_malloc(len);
     if (!name_copy || !data_copy) {
