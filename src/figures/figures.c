@@ -997,7 +997,7 @@ bl_status bl_figures_make(const char *record, const char *decoded, bl_figure_set
         nkeys = outcome_keys(bl_json_get(c.summary, "contrasts"), NULL, keys, MAX_KEYS);
     for (size_t k = 0; st == BL_OK && k < nkeys; k++)
         st = contrasts_figure(&c, keys[k], err);
-    const char *op = str_of(c.request, "operation");
+    const char *op = st == BL_OK ? str_of(c.request, "operation") : NULL;
     if (st == BL_OK && op && strcmp(op, "sweep") == 0) {
         nkeys = outcome_keys(bl_json_get(c.summary, "summaries"), "outcome", keys, MAX_KEYS);
         for (size_t k = 0; st == BL_OK && k < nkeys; k++)
