@@ -502,7 +502,7 @@ static size_t intern(char ***list, size_t *n, char *s)
 static const bl_json *request_target(const ctx *c, const char *id)
 {
     const bl_json *ts = bl_json_get(c->request, "targets");
-    for (size_t i = 0; i < bl_json_size(ts); i++)
+    for (size_t i = 0; id && i < bl_json_size(ts); i++)
         if (str_of(bl_json_at(ts, i), "id") && strcmp(str_of(bl_json_at(ts, i), "id"), id) == 0)
             return bl_json_at(ts, i);
     return NULL;
