@@ -96,6 +96,7 @@ static void test_help(void **state)
         {"profile -h", PROFILE_USAGE},
         {"qualify -h", "usage: brainlesslab qualify [-h]"},
         {"decode -h", "usage: brainlesslab decode [-h]\n                           [--points"},
+        {"plot -h", "usage: brainlesslab plot [-h] --out OUT [--decoded DECODED] record\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;

@@ -19,11 +19,11 @@ static const char usage[] = "usage: brainlesslab plot [-h] --out OUT [--decoded 
 
 static const char help[] =
     "\n"
-    "Write SVG figures of a complete record into a new directory: per outcome\n"
-    "the block means, estimates, bootstrap intervals and null bands; paired\n"
-    "contrasts; a sweep's outcome against the swept value; probe accuracy per\n"
-    "observation point (with decode's output: decoder, permutation and\n"
-    "constant accuracies). The record is never changed.\n"
+    "Write SVG figures of a complete record into a new directory: per outcome the\n"
+    "block means, estimates, bootstrap intervals and null bands; paired contrasts;\n"
+    "a sweep's outcome against the swept value; probe accuracy per observation\n"
+    "point (with decode's output: decoder, permutation and constant accuracies).\n"
+    "The record is never changed.\n"
     "\n"
     "positional arguments:\n"
     "  record             complete record directory\n"
