@@ -84,7 +84,7 @@ static int lower(void)
     return 0;
 }
 
-/* plan, run, results (evaluation), records, measure. */
+/* plan, run, results (evaluation), records, measure, figures. */
 static int upper(void)
 {
     static const char text[] = "count = 8\n[task]\nkind = \"delayed_xor\"\n";
@@ -123,6 +123,11 @@ static int upper(void)
     bl_qualify_options_default(&q);
     const double xs[] = {1.0, 2.0, 3.0};
     if (bl_sample_stats_json(xs, 3, &out, &err) != BL_OK || q.count < 1)
+        goto done;
+    rc = 21;
+    /* figures: a path that is no record is one error, and the set stays empty. */
+    bl_figure_set figs;
+    if (bl_figures_make("/nonexistent/record", NULL, &figs, &err) == BL_OK || figs.n != 0)
         goto done;
     rc = 0;
 done:

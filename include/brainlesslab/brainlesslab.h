@@ -41,6 +41,8 @@
 /* records */
 #include "brainlesslab/provenance.h"
 #include "brainlesslab/records.h"
+/* figures */
+#include "brainlesslab/figures.h"
 /* measure */
 #include "brainlesslab/measure.h"
 

@@ -22,7 +22,7 @@
 static const bl_cli_command *const commands[] = {
     &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify, &bl_cli_decode,
     &bl_cli_sweep, &bl_cli_ablate, &bl_cli_benchmark, &bl_cli_calibrate, &bl_cli_presets,
-    &bl_cli_export_replay, &bl_cli_replays,
+    &bl_cli_export_replay, &bl_cli_replays, &bl_cli_plot,
 };
 
 static void silence_stdio(void)
