@@ -15,7 +15,10 @@
  * lane leaves for the per-slot path), both axes, both drives, and now and
  * then a slot of another wiring in the same batch, and hand-made signed
  * zeros and negative Dale weights. Path counters prove
- * that the lanes ran. */
+ * that the lanes ran. Those scenarios force lanes (BL_LANES=always), so
+ * that the kernels of every instruction set are tested whatever the
+ * policy; test_policy checks what BL_LANES=auto picks (docs/running.md)
+ * and test_bad_lanes a bad BL_LANES. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -242,6 +245,7 @@ static void run_isa(bl_isa isa)
         return;
     }
     setenv("BL_ISA", bl_isa_name(isa), 1);
+    setenv("BL_LANES", "always", 1);
     for (int d = 0; d < 2; d++) {
         const bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
         totals tot = {0};
@@ -267,6 +271,7 @@ static void run_isa(bl_isa isa)
         assert_true(tot.spikes > tot.node_frames / 20);
     }
     unsetenv("BL_ISA");
+    unsetenv("BL_LANES");
 }
 
 static void test_lanes_sse2(void **state)
@@ -281,10 +286,11 @@ static void test_lanes_avx2(void **state)
     run_isa(BL_ISA_AVX2);
 }
 
-/* A bad BL_ISA is creation's ValueError, and nothing is left allocated. */
-static void test_bad_isa(void **state)
+/* Creation with the environment variable var set to value fails with a
+ * ValueError whose line is `want` (or, with exact false, contains it), and
+ * leaves nothing allocated. */
+static void expect_bad_env(const char *var, const char *value, const char *want, bool exact)
 {
-    (void)state;
     bl_falandays_config c;
     bl_falandays_config_default(&c);
     bl_falandays_init *in = NULL;
@@ -294,13 +300,121 @@ static void test_bad_isa(void **state)
     if (bl_falandays_construct(&c, 16, 2, 2, &g, &in, &err) != BL_OK)
         fail_msg("construct: %s", err.msg);
     const bl_falandays_init *inits[2] = {in, in};
-    setenv("BL_ISA", "avx512", 1);
+    setenv(var, value, 1);
     bl_model *m = (bl_model *)&m;
     assert_int_equal(bl_model_create_falandays(inits, 2, BL_FLOAT32, &m, &err), BL_EVALUE);
     assert_null(m);
-    assert_non_null(strstr(err.msg, "BL_ISA=avx512"));
-    unsetenv("BL_ISA");
+    if (exact)
+        assert_string_equal(err.msg, want);
+    else
+        assert_non_null(strstr(err.msg, want));
+    unsetenv(var);
     bl_falandays_init_destroy(in);
+}
+
+/* A bad BL_ISA is creation's ValueError, and nothing is left allocated. */
+static void test_bad_isa(void **state)
+{
+    (void)state;
+    expect_bad_env("BL_ISA", "avx512", "BL_ISA=avx512", false);
+}
+
+/* Slots of a wiring of nb slots that BL_LANES=auto puts into lanes, as
+ * docs/running.md states it: none under SSE2; under AVX2 every full group
+ * of L lanes, and the last partial one when it holds at least 2 slots and
+ * at least three quarters of L. */
+static size_t documented_taken(bl_isa isa, bl_dtype dt, size_t nb)
+{
+    const size_t L = (dt == BL_FLOAT32 ? 8 : 4), rest = nb % L;
+    if (isa != BL_ISA_AVX2)
+        return 0;
+    return nb / L * L + (rest >= 2 && 4 * rest >= 3 * L ? rest : 0);
+}
+
+/* Lane slot-frames of a batch of nb slots of one wiring over `frames`
+ * frames under the current BL_LANES. */
+static uint64_t lane_slot_frames(const bl_falandays_init *in, bl_dtype dt, size_t nb,
+                                 size_t frames)
+{
+    const bl_falandays_init *inits[MAXB];
+    for (size_t b = 0; b < nb; b++)
+        inits[b] = in;
+    bl_model *m = NULL;
+    bl_error err = {0};
+    if (bl_model_create_falandays(inits, nb, dt, &m, &err) != BL_OK)
+        fail_msg("create: %s", err.msg);
+    double u[MAXB * 2], xi[MAXB * 32] = {0};
+    int32_t active[MAXB];
+    for (size_t b = 0; b < nb; b++) {
+        active[b] = 1;
+        u[2 * b] = 1.5;
+        u[2 * b + 1] = 0.5 * (double)b;
+    }
+    for (size_t f = 0; f < frames; f++)
+        bl_test_step(m, u, xi, active);
+    bl_fal_path_counts pc;
+    bl_falandays_path_counts(m, &pc);
+    bl_model_destroy(m);
+    return pc.lanes;
+}
+
+/* What BL_LANES=auto (and unset) picks, against the documented rule, for
+ * every instruction set here, both dtypes and 1 to 16 slots of one
+ * wiring; never and always for contrast. */
+static void test_policy(void **state)
+{
+    (void)state;
+    bl_falandays_config c;
+    bl_falandays_config_default(&c);
+    bl_falandays_init *in = NULL;
+    bl_error err = {0};
+    bl_gen g;
+    bl_test_gen_seeded(&g, 11);
+    if (bl_falandays_construct(&c, 32, 2, 2, &g, &in, &err) != BL_OK)
+        fail_msg("construct: %s", err.msg);
+    enum { F = 6 };
+    size_t checked = 0, with_lanes = 0;
+    for (int i = 0; i < BL_ISA_COUNT; i++) {
+        const bl_isa isa = (bl_isa)i;
+        if (!bl_isa_supported(isa))
+            continue;
+        setenv("BL_ISA", bl_isa_name(isa), 1);
+        for (int d = 0; d < 2; d++) {
+            const bl_dtype dt = d ? BL_FLOAT32 : BL_FLOAT64;
+            for (size_t nb = 1; nb <= MAXB; nb++) {
+                const uint64_t want = documented_taken(isa, dt, nb) * F;
+                unsetenv("BL_LANES");
+                const uint64_t unset = lane_slot_frames(in, dt, nb, F);
+                setenv("BL_LANES", "auto", 1);
+                const uint64_t got = lane_slot_frames(in, dt, nb, F);
+                if (got != want || unset != want)
+                    fail_msg("%s %s B=%zu: auto ran %" PRIu64 " (unset %" PRIu64
+                             ") lane slot-frames, the policy says %" PRIu64,
+                             bl_isa_name(isa), bl_dtype_name(dt), nb, got, unset, want);
+                setenv("BL_LANES", "never", 1);
+                assert_int_equal(lane_slot_frames(in, dt, nb, F), 0);
+                setenv("BL_LANES", "always", 1);
+                assert_int_equal(lane_slot_frames(in, dt, nb, F), nb >= 2 ? nb * F : 0);
+                checked++;
+                with_lanes += want > 0;
+            }
+        }
+    }
+    unsetenv("BL_LANES");
+    unsetenv("BL_ISA");
+    /* SSE2 is everywhere here; AVX2, where present, takes some. */
+    assert_true(checked >= 2 * MAXB);
+    if (bl_isa_supported(BL_ISA_AVX2))
+        assert_true(with_lanes > 0 && with_lanes < checked);
+    bl_falandays_init_destroy(in);
+}
+
+/* A bad BL_LANES is creation's one-line ValueError, nothing left behind. */
+static void test_bad_lanes(void **state)
+{
+    (void)state;
+    expect_bad_env("BL_LANES", "sometimes",
+                   "BL_LANES=sometimes: unknown lane policy (choose auto, always or never)", true);
 }
 
 int main(void)
@@ -309,6 +423,8 @@ int main(void)
         cmocka_unit_test(test_lanes_sse2),
         cmocka_unit_test(test_lanes_avx2),
         cmocka_unit_test(test_bad_isa),
+        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_bad_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -206,6 +206,21 @@ static void test_quantile_nan_and_errors(void **state)
     assert_int_equal(bl_np_quantile(c, 3, NAN, NULL, &out, &err), BL_EVALUE);
     assert_string_equal(err.msg, "Quantiles must be in the range [0, 1]");
 
+    /* Several at once: a bad q anywhere in the list fails before anything
+     * is written, and NaN gives NaN for each. */
+    const double qs[3] = {0.5, 0.25, 2.0};
+    double outs[3] = {-1.0, -1.0, -1.0};
+    assert_int_equal(bl_np_quantiles(c, 3, qs, 3, NULL, outs, &err), BL_EVALUE);
+    assert_string_equal(err.msg, "Quantiles must be in the range [0, 1]");
+    BL_ASSERT_SAME_BITS(outs[0], -1.0);
+    assert_int_equal(bl_np_quantiles(c, 0, qs, 2, NULL, outs, &err), BL_EVALUE);
+    assert_int_equal(bl_np_quantiles(c2, 2, qs, 2, NULL, outs, &err), BL_OK);
+    assert_true(isnan(outs[0]) && isnan(outs[1]));
+    BL_ASSERT_SAME_BITS(outs[2], -1.0);
+    assert_int_equal(bl_np_quantiles(c, 3, qs, 2, NULL, outs, &err), BL_OK);
+    BL_ASSERT_SAME_BITS(outs[0], 2.0);
+    BL_ASSERT_SAME_BITS(outs[1], 1.5);
+
     /* A caller's scratch is used (and sorted) when given, even the input. */
     double d[3] = {3.0, 1.0, 2.0};
     assert_int_equal(bl_np_quantile(d, 3, 0.5, d, &out, &err), BL_OK);
@@ -261,6 +276,16 @@ static void check_case(const double *a, size_t n, const char *kind, const double
             fail_msg("n=%zu kind=%s %s: got %a (%.17g), numpy %a (%.17g)", n, kind,
                      k < 4 ? names[k] : qname, got[k], got[k], want[k], want[k]);
         }
+    }
+    /* Every quantile from one sort (bl_np_quantiles), with and without
+     * scratch, is NumPy's too. */
+    for (int pass = 0; pass < 2; pass++) {
+        double all[NQS];
+        assert_int_equal(bl_np_quantiles(a, n, QS, NQS, pass ? NULL : scratch, all, &err), BL_OK);
+        for (size_t k = 0; k < NQS; k++)
+            if (bl_test_bits(all[k]) != bl_test_bits(want[4 + k]))
+                fail_msg("n=%zu kind=%s bl_np_quantiles %.17g: got %a, numpy %a", n, kind, QS[k],
+                         all[k], want[4 + k]);
     }
     /* Sorting once and reusing the sorted array gives the same quantiles. */
     memcpy(scratch, a, n * sizeof *a);

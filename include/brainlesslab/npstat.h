@@ -26,6 +26,11 @@ bl_status bl_np_std(const double *a, size_t n, size_t ddof, double *scratch,
  * allocate); it may be `a` itself, which is then sorted in place. */
 bl_status bl_np_quantile(const double *a, size_t n, double q, double *scratch,
                          double *out, bl_error *err);
+/* Several quantiles of one array with a single sort: out[k] is exactly
+ * bl_np_quantile(a, n, qs[k]) (every q is checked before anything is
+ * written; NaN in `a` gives NaN for each). `scratch` as above. */
+bl_status bl_np_quantiles(const double *a, size_t n, const double *qs, size_t nq,
+                          double *scratch, double *out, bl_error *err);
 /* The same on an already ascending-sorted array without NaN. */
 double bl_np_quantile_sorted(const double *sorted, size_t n, double q);
 

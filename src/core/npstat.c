@@ -112,18 +112,20 @@ static int cmp_double(const void *pa, const void *pb)
     return (x > y) - (x < y);
 }
 
-bl_status bl_np_quantile(const double *a, size_t n, double q, double *scratch,
-                         double *out, bl_error *err)
+bl_status bl_np_quantiles(const double *a, size_t n, const double *qs, size_t nq,
+                          double *scratch, double *out, bl_error *err)
 {
     if (n == 0)
         return bl_fail(err, BL_EVALUE, "quantile of an empty array");
-    if (!(q >= 0.0 && q <= 1.0))
-        return bl_fail(err, BL_EVALUE, "Quantiles must be in the range [0, 1]");
+    for (size_t k = 0; k < nq; k++)
+        if (!(qs[k] >= 0.0 && qs[k] <= 1.0))
+            return bl_fail(err, BL_EVALUE, "Quantiles must be in the range [0, 1]");
     /* NumPy sorts NaN last and then reports NaN for the whole quantile; a
      * scan first also keeps NaN out of the comparison function. */
     for (size_t i = 0; i < n; i++) {
         if (isnan(a[i])) {
-            *out = NAN;
+            for (size_t k = 0; k < nq; k++)
+                out[k] = NAN;
             return BL_OK;
         }
     }
@@ -135,12 +137,21 @@ bl_status bl_np_quantile(const double *a, size_t n, double q, double *scratch,
     }
     if (s != a)
         memcpy(s, a, n * sizeof *s);
-    /* Only the values at the two order statistics are used, so the
-     * sort's instability cannot change the result (up to the sign of equal
-     * zeros, which the spec keeps out of scope). */
+    /* Only the values at the order statistics are used, so the sort's
+     * instability cannot change the result (up to the sign of equal zeros,
+     * which the spec keeps out of scope); nor can taking every quantile
+     * from one sorted copy: NumPy's linear quantile is a function of the
+     * sorted values alone, which is why one sort serves them all. */
     qsort(s, n, sizeof *s, cmp_double);
-    *out = bl_np_quantile_sorted(s, n, q);
+    for (size_t k = 0; k < nq; k++)
+        out[k] = bl_np_quantile_sorted(s, n, qs[k]);
     if (s != scratch)
         bl_free(s);
     return BL_OK;
+}
+
+bl_status bl_np_quantile(const double *a, size_t n, double q, double *scratch,
+                         double *out, bl_error *err)
+{
+    return bl_np_quantiles(a, n, &q, 1, scratch, out, err);
 }

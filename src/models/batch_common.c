@@ -4,6 +4,8 @@
  * field into a snapshot. */
 #include "models/batch_common.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "brainlesslab/alloc.h"
@@ -242,4 +244,87 @@ bl_status bl_batch_snapshot(const bl_model *m, size_t b, const bl_batch_field *f
 fail:
     bl_snapshot_destroy(s);
     return st;
+}
+
+bl_status bl_lanes_mode_select(bl_lanes_mode *out, bl_error *err)
+{
+    static const char *const names[] = {"auto", "always", "never"};
+    const char *want = getenv("BL_LANES");
+    *out = BL_LANES_AUTO;
+    if (!want || !*want)
+        return BL_OK;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(want, names[i]) == 0) {
+            *out = (bl_lanes_mode)i;
+            return BL_OK;
+        }
+    return bl_fail(err, BL_EVALUE, "BL_LANES=%s: unknown lane policy (choose auto, always or never)",
+                   want);
+}
+
+/* Two values at a time with SSE2 (the x86-64 baseline; gcc lowers generic
+ * vectors of 64-bit comparison results to scalar code there), by IEEE
+ * comparisons, which are false for NaN as the scalar checks are; an ok
+ * bit per value is kept by AND-ing the comparisons' masks. Elsewhere the
+ * loops are scalar. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* Every |x| below `limit` (and not NaN). */
+static bool all_below(const double *p, size_t n, double limit)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128d hi = _mm_set1_pd(limit), lo = _mm_set1_pd(-limit);
+    __m128d ok = _mm_cmpeq_pd(hi, hi); /* all ones */
+    for (; i + 2 <= n; i += 2) {
+        const __m128d d = _mm_loadu_pd(p + i);
+        ok = _mm_and_pd(ok, _mm_and_pd(_mm_cmplt_pd(d, hi), _mm_cmpgt_pd(d, lo)));
+    }
+    if (_mm_movemask_pd(ok) != 3)
+        return false;
+#endif
+    for (; i < n; i++)
+        if (!(p[i] < limit && p[i] > -limit))
+            return false;
+    return true;
+}
+
+bool bl_batch_all_finite(const double *p, size_t n, bl_dtype dtype)
+{
+    /* A double is finite exactly when |x| is below infinity; (float)x,
+     * rounded to nearest even, is finite exactly when |x| is below the
+     * midpoint between FLT_MAX and 2^128, which rounds up (to even) and
+     * everything above it with it. */
+    return all_below(p, n, dtype == BL_FLOAT32 ? 0x1.ffffffp127 : INFINITY);
+}
+
+bool bl_batch_all_binary(const double *p, size_t n)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    __m128d ok = _mm_cmpeq_pd(one, one);
+    for (; i + 2 <= n; i += 2) {
+        const __m128d d = _mm_loadu_pd(p + i);
+        /* -0.0 == 0.0, as the check has it */
+        ok = _mm_and_pd(ok, _mm_or_pd(_mm_cmpeq_pd(d, zero), _mm_cmpeq_pd(d, one)));
+    }
+    if (_mm_movemask_pd(ok) != 3)
+        return false;
+#endif
+    for (; i < n; i++)
+        if (!(p[i] == 0.0 || p[i] == 1.0))
+            return false;
+    return true;
+}
+
+bl_status bl_batch_check_cast(const bl_named_values *v, size_t n, const char *prefix,
+                              size_t slot, bl_dtype dtype, bl_error *err)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!bl_batch_all_finite(v[k].p, v[k].count, dtype))
+            return bl_check_cast(v, n, prefix, slot, dtype, err);
+    return BL_OK;
 }

@@ -131,4 +131,34 @@ bl_status bl_batch_snapshot(const bl_model *m, size_t b, const bl_batch_field *f
                             void (*export_layout)(const bl_model *m, size_t b, double *dst),
                             bl_snapshot **out, bl_error *err);
 
+/* Exact screens for the creation checks: true when no value would fail
+ * the check, so that the family's loop, which finds and names the first
+ * failing entry in the reference's order, runs only on a state that fails.
+ * They read every value without branching on it, several times faster
+ * than those loops (the checks of an N = 256 wiring were ~2 M
+ * instructions of a 40 M anchor evaluation). */
+/* Every value finite after the cast to dtype (for float32, (float)x). */
+bool bl_batch_all_finite(const double *p, size_t n, bl_dtype dtype);
+/* Every value exactly 0.0 or 1.0. */
+bool bl_batch_all_binary(const double *p, size_t n);
+/* bl_check_cast (model_internal.h) behind the screen. */
+bl_status bl_batch_check_cast(const bl_named_values *v, size_t n, const char *prefix,
+                              size_t slot, bl_dtype dtype, bl_error *err);
+
+/* Whether slots sharing a wiring step in lockstep lanes: BL_LANES_AUTO
+ * (the family's policy: lanes only where they were measured to win),
+ * BL_LANES_ALWAYS (every wiring of two or more slots, so that tests reach
+ * the lane kernels on every instruction set) or BL_LANES_NEVER. Lanes are
+ * exact, so the choice changes speed, never results. */
+typedef enum bl_lanes_mode {
+    BL_LANES_AUTO,
+    BL_LANES_ALWAYS,
+    BL_LANES_NEVER
+} bl_lanes_mode;
+
+/* The environment's BL_LANES ("auto", "always", "never"; unset or empty is
+ * auto); any other value is a ValueError naming the choices. Read on every
+ * call, so tests may change it between model creations. */
+bl_status bl_lanes_mode_select(bl_lanes_mode *out, bl_error *err);
+
 #endif

@@ -227,9 +227,54 @@ static bool fal_same_wiring(const fal_batch *fb, size_t sa, size_t sb)
     return true;
 }
 
+/* The lane policy (BL_LANES=auto): whether a lane group of `fill` slots
+ * out of L lanes on instruction set isa steps fewer instructions than its
+ * slots would on the per-slot fast path. A lane group pays for all L lanes
+ * and for the union of its slots' spikes, the per-slot path only for each
+ * slot's own spikes, so lanes win only when the group is nearly full; the
+ * activity, which also decides it, is not known at creation, so the
+ * criterion is static (the measurements are above). */
+/* The measurements behind the policy (callgrind instructions of
+ * bl_model_step per slot-frame, `bench_models one 256 B float32|float64
+ * shared`, 782 frames at activity 0.35, BL_LANES=never / always; the
+ * per-slot path costs ~51.5 k (f32) and ~71 k (f64) whatever B):
+ *   AVX2 f32, L = 8: B=2 79.2 k, 4 49.4 k, 5 41.7 k, 6 36.0 k, 7 31.5 k,
+ *                    8 26.9 k
+ *   AVX2 f64, L = 4: B=2 78.4 k, 3 60.6 k, 4 47.3 k
+ *   SSE2 f32, L = 4: B=2 92.9 k, 4 55.7 k (and B=8, two full groups,
+ *                    55.7 k); SSE2 f64, L = 2: 84.7 k at B=2, 3 and 4
+ * so SSE2 lanes lose even when full, and AVX2 lanes break even near half
+ * full at that activity; at the anchor's (delayed_cue, activity 0.06,
+ * 4 slots in 8 lanes) they lose by half again (13.5 M against 9.2 M
+ * instructions for the evaluation's stepping), since a group pays for
+ * the union of its slots' spikes. Hence lanes under AVX2 only, for groups
+ * at least three quarters full (6 of 8 f32 lanes, 3 of 4 f64 lanes). */
+#define FAL_LANES_MIN_FILL_NUM 3
+#define FAL_LANES_MIN_FILL_DEN 4
+static bool fal_lanes_wanted(bl_lanes_mode mode, bl_isa isa, size_t fill, size_t L)
+{
+    if (fill == 0 || mode == BL_LANES_NEVER)
+        return false;
+    if (mode == BL_LANES_ALWAYS) /* even a last group of one, to test it */
+        return true;
+    return isa == BL_ISA_AVX2 && fill >= 2 &&
+           FAL_LANES_MIN_FILL_DEN * fill >= FAL_LANES_MIN_FILL_NUM * L;
+}
+
+/* Slots of a wiring of `size` slots that go into lanes: its groups of L
+ * in ascending slot order, the last (partial) one only if it is wanted. */
+static size_t fal_lanes_taken(bl_lanes_mode mode, bl_isa isa, size_t size, size_t L)
+{
+    size_t taken = fal_lanes_wanted(mode, isa, L, L) ? size / L * L : 0;
+    if (fal_lanes_wanted(mode, isa, size % L, L))
+        taken += size % L;
+    return taken;
+}
+
 /* Groups the slots that share a wiring into lanes of the instruction set
- * isa (classes of one slot stay on the per-slot path) and moves them in. */
-static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
+ * isa where the policy mode wants them (the others, and classes of one
+ * slot, stay on the per-slot path) and moves them in. */
+static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa, bl_lanes_mode mode)
 {
     const size_t n = fb->base.nodes, nr = fb->base.receptors, nb = fb->base.slots;
     const size_t rs = bl_dtype_size(fb->base.dtype);
@@ -254,6 +299,10 @@ static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
         fb->home[b] = -1;
     }
     size_t ng = 0, nw = 0;
+    /* size[c]: from here, the slots of class c that go into lanes. */
+    for (size_t b = 0; b < nb; b++)
+        if (cls[b] == b)
+            size[b] = fal_lanes_taken(mode, isa, size[b], L);
     for (size_t b = 0; b < nb; b++)
         if (cls[b] == b && size[b] >= 2) {
             const size_t groups = (size[b] + L - 1) / L;
@@ -291,10 +340,11 @@ static bl_status fal_lanes_setup(fal_batch *fb, bl_isa isa)
             continue;
         const size_t *cptr = fb->row_ptr + FAL_W(fb, c) * (n + 1);
         const size_t nnz = cptr[n] - cptr[0];
-        size_t l = L;
-        for (size_t b = c; b < nb; b++) {
+        size_t l = L, left = size[c];
+        for (size_t b = c; b < nb && left > 0; b++) {
             if (cls[b] != c)
                 continue;
+            left--;
             if (l == L) {
                 fb->group_rep[g] = c;
                 fb->group_w[g] = w;
@@ -634,13 +684,15 @@ static bl_status validate_init(const void *initials, size_t slot, bl_error *err)
         if (!arrays[k].p)
             return bl_fail(err, BL_EVALUE, "initials[%zu]: %s is missing", slot, arrays[k].name);
 
-    /* Integer conversion would silently turn 0.1 into 0. */
-    for (size_t k = 0; k < nn; k++)
-        if (!(in->recurrent_mask[k] == 0.0 || in->recurrent_mask[k] == 1.0))
-            return bl_fail(err, BL_EVALUE,
-                           "initials[%zu]: recurrent_mask must be binary before integer "
-                           "conversion (entry [%zu][%zu] is %.17g)",
-                           slot, k / n, k % n, in->recurrent_mask[k]);
+    /* Integer conversion would silently turn 0.1 into 0. (Each loop that
+     * names the first bad entry runs only when its screen finds one.) */
+    if (!bl_batch_all_binary(in->recurrent_mask, nn))
+        for (size_t k = 0; k < nn; k++)
+            if (!(in->recurrent_mask[k] == 0.0 || in->recurrent_mask[k] == 1.0))
+                return bl_fail(err, BL_EVALUE,
+                               "initials[%zu]: recurrent_mask must be binary before integer "
+                               "conversion (entry [%zu][%zu] is %.17g)",
+                               slot, k / n, k % n, in->recurrent_mask[k]);
     for (size_t i = 0; i < n; i++)
         if (in->signs[i] != 1 && in->signs[i] != -1)
             return bl_fail(err, BL_EVALUE,
@@ -649,10 +701,11 @@ static bl_status validate_init(const void *initials, size_t slot, bl_error *err)
     bl_named_values reals[FAL_NREALS];
     fal_reals(in, reals);
     for (size_t k = 0; k < FAL_NREALS; k++)
-        for (size_t v = 0; v < reals[k].count; v++)
-            if (!isfinite(reals[k].p[v]))
-                return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be finite", slot,
-                               reals[k].name);
+        if (!bl_batch_all_finite(reals[k].p, reals[k].count, BL_FLOAT64))
+            for (size_t v = 0; v < reals[k].count; v++)
+                if (!isfinite(reals[k].p[v]))
+                    return bl_fail(err, BL_EVALUE, "initials[%zu]: %s must be finite", slot,
+                                   reals[k].name);
     for (size_t k = 0; k < nne; k++)
         if (in->output_mask[k] < 0.0)
             return bl_fail(err, BL_EVALUE,
@@ -686,9 +739,13 @@ static bl_status validate_cast(const void *initials, size_t slot, bl_dtype dtype
                                "initials[%zu]: config.input_link_p[%zu] is not finite after "
                                "casting to %s",
                                slot, r, tname);
+    /* The state's arrays: validate_init, which bl_batch_create runs on
+     * every slot before this, found them all finite, and the cast to
+     * float64 is the identity, so only float32 can fail here. */
     bl_named_values reals[FAL_NREALS];
     fal_reals(in, reals);
-    if ((st = bl_check_cast(reals, FAL_NREALS, "", slot, dtype, err)) != BL_OK)
+    if (dtype != BL_FLOAT64 &&
+        (st = bl_batch_check_cast(reals, FAL_NREALS, "", slot, dtype, err)) != BL_OK)
         return st;
     if (!(bl_dtype_cast(dtype, c->threshold_mult) > 0.0))
         return bl_fail(err, BL_EVALUE,
@@ -782,10 +839,14 @@ bl_status bl_model_create_falandays(const bl_falandays_init *const *initials, si
     bl_status st = bl_batch_create(&fal_family, initials, nslots, dtype, out, err);
     if (st != BL_OK)
         return st;
-    /* The instruction set of the lanes, after the state's own checks. */
+    /* The instruction set and policy of the lanes, after the state's own
+     * checks. */
     bl_isa isa;
+    bl_lanes_mode mode;
     st = bl_isa_select(&isa, err);
-    if (st == BL_OK && (st = fal_lanes_setup((fal_batch *)*out, isa)) != BL_OK)
+    if (st == BL_OK)
+        st = bl_lanes_mode_select(&mode, err);
+    if (st == BL_OK && (st = fal_lanes_setup((fal_batch *)*out, isa, mode)) != BL_OK)
         st = bl_fail(err, st, "out of memory for the lanes of a Falandays batch of %zu slots "
                               "(N=%zu)",
                      nslots, (*out)->nodes);

@@ -32,10 +32,9 @@ void bl_bootstrap_means(bl_gen *g, const double *v, size_t m, size_t reps, doubl
 
 bl_status bl_bootstrap_quantiles(double *draws, size_t n, double out[2], bl_error *err)
 {
-    bl_status st = bl_np_quantile(draws, n, 0.025, draws, &out[0], err);
-    if (st == BL_OK)
-        st = bl_np_quantile(draws, n, 0.975, draws, &out[1], err);
-    return st;
+    /* One sort for both ends (the draws are scratch, sorted in place). */
+    static const double qs[2] = {0.025, 0.975};
+    return bl_np_quantiles(draws, n, qs, 2, draws, out, err);
 }
 
 bl_json *bl_json_reals(const double *v, size_t n)
