@@ -163,6 +163,19 @@ def main():
               "via file: the last frame differs from the case's: %r" % p.report)
         print("ok %s through the file-picker path" % c)
 
+        # The keyboard shortcuts and the slider (Space toggles playback;
+        # the second press pauses before a tick passes under virtual time).
+        c = "sorn-tracking"
+        p = page(chromium, base + "#replay=%s&test&keys" % c, profile)
+        no_errors(p.report, c + " keys")
+        n = frames[c]
+        want = ("End=%d Home=1 ArrowRight=2 ArrowRight=3 ArrowRight=4 ArrowLeft=3 "
+                "Space=3+playing Space=3 scrub=10 +=10 +=10 -=10" % n)
+        check(p.report.get("keys") == want,
+              "keys: %r, expected %r" % (p.report.get("keys"), want))
+        check(p.report.get("speeds") == "30 60 120 60", "speeds: %r" % p.report.get("speeds"))
+        print("ok keyboard shortcuts and slider")
+
         # Draw times of the longest replays, in real time (reported only).
         longest = max(frames.values())
         for c in [c for c in ids if frames[c] == longest]:

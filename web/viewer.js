@@ -321,7 +321,8 @@ const brainlesslabViewer = (function () {
     const tick = parseInt(hash.get("tick"), 10);
     if (chosen && tick > 0) frame = Math.min(view.frames.length, tick) - 1;
     draw();
-    if (chosen && hash.has("autoplay")) play();
+    if (chosen && hash.has("keys")) testKeys();
+    else if (chosen && hash.has("autoplay")) play();
   }
 
   function fmt(x, digits) {
@@ -769,6 +770,31 @@ const brainlesslabViewer = (function () {
       /* the first draw also warms up fonts and canvases */
       drawWorstWarmMs: Math.max(0, ...drawTimes.slice(1)).toFixed(3),
       trialText: $("trial").textContent, status: "done",
+    });
+  }
+
+  /* The keyboard shortcuts and the scrub slider, driven as a person would
+   * (events dispatched to the page), with the tick shown after each:
+   * "key=tick" pairs in data-keys, the speeds in data-speeds. */
+  function testKeys() {
+    const steps = [];
+    const press = (key) => {
+      document.body.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true }));
+      steps.push((key === " " ? "Space" : key) + "=" + view.frames[frame].tick +
+                 (playing ? "+playing" : ""));
+    };
+    ["End", "Home", "ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft", " ", " "].forEach(press);
+    const scrub = $("scrub");
+    scrub.value = "10";
+    scrub.dispatchEvent(new Event("input", { bubbles: true }));
+    steps.push("scrub=" + view.frames[frame].tick);
+    const speeds = [$("speed").value];
+    for (const key of ["+", "+", "-"]) {
+      press(key);
+      speeds.push($("speed").value);
+    }
+    Object.assign($("test-report").dataset, {
+      replay: view.id, keys: steps.join(" "), speeds: speeds.join(" "), status: "done",
     });
   }
 
