@@ -30,12 +30,12 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/evaluation.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/records.h"
 #include "brainlesslab/run.h"
 #include "brainlesslab/sha256.h"
-#include "brainlesslab/file.h"
 #include "cli.h"
 #include "web_assets.h"
 
@@ -247,8 +247,9 @@ static void build_clear(build *b)
     bl_free(b->dest);
 }
 
-/* A new file `name` in the partial directory holding head, body, tail; its
- * path is kept for the undo even when the write failed half-way. */
+/* A new file `name` in the partial directory holding head, body, tail,
+ * synced like the documents; its path is kept for the undo even when the
+ * write failed half-way. */
 static bl_status write_part(build *b, const char *name, const char *head, const void *body,
                             size_t len, const char *tail, bl_error *err)
 {
@@ -268,6 +269,8 @@ static bl_status write_part(build *b, const char *name, const char *head, const 
         else
             bl_free(path);
     }
+    if (st == BL_OK)
+        st = sync_path(b->files[b->nfiles - 1], err);
     bl_buf_clear(&text);
     return st;
 }
@@ -282,7 +285,8 @@ static bl_status write_script(build *b, const char *stem, const char *call, bl_e
     snprintf(head, sizeof head, "brainlesslabViewer.%s(\"%.63s\", ", call, stem);
     char *json = NULL;
     size_t len = 0;
-    bl_status st = bl_file_read(b->files[b->nfiles - 1], BL_FILE_JSON_MAX, "replay", 0, &json, &len, err);
+    bl_status st =
+        bl_file_read(b->files[b->nfiles - 1], BL_FILE_JSON_MAX, "replay", 0, &json, &len, err);
     if (st == BL_OK)
         st = write_part(b, name, head, json, len, ");\n", err);
     bl_free(json);
