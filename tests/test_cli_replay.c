@@ -534,6 +534,26 @@ static void forget_peak_rss(bl_json *doc)
     OK_E(bl_json_object_set(env, "peak_rss_bytes", bl_json_int(0), &e_));
 }
 
+/* DEST/<stem>.js is DEST/<stem>.json, byte for byte, as the argument of
+ * the viewer's register call. */
+static void script_wraps(const char *dest, const char *stem, const char *call)
+{
+    char p[BL_RT_PATH], name[96], head[160];
+    size_t jlen, slen;
+    snprintf(name, sizeof name, "%s.json", stem);
+    char *json = bl_test_read(bl_rt_at(p, dest, name), &jlen);
+    snprintf(name, sizeof name, "%s.js", stem);
+    char *script = bl_test_read(bl_rt_at(p, dest, name), &slen);
+    snprintf(head, sizeof head, "brainlesslabViewer.%s(\"%s\", ", call, stem);
+    const size_t hlen = strlen(head);
+    assert_int_equal(slen, hlen + jlen + 3);
+    assert_memory_equal(script, head, hlen);
+    assert_memory_equal(script + hlen, json, jlen);
+    assert_memory_equal(script + hlen + jlen, ");\n", 3);
+    free(script);
+    free(json);
+}
+
 static void test_replays_writes_the_cases(void **state)
 {
     bl_rt_fixture *fx = *state;
@@ -554,11 +574,23 @@ static void test_replays_writes_the_cases(void **state)
     assert_string_equal(names, "replays");
     free(names);
     names = listing(dest);
-    assert_string_equal(names, "falandays-cartpole-plank-easy.json falandays-delayed-cue.json "
-                               "falandays-pong.json falandays-tracking.json index.json "
-                               "sorn-cartpole-plank-easy.json sorn-delayed-cue.json "
-                               "sorn-pong.json sorn-tracking.json");
+    /* Each document also as a script that registers it, and the viewer
+     * page (docs/viewer.md). */
+    assert_string_equal(names, "falandays-cartpole-plank-easy.js falandays-cartpole-plank-easy.json "
+                               "falandays-delayed-cue.js falandays-delayed-cue.json "
+                               "falandays-pong.js falandays-pong.json "
+                               "falandays-tracking.js falandays-tracking.json "
+                               "index.html index.js index.json "
+                               "sorn-cartpole-plank-easy.js sorn-cartpole-plank-easy.json "
+                               "sorn-delayed-cue.js sorn-delayed-cue.json "
+                               "sorn-pong.js sorn-pong.json sorn-tracking.js sorn-tracking.json "
+                               "viewer.css viewer.js");
     free(names);
+    script_wraps(dest, "index", "registerIndex");
+    char *page = bl_test_read(bl_rt_at(p, dest, "index.html"), NULL);
+    assert_non_null(strstr(page, "<script src=\"viewer.js\"></script>"));
+    assert_non_null(strstr(page, "<script src=\"index.js\"></script>"));
+    free(page);
 
     /* index.json: json.dumps(indent=2) of the index, ASCII only. */
     char *text = bl_test_read(bl_rt_at(p, dest, "index.json"), NULL);
@@ -599,6 +631,7 @@ static void test_replays_writes_the_cases(void **state)
             OK_E(bl_sha256_hex(bytes, len, hex, &e_));
             free(bytes);
             assert_string_equal(bl_json_get_string(bl_json_get(c, "sha256"), NULL), hex);
+            script_wraps(dest, id, "registerReplay");
 
             bl_json *doc = parse_file(p);
             assert_string_equal(bl_json_get_string(bl_json_get(doc, "trial_key"), NULL),

@@ -9,7 +9,12 @@
  * replays runs the eight development cases of §7.8 (Falandays and SORN on
  * Tracking, Pong, Plank CartPole and Delayed Cue, root seed 91407, one
  * trial each) and exports each one's replay with bl_replay_export, as the
- * reference's generate_replays.py does, plus DEST/index.json. DEST is
+ * reference's generate_replays.py does, plus DEST/index.json, and writes
+ * the viewer page (web/, embedded by tools/web_embed.c) beside them with
+ * each document also wrapped in a script "<id>.js" (and the index in
+ * "index.js") that registers it with the page: a page opened from file://
+ * may load neighbouring scripts but not fetch neighbouring files
+ * (docs/viewer.md). DEST is
  * reserved first (an empty directory, created exclusively), the files are
  * built in a sibling "<DEST>.partial-XXXXXX", and that directory replaces
  * the empty DEST by one rename at the end: an error or a stop signal
@@ -25,12 +30,14 @@
 
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/evaluation.h"
+#include "brainlesslab/file.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/records.h"
 #include "brainlesslab/run.h"
 #include "brainlesslab/sha256.h"
 #include "cli.h"
+#include "web_assets.h"
 
 /* ---- export-replay ------------------------------------------------------- */
 
@@ -118,7 +125,9 @@ static const char replays_help[] =
     "pong, cartpole_plank_easy and delayed_cue; 64 nodes, one trial, root seed\n"
     "91407) and write their replay documents and index.json into the new\n"
     "directory DEST; print {\"index\": DEST/index.json, \"status\": \"complete\"}\n"
-    "on stdout. Replays are diagnostics to look at, never evidence.\n"
+    "on stdout. DEST/index.html is a viewer page for them that opens straight\n"
+    "from disk in a browser (docs/viewer.md). Replays are diagnostics to look\n"
+    "at, never evidence.\n"
     "\n"
     "positional arguments:\n"
     "  dest        new directory for the replays (must not exist)\n"
@@ -144,6 +153,8 @@ static const struct {
 #define NTASKS (sizeof replay_tasks / sizeof *replay_tasks)
 #define NCASES (NTASKS * (sizeof replay_nodes / sizeof *replay_nodes))
 #define REPLAY_ROOT_SEED 91407
+/* Each case's document and script, the index and its script, the page. */
+#define MAXFILES (2 * NCASES + 2 + bl_web_nassets)
 
 typedef struct replay_case {
     char id[64];      /* "<node>-<task with _ replaced by ->" */
@@ -196,7 +207,7 @@ typedef struct build {
     size_t created_from;     /* bl_dir_create_exclusive's, for the undo */
     bool reserved;
     char *partial;           /* "<dest>.partial-XXXXXX", once made */
-    char *files[NCASES + 1]; /* paths written into it */
+    char **files;            /* paths written into it (capacity: MAXFILES) */
     size_t nfiles;
 } build;
 
@@ -231,8 +242,65 @@ static void build_clear(build *b)
 {
     for (size_t i = 0; i < b->nfiles; i++)
         bl_free(b->files[i]);
+    bl_free(b->files);
     bl_free(b->partial);
     bl_free(b->dest);
+}
+
+/* A new file `name` in the partial directory holding head, body, tail,
+ * synced like the documents; its path is kept for the undo even when the
+ * write failed half-way. */
+static bl_status write_part(build *b, const char *name, const char *head, const void *body,
+                            size_t len, const char *tail, bl_error *err)
+{
+    bl_buf text;
+    bl_buf_init(&text);
+    bl_buf_puts(&text, head);
+    bl_buf_append(&text, body, len);
+    bl_buf_puts(&text, tail);
+    bl_status st = bl_buf_status(&text, err);
+    char *path = st == BL_OK ? bl_record_path_join(b->partial, name) : NULL;
+    if (st == BL_OK && !path)
+        st = bl_fail(err, BL_ENOMEM, "out of memory for the replays");
+    if (st == BL_OK) {
+        st = bl_file_write_new(path, text.data, text.len, err);
+        if (st == BL_OK || st == BL_EOS)
+            b->files[b->nfiles++] = path;
+        else
+            bl_free(path);
+    }
+    if (st == BL_OK)
+        st = sync_path(b->files[b->nfiles - 1], err);
+    bl_buf_clear(&text);
+    return st;
+}
+
+/* "<stem>.js": the JSON file just written as the argument of the page's
+ * register call, so that index.html can load it with a <script> tag. The
+ * id and call are plain ASCII names, safe inside the JavaScript string. */
+static bl_status write_script(build *b, const char *stem, const char *call, bl_error *err)
+{
+    char name[80], head[160];
+    snprintf(name, sizeof name, "%.63s.js", stem);
+    snprintf(head, sizeof head, "brainlesslabViewer.%s(\"%.63s\", ", call, stem);
+    char *json = NULL;
+    size_t len = 0;
+    bl_status st =
+        bl_file_read(b->files[b->nfiles - 1], BL_FILE_JSON_MAX, "replay", 0, &json, &len, err);
+    if (st == BL_OK)
+        st = write_part(b, name, head, json, len, ");\n", err);
+    bl_free(json);
+    return st;
+}
+
+/* The embedded viewer page (web/). */
+static bl_status write_page(build *b, bl_error *err)
+{
+    bl_status st = BL_OK;
+    for (size_t i = 0; i < bl_web_nassets && st == BL_OK; i++)
+        st = write_part(b, bl_web_assets[i].name, "", bl_web_assets[i].data,
+                        bl_web_assets[i].len, "", err);
+    return st;
 }
 
 /* One case executed and exported into the partial directory; its index
@@ -273,6 +341,8 @@ static bl_status case_export(const replay_case *c, const bl_execution *x, build 
         st = bl_sha256_file(b->files[b->nfiles - 1], digest, err);
     if (st == BL_OK)
         st = sync_path(b->files[b->nfiles - 1], err);
+    if (st == BL_OK)
+        st = write_script(b, c->id, "registerReplay", err);
     bl_free(path);
     bl_recordings_clear(&recs);
     bl_evaluation_destroy(result);
@@ -329,7 +399,8 @@ static bl_status build_start(const char *dest, build *b, bl_error *err)
     while (len > 1 && dest[len - 1] == '/')
         len--;
     static const char suffix[] = ".partial-XXXXXX";
-    if (!(b->dest = bl_strndup(dest, len)) || !(b->partial = bl_malloc(len + sizeof suffix)))
+    if (!(b->dest = bl_strndup(dest, len)) || !(b->partial = bl_malloc(len + sizeof suffix)) ||
+        !(b->files = bl_calloc(MAXFILES, sizeof *b->files)))
         return bl_fail(err, BL_ENOMEM, "out of memory for the replays");
     snprintf(b->partial, len + sizeof suffix, "%s%s", b->dest, suffix);
     bl_status st = bl_dir_create_exclusive(b->dest, &b->created_from, err);
@@ -446,6 +517,10 @@ static int replays_main(const bl_cli_args *args)
         st = write_index(index_cases, &b, &err);
         index_cases = NULL; /* the index took it, or freed it */
     }
+    if (st == BL_OK)
+        st = write_script(&b, "index", "registerIndex", &err);
+    if (st == BL_OK)
+        st = write_page(&b, &err);
     if (st == BL_OK)
         st = build_finish(&b, &err);
     if (st != BL_OK) {
