@@ -143,6 +143,10 @@ foreach(_bl_rel IN LISTS _bl_candidates)
     list(APPEND BL_BUNDLE_FILES ${_bl_rel})
   endif()
 endforeach()
+# The documentation's pictures (screenshots, example figures) are outputs,
+# not sources: nothing is built from them, and they would add some 200 kB
+# that cannot be compressed to every record's package-source.zip.
+list(FILTER BL_BUNDLE_FILES EXCLUDE REGEX "^docs/images/")
 list(SORT BL_BUNDLE_FILES)
 list(REMOVE_DUPLICATES BL_BUNDLE_FILES)
 list(LENGTH BL_BUNDLE_FILES _bl_bundle_count)
