@@ -77,6 +77,20 @@ static bool pair_of(const bl_json *v, double *lo, double *hi)
     return true;
 }
 
+/* Widens r to a target summary's raw estimate and its interval, where the
+ * summary has them. */
+static void range_add_estimate(bl_range *r, const bl_json *summary)
+{
+    const bl_json *raw = bl_json_get(bl_json_get(summary, "outcome"), "raw");
+    if (is_number(raw))
+        bl_range_add(r, num(raw));
+    double lo, hi;
+    if (pair_of(bl_json_get(summary, "raw_interval"), &lo, &hi)) {
+        bl_range_add(r, lo);
+        bl_range_add(r, hi);
+    }
+}
+
 /* An artifact's bytes, checked against the manifest's checksum once more
  * (the record may have changed since it was inspected). */
 static bl_status read_artifact(const ctx *c, const char *rel, char **text, size_t *len,
@@ -315,15 +329,9 @@ static bl_status outcomes_figure(ctx *c, const char *key, bl_error *err)
         st = block_means(c, id, &bv[n], err);
         for (size_t b = 0; st == BL_OK && b < bv[n].n; b++)
             bl_range_add(&yr, bv[n].values[b]);
-        const bl_json *raw = bl_json_get(bl_json_get(s, "outcome"), "raw");
-        if (is_number(raw))
-            bl_range_add(&yr, num(raw));
-        double lo, hi;
-        if (pair_of(bl_json_get(s, "raw_interval"), &lo, &hi)) {
-            bl_range_add(&yr, lo);
-            bl_range_add(&yr, hi);
-        }
+        range_add_estimate(&yr, s);
         const bl_json *adj = of_kind(bl_json_get(s, "adjusted"), BL_JSON_OBJECT);
+        double lo, hi;
         if (adj && pair_of(bl_json_get(adj, "null_interval"), &lo, &hi)) {
             bl_range_add(&yr, lo);
             bl_range_add(&yr, hi);
@@ -607,14 +615,7 @@ static bl_status sweep_figure(ctx *c, const char *key, bl_error *err)
             break;
         }
         bl_range_add(&xr, ce->x);
-        const bl_json *raw = bl_json_get(bl_json_get(s, "outcome"), "raw");
-        if (is_number(raw))
-            bl_range_add(&yr, num(raw));
-        double lo, hi;
-        if (pair_of(bl_json_get(s, "raw_interval"), &lo, &hi)) {
-            bl_range_add(&yr, lo);
-            bl_range_add(&yr, hi);
-        }
+        range_add_estimate(&yr, s);
         n++;
     }
     if (st == BL_OK && n > 0) {
