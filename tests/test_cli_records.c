@@ -461,7 +461,13 @@ static void stop_during_execution(const bl_rt_fixture *fx, int sig, const char *
     nanosleep(&pause, NULL); /* execution under way */
     assert_int_equal(kill(c.pid, sig), 0);
     int status = finish(&c, 60);
-    assert_true(WIFEXITED(status));
+    if (!WIFEXITED(status)) {
+        /* Say how it ended (seen once in CI, not reproduced since): the
+         * stop signal itself means its handler was not installed yet. */
+        char *early = bl_test_read(c.err, NULL);
+        fail_msg("signal %d: the run ended by signal %d, not an exit; stderr: %s", sig,
+                 WIFSIGNALED(status) ? WTERMSIG(status) : -1, early ? early : "");
+    }
     char *err = bl_test_read(c.err, NULL), *out = bl_test_read(c.out, NULL);
     snprintf(line, sizeof line, "brainlesslab: %s: %s\n", kind, message);
     if (WEXITSTATUS(status) != 128 + sig || strcmp(err, line) != 0)
