@@ -204,6 +204,19 @@ bl_status bl_calibrations_read(const char *path, bl_calibration ***out, size_t *
                                bl_error *err);
 
 
+/* ---- artifacts read back ----------------------------------------------------- */
+
+/* The bytes of artifact `rel` of `record` (at most `max`, never through a
+ * symbolic link; *text is heap, NUL-terminated), checked once more against
+ * the manifest's `sha256` (lowercase hex), since the record may have
+ * changed since it was inspected: a missing sha256 or another digest is
+ * BL_EVALUE "<rel>: <kind> artifact does not match its checksum". `kind`
+ * also names the file in read errors ("<kind> file"). On failure *text is
+ * NULL. */
+bl_status bl_record_artifact_read(const char *record, const char *rel, const char *sha256,
+                                  size_t max, const char *kind, char **text, size_t *len,
+                                  bl_error *err);
+
 /* ---- probe events read back (§4.11, §7.3) -------------------------------- */
 
 /* The largest probe file (CSV or .npz) read whole: the site example's

@@ -23,7 +23,6 @@
 #include "brainlesslab/file.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/records.h"
-#include "brainlesslab/sha256.h"
 #include "figures/figures_internal.h"
 
 static const char *const point_order[] = {"cue_end", "delay_end", "response"};
@@ -100,22 +99,8 @@ static bl_status read_artifact(const ctx *c, const char *rel, char **text, size_
     const char *want = str_of(c->hashes, rel);
     if (!want)
         return bl_fail(err, BL_EVALUE, "the record holds no %s", rel);
-    char *path = bl_record_path_join(c->record, rel);
-    if (!path)
-        return nomem(err);
-    char hex[2 * BL_SHA256_BYTES + 1];
-    bl_status st = bl_file_read(path, BL_RECORD_PROBE_FILE_MAX, "record file", BL_FILE_NOFOLLOW,
-                                text, len, err);
-    if (st == BL_OK)
-        st = bl_sha256_hex(*text, *len, hex, err);
-    if (st == BL_OK && strcmp(hex, want) != 0)
-        st = bl_fail(err, BL_EVALUE, "%s: record artifact does not match its checksum", rel);
-    bl_free(path);
-    if (st != BL_OK) {
-        bl_free(*text);
-        *text = NULL;
-    }
-    return st;
+    return bl_record_artifact_read(c->record, rel, want, BL_RECORD_PROBE_FILE_MAX, "record",
+                                   text, len, err);
 }
 
 static bl_status read_csv(const ctx *c, const char *rel, bl_csv_table *t, bl_error *err)

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -511,5 +512,28 @@ bl_status bl_calibrations_read(const char *path, bl_calibration ***out, size_t *
         return nomem(err);
     st = bl_calibrations_read_file(file, out, n, err);
     bl_free(file);
+    return st;
+}
+
+bl_status bl_record_artifact_read(const char *record, const char *rel, const char *sha256,
+                                  size_t max, const char *kind, char **text, size_t *len,
+                                  bl_error *err)
+{
+    *text = NULL;
+    char *path = bl_record_path_join(record, rel);
+    if (!path)
+        return bl_fail(err, BL_ENOMEM, "out of memory for a path");
+    char what[64], hex[2 * BL_SHA256_BYTES + 1];
+    snprintf(what, sizeof what, "%s file", kind);
+    bl_status st = bl_file_read(path, max, what, BL_FILE_NOFOLLOW, text, len, err);
+    if (st == BL_OK)
+        st = bl_sha256_hex(*text, *len, hex, err);
+    if (st == BL_OK && (!sha256 || strcmp(hex, sha256) != 0))
+        st = bl_fail(err, BL_EVALUE, "%s: %s artifact does not match its checksum", rel, kind);
+    bl_free(path);
+    if (st != BL_OK) {
+        bl_free(*text);
+        *text = NULL;
+    }
     return st;
 }

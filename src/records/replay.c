@@ -10,7 +10,6 @@
 #include "brainlesslab/alloc.h"
 #include "brainlesslab/file.h"
 #include "brainlesslab/records.h"
-#include "brainlesslab/sha256.h"
 #include "brainlesslab/version.h"
 #include "records_internal.h"
 
@@ -183,16 +182,8 @@ static bl_status read_replay(const char *record, const char *rel, const char *sh
 {
     *text = NULL;
     *doc = NULL;
-    char *path = bl_record_path_join(record, rel);
-    if (!path)
-        return nomem(err);
-    char hex[2 * BL_SHA256_BYTES + 1];
-    bl_status st = bl_file_read(path, REPLAY_FILE_MAX, "replay file", BL_FILE_NOFOLLOW, text,
-                                len, err);
-    if (st == BL_OK)
-        st = bl_sha256_hex(*text, *len, hex, err);
-    if (st == BL_OK && (!sha256 || strcmp(hex, sha256) != 0))
-        st = bl_fail(err, BL_EVALUE, "%s: replay artifact does not match its checksum", rel);
+    bl_status st =
+        bl_record_artifact_read(record, rel, sha256, REPLAY_FILE_MAX, "replay", text, len, err);
     if (st == BL_OK)
         st = bl_json_parse(*text, *len, rel, doc, err);
     if (st == BL_OK) {
@@ -202,7 +193,6 @@ static bl_status read_replay(const char *record, const char *rel, const char *sh
             bl_json_get_int(version) != 1 || !string_member(*doc, "trial_key"))
             st = bl_fail(err, BL_EVALUE, "%s: unsupported replay format", rel);
     }
-    bl_free(path);
     if (st != BL_OK) {
         bl_free(*text);
         *text = NULL;
