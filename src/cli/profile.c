@@ -92,7 +92,7 @@ static const char *const tasks[] = {"delayed_cue", "tracking", "pong", "cartpole
                                     NULL};
 static const char *const recordings[] = {"none", "summary", "probe_events", "replay", NULL};
 static const char *const process_phases[] = {"cold_cache_new_process", "warm_cache_new_process",
-                                             NULL};
+                                             "isolated_new_process", NULL};
 
 enum {
     OPT_BACKENDS,
@@ -117,6 +117,12 @@ enum {
     OPT_INTERVAL,
     OPT_WORKER_BACKEND,
     OPT_PROCESS_PHASE,
+    OPT_ISOLATED,
+    OPT_FRAMES,
+    OPT_TAPE_RECORD,
+    OPT_TAPE_TRIALS,
+    OPT_TAPE_INPUTS,
+    OPT_TAPE_SEED,
 };
 
 static const bl_cli_option options[] = {
@@ -151,7 +157,34 @@ static const bl_cli_option options[] = {
                             .choices = backends},
     [OPT_PROCESS_PHASE] = {.name = "--process-phase", .kind = BL_CLI_CHOICE,
                            .choices = process_phases},
+    [OPT_ISOLATED] = {.name = "--isolated", .kind = BL_CLI_SWITCH},
+    [OPT_FRAMES] = {.name = "--frames", .kind = BL_CLI_INT},
+    [OPT_TAPE_RECORD] = {.name = "--tape-record", .kind = BL_CLI_STRING},
+    [OPT_TAPE_TRIALS] = {.name = "--tape-trials", .kind = BL_CLI_STRING},
+    [OPT_TAPE_INPUTS] = {.name = "--tape-inputs", .kind = BL_CLI_STRING},
+    [OPT_TAPE_SEED] = {.name = "--tape-seed", .kind = BL_CLI_INT},
 };
+
+/* The flags of one mode only: end-to-end profile's workload and records,
+ * and the stepping benchmark's frames and tape (the others apply to both;
+ * --task and --seed only to a synthetic tape, which stepping.c checks). */
+static const int profile_only[] = {OPT_TRIALS, OPT_BLOCKS, OPT_MEMORY_BUDGET,
+                                   OPT_RECORDING_BUDGET, OPT_HORIZON, OPT_DIAGNOSTIC,
+                                   OPT_RECORDING};
+static const int isolated_only[] = {OPT_FRAMES, OPT_TAPE_RECORD, OPT_TAPE_TRIALS,
+                                    OPT_TAPE_INPUTS, OPT_TAPE_SEED};
+
+/* The first flag given that does not apply to the mode, or NULL. */
+static const char *inapplicable(const bl_cli_args *c, bool isolated)
+{
+    const int *list = isolated ? profile_only : isolated_only;
+    const size_t n = isolated ? sizeof profile_only / sizeof *profile_only
+                              : sizeof isolated_only / sizeof *isolated_only;
+    for (size_t i = 0; i < n; i++)
+        if (c->count[list[i]] > 0)
+            return options[list[i]].name;
+    return NULL;
+}
 
 static void args_from_cli(const bl_cli_args *c, bl_profile_args *a)
 {
@@ -182,6 +215,19 @@ static void args_from_cli(const bl_cli_args *c, bl_profile_args *a)
     a->activity_interval = c->real[OPT_INTERVAL];
     a->worker_backend = c->value[OPT_WORKER_BACKEND];
     a->process_phase = c->value[OPT_PROCESS_PHASE];
+    a->isolated = c->count[OPT_ISOLATED] > 0;
+    a->has_frames = c->count[OPT_FRAMES] > 0;
+    a->frames = a->has_frames ? c->integer[OPT_FRAMES] : 0;
+    a->tape_record = c->count[OPT_TAPE_RECORD] ? c->value[OPT_TAPE_RECORD] : NULL;
+    a->tape_trials = c->count[OPT_TAPE_TRIALS] ? c->value[OPT_TAPE_TRIALS] : NULL;
+    a->tape_inputs = c->count[OPT_TAPE_INPUTS] ? c->value[OPT_TAPE_INPUTS] : NULL;
+    a->tape_seed_given = c->count[OPT_TAPE_SEED] > 0;
+    a->tape_seed = a->tape_seed_given ? c->integer[OPT_TAPE_SEED] : 0;
+    a->node_given = c->count[OPT_NODE] > 0;
+    a->count_given = c->count[OPT_COUNT] > 0;
+    a->task_given = c->count[OPT_TASK] > 0;
+    a->seed_given = c->count[OPT_SEED] > 0;
+    a->inapplicable = inapplicable(c, a->isolated);
 }
 
 /* argparse's parser.error: the usage, then "<prog>: error: <message>". */
