@@ -3,6 +3,13 @@
  * with the hidden --worker-backend and --process-phase flags, is the worker
  * the parent execs: it prints one PROFILE_RECEIPT= line on stdout.
  *
+ * With --isolated it is the stepping benchmark instead (src/measure/
+ * stepping.c): one fresh worker, a fixed tape, the stepping timed alone,
+ * receipt "brainlesslab-stepping-benchmark" v1. It is a mode of profile
+ * rather than a command of its own because it shares profile's whole
+ * frame: the destination, the background-activity refusal, the host
+ * block, the fresh worker process and its receipt line, the statistics.
+ *
  * Exit codes (§1.11): 0 every measurement complete; 1 a failed measurement
  * (the receipt is still written), an existing DEST (FileExistsError) or an
  * error after DEST exists; 2, with nothing created, a bad command line
@@ -36,6 +43,9 @@ static const char usage[] =
     "                            [--allow-background-activity]\n"
     "                            [--activity-cpu-threshold ACTIVITY_CPU_THRESHOLD]\n"
     "                            [--activity-interval ACTIVITY_INTERVAL]\n"
+    "                            [--isolated] [--frames FRAMES]\n"
+    "                            [--tape-record RECORD] [--tape-trials KEYS]\n"
+    "                            [--tape-inputs DIST] [--tape-seed SEED]\n"
     "                            destination\n";
 
 static const char help[] =
@@ -43,6 +53,13 @@ static const char help[] =
     "Time a fixed workload in fresh worker processes (a cold and a warm phase per\n"
     "backend) and write DEST/receipt.json (brainlesslab-backend-profile v1) with\n"
     "the worker logs beside it. Prints {\"receipt\": PATH, \"status\": STATUS}.\n"
+    "\n"
+    "With --isolated, time pure model stepping instead: one fresh worker builds a\n"
+    "fixed tape (--tape-record or --tape-inputs) and the model batches once, then\n"
+    "steps --frames frames per slot from the same reset state per sample and writes\n"
+    "DEST/receipt.json (brainlesslab-stepping-benchmark v1) with a digest of the\n"
+    "final state. --trials, --blocks, --horizon, --diagnostic, --recording and the\n"
+    "budgets do not apply to it.\n"
     "\n"
     "positional arguments:\n"
     "  destination           new directory for the receipt (must not exist)\n"
@@ -52,7 +69,7 @@ static const char help[] =
     "  --backends {cpu} [{cpu} ...]\n"
     "                        backends, distinct, run serially (default: cpu)\n"
     "  --dtype {float32,float64}\n"
-    "                        numerics (required)\n"
+    "                        numerics (required; with --tape-record, the record's)\n"
     "  --node {falandays,sorn}\n"
     "                        model (default: falandays)\n"
     "  --task {delayed_cue,tracking,pong,cartpole_plank_easy}\n"
@@ -83,7 +100,23 @@ static const char help[] =
     "                        CPU percent of another process that counts as\n"
     "                        background activity (default: 2.0)\n"
     "  --activity-interval ACTIVITY_INTERVAL\n"
-    "                        seconds over which CPU use is measured (default: 1.0)\n";
+    "                        seconds over which CPU use is measured (default: 1.0)\n"
+    "  --isolated            the stepping benchmark: pure model stepping on a fixed\n"
+    "                        tape (--batch-size is then the number of slots\n"
+    "                        stepped)\n"
+    "  --frames FRAMES       --isolated: frames each slot steps per sample\n"
+    "                        (required)\n"
+    "  --tape-record RECORD  --isolated: a complete record with replays whose\n"
+    "                        trials' inputs and noise make the tape; its plan\n"
+    "                        decides node, count and dtype\n"
+    "  --tape-trials KEYS    --isolated: the trial keys (target/block/trial) of\n"
+    "                        --tape-record, comma-separated (default: its only\n"
+    "                        replay)\n"
+    "  --tape-inputs DIST    --isolated: a synthetic tape of uniform, bernoulli:P\n"
+    "                        or normal:SD inputs; the model is --seed's block-0\n"
+    "                        wiring for --task's ports\n"
+    "  --tape-seed SEED      --isolated: the seed of --tape-inputs (required with\n"
+    "                        it)\n";
 
 static const char *const backends[] = {"cpu", NULL};
 static const char *const dtypes[] = {"float32", "float64", NULL};

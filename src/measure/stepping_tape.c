@@ -429,18 +429,18 @@ static bl_status check_flags(const record_ctx *c, const bl_target_spec *spec, bl
     const bl_profile_args *a = c->a;
     if (a->node_given && strcmp(a->node, spec->node) != 0)
         return bl_fail(err, BL_EVALUE,
-                       "argument --node: %s conflicts with the record's model (%s); the "
-                       "record's plan decides it",
+                       "--node %s conflicts with the record's model (%s): the record's plan "
+                       "decides it",
                        a->node, spec->node);
     if (a->count_given && a->count != spec->nodes)
         return bl_fail(err, BL_EVALUE,
-                       "argument --count: %lld conflicts with the record's model (%lld nodes); "
-                       "the record's plan decides it",
+                       "--count %lld conflicts with the record's model (%lld nodes): the "
+                       "record's plan decides it",
                        (long long)a->count, (long long)spec->nodes);
     if (a->dtype && strcmp(a->dtype, bl_dtype_name(dtype)) != 0)
         return bl_fail(err, BL_EVALUE,
-                       "argument --dtype: %s conflicts with the record's numerics (%s); the "
-                       "record's plan decides it",
+                       "--dtype %s conflicts with the record's numerics (%s): the record's "
+                       "plan decides it",
                        a->dtype, bl_dtype_name(dtype));
     return BL_OK;
 }
