@@ -595,6 +595,99 @@ static void test_command_receipt(void **state)
     free(err);
 }
 
+/* ---- the parent, with a fake worker ---------------------------------------------- */
+
+typedef struct fake {
+    bl_json *receipt;      /* what the worker line carries */
+    int returncode;
+    char argv[4096];
+} fake;
+
+static bl_status quiet(void *ctx, const bl_activity_options *o, bl_json **out, bl_error *err)
+{
+    (void)ctx;
+    (void)o;
+    bl_json *t = bl_json_object();
+    bl_status st = bl_json_object_set(t, "status", bl_json_string("available"), err);
+    if (st == BL_OK)
+        st = bl_json_object_set(t, "processes", bl_json_array(), err);
+    *out = t;
+    return st;
+}
+
+static bl_status fake_spawn(void *ctx, const char *const *argv, const char *stdout_path,
+                            const char *stderr_path, int *returncode, char **stdout_text,
+                            bl_error *err)
+{
+    fake *f = ctx;
+    (void)stderr_path;
+    size_t used = 0;
+    for (size_t i = 0; argv[i]; i++)
+        used += (size_t)snprintf(f->argv + used, sizeof f->argv - used, "%s ", argv[i]);
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_buf_puts(&b, "PROFILE_RECEIPT=");
+    OK_E(bl_json_write(f->receipt, BL_JSON_SORT_KEYS, &b, &e_));
+    bl_buf_putc(&b, '\n');
+    FILE *out = fopen(stdout_path, "w");
+    assert_non_null(out);
+    fwrite(b.data, 1, b.len, out);
+    fclose(out);
+    *stdout_text = bl_buf_take(&b, NULL);
+    *returncode = f->returncode;
+    (void)err;
+    return BL_OK;
+}
+
+/* A worker that reports a final state that changed between samples fails
+ * the command: exit 1, one line naming the phase and the reason, and the
+ * receipt (a stepping benchmark's) still written. A complete one exits 0. */
+static void test_parent_verdicts(void **state)
+{
+    bl_profile_args a = synthetic_args("falandays", "float32", 2, 1);
+    a.worker_backend = NULL;
+    a.process_phase = NULL;
+    a.destination = bl_test_path(state, "ok");
+    a.samples = 1;
+    a.warmups = 0;
+    bl_profile_args w = a;
+    w.worker_backend = "cpu";
+    fake f = {.receipt = worker(&w), .returncode = 0};
+    bl_profile_hooks h = {.ctx = &f, .telemetry = quiet, .spawn = fake_spawn};
+    char *path = NULL;
+    bl_error err = {0};
+    assert_int_equal(bl_profile_parent(&a, "/bin/self", &h, &path, &err), 0);
+    assert_non_null(strstr(f.argv, " --isolated --frames 40 "));
+    assert_non_null(strstr(f.argv, " --tape-inputs bernoulli:0.4 --tape-seed 3"));
+    assert_null(strstr(f.argv, "--trials"));
+    assert_null(strstr(f.argv, "--recording"));
+    bl_json *r = NULL;
+    OK_E(bl_json_read_file(path, &r, &e_));
+    assert_string_equal(str(r, "format"), "brainlesslab-stepping-benchmark");
+    assert_null(bl_json_get(r, "cache_scope"));
+    bl_json_destroy(r);
+    bl_free(path);
+    path = NULL;
+
+    bl_json_object_set(f.receipt, "status", bl_json_string("failed"), &err);
+    bl_json_object_set(f.receipt, "error",
+                       bl_json_string("the final state of sample 0 differs from the reference "
+                                      "pass's"),
+                       &err);
+    f.returncode = 1;
+    a.destination = bl_test_path(state, "failed");
+    assert_int_equal(bl_profile_parent(&a, "/bin/self", &h, &path, &err), 1);
+    assert_non_null(path);
+    assert_non_null(strstr(err.msg, "profile failed: cpu isolated_new_process: the final state "
+                                    "of sample 0 differs"));
+    assert_null(strchr(err.msg, '\n'));
+    OK_E(bl_json_read_file(path, &r, &e_));
+    assert_string_equal(str(bl_json_at(get(r, "measurements"), 0), "status"), "failed");
+    bl_json_destroy(r);
+    bl_free(path);
+    bl_json_destroy(f.receipt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -608,6 +701,7 @@ int main(void)
         BL_TEST_IN_DIR(test_bad_flags),
         BL_TEST_IN_DIR(test_unsuitable_records),
         BL_TEST_IN_DIR(test_command_receipt),
+        BL_TEST_IN_DIR(test_parent_verdicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,9 @@
  * - `profile`: timing receipts of a fixed workload, each phase in a fresh
  *   worker process (the parent execs this same binary), format
  *   "brainlesslab-backend-profile" v1.
+ * - `profile --isolated`: the stepping benchmark, model stepping alone on a
+ *   fixed tape in one fresh worker, format "brainlesslab-stepping-benchmark"
+ *   v1 (src/measure/stepping*.c, docs/performance.md).
  * - `qualify`: float32 against the float64 reference, frame by frame on
  *   identical inputs and noise, format "brainlesslab-backend-conformance" v1.
  *
