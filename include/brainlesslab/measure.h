@@ -8,6 +8,9 @@
  * - `profile`: timing receipts of a fixed workload, each phase in a fresh
  *   worker process (the parent execs this same binary), format
  *   "brainlesslab-backend-profile" v1.
+ * - `profile --isolated`: the stepping benchmark, model stepping alone on a
+ *   fixed tape in one fresh worker, format "brainlesslab-stepping-benchmark"
+ *   v1 (src/measure/stepping*.c, docs/performance.md).
  * - `qualify`: float32 against the float64 reference, frame by frame on
  *   identical inputs and noise, format "brainlesslab-backend-conformance" v1.
  *
@@ -120,6 +123,22 @@ typedef struct bl_profile_args {
     double activity_interval;      /* seconds between the two activity samples */
     const char *worker_backend;    /* hidden: non-NULL in a worker */
     const char *process_phase;     /* hidden: cold_/warm_cache_new_process */
+    /* --isolated: the stepping benchmark (stepping.c) instead of the
+     * end-to-end workload. Its tape is either a record's replayed trials
+     * (tape_record, tape_trials: comma-separated trial keys or NULL) or a
+     * synthetic one (tape_inputs: "uniform", "bernoulli:P" or "normal:SD",
+     * drawn from tape_seed; the model is the workload's block-0 wiring of
+     * --seed). A record's plan decides --node, --count and --dtype, which
+     * must agree with it when given. */
+    bool isolated;
+    int64_t frames;                /* frames each slot steps per sample */
+    const char *tape_record, *tape_trials, *tape_inputs;
+    int64_t tape_seed;
+    /* Which flags were on the command line (defaults aside). */
+    bool has_frames, tape_seed_given, node_given, count_given, task_given, seed_given;
+    /* The first flag given that does not apply to the mode (a profile-only
+     * flag with --isolated, an --isolated one without it), or NULL. */
+    const char *inapplicable;
 } bl_profile_args;
 
 /* The defaults of §1.2 (dtype stays NULL: it is required). */

@@ -31,7 +31,7 @@ typedef struct bl_cli_option {
     bool plus;
 } bl_cli_option;
 
-#define BL_CLI_MAX_OPTIONS 24
+#define BL_CLI_MAX_OPTIONS 32
 
 typedef struct bl_cli_args bl_cli_args;
 

@@ -3,6 +3,13 @@
  * with the hidden --worker-backend and --process-phase flags, is the worker
  * the parent execs: it prints one PROFILE_RECEIPT= line on stdout.
  *
+ * With --isolated it is the stepping benchmark instead (src/measure/
+ * stepping.c): one fresh worker, a fixed tape, the stepping timed alone,
+ * receipt "brainlesslab-stepping-benchmark" v1. It is a mode of profile
+ * rather than a command of its own because it shares profile's whole
+ * frame: the destination, the background-activity refusal, the host
+ * block, the fresh worker process and its receipt line, the statistics.
+ *
  * Exit codes (§1.11): 0 every measurement complete; 1 a failed measurement
  * (the receipt is still written), an existing DEST (FileExistsError) or an
  * error after DEST exists; 2, with nothing created, a bad command line
@@ -36,6 +43,9 @@ static const char usage[] =
     "                            [--allow-background-activity]\n"
     "                            [--activity-cpu-threshold ACTIVITY_CPU_THRESHOLD]\n"
     "                            [--activity-interval ACTIVITY_INTERVAL]\n"
+    "                            [--isolated] [--frames FRAMES]\n"
+    "                            [--tape-record RECORD] [--tape-trials KEYS]\n"
+    "                            [--tape-inputs DIST] [--tape-seed SEED]\n"
     "                            destination\n";
 
 static const char help[] =
@@ -43,6 +53,13 @@ static const char help[] =
     "Time a fixed workload in fresh worker processes (a cold and a warm phase per\n"
     "backend) and write DEST/receipt.json (brainlesslab-backend-profile v1) with\n"
     "the worker logs beside it. Prints {\"receipt\": PATH, \"status\": STATUS}.\n"
+    "\n"
+    "With --isolated, time pure model stepping instead: one fresh worker builds a\n"
+    "fixed tape (--tape-record or --tape-inputs) and the model batches once, then\n"
+    "steps --frames frames per slot from the same reset state per sample and writes\n"
+    "DEST/receipt.json (brainlesslab-stepping-benchmark v1) with a digest of the\n"
+    "final state. --trials, --blocks, --horizon, --diagnostic, --recording and the\n"
+    "budgets do not apply to it.\n"
     "\n"
     "positional arguments:\n"
     "  destination           new directory for the receipt (must not exist)\n"
@@ -52,7 +69,7 @@ static const char help[] =
     "  --backends {cpu} [{cpu} ...]\n"
     "                        backends, distinct, run serially (default: cpu)\n"
     "  --dtype {float32,float64}\n"
-    "                        numerics (required)\n"
+    "                        numerics (required; with --tape-record, the record's)\n"
     "  --node {falandays,sorn}\n"
     "                        model (default: falandays)\n"
     "  --task {delayed_cue,tracking,pong,cartpole_plank_easy}\n"
@@ -83,7 +100,23 @@ static const char help[] =
     "                        CPU percent of another process that counts as\n"
     "                        background activity (default: 2.0)\n"
     "  --activity-interval ACTIVITY_INTERVAL\n"
-    "                        seconds over which CPU use is measured (default: 1.0)\n";
+    "                        seconds over which CPU use is measured (default: 1.0)\n"
+    "  --isolated            the stepping benchmark: pure model stepping on a fixed\n"
+    "                        tape (--batch-size is then the number of slots\n"
+    "                        stepped)\n"
+    "  --frames FRAMES       --isolated: frames each slot steps per sample\n"
+    "                        (required)\n"
+    "  --tape-record RECORD  --isolated: a complete record with replays whose\n"
+    "                        trials' inputs and noise make the tape; its plan\n"
+    "                        decides node, count and dtype\n"
+    "  --tape-trials KEYS    --isolated: the trial keys (target/block/trial) of\n"
+    "                        --tape-record, comma-separated (default: its only\n"
+    "                        replay)\n"
+    "  --tape-inputs DIST    --isolated: a synthetic tape of uniform, bernoulli:P\n"
+    "                        or normal:SD inputs; the model is --seed's block-0\n"
+    "                        wiring for --task's ports\n"
+    "  --tape-seed SEED      --isolated: the seed of --tape-inputs (required with\n"
+    "                        it)\n";
 
 static const char *const backends[] = {"cpu", NULL};
 static const char *const dtypes[] = {"float32", "float64", NULL};
@@ -92,7 +125,7 @@ static const char *const tasks[] = {"delayed_cue", "tracking", "pong", "cartpole
                                     NULL};
 static const char *const recordings[] = {"none", "summary", "probe_events", "replay", NULL};
 static const char *const process_phases[] = {"cold_cache_new_process", "warm_cache_new_process",
-                                             NULL};
+                                             "isolated_new_process", NULL};
 
 enum {
     OPT_BACKENDS,
@@ -117,6 +150,12 @@ enum {
     OPT_INTERVAL,
     OPT_WORKER_BACKEND,
     OPT_PROCESS_PHASE,
+    OPT_ISOLATED,
+    OPT_FRAMES,
+    OPT_TAPE_RECORD,
+    OPT_TAPE_TRIALS,
+    OPT_TAPE_INPUTS,
+    OPT_TAPE_SEED,
 };
 
 static const bl_cli_option options[] = {
@@ -151,7 +190,34 @@ static const bl_cli_option options[] = {
                             .choices = backends},
     [OPT_PROCESS_PHASE] = {.name = "--process-phase", .kind = BL_CLI_CHOICE,
                            .choices = process_phases},
+    [OPT_ISOLATED] = {.name = "--isolated", .kind = BL_CLI_SWITCH},
+    [OPT_FRAMES] = {.name = "--frames", .kind = BL_CLI_INT},
+    [OPT_TAPE_RECORD] = {.name = "--tape-record", .kind = BL_CLI_STRING},
+    [OPT_TAPE_TRIALS] = {.name = "--tape-trials", .kind = BL_CLI_STRING},
+    [OPT_TAPE_INPUTS] = {.name = "--tape-inputs", .kind = BL_CLI_STRING},
+    [OPT_TAPE_SEED] = {.name = "--tape-seed", .kind = BL_CLI_INT},
 };
+
+/* The flags of one mode only: end-to-end profile's workload and records,
+ * and the stepping benchmark's frames and tape (the others apply to both;
+ * --task and --seed only to a synthetic tape, which stepping.c checks). */
+static const int profile_only[] = {OPT_TRIALS, OPT_BLOCKS, OPT_MEMORY_BUDGET,
+                                   OPT_RECORDING_BUDGET, OPT_HORIZON, OPT_DIAGNOSTIC,
+                                   OPT_RECORDING};
+static const int isolated_only[] = {OPT_FRAMES, OPT_TAPE_RECORD, OPT_TAPE_TRIALS,
+                                    OPT_TAPE_INPUTS, OPT_TAPE_SEED};
+
+/* The first flag given that does not apply to the mode, or NULL. */
+static const char *inapplicable(const bl_cli_args *c, bool isolated)
+{
+    const int *list = isolated ? profile_only : isolated_only;
+    const size_t n = isolated ? sizeof profile_only / sizeof *profile_only
+                              : sizeof isolated_only / sizeof *isolated_only;
+    for (size_t i = 0; i < n; i++)
+        if (c->count[list[i]] > 0)
+            return options[list[i]].name;
+    return NULL;
+}
 
 static void args_from_cli(const bl_cli_args *c, bl_profile_args *a)
 {
@@ -182,6 +248,19 @@ static void args_from_cli(const bl_cli_args *c, bl_profile_args *a)
     a->activity_interval = c->real[OPT_INTERVAL];
     a->worker_backend = c->value[OPT_WORKER_BACKEND];
     a->process_phase = c->value[OPT_PROCESS_PHASE];
+    a->isolated = c->count[OPT_ISOLATED] > 0;
+    a->has_frames = c->count[OPT_FRAMES] > 0;
+    a->frames = a->has_frames ? c->integer[OPT_FRAMES] : 0;
+    a->tape_record = c->count[OPT_TAPE_RECORD] ? c->value[OPT_TAPE_RECORD] : NULL;
+    a->tape_trials = c->count[OPT_TAPE_TRIALS] ? c->value[OPT_TAPE_TRIALS] : NULL;
+    a->tape_inputs = c->count[OPT_TAPE_INPUTS] ? c->value[OPT_TAPE_INPUTS] : NULL;
+    a->tape_seed_given = c->count[OPT_TAPE_SEED] > 0;
+    a->tape_seed = a->tape_seed_given ? c->integer[OPT_TAPE_SEED] : 0;
+    a->node_given = c->count[OPT_NODE] > 0;
+    a->count_given = c->count[OPT_COUNT] > 0;
+    a->task_given = c->count[OPT_TASK] > 0;
+    a->seed_given = c->count[OPT_SEED] > 0;
+    a->inapplicable = inapplicable(c, a->isolated);
 }
 
 /* argparse's parser.error: the usage, then "<prog>: error: <message>". */

@@ -23,6 +23,8 @@ bl_json *bl_measure_real_or_null(double v);
 const char *bl_measure_string(const bl_json *o, const char *key);
 /* Both strings present and equal. */
 bool bl_measure_equal(const char *a, const char *b);
+/* The receipts' peak_rss block (§1.9): getrusage's high-water mark. */
+bl_json *bl_measure_peak_rss(void);
 
 /* ---- how busy the host is (host_load.c) ---------------------------------- */
 /* Each reads under proc_root (NULL: "/proc"); a missing or unreadable source

@@ -12,6 +12,7 @@
 #include "brainlesslab/sha256.h"
 #include "measure_internal.h"
 #include "profile_internal.h"
+#include "stepping_internal.h"
 
 void bl_profile_args_default(bl_profile_args *a)
 {
@@ -38,7 +39,8 @@ void bl_profile_args_default(bl_profile_args *a)
 /* §1.2 validate_args, in the order of the table. */
 static bl_status validate_flags(const bl_profile_args *a, bl_error *err)
 {
-    if (!a->dtype)
+    /* A record tape's plan names its dtype (stepping_tape.c). */
+    if (!a->dtype && !(a->isolated && a->tape_record))
         return bl_fail(err, BL_EUSAGE, "the following arguments are required: --dtype");
     for (size_t i = 0; i < a->nbackends; i++)
         for (size_t j = 0; j < i; j++)
@@ -84,18 +86,40 @@ static bl_status validate_flags(const bl_profile_args *a, bl_error *err)
     return BL_OK;
 }
 
+/* The tape of --isolated, built and released: what the worker will build. */
+static bl_status isolated_preflight(const bl_profile_args *a, bl_error *err)
+{
+    bl_step_tape t;
+    bl_status st = bl_step_tape_build(a, &t, err);
+    if (st == BL_OK && (size_t)a->batch_size < t.nstreams)
+        st = bl_fail(err, BL_EUSAGE,
+                     "--batch-size %lld is less than the %zu tape trials (each needs a slot)",
+                     (long long)a->batch_size, t.nstreams);
+    bl_step_tape_clear(&t);
+    return st;
+}
+
 bl_status bl_profile_preflight(const bl_profile_args *a, bool *refused, bl_error *err)
 {
     *refused = false;
     bl_status st = validate_flags(a, err);
+    if (st == BL_OK)
+        st = bl_stepping_validate(a, err);
     if (st != BL_OK)
         return st;
     /* A resolution or admission error makes this command line unusable
      * (§1.2 preflight: exit 2), but it is no syntax error: the resolver's
-     * own kind and message say what is wrong with the workload. */
-    bl_profile_workload w;
-    st = bl_profile_workload_build(a, &w, err);
-    bl_profile_workload_destroy(&w);
+     * own kind and message say what is wrong with the workload. So is a
+     * tape that cannot be built (an unsuitable record): the parent builds
+     * it once before creating anything; the worker builds its own. */
+    if (a->isolated) {
+        if (!a->worker_backend)
+            st = isolated_preflight(a, err);
+    } else {
+        bl_profile_workload w;
+        st = bl_profile_workload_build(a, &w, err);
+        bl_profile_workload_destroy(&w);
+    }
     /* Admission refusals are MemoryErrors of the plan; a real allocation
      * failure ("out of memory ...") stays what it is. */
     BL_ASSERT(err);

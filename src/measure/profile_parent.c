@@ -26,10 +26,14 @@
 #include "brainlesslab/version.h"
 #include "measure_internal.h"
 #include "profile_internal.h"
+#include "stepping_internal.h"
 
 extern char **environ;
 
 static const char *const phases[] = {"cold_cache_new_process", "warm_cache_new_process"};
+/* --isolated: one fresh process; its model and buffers are allocated once
+ * and every run inside it starts from the same reset state. */
+static const char *const isolated_phases[] = {"isolated_new_process"};
 
 static const char process_boundary[] =
     "full worker process: exec through exit; loader, argument parsing, runtime preparation, "
@@ -39,6 +43,11 @@ static const char cache_scope[] =
     "not_applicable: kernels are compiled ahead of time, so there is no application cache to "
     "empty or populate; OS page cache and CPU caches uncontrolled. The cold and warm phases are "
     "two fresh processes in series.";
+
+static const char isolated_interpretation[] =
+    "Pure stepping time of one model on a fixed tape: comparable across engines, instruction "
+    "sets, lane policies, thread counts and batch sizes only when the final-state digest is "
+    "the same; not the cost of a closed-loop evaluation (use profile for that).";
 
 static const char interpretation[] =
     "Repeated identical development worlds measure software latency, not additional "
@@ -102,6 +111,14 @@ bool bl_profile_row_complete(const bl_json *row, int returncode, const bl_profil
                              const bl_json *first, const char **error)
 {
     *error = NULL;
+    /* The stepping worker checks its own runs (digests, the record's
+     * activity) and says why one failed. */
+    if (a->isolated) {
+        if (returncode == 0 && bl_measure_equal(bl_measure_string(row, "status"), "complete"))
+            return true;
+        *error = "worker failed or reported an incomplete receipt";
+        return false;
+    }
     const bl_json *samples = bl_json_get(row, "samples");
     const bl_json *warmups = bl_json_get(row, "warmups");
     if (returncode != 0 || !bl_measure_equal(bl_measure_string(row, "status"), "complete") || !samples ||
@@ -186,6 +203,42 @@ static void arg_int(worker_argv *w, const char *flag, int64_t v)
     arg(w, w->numbers[w->nnum++]);
 }
 
+/* The stepping benchmark's worker: the flags it was given that apply. */
+static void isolated_argv(worker_argv *w, const bl_profile_args *a)
+{
+    arg(w, "--isolated");
+    arg_int(w, "--frames", a->frames);
+    if (a->dtype) {
+        arg(w, "--dtype");
+        arg(w, a->dtype);
+    }
+    if (a->node_given || !a->tape_record) {
+        arg(w, "--node");
+        arg(w, a->node);
+    }
+    if (a->count_given || !a->tape_record)
+        arg_int(w, "--count", a->count);
+    arg_int(w, "--batch-size", a->batch_size);
+    arg_int(w, "--samples", a->samples);
+    arg_int(w, "--warmups", a->warmups);
+    arg_int(w, "--cpu-threads", a->cpu_threads);
+    if (a->tape_record) {
+        arg(w, "--tape-record");
+        arg(w, a->tape_record);
+        if (a->tape_trials) {
+            arg(w, "--tape-trials");
+            arg(w, a->tape_trials);
+        }
+        return;
+    }
+    arg(w, "--task");
+    arg(w, a->task);
+    arg_int(w, "--seed", a->seed);
+    arg(w, "--tape-inputs");
+    arg(w, a->tape_inputs);
+    arg_int(w, "--tape-seed", a->tape_seed);
+}
+
 static void build_argv(worker_argv *w, const char *self, const bl_profile_args *a,
                        const char *backend, const char *phase)
 {
@@ -197,6 +250,10 @@ static void build_argv(worker_argv *w, const char *self, const bl_profile_args *
     arg(w, backend);
     arg(w, "--process-phase");
     arg(w, phase);
+    if (a->isolated) {
+        isolated_argv(w, a);
+        return;
+    }
     arg(w, "--dtype");
     arg(w, a->dtype);
     arg(w, "--node");
@@ -424,9 +481,11 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     char first_failure[BL_ERROR_MAX] = ""; /* for the command's error line */
     for (size_t b = 0; b < a->nbackends && st == BL_OK && !interrupted; b++) {
         const bl_json *first = NULL;
-        for (size_t p = 0; p < 2 && st == BL_OK; p++) {
+        const char *const *names = a->isolated ? isolated_phases : phases;
+        const size_t nphases = a->isolated ? 1 : 2;
+        for (size_t p = 0; p < nphases && st == BL_OK; p++) {
             bl_json *row = NULL;
-            st = run_phase(a, self, h, a->backends[b], phases[p], first, &row, err);
+            st = run_phase(a, self, h, a->backends[b], names[p], first, &row, err);
             bl_json_push(&st, rows, row, err);
             if (st != BL_OK)
                 break;
@@ -438,7 +497,7 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
                 if (all_complete) {
                     const char *why = bl_measure_string(last, "error");
                     snprintf(first_failure, sizeof first_failure, "%s %s: %s", a->backends[b],
-                             phases[p], why ? why : "failed");
+                             names[p], why ? why : "failed");
                 }
                 all_complete = false;
                 break; /* this backend's later phases would measure a failure */
@@ -460,7 +519,10 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     if (have_uts)
         snprintf(platform, sizeof platform, "%s-%s-%s", uts.sysname, uts.release, uts.machine);
     receipt = bl_json_object();
-    bl_json_put(&st, receipt, "format", bl_json_string("brainlesslab-backend-profile"), err);
+    bl_json_put(&st, receipt, "format",
+                bl_json_string(a->isolated ? "brainlesslab-stepping-benchmark"
+                                           : "brainlesslab-backend-profile"),
+                err);
     bl_json_put(&st, receipt, "version", bl_json_int(1), err);
     bl_json_put(&st, receipt, "engine_version", bl_json_string(bl_version()), err);
     bl_json_put(&st, receipt, "machine", bl_json_string(have_uts ? uts.machine : "unknown"),
@@ -479,11 +541,17 @@ int bl_profile_parent(const bl_profile_args *a, const char *self, const bl_profi
     after = NULL;
     bl_json_put(&st, receipt, "measurements", rows, err);
     rows = NULL;
-    bl_json_put(&st, receipt, "timing_boundary", bl_json_string(bl_profile_execute_boundary),
-                err);
-    bl_json_put(&st, receipt, "cache_scope", bl_json_string(cache_scope), err);
-    bl_json_put(&st, receipt, "not_applicable", not_applicable(), err);
-    bl_json_put(&st, receipt, "interpretation", bl_json_string(interpretation), err);
+    if (a->isolated) {
+        bl_json_put(&st, receipt, "timing_boundary", bl_json_string(bl_stepping_boundary), err);
+        bl_json_put(&st, receipt, "interpretation",
+                    bl_json_string(isolated_interpretation), err);
+    } else {
+        bl_json_put(&st, receipt, "timing_boundary",
+                    bl_json_string(bl_profile_execute_boundary), err);
+        bl_json_put(&st, receipt, "cache_scope", bl_json_string(cache_scope), err);
+        bl_json_put(&st, receipt, "not_applicable", not_applicable(), err);
+        bl_json_put(&st, receipt, "interpretation", bl_json_string(interpretation), err);
+    }
     if (st == BL_OK && !(path = join(a->destination, "receipt.json")))
         st = bl_fail(err, BL_ENOMEM, "out of memory");
     if (st == BL_OK)

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +25,7 @@
 #include "brainlesslab/version.h"
 #include "measure_internal.h"
 #include "profile_internal.h"
+#include "stepping_internal.h"
 
 double bl_measure_monotonic(void)
 {
@@ -129,28 +129,6 @@ static bl_status source_block(bl_json **out, bl_error *err)
     bl_json_destroy(env);
     bl_json_destroy(receipt);
     return bl_json_hand_over(st, src, out);
-}
-
-/* peak_rss (§1.9): getrusage's high-water mark, KiB on Linux. */
-static bl_json *peak_rss(void)
-{
-    struct rusage ru;
-    bl_status st = BL_OK;
-    bl_json *o = bl_json_object();
-    if (getrusage(RUSAGE_SELF, &ru) != 0) {
-        bl_json_put(&st, o, "status", bl_json_string("unsupported"), NULL);
-        bl_json_put(&st, o, "diagnostic", bl_json_string("getrusage failed"), NULL);
-    } else {
-        bl_json_put(&st, o, "status", bl_json_string("available"), NULL);
-        bl_json_put(&st, o, "value", bl_json_int(ru.ru_maxrss), NULL);
-        bl_json_put(&st, o, "units", bl_json_string("KiB"), NULL);
-        bl_json_put(&st, o, "bytes", bl_json_int((int64_t)ru.ru_maxrss * 1024), NULL);
-        bl_json_put(&st, o, "scope",
-                    bl_json_string("process high-water mark; includes all stages, not VRAM "
-                                   "or allocator pool"),
-                    NULL);
-    }
-    return bl_measure_built(st, o);
 }
 
 /* Statistics over the warm_process rows (§1.7): each field over the rows
@@ -431,6 +409,8 @@ static bl_status run_evaluations(const bl_profile_args *a, const bl_profile_hook
 int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_json **receipt,
                       bl_error *err)
 {
+    if (a->isolated)
+        return bl_stepping_worker(a, h, receipt, err);
     const double entry = now(h);
     *receipt = NULL;
     bl_status st = BL_OK;
@@ -535,7 +515,7 @@ int bl_profile_worker(const bl_profile_args *a, const bl_profile_hooks *h, bl_js
     samples = warmups = NULL;
     bl_json_put(&st, r, "typed_bundle_compiled_counts", bl_json_string("not_applicable"), err);
     bl_json_put(&st, r, "statistics", stats, err);
-    bl_json_put(&st, r, "peak_rss", peak_rss(), err);
+    bl_json_put(&st, r, "peak_rss", bl_measure_peak_rss(), err);
     if (st != BL_OK)
         goto out_of_memory;
     bl_profile_workload_destroy(&w);
