@@ -6,8 +6,11 @@ steps reservoirs by hand. Arrays are NumPy arrays that own their memory or
 keep their owner alive. The library is found as _native.library_path says.
 """
 
+from ._commands import check, inspect
 from ._native import library_path
+from ._records import ProbeEvents, Record, decode, open_record, run
 
 __version__ = "0.1.0"
 
-__all__ = ["library_path", "__version__"]
+__all__ = ["check", "decode", "inspect", "library_path", "open_record", "ProbeEvents",
+           "Record", "run", "__version__"]

@@ -14,6 +14,7 @@
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 volatile sig_atomic_t bl_cli_interrupted;
+bool bl_cli_embedded;
 
 int bl_cli_interrupt_exit(void)
 {
@@ -133,6 +134,8 @@ static void handle_stop_signals(void (*handler)(int), int flags)
 
 void bl_cli_exit_on_interrupt(void)
 {
+    if (bl_cli_embedded)
+        return;
     handle_stop_signals(on_interrupt, 0);
     /* A closed stdout must become a failed write and one OSError line, not
      * a silent death by SIGPIPE. */
@@ -149,6 +152,8 @@ static void raise_flag(int sig)
 
 void bl_cli_flag_interrupts(void)
 {
+    if (bl_cli_embedded)
+        return;
     handle_stop_signals(raise_flag, SA_RESTART);
 }
 
