@@ -16,6 +16,7 @@ KeyboardInterrupt. cffi releases the GIL around the call, so other Python
 threads run meanwhile.
 """
 
+import collections
 import json
 import os
 import re
@@ -57,15 +58,8 @@ _ERROR_LINE = re.compile(r"^brainlesslab: (\w+): (.*)$")
 _USAGE_LINE = re.compile(r"^brainlesslab(?: \S+)?: error: (.*)$")
 
 
-class CommandResult:
-    """What one in-process command printed and how it ended."""
-
-    __slots__ = ("exit_code", "stdout", "stderr")
-
-    def __init__(self, exit_code, stdout, stderr):
-        self.exit_code = exit_code
-        self.stdout = stdout
-        self.stderr = stderr
+# What one in-process command printed (bytes) and how it ended.
+CommandResult = collections.namedtuple("CommandResult", "exit_code stdout stderr")
 
 
 def _call(argv):
@@ -126,6 +120,8 @@ def _call_interruptibly(argv):
 
 def raise_for(result):
     """Raises the exception of the command's error line, if it printed one."""
+    if result.exit_code == 0:
+        return  # stderr holds a run's summary lines then, never an error
     lines = result.stderr.decode("utf-8", "replace").splitlines()
     if result.exit_code == 2:
         for line in reversed(lines):

@@ -85,4 +85,9 @@ void bl_cli_block_interrupts(sigset_t *old);
  * bl_cli_interrupted itself when it is asked to stop. */
 extern bool bl_cli_embedded;
 
+/* Parses argv against the program and runs the command it names: the exit
+ * code (0 after --help; `version`'s after --version; 2 for a bad command
+ * line). main and the in-process entry (embed.c) both end here. */
+int bl_cli_dispatch(const bl_cli_program *prog, int argc, char **argv, int (*version)(void));
+
 #endif

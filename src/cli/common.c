@@ -22,6 +22,26 @@ int bl_cli_interrupt_exit(void)
     return 128 + (sig ? sig : SIGINT);
 }
 
+int bl_cli_dispatch(const bl_cli_program *prog, int argc, char **argv, int (*version)(void))
+{
+    bl_cli_args args;
+    switch (bl_cli_parse(prog, argc, argv, &args)) {
+    case BL_CLI_PROCEED:
+        break;
+    case BL_CLI_HELP_SHOWN:
+        return fflush(stdout) == 0 ? 0 : 1;
+    case BL_CLI_VERSION:
+        return version();
+    case BL_CLI_USAGE_ERROR:
+        return 2;
+    case BL_CLI_NO_MEMORY:
+        return 1;
+    }
+    int rc = args.command->main(&args);
+    bl_cli_args_clear(&args);
+    return rc;
+}
+
 int bl_cli_report(const bl_error *err)
 {
     /* Room for every byte of the message escaped (4 bytes each), so the

@@ -36,30 +36,16 @@ static const int kept_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
  * process's: one command at a time. */
 static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
 
-static int run_command(int argc, char **argv)
-{
-    static const bl_cli_program program = {
-        .usage = usage,
-        .help = usage,
-        .commands = commands,
-        .n_commands = sizeof commands / sizeof *commands,
-    };
-    bl_cli_args args;
-    switch (bl_cli_parse(&program, argc, argv, &args)) {
-    case BL_CLI_PROCEED:
-        break;
-    case BL_CLI_HELP_SHOWN:
-    case BL_CLI_VERSION:
-        return 0;
-    case BL_CLI_USAGE_ERROR:
-        return 2;
-    case BL_CLI_NO_MEMORY:
-        return 1;
-    }
-    int rc = args.command->main(&args);
-    bl_cli_args_clear(&args);
-    return rc;
-}
+/* --version is a root option, before any command: never in an embedded
+ * command line, which starts with the command. */
+static int no_version(void) { return 2; }
+
+static const bl_cli_program program = {
+    .usage = usage,
+    .help = usage,
+    .commands = commands,
+    .n_commands = sizeof commands / sizeof *commands,
+};
 
 int bl_cli_embed_run(int argc, char **argv, bl_cli_embed_result *res)
 {
@@ -88,7 +74,7 @@ int bl_cli_embed_run(int argc, char **argv, bl_cli_embed_result *res)
     bl_cli_interrupted = 0;
     bl_cli_embedded = true;
 
-    res->exit_code = run_command(argc, argv);
+    res->exit_code = bl_cli_dispatch(&program, argc, argv, no_version);
 
     bl_cli_embedded = false;
     stdout = host_out;
