@@ -1,0 +1,16 @@
+"""brainlesslab: the BrainlessLab C engine from Python (docs/python.md).
+
+Plans and records (check, run, inspect, decode, Record) run the CLI's own
+command code in-process; the model API (configs, construct, ModelBatch)
+steps reservoirs by hand. Arrays are NumPy arrays that own their memory or
+keep their owner alive. The library is found as _native.library_path says.
+"""
+
+from ._commands import check, inspect
+from ._native import library_path
+from ._records import ProbeEvents, Record, decode, open_record, run
+
+__version__ = "0.1.0"
+
+__all__ = ["check", "decode", "inspect", "library_path", "open_record", "ProbeEvents",
+           "Record", "run", "__version__"]
