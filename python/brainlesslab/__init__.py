@@ -11,3 +11,4 @@ from ._native import library_path
 __version__ = "0.1.0"
 
 __all__ = ["library_path", "__version__"]
+from ._models import FalandaysConfig, Generator, InitialState, ModelBatch, SornConfig, construct, seed_for  # noqa: E402,F401
