@@ -6,9 +6,12 @@ steps reservoirs by hand. Arrays are NumPy arrays that own their memory or
 keep their owner alive. The library is found as _native.library_path says.
 """
 
+from ._commands import check, inspect
+from ._models import FalandaysConfig, Generator, InitialState, ModelBatch, SornConfig, construct, seed_for  # noqa: F401,E501
 from ._native import library_path
+from ._records import ProbeEvents, Record, decode, open_record, run
 
 __version__ = "0.1.0"
 
-__all__ = ["library_path", "__version__"]
-from ._models import FalandaysConfig, Generator, InitialState, ModelBatch, SornConfig, construct, seed_for  # noqa: E402,F401
+__all__ = ["check", "decode", "inspect", "library_path", "open_record", "ProbeEvents",
+           "Record", "run", "__version__"]

@@ -10,6 +10,8 @@ matplotlib, the optional extras, are skipped with a reason everywhere.
 """
 
 import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -62,3 +64,58 @@ def cli():
 def repo():
     """The source tree (plans/, docs/)."""
     return REPO
+
+
+class CliRun:
+    """What one run of the CLI program printed: exit code, stdout, stderr,
+    and its error as (kind, message): the kind of its last
+    "brainlesslab: <Kind>: <message>" line, or "usage" with the parser's
+    "error: <message>" for exit code 2."""
+
+    def __init__(self, proc):
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.error = None
+        lines = proc.stderr.decode("utf-8", "replace").splitlines()
+        if proc.returncode == 2:
+            for line in reversed(lines):
+                m = re.match(r"^brainlesslab(?: \S+)?: error: (.*)$", line)
+                if m:
+                    self.error = ("usage", m.group(1))
+                    return
+        for line in reversed(lines):
+            m = re.match(r"^brainlesslab: (\w+): (.*)$", line)
+            if m:
+                self.error = m.groups()
+                return
+
+
+@pytest.fixture(scope="session")
+def run_cli(cli):
+    """run_cli(*args, cwd=None) -> CliRun of `brainlesslab args...`."""
+    def run(*args, cwd=None):
+        proc = subprocess.run([cli, *map(str, args)], capture_output=True, cwd=cwd,
+                              stdin=subprocess.DEVNULL)
+        return CliRun(proc)
+    return run
+
+
+# The exception class a CLI error kind stands for ("usage": the parser's
+# refusals, exit code 2, raised as ValueError).
+EXCEPTIONS = {
+    "usage": ValueError, "ValueError": ValueError, "TypeError": TypeError,
+    "KeyError": KeyError, "MemoryError": MemoryError, "FileExistsError": FileExistsError,
+    "FileNotFoundError": FileNotFoundError, "IsADirectoryError": IsADirectoryError,
+    "OSError": OSError, "RuntimeError": RuntimeError,
+}
+
+
+def assert_same_error(cli_run, call):
+    """`call()` raises exactly the CLI's error: the kind's class, the message."""
+    assert cli_run.error is not None, f"the CLI did not fail: {cli_run.stderr!r}"
+    kind, message = cli_run.error
+    with pytest.raises(Exception) as info:
+        call()
+    assert type(info.value) is EXCEPTIONS[kind], (kind, repr(info.value))
+    assert info.value.args == (message,)

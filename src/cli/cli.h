@@ -5,6 +5,7 @@
 #define BL_CLI_CLI_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "args.h"
@@ -77,5 +78,16 @@ int bl_cli_interrupt_exit(void);
  * pthread_sigmask(SIG_SETMASK, old, NULL)), for a write that must finish
  * whole before the program may stop. */
 void bl_cli_block_interrupts(sigset_t *old);
+
+/* True while a command runs in-process for a host program (embed.h, the
+ * Python package): then bl_cli_exit_on_interrupt and bl_cli_flag_interrupts
+ * leave the host's signal handlers alone, and the host raises
+ * bl_cli_interrupted itself when it is asked to stop. */
+extern bool bl_cli_embedded;
+
+/* Parses argv against the program and runs the command it names: the exit
+ * code (0 after --help; `version`'s after --version; 2 for a bad command
+ * line). main and the in-process entry (embed.c) both end here. */
+int bl_cli_dispatch(const bl_cli_program *prog, int argc, char **argv, int (*version)(void));
 
 #endif

@@ -14,11 +14,32 @@
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 volatile sig_atomic_t bl_cli_interrupted;
+bool bl_cli_embedded;
 
 int bl_cli_interrupt_exit(void)
 {
     const int sig = bl_cli_interrupted;
     return 128 + (sig ? sig : SIGINT);
+}
+
+int bl_cli_dispatch(const bl_cli_program *prog, int argc, char **argv, int (*version)(void))
+{
+    bl_cli_args args;
+    switch (bl_cli_parse(prog, argc, argv, &args)) {
+    case BL_CLI_PROCEED:
+        break;
+    case BL_CLI_HELP_SHOWN:
+        return fflush(stdout) == 0 ? 0 : 1;
+    case BL_CLI_VERSION:
+        return version();
+    case BL_CLI_USAGE_ERROR:
+        return 2;
+    case BL_CLI_NO_MEMORY:
+        return 1;
+    }
+    int rc = args.command->main(&args);
+    bl_cli_args_clear(&args);
+    return rc;
 }
 
 int bl_cli_report(const bl_error *err)
@@ -133,6 +154,8 @@ static void handle_stop_signals(void (*handler)(int), int flags)
 
 void bl_cli_exit_on_interrupt(void)
 {
+    if (bl_cli_embedded)
+        return;
     handle_stop_signals(on_interrupt, 0);
     /* A closed stdout must become a failed write and one OSError line, not
      * a silent death by SIGPIPE. */
@@ -149,6 +172,8 @@ static void raise_flag(int sig)
 
 void bl_cli_flag_interrupts(void)
 {
+    if (bl_cli_embedded)
+        return;
     handle_stop_signals(raise_flag, SA_RESTART);
 }
 

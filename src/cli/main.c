@@ -106,20 +106,5 @@ int main(int argc, char **argv)
         .commands = commands,
         .n_commands = sizeof commands / sizeof *commands,
     };
-    bl_cli_args args;
-    switch (bl_cli_parse(&program, argc, argv, &args)) {
-    case BL_CLI_PROCEED:
-        break;
-    case BL_CLI_HELP_SHOWN:
-        return fflush(stdout) == 0 ? 0 : 1;
-    case BL_CLI_VERSION:
-        return print_version();
-    case BL_CLI_USAGE_ERROR:
-        return 2;
-    case BL_CLI_NO_MEMORY:
-        return 1;
-    }
-    int rc = args.command->main(&args);
-    bl_cli_args_clear(&args);
-    return rc;
+    return bl_cli_dispatch(&program, argc, argv, print_version);
 }
