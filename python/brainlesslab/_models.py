@@ -511,6 +511,8 @@ def construct(config, n, r, e, seed):
 # ---- batches -----------------------------------------------------------------------
 
 _DTYPES = {"float64": lib.BL_FLOAT64, "float32": lib.BL_FLOAT32}
+_NDARRAY = np.ndarray
+_step = lib.bl_model_step
 _DTYPE_NUMS = {np.dtype(name).num: code for name, code in _DTYPES.items()}
 # Not a dtype of the engine: handed to C, which rejects it with its message.
 _BAD_DTYPE = 99
@@ -569,7 +571,7 @@ class ModelBatch:
         """Fills a bl_matrix from an array; returns the cdata that keeps its
         buffer reachable during the call. Rank, element type and layout are
         checked here; shape and dtype are left to the engine's message."""
-        if not isinstance(array, np.ndarray):
+        if not isinstance(array, _NDARRAY):
             raise ValueError(f"{what} must be a NumPy array, got {type(array).__name__}")
         if array.ndim != 2:
             raise ValueError(f"{what} must be a 2-D [slots][...] array, got {array.ndim}-D")
@@ -611,11 +613,20 @@ class ModelBatch:
         """One neural frame for every active slot: inputs [slots][R] and noise
         [slots][N], C-contiguous arrays of the model dtype; active (optional)
         a length-slots bool/int mask (0 leaves a slot untouched)."""
+        # _run written out: this is the call a loop makes millions of times.
         keep_in = self._matrix("inputs", inputs, self._inputs)
         keep_noise = self._matrix("noise", noise, self._noise)
-        act, count = self._active(active)
-        self._run(lib.bl_model_step, self._inputs, self._noise, act, count)
+        act, count = (self._all, self.slots) if active is None else self._active(active)
+        lock = self._lock
+        if not lock.acquire(False):
+            raise RuntimeError("this ModelBatch is in use by another thread")
+        try:
+            status = _step(self._m, self._inputs, self._noise, act, count, self._err)
+        finally:
+            lock.release()
         del keep_in, keep_noise
+        if status:
+            _raise(status, self._err)
 
     def reset(self, active=None):
         """Restores the construction-time state of the active slots."""
