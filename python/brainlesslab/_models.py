@@ -148,8 +148,8 @@ def _call(fn, *args):
 # ---- configurations --------------------------------------------------------
 
 # A field's kind says how a Python value becomes the C field: "num" (a real),
-# "flag" (a bool), ("enum", names in C order) or "link_p" (None or one
-# probability per receptor). The order is the C struct's and the spec's.
+# "flag" (a bool), "enum" (a name of _ENUMS, in C order) or "link_p" (None or
+# one probability per receptor). The order is the C struct's and the spec's.
 _ENUMS = {
     "weight_init_mode": ("excitatory", "pong_mixed", "legacy_normal"),
     "axis": ("unsigned", "dale"),
@@ -163,15 +163,16 @@ _UNKNOWN_ENUM = 99
 def _number(cls, name, value):
     """Python float(x) for the numbers a configuration takes (bools count as
     ints, as in the reference); anything else is a TypeError."""
-    if isinstance(value, (numbers.Real, np.bool_)) and not isinstance(value, np.ndarray):
+    if isinstance(value, (numbers.Real, np.bool_)):
         return float(value)
     raise TypeError(f"{cls}.{name} must be a number")
 
 
-def _make_config(cls_name, c_type, default_fn, validate_fn, doc, strict_bools):
+def _make_config(cls_name, spec_name, c_type, default_fn, validate_fn, doc, strict_bools):
     """A frozen dataclass over one C configuration struct: its fields, in the
     struct's order, default to the C library's defaults; construction converts
-    every value (enums stay strings) and validates through the C library."""
+    every value (enums stay strings) and validates through the C library.
+    Messages name the class as the spec (and the engine) does: spec_name."""
     defaults = ffi.new(c_type + " *")
     default_fn(defaults)
     # The struct's fields but the length of input_link_p, which its tuple
@@ -200,7 +201,7 @@ def _make_config(cls_name, c_type, default_fn, validate_fn, doc, strict_bools):
             value = getattr(self, name)
             kind = kinds[name]
             if kind == "num":
-                value = _number(cls_name, name, value)
+                value = _number(spec_name, name, value)
             elif kind == "flag":
                 if isinstance(value, (bool, np.bool_)):
                     value = bool(value)
@@ -208,15 +209,15 @@ def _make_config(cls_name, c_type, default_fn, validate_fn, doc, strict_bools):
                     raise TypeError(f"{name} must be a bool")
                 else:
                     # The reference keeps any number and uses its truth.
-                    value = _number(cls_name, name, value) != 0.0
+                    value = _number(spec_name, name, value) != 0.0
             elif kind == "link_p" and value is not None:
+                message = f"{spec_name}.input_link_p must be an array of numbers"
                 if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-                    raise TypeError(f"{cls_name}.input_link_p must be an array of numbers")
+                    raise TypeError(message)
                 try:
-                    value = tuple(_number(cls_name, name, v) for v in value)
+                    value = tuple(_number(spec_name, name, v) for v in value)
                 except TypeError:
-                    raise TypeError(
-                        f"{cls_name}.input_link_p must be an array of numbers") from None
+                    raise TypeError(message) from None
             object.__setattr__(self, name, value)
         struct, _keep = self._to_c()
         _call(validate_fn, struct)
@@ -231,7 +232,8 @@ def _make_config(cls_name, c_type, default_fn, validate_fn, doc, strict_bools):
             kind = kinds[name]
             if kind == "enum":
                 names = _ENUMS[name]
-                value = names.index(value) if value in names else _UNKNOWN_ENUM
+                known = isinstance(value, str) and value in names
+                value = names.index(value) if known else _UNKNOWN_ENUM
             elif kind == "link_p":
                 if value is not None:
                     # An empty tuple is still "given" (C rejects it).
@@ -246,14 +248,13 @@ def _make_config(cls_name, c_type, default_fn, validate_fn, doc, strict_bools):
 
     cls = dataclasses.make_dataclass(
         cls_name, spec, frozen=True, kw_only=True,
-        namespace={"__post_init__": __post_init__, "_to_c": _to_c, "__doc__": doc,
-                   "_c_type": c_type})
+        namespace={"__post_init__": __post_init__, "_to_c": _to_c, "__doc__": doc})
     cls.__module__ = "brainlesslab"
     return cls
 
 
 FalandaysConfig = _make_config(
-    "FalandaysConfig", "bl_falandays_config", lib.bl_falandays_config_default,
+    "FalandaysConfig", "FalandaysConfig", "bl_falandays_config", lib.bl_falandays_config_default,
     lib.bl_falandays_config_validate,
     """Falandays parameters (spec/models.md §2.1), keyword construction with the
     engine's defaults; enums are strings ("excitatory", "pong_mixed",
@@ -263,7 +264,7 @@ FalandaysConfig = _make_config(
     message.""", strict_bools=False)
 
 SornConfig = _make_config(
-    "SornConfig", "bl_sorn_config", lib.bl_sorn_config_default, lib.bl_sorn_config_validate,
+    "SornConfig", "SORNConfig", "bl_sorn_config", lib.bl_sorn_config_default, lib.bl_sorn_config_validate,
     """SORN parameters (spec/models.md §3.1), keyword construction with the
     engine's defaults; learn_on must be a real bool (TypeError otherwise).
     Frozen: derive a variant with dataclasses.replace.""", strict_bools=True)
@@ -290,6 +291,10 @@ def seed_for(root_seed, partition, stream, *keys):
     (the type is part of the identity)."""
     if isinstance(root_seed, bool) or not isinstance(root_seed, numbers.Integral):
         raise TypeError("root_seed must be an integer")
+    if not -(1 << 63) <= root_seed < 1 << 63:
+        raise ValueError("root_seed must fit in a signed 64-bit integer")
+    if not isinstance(partition, str) or not isinstance(stream, str):
+        raise TypeError("partition and stream must be strings")
     keep = []
     ckeys = ffi.new("bl_key[]", max(len(keys), 1))
     for k, key in enumerate(keys):
@@ -324,15 +329,16 @@ class Generator:
         return cls(seed_for(root_seed, partition, stream, *keys))
 
     def _fill(self, fill, size):
-        out = np.empty(size, dtype=np.float64)
+        out = np.empty(() if size is None else size, dtype=np.float64)
         fill(self._gen, ffi.cast("double *", out.ctypes.data), out.size)
-        return out
+        return float(out) if size is None else out
 
-    def random(self, size=()):
-        """Uniforms in [0, 1) as NumPy's Generator.random(size)."""
+    def random(self, size=None):
+        """Uniforms in [0, 1) as NumPy's Generator.random(size): a float
+        without size, else an array of that shape."""
         return self._fill(lib.bl_gen_random_fill, size)
 
-    def standard_normal(self, size=()):
+    def standard_normal(self, size=None):
         """Normals as NumPy's Generator.standard_normal(size)."""
         return self._fill(lib.bl_gen_standard_normal_fill, size)
 
@@ -376,17 +382,19 @@ def _sorn_shapes(n, r, e, n_e):
 
 
 class _Family:
-    def __init__(self, name, config_cls, construct, create, destroy, batch, shapes):
-        self.name, self.config_cls = name, config_cls
+    """A model family's C entry points and the shapes of its state arrays."""
+
+    def __init__(self, name, construct, create, destroy, batch, shapes):
+        self.name = name
         self.construct, self.create, self.destroy = construct, create, destroy
         self.batch, self.shapes = batch, shapes
 
 
 _FAMILIES = {
-    FalandaysConfig: _Family("falandays", FalandaysConfig, lib.bl_falandays_construct,
+    FalandaysConfig: _Family("falandays", lib.bl_falandays_construct,
                              lib.bl_falandays_init_create, lib.bl_falandays_init_destroy,
                              lib.bl_model_create_falandays, _falandays_shapes),
-    SornConfig: _Family("sorn", SornConfig, lib.bl_sorn_construct, lib.bl_sorn_init_create,
+    SornConfig: _Family("sorn", lib.bl_sorn_construct, lib.bl_sorn_init_create,
                         lib.bl_sorn_init_destroy, lib.bl_model_create_sorn, _sorn_shapes),
 }
 
@@ -448,29 +456,35 @@ class InitialState:
         targ_min); SORN needs every array (N_E follows the config's ratio).
         Values are validated by ModelBatch, as the engine does."""
         family = _family_of(config)
+        needed = (("weights", "recurrent_mask", "input_weights", "output_mask")
+                  if family.name == "falandays" else tuple(_sorn_shapes(0, 0, 0, 0)))
+        for name in needed:
+            if name not in arrays:
+                raise TypeError(f"from_arrays() needs {name}")
+        unknown = set(arrays) - set(family.shapes(0, 0, 0, 0))
+        if unknown:
+            raise TypeError(f"from_arrays() got unknown arrays: {', '.join(sorted(unknown))}")
+
+        def dim(name, axis):
+            """Axis of a matrix argument (0 when it is no matrix: the shape
+            check below reports it)."""
+            shape = np.shape(arrays[name])
+            return shape[axis] if len(shape) == 2 else 0
+
         if family.name == "falandays":
-            required = ("weights", "input_weights", "output_mask")
-            for name in required + ("recurrent_mask",):
-                if name not in arrays:
-                    raise TypeError(f"from_arrays() needs {name}")
-            n = np.shape(arrays["weights"])[0] if np.ndim(arrays["weights"]) else 0
-            r = np.shape(arrays["input_weights"])[-1] if np.ndim(arrays["input_weights"]) else 0
-            e = np.shape(arrays["output_mask"])[-1] if np.ndim(arrays["output_mask"]) else 0
+            n, r, e = dim("weights", 0), dim("input_weights", 1), dim("output_mask", 1)
+            n_e = None
         else:
-            for name in _sorn_shapes(0, 0, 0, 0):
-                if name not in arrays:
-                    raise TypeError(f"from_arrays() needs {name}")
-            n_e, n_i = len(arrays["t_e"]), len(arrays["t_i"])
-            n = n_e + n_i
-            r = np.shape(arrays["w_eu"])[-1] if np.ndim(arrays["w_eu"]) == 2 else 0
-            e = np.shape(arrays["output_mask"])[0] if np.ndim(arrays["output_mask"]) else 0
+            n_e = np.size(arrays["t_e"])
+            n, r, e = n_e + np.size(arrays["t_i"]), dim("w_eu", 1), dim("output_mask", 0)
         struct, _keep = config._to_c()
         out = ffi.new(f"bl_{family.name}_init **")
         _call(family.create, struct, n, r, e, out)
         state = cls(family, config, out[0])
-        unknown = set(arrays) - set(state._shapes)
-        if unknown:
-            raise TypeError(f"from_arrays() got unknown arrays: {', '.join(sorted(unknown))}")
+        if n_e is not None and state.n_e != n_e:
+            raise ValueError(f"the arrays hold {n_e} excitatory units, but "
+                             f"SORNConfig.inhibitory_fraction {config.inhibitory_fraction} "
+                             f"gives N_E = {state.n_e} for N = {n}")
         for name, value in arrays.items():
             shape = state._shapes[name]
             value = np.asarray(value)

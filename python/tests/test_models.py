@@ -74,7 +74,7 @@ def test_falandays_config_rejections_carry_the_engines_message(kwargs, message):
     ({"eta_ip": -1}, ValueError, "SORNConfig.eta_ip must be finite and non-negative"),
     ({"H_ip": 1.5}, ValueError, "SORNConfig.H_ip must be in [0, 1]"),
     ({"learn_on": 1}, TypeError, "learn_on must be a bool"),
-    ({"T_E_max": "0.5"}, TypeError, "SornConfig.T_E_max must be a number"),
+    ({"T_E_max": "0.5"}, TypeError, "SORNConfig.T_E_max must be a number"),
 ])
 def test_sorn_config_rejections(kwargs, exc, message):
     with pytest.raises(exc) as info:
@@ -551,3 +551,37 @@ def test_a_million_steps_do_not_leak():
     grown = resident_bytes() - before
     assert grown < 2 * 1024 * 1024, f"resident memory grew by {grown} bytes over 1e6 steps"
     assert b.finite.tolist() == [True]
+
+
+def test_sorn_from_arrays_checks_the_excitatory_count():
+    s = bl.construct(bl.SornConfig(), 12, 3, 2, 7)
+    other = bl.SornConfig(inhibitory_fraction=0.5)
+    with pytest.raises(ValueError, match=r"the arrays hold 10 excitatory units, but "
+                                         r"SORNConfig.inhibitory_fraction 0.5 gives N_E = 8"):
+        bl.InitialState.from_arrays(other, **s.arrays())
+    with pytest.raises(TypeError, match="needs t_i"):
+        bl.InitialState.from_arrays(s.config, **{k: v for k, v in s.arrays().items()
+                                                 if k != "t_i"})
+
+
+def test_generator_draws_continue():
+    g = bl.Generator(5)
+    first = g.random()
+    assert isinstance(first, float)
+    rest = g.random(3)
+    again = bl.Generator(5).random(4)
+    assert [first] + rest.tolist() == again.tolist()
+
+
+def test_a_batch_busy_in_another_thread_refuses_calls():
+    b = small_batch()
+    u, z = frames(b, 1)[0]
+    b._lock.acquire()  # as a step running in another thread holds it
+    try:
+        for call in (lambda: b.step(u, z), b.reset, b.freeze_weights, lambda: b.snapshot(0),
+                     lambda: b.effectors):
+            with pytest.raises(RuntimeError, match="in use by another thread"):
+                call()
+    finally:
+        b._lock.release()
+    b.step(u, z)
