@@ -83,11 +83,16 @@ def _call_interruptibly(argv):
     command and re-raises once it has stopped."""
     if threading.current_thread() is not threading.main_thread():
         return _call(argv)  # only the main thread receives KeyboardInterrupt
-    box = {}
+    box = {"cancelled": False, "entered": False}
+    turn = threading.Lock()  # orders "cancelled" against "entered"
     finished = threading.Event()
 
     def work():
         try:
+            with turn:
+                if box["cancelled"]:
+                    return
+                box["entered"] = True
             box["result"] = _call(argv)
         except BaseException as e:  # noqa: BLE001 - handed to the caller
             box["error"] = e
@@ -97,20 +102,24 @@ def _call_interruptibly(argv):
     # Waiting on an Event, not on Thread.join: a join cut short by
     # KeyboardInterrupt can leave the thread reported as finished early.
     worker = threading.Thread(target=work, name="brainlesslab-command", daemon=True)
-    worker.start()
     try:
+        worker.start()
         finished.wait()
     except KeyboardInterrupt:
-        # Asked again while waiting, since the command may not have reached
-        # the point where the flag is cleared for it yet; further Ctrl-Cs
-        # only repeat the request: the record must be failed, not abandoned.
-        while not finished.is_set():
+        # Ctrl-C may come while the worker is being started: a command not
+        # yet entered is cancelled; one entered is asked to stop, again and
+        # again, since it may not yet have reached the point where its flag
+        # is cleared. Further Ctrl-Cs only repeat the request: the record
+        # must be failed, not abandoned.
+        with turn:
+            box["cancelled"] = True
+            entered = box["entered"]
+        while entered and not finished.is_set():
             _lib.bl_cli_embed_interrupt(signal.SIGINT)
             try:
                 finished.wait(0.05)
             except KeyboardInterrupt:
                 pass
-        worker.join()
         raise
     worker.join()
     if "error" in box:

@@ -3,9 +3,10 @@ same results, same refusals (exception class of the error kind, the
 line's message)."""
 
 import csv
-import io
+import inspect
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,6 @@ import pytest
 import brainlesslab
 from conftest import assert_same_error
 
-HERE = Path(__file__).resolve().parent
 
 
 def only_record(root):
@@ -240,3 +240,18 @@ libc.fflush(None)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == b"after\n" and proc.stderr == b""
+
+
+def cli_options(run_cli, command):
+    """The long options of `brainlesslab COMMAND --help`, as Python names."""
+    cli = run_cli(command, "--help")
+    assert cli.returncode == 0
+    names = set(re.findall(r"(?m)^  (--[a-z-]+)", cli.stdout.decode()))
+    return {n[2:].replace("-", "_") for n in names} - {"help"}
+
+
+def test_run_and_decode_take_every_option_of_the_cli(run_cli):
+    run_params = set(inspect.signature(brainlesslab.run).parameters) - {"path"}
+    assert run_params == cli_options(run_cli, "run")
+    decode_params = set(inspect.signature(brainlesslab._commands.decode_argv).parameters)
+    assert decode_params - {"record"} == cli_options(run_cli, "decode")

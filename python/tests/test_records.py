@@ -2,6 +2,7 @@
 NumPy structured arrays, its probe events and replays."""
 
 import csv
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -53,9 +54,7 @@ def test_missing_reals_are_nan():
 
 def test_trials_frame_is_pandas_or_says_it_needs_pandas(cli_record):
     record = brainlesslab.Record(cli_record)
-    try:
-        import pandas  # noqa: F401 - the optional extra
-    except ImportError:
+    if importlib.util.find_spec("pandas") is None:  # the optional extra
         with pytest.raises(ImportError, match="needs pandas"):
             record.trials_frame()
     else:
