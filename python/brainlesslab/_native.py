@@ -62,7 +62,13 @@ def library_path():
 
 def open_library(cdef):
     """A new FFI with `cdef`'s declarations and the library opened over it:
-    (ffi, lib). Each calling module keeps its own pair (the convention above)."""
+    (ffi, lib). Each calling module keeps its own pair (the convention above).
+
+    The library is never unloaded (RTLD_NODELETE): cffi closes a handle when
+    its lib object goes away, and at the interpreter's exit the last close
+    would unmap the library and its OpenMP runtime while the runtime's
+    worker threads still run destructors in it (a crash at exit, seen with
+    clang's libomp)."""
     ffi = FFI()
     ffi.cdef(cdef)
-    return ffi, ffi.dlopen(library_path())
+    return ffi, ffi.dlopen(library_path(), ffi.RTLD_NOW | ffi.RTLD_NODELETE)

@@ -54,3 +54,24 @@ def test_import_needs_no_compiler(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == brainlesslab.__version__
+
+
+def test_the_interpreter_exits_cleanly_after_threads_ran(repo, tmp_path):
+    # OpenMP worker threads outlive a run; handles opened and dropped (cffi
+    # closes them) must not unload the library under them at exit. Without
+    # RTLD_NODELETE this died by SIGSEGV at exit with clang's libomp.
+    code = f"""
+import gc, sys
+sys.path.insert(0, {str(repo / 'python')!r})
+import brainlesslab
+from brainlesslab import _native
+brainlesslab.run({str(repo / 'plans' / 'quick-start.toml')!r}, {str(tmp_path)!r}, cpu_threads=2)
+for _ in range(3):
+    ffi, lib = _native.open_library("const char *bl_version(void);")
+    del ffi, lib
+    gc.collect()
+print("done")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, (out.returncode, out.stderr)
+    assert out.stdout == "done\n"
