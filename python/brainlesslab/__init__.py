@@ -7,6 +7,7 @@ keep their owner alive. The library is found as _native.library_path says.
 """
 
 from ._commands import check, inspect
+from ._models import FalandaysConfig, Generator, InitialState, ModelBatch, SornConfig, construct, seed_for  # noqa: F401,E501
 from ._native import library_path
 from ._records import ProbeEvents, Record, decode, open_record, run
 
