@@ -7,11 +7,13 @@ keep their owner alive. The library is found as _native.library_path says.
 """
 
 from ._commands import check, inspect
-from ._models import FalandaysConfig, Generator, InitialState, ModelBatch, SornConfig, construct, seed_for  # noqa: F401,E501
+from ._models import (FalandaysConfig, Generator, InitialState, ModelBatch, SornConfig,
+                      construct, seed_for)
 from ._native import library_path
 from ._records import ProbeEvents, Record, decode, open_record, run
 
 __version__ = "0.1.0"
 
-__all__ = ["check", "decode", "inspect", "library_path", "open_record", "ProbeEvents",
-           "Record", "run", "__version__"]
+__all__ = ["check", "construct", "decode", "FalandaysConfig", "Generator", "InitialState",
+           "inspect", "library_path", "ModelBatch", "open_record", "ProbeEvents", "Record",
+           "run", "seed_for", "SornConfig", "__version__"]

@@ -75,3 +75,12 @@ print("done")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, (out.returncode, out.stderr)
     assert out.stdout == "done\n"
+
+
+def test_star_import_gives_every_public_name():
+    # __all__ is what `from brainlesslab import *` gives: every public name
+    # the package imports from its modules, and nothing it does not have.
+    public = {name for name, value in vars(brainlesslab).items()
+              if not name.startswith("_") and getattr(value, "__module__", "").startswith("brainlesslab.")}
+    assert public <= set(brainlesslab.__all__)
+    assert all(hasattr(brainlesslab, name) for name in brainlesslab.__all__)
