@@ -10,10 +10,10 @@ from ._commands import check, inspect
 from ._models import (FalandaysConfig, Generator, InitialState, ModelBatch, SornConfig,
                       construct, seed_for)
 from ._native import library_path
-from ._records import ProbeEvents, Record, decode, open_record, run
+from ._records import ProbeEvents, Record, decode, merge, open_record, run
 
 __version__ = "0.1.0"
 
 __all__ = ["check", "construct", "decode", "FalandaysConfig", "Generator", "InitialState",
-           "inspect", "library_path", "ModelBatch", "open_record", "ProbeEvents", "Record",
+           "inspect", "library_path", "merge", "ModelBatch", "open_record", "ProbeEvents", "Record",
            "run", "seed_for", "SornConfig", "__version__"]

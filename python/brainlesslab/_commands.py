@@ -189,10 +189,12 @@ def _text(value):
 
 
 def run_argv(path, root, *, backend=None, batch_size=None, memory_budget_mib=None,
-             recording=None, recording_budget_mib=None, cpu_threads=None, calibration=None):
+             recording=None, recording_budget_mib=None, cpu_threads=None, calibration=None,
+             shard=None):
     """The CLI command line of run(...); None leaves an option at the CLI's default."""
     argv = ["run"]
     _option(argv, "root", root)
+    _option(argv, "shard", shard)
     _option(argv, "backend", backend)
     _option(argv, "batch-size", batch_size)
     _option(argv, "memory-budget-mib", memory_budget_mib)

@@ -158,19 +158,37 @@ def open_record(path):
 
 
 def run(path, root=None, *, cpu_threads=None, batch_size=None, recording=None,
-        calibration=None, backend=None, memory_budget_mib=None, recording_budget_mib=None):
+        calibration=None, backend=None, memory_budget_mib=None, recording_budget_mib=None,
+        shard=None):
     """Runs a plan into a new record under `root`, as ``brainlesslab run``
     does with the same options (None: the CLI's default: root "records",
     backend "cpu", batch_size 32, memory_budget_mib 256, recording
     "summary", recording_budget_mib 32, cpu_threads 1; calibration a path or
-    a list of paths), and returns the Record. A refused plan or option raises
+    a list of paths; shard "K/N" for part K of N, a shard record for merge),
+    and returns the Record. A refused plan or option raises
     the CLI's error; Ctrl-C raises KeyboardInterrupt and leaves a FAILED
     record."""
     argv = _commands.run_argv(path, root, backend=backend, batch_size=batch_size,
                               memory_budget_mib=memory_budget_mib, recording=recording,
                               recording_budget_mib=recording_budget_mib,
-                              cpu_threads=cpu_threads, calibration=calibration)
-    result = _commands.command(argv)
+                              cpu_threads=cpu_threads, calibration=calibration, shard=shard)
+    return _record_of(_commands.command(argv))
+
+
+def merge(shards, root=None):
+    """Merges shard records (run(..., shard="K/N"), one per part) into the
+    record a single run writes, as ``brainlesslab merge`` does, and returns
+    it. A missing, overlapping, foreign, tampered or incomplete shard raises
+    the CLI's error and writes nothing."""
+    sources = [shards] if isinstance(shards, (str, bytes, os.PathLike)) else list(shards)
+    argv = ["merge"]
+    if root is not None:
+        argv += ["--root", os.fspath(root)]
+    argv += ["--"] + [os.fspath(s) for s in sources]
+    return _record_of(_commands.command(argv))
+
+
+def _record_of(result):
     line = json.loads(result.stdout.decode("utf-8"))
     return Record(line["record"])
 

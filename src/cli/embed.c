@@ -19,10 +19,10 @@
 #error "embed.c assigns stdout and stderr, which glibc allows"
 #endif
 
-static const char usage[] = "usage: brainlesslab [-h] {check,run,inspect,decode} ...\n";
+static const char usage[] = "usage: brainlesslab [-h] {check,run,inspect,decode,merge} ...\n";
 
 static const bl_cli_command *const commands[] = {
-    &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_decode,
+    &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_decode, &bl_cli_merge,
 };
 
 /* The dispositions a command may change, restored afterwards: the stop
