@@ -81,6 +81,38 @@ bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hoo
                                bl_evaluation **out, bl_error *err);
 void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p);
 
+/* ---- parts of an evaluation (run.h, "parts of a run") -------------------
+ *
+ * A run split over processes: each prepares part K of N and evaluates it
+ * (rows of its jobs only, unadjusted), its result travels as bytes, and
+ * one process combines every part into the evaluation a single process
+ * gives, bit for bit in its rows, summaries, contrasts and recordings. */
+
+/* 1-based part K of N (1 <= K <= N <= BL_RUN_MAX_PARTS); N = 1 is the
+ * whole plan. Every check of bl_evaluation_prepare is made, for the whole
+ * plan. bl_evaluate_prepared of a part of N > 1 fails ("parts do not cover
+ * the plan ..."); use bl_evaluate_part. */
+bl_status bl_evaluation_prepare_part(const bl_resolved_plan *plan, const bl_execution *x,
+                                     const bl_calibration *const *calibrations,
+                                     size_t ncalibrations, int64_t part, int64_t nparts,
+                                     bl_evaluation_prepared **out, bl_error *err);
+/* Executes only the part's jobs: a part result (bl_run_result with `jobs`,
+ * rows in job order, their probe captures or replay frames when
+ * recording). Outcomes are not yet adjusted: bl_evaluate_parts does it. */
+bl_status bl_evaluate_part(const bl_evaluation_prepared *p, const bl_run_hooks *hooks,
+                           bl_run_result **out, bl_error *err);
+/* bl_run_part_decode_prepared against the evaluation's preparation (which
+ * may be of any part of the same plan, or the whole). */
+bl_status bl_run_part_decode(const bl_evaluation_prepared *p, const void *data, size_t len,
+                             bl_run_result **out, bl_error *err);
+/* Combines parts (any order) into the whole run (bl_run_combine: disjoint,
+ * covering, same recording), then finishes exactly as bl_evaluate_prepared
+ * does (adjustment with the calibrations, summaries, contrasts, the
+ * calibrate operation). Takes the parts over (sets parts[i] NULL) whether
+ * it succeeds or not. */
+bl_status bl_evaluate_parts(const bl_evaluation_prepared *p, bl_run_result **parts,
+                            size_t nparts, bl_evaluation **out, bl_error *err);
+
 /* Runs and summarises the plan: bl_evaluation_prepare, bl_evaluate_prepared
  * and bl_evaluation_prepared_destroy in one call. */
 bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,

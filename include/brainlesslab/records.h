@@ -108,6 +108,10 @@ typedef struct bl_record_input {
     const size_t *probe_feature_len;
     const bl_json *probe_trials;        /* array of ProbeTrial objects */
     const bl_json *replays;             /* object: trial key → replay document */
+    /* How the run was spread over processes, or NULL for one process (no
+     * key then): metadata "distribution", e.g. {"kind": "mpi", "ranks": 3,
+     * "cpu_threads": 2} or {"kind": "shards", "shards": 3}. */
+    const bl_json *distribution;
     /* Optional: asked before each file of the record is created, with the
      * file's path in the record; the completion marker (DONE, or FAILED for
      * failed trials) is asked last, after the manifest was verified. A

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "brainlesslab/buf.h"
 #include "brainlesslab/json.h"
 #include "brainlesslab/plan.h"
 #include "brainlesslab/status.h"
@@ -135,6 +136,12 @@ typedef struct bl_run_result {
     /* recording == replay: per job a JSON array of frames (§4.12: "tick",
      * "activity", "effectors", "inputs", "world"), else NULL. */
     bl_json **replays;
+    /* A part of a run (bl_run_prepare_part): the part's number (1-based)
+     * of nparts, and the global job index of each row, rows (and probes,
+     * replays) in job order. A whole run has part = nparts = 1 and jobs
+     * NULL: row j is job j. processing_order always holds global indices. */
+    int64_t part, nparts;
+    size_t *jobs;
 } bl_run_result;
 
 /* Optional observation and control of a run. */
@@ -171,6 +178,63 @@ bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
 bl_status bl_run_execute_prepared(const bl_run_prepared *p, const bl_run_hooks *hooks,
                                   bl_run_result **out, bl_error *err);
 void bl_run_prepared_destroy(bl_run_prepared *p);
+
+/* ---- parts of a run (docs/running.md "Parts of a run") ------------------ *
+ *
+ * The jobs of a plan split into nparts deterministic parts, for processes
+ * that run them apart (MPI ranks, shards) and combine the rows afterwards.
+ * The partition depends on the resolved plan alone (never on batch size,
+ * threads or recording) and never splits a wiring: its units are the
+ * wiring classes' scope cells (§4.2: targets with the same construction
+ * key, node kind, count, ports and config share a class; the cell is the
+ * whole evaluation, a block or a trial by construction scope), and a
+ * direct controller's (target, block). Units, in order of first
+ * appearance in the job list, are split into nparts contiguous runs of
+ * about equal cost, a job costing horizon × neural_frames × (reservoir:
+ * count × (count + n_inputs); else 1): unit u, with cost c_u after units
+ * of cost B in all out of T, goes to part 1 + floor(nparts × (2B + c_u) ÷
+ * 2T) (its midpoint decides). A part may be empty when nparts exceeds the
+ * units: it holds no job and yields no row. */
+
+/* The most parts a plan is split into. */
+#define BL_RUN_MAX_PARTS INT64_C(1000000)
+
+/* "<what> must be a part K of N with 1 <= K <= N <= 1000000" unless
+ * 1 <= part <= nparts <= BL_RUN_MAX_PARTS (BL_EVALUE). */
+bl_status bl_run_part_check(int64_t part, int64_t nparts, bl_error *err);
+/* The jobs of part `part` of `nparts`: target i's jobs first[i] up to
+ * first[i] + count[i] (global indices; count[i] may be 0). first and count
+ * hold bl_resolved_target_count(plan) entries. Per target, not per job, so
+ * it is quick for any number of trials. */
+bl_status bl_run_part_jobs(const bl_resolved_plan *plan, int64_t part, int64_t nparts,
+                           size_t *first, size_t *count, bl_error *err);
+/* bl_run_prepare for the jobs of one part: every check of the preflight
+ * is the whole plan's (a part refuses what the whole run refuses), and
+ * only the part's jobs are listed and executed. bl_run_execute_prepared
+ * then gives a part result (rows of the part's jobs, `jobs` set). */
+bl_status bl_run_prepare_part(const bl_resolved_plan *plan, const bl_execution *x, int64_t part,
+                              int64_t nparts, bl_run_prepared **out, bl_error *err);
+/* The parts' rows as the whole run's result, as bl_run_execute_prepared
+ * gives it (rows, probes and replays in job order, the whole run's
+ * processing order and cohort metadata; work counts summed, timings and
+ * peak RSS the largest part's). The parts may come in any order; their
+ * jobs must be disjoint ("parts overlap: job <j> is in two parts") and
+ * cover the plan ("parts do not cover the plan: job <j> is missing"), with
+ * the preparation's recording. Takes the parts over (sets parts[i] NULL)
+ * whether it succeeds or not. */
+bl_status bl_run_combine(const bl_run_prepared *p, bl_run_result **parts, size_t nparts,
+                         bl_run_result **out, bl_error *err);
+/* A part result as bytes: a fixed little-endian layout behind a versioned
+ * magic ("BLPART" + version), doubles bit for bit, probe captures and
+ * replay frames (as a tagged binary tree, exact) included. */
+bl_status bl_run_part_encode(const bl_run_result *part, bl_buf *out, bl_error *err);
+/* The bytes back into a part result of a preparation of the same plan:
+ * target ids, tasks and outcome keys are bound to the preparation's plan,
+ * and everything is checked (the part's jobs are the partition's, rows
+ * match their jobs, the recording is the preparation's); bad bytes are
+ * BL_EVALUE "part result: <what>". */
+bl_status bl_run_part_decode_prepared(const bl_run_prepared *p, const void *data, size_t len,
+                                      bl_run_result **out, bl_error *err);
 
 /* Executes every job of the plan: bl_run_prepare, bl_run_execute_prepared
  * and bl_run_prepared_destroy in one call. hooks may be NULL. */

@@ -451,6 +451,8 @@ bl_status bl_record_metadata(const bl_record_input *in, bl_json **out, bl_error 
     };
     for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
         put(&st, m, ints[i].key, bl_json_int(ints[i].value), err);
+    if (in->distribution)
+        put(&st, m, "distribution", bl_json_copy(in->distribution), err);
     return bl_json_hand_over(st, m, out);
 }
 

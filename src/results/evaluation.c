@@ -202,10 +202,13 @@ static bl_status signature_mismatch(const tinfo *t, const bl_calibration *cal, b
 /* Everything before the run: the runner's preparation (`run`), or its
  * preflight alone, then targets, pairs, calibrations, disjointness. */
 static bl_status prepare(ectx *c, const bl_resolved_plan *plan, const bl_execution *x,
-                         const bl_calibration *const *sup, size_t nsup, bool run, bl_error *err)
+                         const bl_calibration *const *sup, size_t nsup, bool run, int64_t part,
+                         int64_t nparts, bl_error *err)
 {
     memset(c, 0, sizeof *c);
-    bl_status st = run ? bl_run_prepare(plan, x, &c->run, err) : bl_run_preflight(plan, x, err);
+    bl_status st = !run   ? bl_run_preflight(plan, x, err)
+                   : part ? bl_run_prepare_part(plan, x, part, nparts, &c->run, err)
+                          : bl_run_prepare(plan, x, &c->run, err);
     if (st != BL_OK)
         return st;
     c->ev = bl_resolved_evaluation(plan);
@@ -261,7 +264,7 @@ bl_status bl_evaluation_preflight(const bl_resolved_plan *plan, const bl_executi
                                   bl_error *err)
 {
     ectx c;
-    bl_status st = prepare(&c, plan, x, supplied, nsupplied, false, err);
+    bl_status st = prepare(&c, plan, x, supplied, nsupplied, false, 0, 0, err);
     ectx_free(&c);
     return st;
 }
@@ -270,18 +273,40 @@ struct bl_evaluation_prepared {
     ectx c;
 };
 
-bl_status bl_evaluation_prepare(const bl_resolved_plan *plan, const bl_execution *x,
-                                const bl_calibration *const *supplied, size_t nsupplied,
-                                bl_evaluation_prepared **out, bl_error *err)
+static bl_status prepare_run(const bl_resolved_plan *plan, const bl_execution *x,
+                             const bl_calibration *const *supplied, size_t nsupplied,
+                             int64_t part, int64_t nparts, bl_evaluation_prepared **out,
+                             bl_error *err)
 {
     *out = NULL;
     bl_evaluation_prepared *p = bl_malloc(sizeof *p);
-    bl_status st = p ? prepare(&p->c, plan, x, supplied, nsupplied, true, err) : nomem(err);
+    bl_status st = p ? prepare(&p->c, plan, x, supplied, nsupplied, true, part, nparts, err)
+                     : nomem(err);
     if (st == BL_OK)
         *out = p;
     else
         bl_evaluation_prepared_destroy(p);
     return st;
+}
+
+bl_status bl_evaluation_prepare(const bl_resolved_plan *plan, const bl_execution *x,
+                                const bl_calibration *const *supplied, size_t nsupplied,
+                                bl_evaluation_prepared **out, bl_error *err)
+{
+    return prepare_run(plan, x, supplied, nsupplied, 0, 0, out, err);
+}
+
+bl_status bl_evaluation_prepare_part(const bl_resolved_plan *plan, const bl_execution *x,
+                                     const bl_calibration *const *calibrations,
+                                     size_t ncalibrations, int64_t part, int64_t nparts,
+                                     bl_evaluation_prepared **out, bl_error *err)
+{
+    *out = NULL;
+    /* Checked first, so a bad part number is refused before the plan is. */
+    bl_status st = bl_run_part_check(part, nparts, err);
+    return st != BL_OK ? st
+                       : prepare_run(plan, x, calibrations, ncalibrations, part, nparts, out,
+                                     err);
 }
 
 void bl_evaluation_prepared_destroy(bl_evaluation_prepared *p)
@@ -500,20 +525,12 @@ void bl_evaluation_destroy(bl_evaluation *e)
     bl_free(e);
 }
 
-bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hooks *hooks,
-                               bl_evaluation **out, bl_error *err)
+/* The evaluation of the whole run's rows e->run: adjusted outcomes,
+ * summaries, contrasts, calibrations. On failure e is destroyed. */
+static bl_status finish(const ectx *c, bl_evaluation *e, bl_evaluation **out, bl_error *err)
 {
-    *out = NULL;
-    const ectx *c = &p->c;
     double *scratch = NULL;
     bl_status st = BL_OK;
-    bl_evaluation *e = bl_calloc(1, sizeof *e);
-    if (!e) {
-        st = nomem(err);
-        goto done;
-    }
-    if ((st = bl_run_execute_prepared(c->run, hooks, &e->run, err)) != BL_OK)
-        goto done;
     /* Every trial's outcome against its target's calibration. */
     const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
     for (size_t j = 0; j < e->run->ntrials; j++) {
@@ -558,6 +575,55 @@ done:
     bl_free(scratch);
     bl_evaluation_destroy(e);
     return st;
+}
+
+/* finish() of a whole run's rows, which it takes over. */
+static bl_status evaluate_run(const ectx *c, bl_run_result *run, bl_evaluation **out,
+                              bl_error *err)
+{
+    bl_evaluation *e = bl_calloc(1, sizeof *e);
+    if (!e) {
+        bl_run_result_destroy(run);
+        return nomem(err);
+    }
+    e->run = run;
+    return finish(c, e, out, err);
+}
+
+bl_status bl_evaluate_prepared(const bl_evaluation_prepared *p, const bl_run_hooks *hooks,
+                               bl_evaluation **out, bl_error *err)
+{
+    *out = NULL;
+    bl_run_result *run = NULL;
+    bl_status st = bl_run_execute_prepared(p->c.run, hooks, &run, err);
+    if (st != BL_OK)
+        return st;
+    /* A preparation of a part: its rows alone, combined (the whole plan
+     * when N = 1, refused as not covering the plan otherwise). */
+    if (run->jobs)
+        return bl_evaluate_parts(p, &run, 1, out, err);
+    return evaluate_run(&p->c, run, out, err);
+}
+
+bl_status bl_evaluate_part(const bl_evaluation_prepared *p, const bl_run_hooks *hooks,
+                           bl_run_result **out, bl_error *err)
+{
+    return bl_run_execute_prepared(p->c.run, hooks, out, err);
+}
+
+bl_status bl_run_part_decode(const bl_evaluation_prepared *p, const void *data, size_t len,
+                             bl_run_result **out, bl_error *err)
+{
+    return bl_run_part_decode_prepared(p->c.run, data, len, out, err);
+}
+
+bl_status bl_evaluate_parts(const bl_evaluation_prepared *p, bl_run_result **parts,
+                            size_t nparts, bl_evaluation **out, bl_error *err)
+{
+    *out = NULL;
+    bl_run_result *run = NULL;
+    const bl_status st = bl_run_combine(p->c.run, parts, nparts, &run, err);
+    return st != BL_OK ? st : evaluate_run(&p->c, run, out, err);
 }
 
 bl_status bl_evaluate(const bl_resolved_plan *plan, const bl_execution *x,

@@ -295,10 +295,10 @@ static void run_unit(run_ctx *c, batch *b, size_t u, bl_trial_result *rows, bl_r
     bl_error err;
     bl_status st = BL_OK;
     for (size_t k = 0; k < g; k++) {
-        recs[k].probe = res->probes ? &res->probes[us[k]->job] : NULL;
+        recs[k].probe = res->probes ? &res->probes[us[k]->row] : NULL;
         recs[k].frames = NULL;
         if (res->replays && st == BL_OK &&
-            !(recs[k].frames = res->replays[us[k]->job] = bl_json_array()))
+            !(recs[k].frames = res->replays[us[k]->row] = bl_json_array()))
             st = nomem(&err);
     }
     if (st == BL_OK && us[0]->t->reservoir)
@@ -322,7 +322,7 @@ static void run_unit(run_ctx *c, batch *b, size_t u, bl_trial_result *rows, bl_r
             s->st = bl_fail(&s->err, BL_ERUNTIME,
                             "probe event schedule did not emit exactly one event per point");
         else
-            fill_row(c, s, e, &rows[s->job]);
+            fill_row(c, s, e, &rows[s->row]);
     }
 }
 
@@ -357,6 +357,9 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
         slot *s = &b.slots[i];
         s->job = h->jobs[first + i];
         s->target = s->job / per_target;
+        s->row = c->part_first
+                     ? s->job - c->part_first[s->target] + c->part_row[s->target]
+                     : s->job;
         s->t = c->targets[s->target].spec;
         const size_t within = s->job % per_target;
         s->block = (int64_t)(within / (size_t)c->ev->trials_per_block);

@@ -226,6 +226,16 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
      * exists. */
     if ((st = admit_jobs(c, per_target, err)) != BL_OK || !jobs)
         return st;
+    return bl_run_ctx_job_lists(c, err);
+}
+
+bl_status bl_run_ctx_job_lists(run_ctx *c, bl_error *err)
+{
+    const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
+    for (size_t k = 0; k < c->ncohorts; k++)
+        c->cohorts[k].njobs = 0;
+    for (size_t i = 0; i < c->ntargets; i++)
+        c->cohorts[c->targets[i].cohort].njobs += c->part_first ? c->part_count[i] : per;
     for (size_t k = 0; k < c->ncohorts; k++) {
         cohort *h = &c->cohorts[k];
         h->jobs = bl_mallocarray(h->njobs, sizeof *h->jobs);
@@ -233,15 +243,23 @@ bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const b
             return nomem(err);
         h->njobs = 0;
     }
-    for (size_t j = 0; j < c->njobs; j++) {
-        cohort *h = &c->cohorts[c->targets[j / (size_t)per_target].cohort];
-        h->jobs[h->njobs++] = j;
+    /* Targets in plan order keep every cohort's list in job order. */
+    for (size_t i = 0; i < c->ntargets; i++) {
+        cohort *h = &c->cohorts[c->targets[i].cohort];
+        const size_t first = c->part_first ? c->part_first[i] : i * per;
+        const size_t n = c->part_first ? c->part_count[i] : per;
+        for (size_t j = first; j < first + n; j++)
+            h->jobs[h->njobs++] = j;
     }
     return BL_OK;
 }
 
 void bl_run_ctx_clear(run_ctx *c)
 {
+    bl_free(c->part_first);
+    bl_free(c->part_count);
+    bl_free(c->part_row);
+    c->part_first = c->part_count = c->part_row = NULL;
     bl_free(c->targets);
     for (size_t k = 0; c->cohorts && k < c->ncohorts; k++)
         bl_free(c->cohorts[k].jobs);

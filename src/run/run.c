@@ -40,10 +40,51 @@ void bl_run_result_destroy(bl_run_result *r)
     bl_free(r->probes);
     bl_free(r->replays);
     bl_free(r->processing_order);
+    bl_free(r->jobs);
     bl_free(r->trials);
     bl_free(r->batch_capacities);
     bl_free(r->trial_bytes);
     bl_free(r);
+}
+
+static int64_t peak_rss(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (int64_t)ru.ru_maxrss * 1024; /* Linux reports KiB */
+}
+
+/* A result of n rows with the run's metadata (the whole plan's cohorts, its
+ * policy) and room for its recording channels. */
+static bl_status new_result(const run_ctx *c, size_t n, bl_run_result **out, bl_error *err)
+{
+    const bl_execution *x = c->x;
+    bl_run_result *res = bl_calloc(1, sizeof *res);
+    if (!res || !(res->trials = bl_calloc(n, sizeof *res->trials)) ||
+        !(res->batch_capacities = bl_calloc(c->ncohorts, sizeof *res->batch_capacities)) ||
+        !(res->trial_bytes = bl_calloc(c->ncohorts, sizeof *res->trial_bytes)) ||
+        !(res->processing_order = bl_calloc(n, sizeof *res->processing_order)) ||
+        (x->recording == BL_RECORDING_PROBE_EVENTS &&
+         !(res->probes = bl_calloc(n, sizeof *res->probes))) ||
+        (x->recording == BL_RECORDING_REPLAY &&
+         !(res->replays = bl_calloc(n, sizeof *res->replays)))) {
+        bl_run_result_destroy(res);
+        return nomem(err);
+    }
+    res->ntrials = n;
+    res->part = res->nparts = 1;
+    res->ncohorts = c->ncohorts;
+    res->requested_batch_size = x->batch_size;
+    res->recording_estimate_bytes = c->recording_bytes;
+    res->allocation_budget = bl_execution_allocation_budget(x);
+    res->cpu_threads = x->cpu_threads;
+    for (size_t k = 0; k < c->ncohorts; k++) {
+        res->batch_capacities[k] = c->cohorts[k].capacity;
+        res->trial_bytes[k] = c->cohorts[k].trial_bytes;
+    }
+    *out = res;
+    return BL_OK;
 }
 
 /* ---- a prepared run ---------------------------------------------------------- */
@@ -54,8 +95,9 @@ struct bl_run_prepared {
     double seconds;       /* what the preparation took */
 };
 
-bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
-                         bl_run_prepared **out, bl_error *err)
+/* The whole run (part 0), or part `part` of `nparts`. */
+static bl_status prepare(const bl_resolved_plan *plan, const bl_execution *x, int64_t part,
+                         int64_t nparts, bl_run_prepared **out, bl_error *err)
 {
     *out = NULL;
     const double t0 = now();
@@ -63,13 +105,34 @@ bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
     if (!p)
         return nomem(err);
     p->x = *x;
-    bl_status st = bl_run_preflight_ctx(&p->ctx, plan, &p->x, true, err);
+    bl_status st = part ? bl_run_part_check(part, nparts, err) : BL_OK;
+    if (st == BL_OK)
+        st = bl_run_preflight_ctx(&p->ctx, plan, &p->x, !part, err);
+    if (st == BL_OK && part)
+        st = bl_run_ctx_restrict(&p->ctx, part, nparts, err);
     p->seconds = now() - t0;
     if (st == BL_OK)
         *out = p;
     else
         bl_run_prepared_destroy(p);
     return st;
+}
+
+const run_ctx *bl_run_prepared_ctx(const bl_run_prepared *p)
+{
+    return &p->ctx;
+}
+
+bl_status bl_run_prepare(const bl_resolved_plan *plan, const bl_execution *x,
+                         bl_run_prepared **out, bl_error *err)
+{
+    return prepare(plan, x, 0, 0, out, err);
+}
+
+bl_status bl_run_prepare_part(const bl_resolved_plan *plan, const bl_execution *x, int64_t part,
+                              int64_t nparts, bl_run_prepared **out, bl_error *err)
+{
+    return prepare(plan, x, part, nparts, out, err);
 }
 
 void bl_run_prepared_destroy(bl_run_prepared *p)
@@ -91,29 +154,21 @@ bl_status bl_run_execute_prepared(const bl_run_prepared *p, const bl_run_hooks *
     c.hooks = hooks;
     c.carry = NULL;
     c.ncarry = 0;
-    const bl_execution *x = c.x;
     bl_status st = BL_OK;
-    bl_run_result *res = bl_calloc(1, sizeof *res);
-    if (!res || !(res->trials = bl_calloc(c.njobs, sizeof *res->trials)) ||
-        !(res->batch_capacities = bl_calloc(c.ncohorts, sizeof *res->batch_capacities)) ||
-        !(res->trial_bytes = bl_calloc(c.ncohorts, sizeof *res->trial_bytes)) ||
-        !(res->processing_order = bl_calloc(c.njobs, sizeof *res->processing_order)) ||
-        (x->recording == BL_RECORDING_PROBE_EVENTS &&
-         !(res->probes = bl_calloc(c.njobs, sizeof *res->probes))) ||
-        (x->recording == BL_RECORDING_REPLAY &&
-         !(res->replays = bl_calloc(c.njobs, sizeof *res->replays)))) {
-        st = nomem(err);
+    bl_run_result *res = NULL;
+    const size_t nrows = c.part_first ? c.nrows : c.njobs;
+    if ((st = new_result(&c, nrows, &res, err)) != BL_OK)
         goto done;
-    }
-    res->ntrials = c.njobs;
-    res->ncohorts = c.ncohorts;
-    res->requested_batch_size = x->batch_size;
-    res->recording_estimate_bytes = c.recording_bytes;
-    res->allocation_budget = bl_execution_allocation_budget(x);
-    res->cpu_threads = x->cpu_threads;
-    for (size_t k = 0; k < c.ncohorts; k++) {
-        res->batch_capacities[k] = c.cohorts[k].capacity;
-        res->trial_bytes[k] = c.cohorts[k].trial_bytes;
+    if (c.part_first) {
+        if (!(res->jobs = bl_calloc(nrows, sizeof *res->jobs))) {
+            st = nomem(err);
+            goto done;
+        }
+        for (size_t i = 0, r = 0; i < c.ntargets; i++)
+            for (size_t k = 0; k < c.part_count[i]; k++)
+                res->jobs[r++] = c.part_first[i] + k;
+        res->part = c.part;
+        res->nparts = c.nparts;
     }
     const double t1 = now();
     res->seconds_preflight = p->seconds + (t1 - t0);
@@ -128,26 +183,100 @@ bl_status bl_run_execute_prepared(const bl_run_prepared *p, const bl_run_hooks *
             first += n;
             done_jobs += n;
             if (st == BL_OK && hooks && hooks->progress)
-                hooks->progress(hooks->ctx, done_jobs, c.njobs);
+                hooks->progress(hooks->ctx, done_jobs, nrows);
         }
     }
     if (st != BL_OK)
         goto done;
     /* Every job exactly once: the scheduler's own invariant. */
-    for (size_t j = 0; j < c.njobs; j++)
+    for (size_t j = 0; j < nrows; j++)
         if (!res->trials[j].target_id) {
             st = bl_fail(err, BL_ERUNTIME, "internal scheduler omitted a trial");
             goto done;
         }
     res->seconds_execute = now() - t1;
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        res->peak_rss_bytes = (int64_t)ru.ru_maxrss * 1024; /* Linux reports KiB */
+    res->peak_rss_bytes = peak_rss();
     *out = res;
     res = NULL;
 done:
     bl_run_release_carry(&c);
     bl_run_result_destroy(res);
+    return st;
+}
+
+/* ---- parts combined ------------------------------------------------------------ */
+
+/* Moves part q's rows (and their captures) into the whole result `w`,
+ * marking each job taken in `seen`. */
+static bl_status take_part(const run_ctx *c, bl_run_result *q, bl_run_result *w, bool *seen,
+                           bl_error *err)
+{
+    if ((q->ntrials && (!q->probes != !w->probes || !q->replays != !w->replays)))
+        return bl_fail(err, BL_EVALUE, "a part was recorded with another recording channel");
+    for (size_t k = 0; k < q->ntrials; k++) {
+        const size_t j = q->jobs ? q->jobs[k] : k;
+        if (j >= c->njobs)
+            return bl_fail(err, BL_EVALUE, "a part holds job %zu of a plan of %zu jobs", j,
+                           c->njobs);
+        if (seen[j])
+            return bl_fail(err, BL_EVALUE, "parts overlap: job %zu is in two parts", j);
+        seen[j] = true;
+        w->trials[j] = q->trials[k];
+        if (w->probes) {
+            w->probes[j] = q->probes[k];
+            q->probes[k].features = NULL;
+        }
+        if (w->replays) {
+            w->replays[j] = q->replays[k];
+            q->replays[k] = NULL;
+        }
+    }
+    w->world_ticks += q->world_ticks;
+    w->neural_frames += q->neural_frames;
+    w->reservoir_frames += q->reservoir_frames;
+    /* Parts run side by side: the slowest and the largest tell. */
+    if (q->seconds_preflight > w->seconds_preflight)
+        w->seconds_preflight = q->seconds_preflight;
+    if (q->seconds_execute > w->seconds_execute)
+        w->seconds_execute = q->seconds_execute;
+    if (q->peak_rss_bytes > w->peak_rss_bytes)
+        w->peak_rss_bytes = q->peak_rss_bytes;
+    return BL_OK;
+}
+
+bl_status bl_run_combine(const bl_run_prepared *p, bl_run_result **parts, size_t nparts,
+                         bl_run_result **out, bl_error *err)
+{
+    *out = NULL;
+    const run_ctx *c = &p->ctx;
+    bl_run_result *w = NULL;
+    bool *seen = bl_calloc(c->njobs, sizeof *seen);
+    bl_status st = seen ? new_result(c, c->njobs, &w, err) : nomem(err);
+    for (size_t q = 0; q < nparts && st == BL_OK; q++)
+        st = parts[q] ? take_part(c, parts[q], w, seen, err)
+                      : bl_fail(err, BL_EVALUE, "a part is missing");
+    for (size_t j = 0; j < c->njobs && st == BL_OK; j++)
+        if (!seen[j])
+            st = bl_fail(err, BL_EVALUE, "parts do not cover the plan: job %zu is missing", j);
+    if (st == BL_OK) {
+        /* The whole run's processing order: cohort by cohort, each cohort's
+         * jobs in job order (its targets in plan order), as the batches of
+         * one process take them whatever their size. */
+        const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
+        for (size_t k = 0; k < c->ncohorts; k++)
+            for (size_t i = 0; i < c->ntargets; i++)
+                if (c->targets[i].cohort == k)
+                    for (size_t j = i * per; j < (i + 1) * per; j++)
+                        w->processing_order[w->nprocessed++] = j;
+        *out = w;
+        w = NULL;
+    }
+    for (size_t q = 0; q < nparts; q++) {
+        bl_run_result_destroy(parts[q]);
+        parts[q] = NULL;
+    }
+    bl_run_result_destroy(w);
+    bl_free(seen);
     return st;
 }
 

@@ -53,6 +53,12 @@ typedef struct run_ctx {
     size_t ncohorts;
     cohort *cohorts;
     int64_t recording_bytes;
+    /* A part of the run (bl_run_prepare_part), else part_first NULL: per
+     * target, the part's first job, its job count and the row of that
+     * first job in the part's result; nrows jobs in all. */
+    int64_t part, nparts;
+    size_t *part_first, *part_count, *part_row;
+    size_t nrows;
     /* The wirings the last batch constructed (struct wiring, below), kept
      * for the next batch: consecutive batches usually share a block's
      * wiring, and construction at large N costs more than a short trial. */
@@ -72,6 +78,7 @@ typedef struct wiring {
 
 typedef struct slot {
     size_t job;
+    size_t row;                  /* its row in the result (job, or its place in a part) */
     size_t target;               /* index in plan order */
     const bl_target_spec *t;
     int64_t block, trial;
@@ -146,6 +153,15 @@ static inline bl_status interrupt_status(bl_error *err)
 bl_status bl_run_preflight_ctx(run_ctx *c, const bl_resolved_plan *plan, const bl_execution *x,
                                bool jobs, bl_error *err);
 void bl_run_ctx_clear(run_ctx *c);
+/* partition.c: after a preflight without job lists, restricts c to the
+ * jobs of part `part` of `nparts` and builds the cohorts' job lists of
+ * those jobs alone. */
+bl_status bl_run_ctx_restrict(run_ctx *c, int64_t part, int64_t nparts, bl_error *err);
+/* preflight.c: the cohorts' job lists of c's jobs (all, or its part's). */
+bl_status bl_run_ctx_job_lists(run_ctx *c, bl_error *err);
+
+/* run.c: a preparation's context (part.c decodes against it). */
+const run_ctx *bl_run_prepared_ctx(const bl_run_prepared *p);
 
 /* batch.c: the n jobs of cohort h from its first-th on, into rows. */
 bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
