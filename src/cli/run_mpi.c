@@ -463,16 +463,29 @@ static int run_ranks(mpi_run *m, const bl_cli_args *args)
 {
     bl_error err = {0};
     int64_t rc;
-    /* Until the reservation a stop signal ends a rank on the spot; mpirun
-     * then ends the others. */
-    bl_cli_exit_on_interrupt();
+    /* Until the reservation a stop signal ends rank 0 on the spot, as it
+     * ends run (mpirun then ends the others). The other ranks only note it,
+     * at once, so that their stop is always reported by rank 0 and fails
+     * the record once it exists. */
+    if (m->rank == 0)
+        bl_cli_exit_on_interrupt();
+    else
+        bl_cli_flag_interrupts();
     bl_status st = prepare(m, args, &err);
+    const int sig = bl_cli_interrupted;
+    if (st == BL_OK && sig)
+        st = bl_fail_signal(&err, sig);
     if (agree(m->mpi, m->rank, m->size, st, &err) != BL_OK) {
         rc = m->rank == 0 ? bl_cli_report(&err) : 1;
+        /* Another rank's stop signal is this run's failure (exit 1), not a
+         * signal to rank 0. */
+        if (rc > 128 && !bl_cli_interrupted)
+            rc = 1;
         goto done;
     }
     /* From here a stop signal only raises a flag, as in run. */
-    bl_cli_flag_interrupts();
+    if (m->rank == 0)
+        bl_cli_flag_interrupts();
     signal(SIGXFSZ, SIG_IGN);
     if (m->rank == 0) {
         rc = run_root(m);
