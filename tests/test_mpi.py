@@ -22,7 +22,9 @@ it never hangs it, and no process of a finished job may be left.
     rank's message, every rank exits non-zero;
   * a rank killed by SIGKILL mid-run: mpirun ends the job non-zero, the
     record is never complete;
-  * a plain run and check never load libmpi.
+  * Ctrl-C to mpirun mid-run: the record is FAILED, the job ends non-zero;
+  * a plain run and check never load libmpi; a launch of two tasks that
+    MPI sees as one rank each is refused.
 
 Leak reports from inside Open MPI under AddressSanitizer are suppressed by
 tests/lsan-mpi.supp (Open MPI's libraries only).
@@ -45,28 +47,7 @@ BINARY = None  # argv[1]
 MPIRUN = None  # argv[2]
 LIMIT = 900  # seconds for one job, far above any run here, even sanitized
 
-# A plan long enough that a rank is still running when the test stops it
-# (about a second per rank in a release build, far longer sanitized).
-LONG_PLAN = """format = "brainlesslab-plan"
-format_version = 4
-id = "mpi-long"
-operation = "profile"
-evidence = "exploratory"
-[evaluation]
-blocks = 4
-trials_per_block = 24
-horizon = 6000
-construction_scope = "block"
-root_seed = 21004
-[[targets]]
-id = "pong"
-[targets.composition]
-count = 64
-[targets.composition.node]
-kind = "falandays"
-[targets.composition.task]
-kind = "pong"
-"""
+LONG_PLAN = os.path.join(PLANS, "mpi-long.toml")  # a rank is still running when stopped
 
 
 def environment():
@@ -76,7 +57,13 @@ def environment():
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
-    supp = "suppressions=" + os.path.join(HERE, "lsan-mpi.supp")
+    # Under AddressSanitizer, leak reports must name Open MPI's libraries
+    # for tests/lsan-mpi.supp to match them: its components (and PMIx's)
+    # stay loaded after MPI_Finalize, and stacks are unwound fully (the
+    # fast unwinder stops at the first frame inside Open MPI).
+    env["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
+    env["PMIX_MCA_mca_base_component_disable_dlclose"] = "1"
+    supp = "suppressions=%s:fast_unwind_on_malloc=0" % os.path.join(HERE, "lsan-mpi.supp")
     env["LSAN_OPTIONS"] = (env["LSAN_OPTIONS"] + ":" + supp) if env.get("LSAN_OPTIONS") else supp
     return env
 
@@ -254,24 +241,53 @@ class MpiRun(unittest.TestCase):
         self.assertIn("--shard cannot be combined with an MPI launch of 2 ranks", lines[0])
         self.assertFalse(os.path.exists(out_root))
 
+    def test_launch_that_mpi_cannot_see_is_refused(self):
+        # What srun without an MPI plugin looks like: the launcher names two
+        # tasks, but MPI_Init makes each a world of one; each would write a
+        # whole record.
+        out_root = os.path.join(self.root, "out")
+        env = dict(environment(), OMPI_COMM_WORLD_SIZE="2")
+        rc, out, err = finish(self, launch([BINARY, "run", os.path.join(PLANS, "mpi-block.toml"),
+                                            "--root", out_root], env=env))
+        self.assertEqual(rc, 1)
+        self.assertEqual(error_lines(err), [
+            "brainlesslab: RuntimeError: the launcher started 2 tasks but MPI sees 1 rank "
+            "(with srun, select the MPI plugin: srun --mpi=pmix)"], err)
+        self.assertFalse(os.path.exists(out_root))
+
     def stopped_rank(self, sig):
         """Runs the long plan on 2 ranks and sends `sig` to rank 1 once the
         record is reserved (rank 1 then runs its part). Returns the job's
         exit code, stderr and the one record directory."""
-        plan = os.path.join(self.root, "long.toml")
-        with open(plan, "w") as f:
-            f.write(LONG_PLAN)
         out_root = os.path.join(self.root, "out")
         # Rank 1's shell starts a watcher, then becomes brainlesslab ($$
         # stays its pid); the watcher signals it once .RESERVED exists.
         script = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then '
                   '(while ! ls "$2"/*/.RESERVED >/dev/null 2>&1; do sleep 0.02; done; '
                   'kill -%s $$) & fi; exec "$0" run "$1" --root "$2"' % sig)
-        rc, out, err = finish(self, launch(mpirun(2, "sh", "-c", script, BINARY, plan,
+        rc, out, err = finish(self, launch(mpirun(2, "sh", "-c", script, BINARY, LONG_PLAN,
                                                   out_root)))
         found = records(out_root)
         self.assertEqual(len(found), 1, err)
         return rc, out, err, found[0]
+
+    def test_stopped_job_fails_the_record(self):
+        # Ctrl-C or SIGTERM to mpirun: it passes SIGTERM on to every rank;
+        # rank 0 fails the record as run does and ends the job.
+        out_root = os.path.join(self.root, "out")
+        proc = launch(mpirun(2, BINARY, "run", LONG_PLAN, "--root", out_root))
+        while not glob.glob(os.path.join(out_root, "*", ".RESERVED")):
+            self.assertIsNone(proc.poll(), "the job ended before its record was reserved")
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        rc, out, err = finish(self, proc)
+        self.assertNotEqual(rc, 0)
+        self.assertEqual(out, "")
+        self.assertIn("brainlesslab: SystemExit: terminated by SIGTERM", error_lines(err))
+        (record,) = records(out_root)
+        self.assertFalse(os.path.exists(os.path.join(record, "DONE")))
+        with open(os.path.join(record, "FAILED"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["message"], "terminated by SIGTERM")
 
     def test_rank_stopped_by_sigterm_fails_the_record(self):
         rc, out, err, record = self.stopped_rank("TERM")

@@ -192,9 +192,10 @@ static bl_status recv_message(const bl_mpi_transport *mpi, int src, unsigned cha
     if (!buf) {
         /* The transport cannot drop a message, and a sender left blocked
          * would hang the job: end it. */
-        fputs("brainlesslab: MemoryError: out of memory for a rank's part\n", stderr);
-        mpi->abort(1);
-        return bl_fail(err, BL_ENOMEM, "out of memory for rank %d's part", src);
+        bl_fail(err, BL_ENOMEM, "out of memory for rank %d's message of %llu bytes", src,
+                (unsigned long long)n);
+        mpi->abort(bl_cli_report(err));
+        return err->status;
     }
     if (mpi->recv_data(src, buf, n) != 0) {
         bl_free(buf);
