@@ -75,7 +75,7 @@ static char *run_refused(const char *args, int code)
 /* argparse wraps the root usage once the command list is this long. */
 #define ROOT_HELP_USAGE                                                        \
     "usage: brainlesslab [-h] [--version]\n"                                   \
-    "                    {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays,plot}\n" \
+    "                    {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays,plot,merge}\n" \
     "                    ...\n"
 
 #define PROFILE_USAGE "usage: brainlesslab profile [-h] [--backends {cpu} [{cpu} ...]]\n"
@@ -97,6 +97,7 @@ static void test_help(void **state)
         {"qualify -h", "usage: brainlesslab qualify [-h]"},
         {"decode -h", "usage: brainlesslab decode [-h]\n                           [--points"},
         {"plot -h", "usage: brainlesslab plot [-h] --out OUT [--decoded DECODED] record\n"},
+        {"merge -h", "usage: brainlesslab merge [-h] [--root ROOT] shard [shard ...]\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *out, *err;
@@ -132,7 +133,7 @@ static void test_usage_errors_exit_2(void **state)
         {"frobnicate", ROOT_USAGE,
          "brainlesslab: error: argument command: invalid choice: 'frobnicate' (choose from "
          "'check', 'run', 'inspect', 'profile', 'qualify', 'decode', 'sweep', 'ablate', 'benchmark', "
-         "'calibrate', 'presets', 'export-replay', 'replays', 'plot')\n"},
+         "'calibrate', 'presets', 'export-replay', 'replays', 'plot', 'merge')\n"},
         {"--version=1", ROOT_USAGE,
          "brainlesslab: error: argument --version: ignored explicit argument '1'\n"},
         {"check", CHECK_USAGE,
@@ -441,7 +442,7 @@ static void test_usage_errors_escape_controls(void **state)
         {"'ch\x1b[2J'", "brainlesslab: error: argument command: invalid choice: 'ch\\x1b[2J' "
                         "(choose from 'check', 'run', 'inspect', 'profile', 'qualify', 'decode', 'sweep', "
                         "'ablate', 'benchmark', 'calibrate', 'presets', 'export-replay', "
-                        "'replays', 'plot')\n"},
+                        "'replays', 'plot', 'merge')\n"},
         {"run p.toml --recording 'x\a'", "brainlesslab run: error: argument --recording: "
                                           "invalid choice: 'x\\x07' (choose from 'summary', "
                                           "'probe_events', 'replay')\n"},

@@ -150,6 +150,62 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
 bl_status bl_record_channels(bl_record_input *in, bl_recordings *recs, bl_json **replays,
                              bl_error *err);
 
+/* ---- shard records (docs/records.md "Shard records") ---------------------- *
+ *
+ * One part of a run (`run --shard K/N`), written as a record is (the same
+ * reservation, exclusive files, manifest, re-inspection, DONE or FAILED)
+ * but holding what `merge` needs rather than results: request.toml,
+ * resolved.toml, shard/part.bin (bl_run_part_encode) and, when the run
+ * applied calibrations, shard/calibrations.json. Its manifest's kind is
+ * "shard" and its table "shard" describes it (bl_shard_description). */
+
+#define BL_SHARD_PART "shard/part.bin"
+#define BL_SHARD_CALIBRATIONS "shard/calibrations.json"
+
+typedef struct bl_shard_input {
+    const bl_plan *plan;
+    const bl_resolved_plan *resolved;
+    const bl_execution *execution;
+    const bl_run_result *part;          /* bl_evaluate_part's result */
+    /* The calibrations supplied to the run (--calibration), which merge
+     * supplies again. */
+    const bl_calibration *const *calibrations;
+    size_t ncalibrations;
+    /* As bl_record_input's. */
+    bl_status (*before_file)(void *ctx, const char *rel, bl_error *err);
+    void *hook_ctx;
+} bl_shard_input;
+
+/* The manifest's "shard" table: {"part", "parts", "plan_id",
+ * "engine_version", "runtime_fingerprint", "source_sha256" (the build's
+ * identity), "recording", "jobs" (count), "job_ranges" ([first, end) of
+ * consecutive jobs), "calibrations" (ids supplied), "execution"}. */
+bl_status bl_shard_description(const bl_shard_input *in, bl_json **out, bl_error *err);
+/* Writes a shard record into a reservation; on any error the reservation
+ * is failed (bl_record_fail) and the error returned. A whole shard is
+ * DONE even when trials failed: merge carries their statuses over. */
+bl_status bl_shard_write(const bl_shard_input *in, const bl_reservation *r, bl_error *err);
+
+/* A shard record read back for merging: inspected complete with valid
+ * checksums, its description, its part's bytes (checked against the
+ * manifest's digest once more) and its calibrations. */
+typedef struct bl_shard {
+    bl_json *manifest;
+    const bl_json *description;   /* manifest "shard" */
+    int64_t part, parts;
+    char *bytes;                  /* shard/part.bin */
+    size_t len;
+    bl_calibration **calibrations;
+    size_t ncalibrations;
+} bl_shard;
+
+/* BL_EVALUE "<path>: <why>" for a path that is not a record, a record that
+ * is not a shard ("not a shard record"), an incomplete one ("shard is not
+ * complete (status: <status>)"), a tampered one ("shard artifacts do not
+ * match their checksums"), or a description that does not hold together. */
+bl_status bl_shard_read(const char *path, bl_shard *out, bl_error *err);
+void bl_shard_clear(bl_shard *s);
+
 /* ---- development replays (§7.8) -------------------------------------------- */
 
 /* The replay document of one trial: {"format": "brainlesslab-replay",

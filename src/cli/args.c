@@ -288,11 +288,20 @@ static bl_cli_parsed parse_command(parse_state *st, const bl_cli_command *cmd, i
             continue;
         }
         if (only_values || !option_like(arg, names, n)) {
+            bl_cli_args *a = st->args;
+            if (cmd->positional_plus) {
+                if (!a->positionals &&
+                    !(a->positionals = bl_calloc(st->capacity, sizeof *a->positionals))) {
+                    fputs("brainlesslab: MemoryError: cannot parse the command line\n", stderr);
+                    return BL_CLI_NO_MEMORY;
+                }
+                a->positionals[a->npositionals++] = arg;
+            }
             if (!st->args->positional)
                 st->args->positional = arg;
             else if (cmd->positional2 && !st->args->positional2)
                 st->args->positional2 = arg;
-            else
+            else if (!cmd->positional_plus)
                 st->extras[st->n_extras++] = arg;
             continue;
         }
@@ -456,6 +465,9 @@ void bl_cli_args_clear(bl_cli_args *args)
         bl_free(args->all[k]);
         args->all[k] = NULL;
     }
+    bl_free(args->positionals);
+    args->positionals = NULL;
+    args->npositionals = 0;
 }
 
 const char *bl_cli_value(const bl_cli_args *args, const char *name)

@@ -39,6 +39,9 @@ typedef struct bl_cli_command {
     const char *name;
     const char *positional;      /* its one positional's name ("plan") */
     const char *positional2;     /* a second positional's name ("out"), or NULL */
+    /* argparse's nargs="+" for the positional: one or more, every one in
+     * bl_cli_args' positionals (positional is the first). */
+    bool positional_plus;
     const bl_cli_option *options;
     size_t n_options;
     const char *usage;           /* "usage: ..." lines, newline-terminated */
@@ -54,6 +57,8 @@ struct bl_cli_args {
     const bl_cli_command *command;
     const char *positional;
     const char *positional2;     /* when the command has a second positional */
+    const char **positionals;    /* positional_plus: all of them (heap) */
+    size_t npositionals;
     /* Per option, in the command's order: how often it was given, its last
      * value (or the default), the parsed integer for BL_CLI_INT, and every
      * value for a repeatable option (heap array, see bl_cli_args_clear). */

@@ -26,6 +26,7 @@ extern const bl_cli_command bl_cli_presets;
 extern const bl_cli_command bl_cli_export_replay;
 extern const bl_cli_command bl_cli_replays;
 extern const bl_cli_command bl_cli_plot;
+extern const bl_cli_command bl_cli_merge;
 
 /* Prints "brainlesslab: <Kind>: <message>" on stderr, the message's control
  * characters escaped (bl_escape_controls); returns exit code 1. A usage

@@ -16,7 +16,7 @@
 
 static const char usage[] =
     "usage: brainlesslab [-h] [--version]\n"
-    "                    {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays,plot}\n"
+    "                    {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays,plot,merge}\n"
     "                    ...\n";
 
 static const char help[] =
@@ -24,7 +24,7 @@ static const char help[] =
     "Execute fresh v4 plans; inspect historical records without replaying them.\n"
     "\n"
     "positional arguments:\n"
-    "  {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays,plot}\n"
+    "  {check,run,inspect,profile,qualify,decode,sweep,ablate,benchmark,calibrate,presets,export-replay,replays,plot,merge}\n"
     "    check               validate and resolve a plan without initialising a\n"
     "                        backend\n"
     "    run                 execute a plan and write one new checksummed record\n"
@@ -46,6 +46,8 @@ static const char help[] =
     "                        documents and index\n"
     "    plot                write SVG figures of a complete record into a new\n"
     "                        directory\n"
+    "    merge               combine the shard records of one plan into the record\n"
+    "                        a single run writes\n"
     "\n"
     "options:\n"
     "  -h, --help            show this help message and exit\n"
@@ -56,6 +58,7 @@ static const bl_cli_command *const commands[] = {
     &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify, &bl_cli_decode,
     &bl_cli_sweep, &bl_cli_ablate, &bl_cli_benchmark, &bl_cli_calibrate, &bl_cli_presets,
     &bl_cli_export_replay, &bl_cli_replays, &bl_cli_plot,
+    &bl_cli_merge,
 };
 
 static int print_version(void)

@@ -35,7 +35,7 @@ static const char usage[] =
     "                        [--recording {summary,probe_events,replay}]\n"
     "                        [--recording-budget-mib RECORDING_BUDGET_MIB]\n"
     "                        [--cpu-threads CPU_THREADS]\n"
-    "                        [--calibration CALIBRATION]\n"
+    "                        [--calibration CALIBRATION] [--shard K/N]\n"
     "                        plan\n";
 
 static const char help[] =
@@ -63,7 +63,9 @@ static const char help[] =
     "                        CPU threads (default: 1)\n"
     "  --calibration CALIBRATION\n"
     "                        calibration JSON file or complete record directory;\n"
-    "                        repeatable, all records are pooled\n";
+    "                        repeatable, all records are pooled\n"
+    "  --shard K/N           run only part K of N (1 <= K <= N) and write a shard\n"
+    "                        record for merge instead of a record\n";
 
 static const char *const backends[] = {"cpu", NULL}; /* DESIGN.md: this build's backends */
 static const char *const recordings[] = {"summary", "probe_events", "replay", NULL};
@@ -78,6 +80,7 @@ enum {
     OPT_RECORDING_BUDGET,
     OPT_CPU_THREADS,
     OPT_CALIBRATION,
+    OPT_SHARD,
 };
 
 /* spec/platform.md §3.1, in the reference's order. */
@@ -93,6 +96,7 @@ static const bl_cli_option options[] = {
                               .fallback = "32"},
     [OPT_CPU_THREADS] = {.name = "--cpu-threads", .kind = BL_CLI_INT, .fallback = "1"},
     [OPT_CALIBRATION] = {.name = "--calibration", .kind = BL_CLI_STRING, .repeatable = true},
+    [OPT_SHARD] = {.name = "--shard", .kind = BL_CLI_STRING},
 };
 
 #define MIB INT64_C(1048576)
@@ -281,6 +285,115 @@ static const bl_cli_run_steps steps = {
     .summary = print_summary,
 };
 
+/* ---- shards (--shard K/N) ------------------------------------------------ */
+
+/* A whole number of 1 to 7 digits, nothing else (no sign, no space). */
+static bool shard_number(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 7)
+        return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = 10 * v + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* --shard K/N into *part and *nparts (0 and 0 without the option). */
+static bl_status parse_shard(const bl_cli_args *args, int64_t *part, int64_t *nparts,
+                             bl_error *err)
+{
+    *part = *nparts = 0;
+    if (!args->count[OPT_SHARD])
+        return BL_OK;
+    const char *v = args->value[OPT_SHARD], *slash = strchr(v, '/');
+    if (!slash || !shard_number(v, (size_t)(slash - v), part) ||
+        !shard_number(slash + 1, strlen(slash + 1), nparts) || *part < 1 || *part > *nparts ||
+        *nparts > BL_RUN_MAX_PARTS)
+        return bl_fail(err, BL_EVALUE,
+                       "--shard must be K/N with whole numbers 1 <= K <= N <= %lld (got '%s')",
+                       (long long)BL_RUN_MAX_PARTS, v);
+    return BL_OK;
+}
+
+/* The shard record's name: "<plan id>-shard-<K>-of-<N>-<UTC>-<hex>". */
+static bl_status shard_record_name(const bl_cli_args *args, const char *plan_id, int64_t part,
+                                   int64_t nparts, char **dest, bl_error *err)
+{
+    bl_buf id;
+    bl_buf_init(&id);
+    bl_buf_printf(&id, "%s-shard-%lld-of-%lld", plan_id, (long long)part, (long long)nparts);
+    bl_status st = bl_buf_status(&id, err);
+    if (st == BL_OK)
+        st = bl_record_name(args->value[OPT_ROOT], id.data, dest, err);
+    bl_buf_clear(&id);
+    return st;
+}
+
+/* After the reservation of a shard: the part's trials, then the shard
+ * record (include/brainlesslab/records.h), its line on stdout and a short
+ * summary on stderr. Errors and stop signals fail the reservation as a
+ * run's do. */
+static int run_shard(const bl_reservation *res, const bl_plan *plan,
+                     const bl_resolved_plan *resolved, const bl_execution *x,
+                     const bl_evaluation_prepared *prepared, const pool *cals,
+                     const bl_run_hooks *hooks, const progress_state *progress)
+{
+    bl_error err = {0};
+    bl_run_result *part = NULL;
+    bl_json *inspection = NULL;
+    bl_buf out;
+    bl_buf_init(&out);
+    int rc;
+    bl_status st = bl_evaluate_part(prepared, hooks, &part, &err);
+    if (progress->shown)
+        fputc('\n', stderr);
+    const int sig = bl_cli_interrupted;
+    if (sig && (st == BL_OK || st == BL_EINTERRUPT))
+        st = bl_fail_signal(&err, sig);
+    if (st != BL_OK) {
+        rc = fail_reserved(res, &err);
+        goto done;
+    }
+    const bl_shard_input input = {
+        .plan = plan,
+        .resolved = resolved,
+        .execution = x,
+        .part = part,
+        .calibrations = (const bl_calibration *const *)cals->cals,
+        .ncalibrations = cals->n,
+        .before_file = stop_requested,
+    };
+    if (bl_shard_write(&input, res, &err) != BL_OK ||
+        bl_record_inspect(res->path, &inspection, &err) != BL_OK) {
+        rc = bl_cli_report(&err);
+        goto done;
+    }
+    const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
+    if (bl_cli_path_line("record", res->path, status, &out, &err) != BL_OK) {
+        rc = bl_cli_report(&err);
+        goto done;
+    }
+    rc = bl_cli_emit(&out);
+    size_t completed = 0;
+    for (size_t i = 0; i < part->ntrials; i++)
+        completed += part->trials[i].status == BL_TRIAL_COMPLETED;
+    fprintf(stderr, "shard %lld of %lld: %zu trials, %zu completed; %lld world ticks, %lld "
+                    "neural frames in %.3f s\n",
+            (long long)part->part, (long long)part->nparts, part->ntrials, completed,
+            (long long)part->world_ticks, (long long)part->neural_frames, part->seconds_execute);
+    if (rc == 0)
+        rc = strcmp(status, "complete") == 0 ? 0 : 1;
+done:
+    bl_buf_clear(&out);
+    bl_json_destroy(inspection);
+    bl_run_result_destroy(part);
+    return rc;
+}
+
 static int run_main(const bl_cli_args *args)
 {
     int mpi_rc;
@@ -307,15 +420,20 @@ static int run_main(const bl_cli_args *args)
     const char *written = NULL;
     int rc;
     bl_status st;
+    int64_t part = 0, nparts = 0; /* --shard K/N */
 
-    if (bl_plan_read(args->positional, &plan, &err) != BL_OK ||
+    if (parse_shard(args, &part, &nparts, &err) != BL_OK ||
+        bl_plan_read(args->positional, &plan, &err) != BL_OK ||
         bl_plan_resolve(plan, &resolved, &err) != BL_OK ||
         build_execution(args, &x, &err) != BL_OK ||
         load_calibrations(args, &cals, &err) != BL_OK ||
         check_plan_id(bl_plan_id(plan), &err) != BL_OK ||
-        bl_evaluation_prepare(resolved, &x, (const bl_calibration *const *)cals.cals, cals.n,
-                              &prepared, &err) != BL_OK ||
-        bl_record_name(args->value[OPT_ROOT], bl_plan_id(plan), &dest, &err) != BL_OK ||
+        (part ? bl_evaluation_prepare_part(resolved, &x, (const bl_calibration *const *)cals.cals,
+                                           cals.n, part, nparts, &prepared, &err)
+              : bl_evaluation_prepare(resolved, &x, (const bl_calibration *const *)cals.cals,
+                                      cals.n, &prepared, &err)) != BL_OK ||
+        (part ? shard_record_name(args, bl_plan_id(plan), part, nparts, &dest, &err)
+              : bl_record_name(args->value[OPT_ROOT], bl_plan_id(plan), &dest, &err)) != BL_OK ||
         /* The path must be printable as JSON (valid UTF-8) before it exists. */
         bl_cli_path_line("record", dest, "complete", &out, &err) != BL_OK)
         goto report;
@@ -333,6 +451,10 @@ static int run_main(const bl_cli_args *args)
     if (isatty(STDERR_FILENO)) {
         hooks.progress = on_progress;
         hooks.ctx = &progress;
+    }
+    if (part) {
+        rc = run_shard(&res, plan, resolved, &x, prepared, &cals, &hooks, &progress);
+        goto done;
     }
     st = bl_evaluate_prepared(prepared, &hooks, &result, &err);
     if (progress.shown)

@@ -503,7 +503,15 @@ bl_status bl_calibrations_read(const char *path, bl_calibration ***out, size_t *
     if (st != BL_OK)
         return st;
     const bool complete = bl_json_get_bool(bl_json_get(map, "complete"));
+    const bl_json *kind = bl_json_get(bl_json_get(map, "manifest"), "kind");
+    /* A shard holds a part of a run, never its calibrations. */
+    const bool shard = kind && bl_json_kindof(kind) == BL_JSON_STRING &&
+                       strcmp(bl_json_get_string(kind, NULL), "shard") == 0;
     bl_json_destroy(map);
+    if (shard)
+        return bl_fail(err, BL_EVALUE, "%s: a shard record holds no calibrations; merge its "
+                                       "shards (brainlesslab merge) and use the merged record",
+                       path);
     if (!complete)
         return bl_fail(err, BL_EVALUE, "%s: calibration record is incomplete or has invalid "
                                        "checksums", path);

@@ -844,7 +844,9 @@ static const char *basename_of(const char *path, char *buf, size_t size)
     return buf;
 }
 
-static void write_manifest(rec *w, const bl_json *counts)
+/* The manifest; a shard record's (`shard` its description) has kind
+ * "shard" and the description as its table "shard". */
+static void write_manifest(rec *w, const bl_json *counts, const bl_json *shard)
 {
     if (w->st != BL_OK)
         return;
@@ -859,7 +861,9 @@ static void write_manifest(rec *w, const bl_json *counts)
     put(&w->st, m, "format", bl_json_string(BL_RECORD_FORMAT), w->err);
     put(&w->st, m, "format_version", bl_json_int(BL_RECORD_FORMAT_VERSION), w->err);
     put(&w->st, m, "id", bl_json_string(basename_of(w->path, id, sizeof id)), w->err);
-    put(&w->st, m, "kind", bl_json_copy(bl_json_get(request, "operation")), w->err);
+    put(&w->st, m, "kind",
+        shard ? bl_json_string("shard") : bl_json_copy(bl_json_get(request, "operation")),
+        w->err);
     put(&w->st, m, "created_utc", bl_json_string(created), w->err);
     put(&w->st, m, "package_version", bl_json_string(bl_version()), w->err);
     put(&w->st, m, "contract_hash", bl_json_string(bl_resolved_contract_hash(w->in->resolved)),
@@ -898,6 +902,8 @@ static void write_manifest(rec *w, const bl_json *counts)
     put(&w->st, m, "artifacts", artifacts, w->err);
     put(&w->st, m, "trial_status_counts", bl_json_copy(counts), w->err);
     put(&w->st, m, "artifact_sha256", hashes, w->err);
+    if (shard)
+        put(&w->st, m, "shard", bl_json_copy(shard), w->err);
     if (w->st == BL_OK)
         w->st = bl_toml_write(m, &text, w->err);
     if (w->st == BL_OK)
@@ -967,7 +973,7 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
     environment_files(&w);
     data_files(&w);
     replay_files(&w);
-    write_manifest(&w, counts);
+    write_manifest(&w, counts, NULL);
     if (w.st == BL_OK)
         w.st = bl_record_inspect_at(w.dirfd, w.path, &inspection, e);
     if (w.st == BL_OK && !bl_json_get_bool(bl_json_get(inspection, "checksums_valid")))
@@ -991,5 +997,105 @@ bl_status bl_record_write(const bl_record_input *in, const bl_reservation *r,
     bl_json_destroy(inspection);
     bl_json_destroy(counts);
     bl_json_destroy(w.metadata);
+    return w.st;
+}
+
+/* ---- shard records (docs/records.md "Shard records") ------------------------------- */
+
+/* The part's jobs as [first, end) ranges of consecutive indices. */
+static bl_json *job_ranges(const bl_run_result *part)
+{
+    bl_json *a = bl_json_array();
+    bl_status st = a ? BL_OK : BL_ENOMEM;
+    for (size_t k = 0; k < part->ntrials && st == BL_OK;) {
+        const size_t first = part->jobs ? part->jobs[k] : k;
+        size_t end = first + 1;
+        for (k++; k < part->ntrials && (part->jobs ? part->jobs[k] : k) == end; k++)
+            end++;
+        bl_json *r = bl_json_array();
+        bl_json_push(&st, r, bl_json_int((int64_t)first), NULL);
+        bl_json_push(&st, r, bl_json_int((int64_t)end), NULL);
+        bl_json_push(&st, a, r, NULL);
+    }
+    if (st != BL_OK) {
+        bl_json_destroy(a);
+        return NULL;
+    }
+    return a;
+}
+
+bl_status bl_shard_description(const bl_shard_input *in, bl_json **out, bl_error *err)
+{
+    *out = NULL;
+    char fingerprint[65] = "";
+    bl_json *d = bl_json_object(), *ids = bl_json_array(), *exec = NULL;
+    bl_status st = d && ids ? bl_runtime_fingerprint(fingerprint, err) : nomem(err);
+    if (st == BL_OK)
+        st = bl_execution_json(in->execution, &exec, err);
+    for (size_t k = 0; k < in->ncalibrations; k++)
+        bl_json_push(&st, ids, bl_json_string(in->calibrations[k]->id), err);
+    put(&st, d, "part", bl_json_int(in->part->part), err);
+    put(&st, d, "parts", bl_json_int(in->part->nparts), err);
+    put(&st, d, "plan_id", bl_json_string(bl_plan_id(in->plan)), err);
+    put(&st, d, "engine_version", bl_json_string(bl_version()), err);
+    put(&st, d, "runtime_fingerprint", bl_json_string(fingerprint), err);
+    put(&st, d, "source_sha256", bl_json_string(bl_source_bundle_sha256()), err);
+    put(&st, d, "recording", bl_json_string(bl_recording_name(in->execution->recording)), err);
+    put(&st, d, "jobs", bl_json_int((int64_t)in->part->ntrials), err);
+    put(&st, d, "job_ranges", job_ranges(in->part), err);
+    put(&st, d, "calibrations", ids, err);
+    put(&st, d, "execution", exec, err);
+    if (st != BL_OK && !bl_json_get(d, "calibrations"))
+        bl_json_destroy(ids);
+    return bl_json_hand_over(st, d, out);
+}
+
+bl_status bl_shard_write(const bl_shard_input *in, const bl_reservation *r, bl_error *err)
+{
+    bl_error local;
+    bl_error *e = err ? err : &local;
+    const bl_record_input rin = {.plan = in->plan, .resolved = in->resolved,
+                                 .execution = in->execution, .before_file = in->before_file,
+                                 .hook_ctx = in->hook_ctx};
+    rec w = {.in = &rin, .dirfd = -1, .path = r->path, .err = e};
+    bl_json *counts = NULL, *inspection = NULL, *desc = NULL, *cals = NULL;
+    size_t completed = 0;
+    bl_buf part;
+    bl_buf_init(&part);
+    w.st = check_reservation(r, &w.dirfd, e);
+    if (w.st == BL_OK)
+        w.st = status_counts(in->part, &counts, &completed, e);
+    if (w.st == BL_OK)
+        w.st = bl_shard_description(in, &desc, e);
+    plan_files(&w);
+    make_dir(&w, "shard");
+    if (w.st == BL_OK)
+        w.st = bl_run_part_encode(in->part, &part, e);
+    rec_buf(&w, BL_SHARD_PART, &part);
+    if (w.st == BL_OK && in->ncalibrations > 0) {
+        w.st = bl_calibrations_document(in->calibrations, in->ncalibrations, &cals, e);
+        file_json(&w, BL_SHARD_CALIBRATIONS, cals);
+    }
+    write_manifest(&w, counts, desc);
+    if (w.st == BL_OK)
+        w.st = bl_record_inspect_at(w.dirfd, w.path, &inspection, e);
+    if (w.st == BL_OK && !bl_json_get_bool(bl_json_get(inspection, "checksums_valid")))
+        w.st = bl_fail(e, BL_EVALUE, "new record inventory failed checksum verification");
+    /* A whole shard is DONE whatever its trials did: their statuses are
+     * data, and the merged record is FAILED where a single run's would be. */
+    write_done(&w);
+    rec_sync(&w);
+    if (w.st == BL_OK && unlinkat(w.dirfd, BL_RECORD_RESERVED, 0) != 0)
+        w.st = os_fail(e, errno, w.path, "cannot remove .RESERVED");
+    rec_sync(&w);
+    if (w.st != BL_OK)
+        (void)bl_record_fail(r, e, NULL);
+    if (w.dirfd >= 0)
+        close(w.dirfd);
+    bl_buf_clear(&part);
+    bl_json_destroy(cals);
+    bl_json_destroy(desc);
+    bl_json_destroy(inspection);
+    bl_json_destroy(counts);
     return w.st;
 }

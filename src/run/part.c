@@ -455,10 +455,11 @@ bl_status bl_run_part_decode_prepared(const bl_run_prepared *p, const void *data
                        recording <= BL_RECORDING_REPLAY ? bl_recording_name(recording) : "?",
                        bl_recording_name(c->x->recording));
     size_t *first = bl_calloc(c->ntargets, sizeof *first),
-           *count = bl_calloc(c->ntargets, sizeof *count);
+           *count = bl_calloc(c->ntargets, sizeof *count),
+           *row_of = bl_calloc(c->ntargets, sizeof *row_of); /* target's first row */
     bl_run_result *res = NULL;
     bool *taken = NULL;
-    bl_status st = !first || !count ? nomem(err)
+    bl_status st = !first || !count || !row_of ? nomem(err)
                                     : bl_run_part_jobs(c->plan, part, nparts, first, count, err);
     if (st != BL_OK)
         goto done;
@@ -479,8 +480,10 @@ bl_status bl_run_part_decode_prepared(const bl_run_prepared *p, const void *data
     res->seconds_execute = get_f64(&r);
     const size_t rows = get_count(&r, 8);
     size_t expected = 0;
-    for (size_t i = 0; i < c->ntargets; i++)
+    for (size_t i = 0; i < c->ntargets; i++) {
+        row_of[i] = expected;
         expected += count[i];
+    }
     if (r.bad) {
         st = bad(err, "truncated");
         goto done;
@@ -529,9 +532,7 @@ bl_status bl_run_part_decode_prepared(const bl_run_prepared *p, const void *data
         /* A job of this part, once: find its row through its target. */
         const size_t per = (size_t)(c->ev->blocks * c->ev->trials_per_block);
         const size_t i = j / per;
-        size_t row = 0;
-        for (size_t t = 0; t < i && i < c->ntargets; t++)
-            row += count[t];
+        const size_t row = i < c->ntargets ? row_of[i] : 0;
         if (i >= c->ntargets || j < first[i] || j - first[i] >= count[i] ||
             taken[row + (j - first[i])]) {
             st = bad(err, "its processing order does not list its rows");
@@ -561,6 +562,7 @@ done:
     bl_run_result_destroy(res);
     bl_free(first);
     bl_free(count);
+    bl_free(row_of);
     bl_free(taken);
     return st;
 }

@@ -23,6 +23,7 @@ static const bl_cli_command *const commands[] = {
     &bl_cli_check, &bl_cli_run, &bl_cli_inspect, &bl_cli_profile, &bl_cli_qualify, &bl_cli_decode,
     &bl_cli_sweep, &bl_cli_ablate, &bl_cli_benchmark, &bl_cli_calibrate, &bl_cli_presets,
     &bl_cli_export_replay, &bl_cli_replays, &bl_cli_plot,
+    &bl_cli_merge,
 };
 
 static void silence_stdio(void)
@@ -55,6 +56,13 @@ static void check_parsed(const bl_cli_args *a, const char *text, size_t size, in
     if (!cmd->positional2 != !a->positional2 ||
         (a->positional2 && !from_line(a->positional2, text, size, NULL)))
         abort();
+    /* nargs="+": every positional listed, the first being `positional`. */
+    if (!cmd->positional_plus != !a->positionals || a->npositionals > (size_t)argc ||
+        (a->positionals && a->positionals[0] != a->positional))
+        abort();
+    for (size_t j = 0; j < a->npositionals; j++)
+        if (!from_line(a->positionals[j], text, size, NULL))
+            abort();
     for (size_t k = 0; k < cmd->n_options; k++) {
         const bl_cli_option *o = &cmd->options[k];
         const char *v = a->value[k];
