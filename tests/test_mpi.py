@@ -22,7 +22,8 @@ it never hangs it, and no process of a finished job may be left.
     rank's message, every rank exits non-zero;
   * a rank killed by SIGKILL mid-run: mpirun ends the job non-zero, the
     record is never complete;
-  * Ctrl-C to mpirun mid-run: the record is FAILED, the job ends non-zero;
+  * SIGTERM to every rank mid-run (scancel): the record is FAILED, the job
+    ends non-zero;
   * a plain run and check never load libmpi; a launch of two tasks that
     MPI sees as one rank each is refused.
 
@@ -272,18 +273,26 @@ class MpiRun(unittest.TestCase):
         return rc, out, err, found[0]
 
     def test_stopped_job_fails_the_record(self):
-        # Ctrl-C or SIGTERM to mpirun: it passes SIGTERM on to every rank;
-        # rank 0 fails the record as run does and ends the job.
+        # SIGTERM to every rank, as Slurm's scancel sends it (and mpirun on
+        # Ctrl-C, after a grace period in which it may also kill): rank 0
+        # fails the record as run does and ends the job.
         out_root = os.path.join(self.root, "out")
         proc = launch(mpirun(2, BINARY, "run", LONG_PLAN, "--root", out_root))
         while not glob.glob(os.path.join(out_root, "*", ".RESERVED")):
             self.assertIsNone(proc.poll(), "the job ended before its record was reserved")
             time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
+        out = subprocess.run(["ps", "-s", str(proc.pid), "-o", "pid=,comm="],
+                             capture_output=True, text=True).stdout
+        ranks = [int(line.split()[0]) for line in out.splitlines()
+                 if line.split()[1] == "brainlesslab"]
+        self.assertEqual(len(ranks), 2, out)
+        for pid in ranks:
+            os.kill(pid, signal.SIGTERM)
         rc, out, err = finish(self, proc)
         self.assertNotEqual(rc, 0)
         self.assertEqual(out, "")
-        self.assertIn("brainlesslab: SystemExit: terminated by SIGTERM", error_lines(err))
+        self.assertEqual(error_lines(err), ["brainlesslab: SystemExit: terminated by SIGTERM"],
+                         err)
         (record,) = records(out_root)
         self.assertFalse(os.path.exists(os.path.join(record, "DONE")))
         with open(os.path.join(record, "FAILED"), encoding="utf-8") as f:

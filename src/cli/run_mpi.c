@@ -362,10 +362,14 @@ static bl_status gather(const mpi_run *m, bl_run_result **parts, bool *remote, b
         }
         bl_free(bytes);
     }
-    /* A stop signal that arrived while rank 0 waited is still a stop. */
+    /* A stop signal that reached rank 0 while it waited is what it reports,
+     * as run would, even when the other ranks (which mpirun signals too)
+     * reported their own stop first. */
     const int sig = bl_cli_interrupted;
-    if (sig && st == BL_OK)
+    if (sig) {
         st = bl_fail_signal(err, sig);
+        *remote = false;
+    }
     return st;
 }
 
