@@ -66,7 +66,7 @@ gate-update: deps
 # build-fuzz/artifacts/<name>-crash-* (or leak-, timeout-, oom-).
 BL_SHARED_DIR ?= ../shared
 FUZZ_SECONDS ?= 60
-FUZZ_HARNESSES ?= plan inspect calibration npy args npz csv
+FUZZ_HARNESSES ?= plan inspect calibration npy args npz csv part
 FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=2048
 # The harnesses that write files (inspect, calibration, npy) run far faster
 # on a memory file system.

@@ -109,11 +109,12 @@ static void put_tree(bl_buf *b, const bl_json *v)
     case BL_JSON_BIGINT: {
         uint64_t limbs[8];
         bool neg = false;
-        const size_t n = bl_json_get_bigint(v, &neg, limbs, 8);
+        size_t n = bl_json_get_bigint(v, &neg, limbs, 8);
+        n = n < 8 ? n : 8; /* 512 bits: far beyond a seed's 256 */
         put_u8(b, T_BIGINT);
         put_u8(b, neg);
         put_u64(b, n);
-        for (size_t i = 0; i < n && i < 8; i++)
+        for (size_t i = 0; i < n; i++)
             put_u64(b, limbs[i]);
         return;
     }
@@ -438,7 +439,7 @@ bl_status bl_run_part_decode_prepared(const bl_run_prepared *p, const void *data
     reader r = {.p = data, .left = len};
     char magic[6];
     take(&r, magic, 6);
-    const unsigned version = get_u8(&r) | get_u8(&r) << 8;
+    const unsigned low = get_u8(&r), version = low | get_u8(&r) << 8;
     if (r.bad || memcmp(magic, MAGIC, 6) != 0)
         return bad(err, "not a part result (no BLPART header)");
     if (version != VERSION)
@@ -463,22 +464,13 @@ bl_status bl_run_part_decode_prepared(const bl_run_prepared *p, const void *data
                                     : bl_run_part_jobs(c->plan, part, nparts, first, count, err);
     if (st != BL_OK)
         goto done;
-    res = bl_calloc(1, sizeof *res);
-    if (!res) {
-        st = nomem(err);
-        goto done;
-    }
-    res->part = part;
-    res->nparts = nparts;
-    res->requested_batch_size = (int64_t)get_u64(&r);
-    res->cpu_threads = (int64_t)get_u64(&r);
-    res->world_ticks = (int64_t)get_u64(&r);
-    res->neural_frames = (int64_t)get_u64(&r);
-    res->reservoir_frames = (int64_t)get_u64(&r);
-    res->peak_rss_bytes = (int64_t)get_u64(&r);
-    res->seconds_preflight = get_f64(&r);
-    res->seconds_execute = get_f64(&r);
-    const size_t rows = get_count(&r, 8);
+    uint64_t ints[6];
+    for (int k = 0; k < 6; k++)
+        ints[k] = get_u64(&r);
+    double seconds[2]; /* read in order: initialisers are not sequenced */
+    seconds[0] = get_f64(&r);
+    seconds[1] = get_f64(&r);
+    const size_t rows = get_count(&r, 8 * 12); /* each row holds 12 numbers at least */
     size_t expected = 0;
     for (size_t i = 0; i < c->ntargets; i++) {
         row_of[i] = expected;
@@ -492,28 +484,22 @@ bl_status bl_run_part_decode_prepared(const bl_run_prepared *p, const void *data
         st = bad(err, "its rows are not the jobs of its part");
         goto done;
     }
-    res->ntrials = rows;
-    res->trials = bl_calloc(rows, sizeof *res->trials);
+    if ((st = bl_run_new_result(c, rows, &res, err)) != BL_OK)
+        goto done;
+    res->part = part;
+    res->nparts = nparts;
+    int64_t *const fields[6] = {&res->requested_batch_size, &res->cpu_threads,
+                                &res->world_ticks,          &res->neural_frames,
+                                &res->reservoir_frames,     &res->peak_rss_bytes};
+    for (int k = 0; k < 6; k++)
+        *fields[k] = (int64_t)ints[k];
+    res->seconds_preflight = seconds[0];
+    res->seconds_execute = seconds[1];
     res->jobs = bl_calloc(rows, sizeof *res->jobs);
-    res->processing_order = bl_calloc(rows, sizeof *res->processing_order);
-    res->ncohorts = c->ncohorts;
-    res->batch_capacities = bl_calloc(c->ncohorts, sizeof *res->batch_capacities);
-    res->trial_bytes = bl_calloc(c->ncohorts, sizeof *res->trial_bytes);
     taken = bl_calloc(rows, sizeof *taken);
-    if (!res->trials || !res->jobs || !res->processing_order || !res->batch_capacities ||
-        !res->trial_bytes || !taken ||
-        (recording == BL_RECORDING_PROBE_EVENTS &&
-         !(res->probes = bl_calloc(rows, sizeof *res->probes))) ||
-        (recording == BL_RECORDING_REPLAY &&
-         !(res->replays = bl_calloc(rows, sizeof *res->replays)))) {
+    if (!res->jobs || !taken) {
         st = nomem(err);
         goto done;
-    }
-    res->recording_estimate_bytes = c->recording_bytes;
-    res->allocation_budget = bl_execution_allocation_budget(c->x);
-    for (size_t k = 0; k < c->ncohorts; k++) {
-        res->batch_capacities[k] = c->cohorts[k].capacity;
-        res->trial_bytes[k] = c->cohorts[k].trial_bytes;
     }
     for (size_t i = 0, k = 0; i < c->ntargets && st == BL_OK; i++)
         for (size_t q = 0; q < count[i] && st == BL_OK; q++, k++) {

@@ -55,9 +55,7 @@ static int64_t peak_rss(void)
     return (int64_t)ru.ru_maxrss * 1024; /* Linux reports KiB */
 }
 
-/* A result of n rows with the run's metadata (the whole plan's cohorts, its
- * policy) and room for its recording channels. */
-static bl_status new_result(const run_ctx *c, size_t n, bl_run_result **out, bl_error *err)
+bl_status bl_run_new_result(const run_ctx *c, size_t n, bl_run_result **out, bl_error *err)
 {
     const bl_execution *x = c->x;
     bl_run_result *res = bl_calloc(1, sizeof *res);
@@ -157,7 +155,7 @@ bl_status bl_run_execute_prepared(const bl_run_prepared *p, const bl_run_hooks *
     bl_status st = BL_OK;
     bl_run_result *res = NULL;
     const size_t nrows = c.part_first ? c.nrows : c.njobs;
-    if ((st = new_result(&c, nrows, &res, err)) != BL_OK)
+    if ((st = bl_run_new_result(&c, nrows, &res, err)) != BL_OK)
         goto done;
     if (c.part_first) {
         if (!(res->jobs = bl_calloc(nrows, sizeof *res->jobs))) {
@@ -251,7 +249,7 @@ bl_status bl_run_combine(const bl_run_prepared *p, bl_run_result **parts, size_t
     const run_ctx *c = &p->ctx;
     bl_run_result *w = NULL;
     bool *seen = bl_calloc(c->njobs, sizeof *seen);
-    bl_status st = seen ? new_result(c, c->njobs, &w, err) : nomem(err);
+    bl_status st = seen ? bl_run_new_result(c, c->njobs, &w, err) : nomem(err);
     for (size_t q = 0; q < nparts && st == BL_OK; q++)
         st = parts[q] ? take_part(c, parts[q], w, seen, err)
                       : bl_fail(err, BL_EVALUE, "a part is missing");

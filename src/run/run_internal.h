@@ -160,6 +160,10 @@ bl_status bl_run_ctx_restrict(run_ctx *c, int64_t part, int64_t nparts, bl_error
 /* preflight.c: the cohorts' job lists of c's jobs (all, or its part's). */
 bl_status bl_run_ctx_job_lists(run_ctx *c, bl_error *err);
 
+/* run.c: a result of n rows with the run's metadata (the whole plan's
+ * cohorts, its policy) and room for its recording channels; part = nparts
+ * = 1 and no job list (a part's caller adds them). */
+bl_status bl_run_new_result(const run_ctx *c, size_t n, bl_run_result **out, bl_error *err);
 /* run.c: a preparation's context (part.c decodes against it). */
 const run_ctx *bl_run_prepared_ctx(const bl_run_prepared *p);
 
