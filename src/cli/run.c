@@ -26,6 +26,7 @@
 #include "brainlesslab/records.h"
 #include "brainlesslab/run.h"
 #include "cli.h"
+#include "run_mpi.h"
 
 static const char usage[] =
     "usage: brainlesslab run [-h] [--root ROOT] [--backend {cpu}]\n"
@@ -41,7 +42,9 @@ static const char help[] =
     "\n"
     "Execute a plan and write one new checksummed record under ROOT; print\n"
     "{\"record\": PATH, \"status\": STATUS} on stdout and a per-target summary on\n"
-    "stderr. Exit 0 iff the record is complete.\n"
+    "stderr. Exit 0 iff the record is complete. Started by mpirun or srun as\n"
+    "several ranks, each rank runs a part of the plan and rank 0 writes the one\n"
+    "record (docs/cluster.md).\n"
     "\n"
     "positional arguments:\n"
     "  plan                  path of a v4 TOML plan\n"
@@ -141,10 +144,7 @@ static bl_status build_execution(const bl_cli_args *args, bl_execution *x, bl_er
 
 /* §3.2 step 4: every --calibration source, pooled in the order given: a
  * calibration file, or a complete record's calibration.json (§7.7). */
-typedef struct pool {
-    bl_calibration **cals;
-    size_t n;
-} pool;
+typedef bl_cli_pool pool;
 
 static void pool_free(pool *p)
 {
@@ -276,6 +276,17 @@ static int fail_reserved(const bl_reservation *r, const bl_error *err)
     return bl_cli_report(err);
 }
 
+/* What an MPI launch of the command shares with run_main (run_mpi.h). */
+static const bl_cli_run_steps steps = {
+    .execution = build_execution,
+    .calibrations = load_calibrations,
+    .pool_free = pool_free,
+    .plan_id = check_plan_id,
+    .before_file = stop_requested,
+    .fail_reserved = fail_reserved,
+    .summary = print_summary,
+};
+
 /* ---- shards (--shard K/N) ------------------------------------------------ */
 
 /* A whole number of 1 to 7 digits, nothing else (no sign, no space). */
@@ -387,6 +398,9 @@ done:
 
 static int run_main(const bl_cli_args *args)
 {
+    int mpi_rc;
+    if (bl_cli_run_mpi(args, &steps, &mpi_rc))
+        return mpi_rc;
     /* Until the reservation exists the command owns nothing on disk, so a
      * stop signal may end it on the spot (exit 128 + signal, one line). */
     bl_cli_exit_on_interrupt();
