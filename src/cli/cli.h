@@ -11,6 +11,7 @@
 #include "args.h"
 #include "brainlesslab/buf.h"
 #include "brainlesslab/json.h"
+#include "brainlesslab/records.h"
 #include "brainlesslab/status.h"
 
 extern const bl_cli_command bl_cli_check;
@@ -79,6 +80,25 @@ int bl_cli_interrupt_exit(void);
  * pthread_sigmask(SIG_SETMASK, old, NULL)), for a write that must finish
  * whole before the program may stop. */
 void bl_cli_block_interrupts(sigset_t *old);
+
+/* ---- writing a record (record_out.c: run, run under MPI, --shard, merge) -- */
+
+/* The record writer's question before each file (before_file): once a stop
+ * signal has arrived, nothing more is written, above all not DONE. */
+bl_status bl_cli_stop_requested(void *ctx, const char *rel, bl_error *err);
+/* After the reservation: an error or a stop signal becomes a FAILED record
+ * first, then one line on stderr (exit 1, or 128 + the signal). */
+int bl_cli_fail_reserved(const bl_reservation *r, const bl_error *err);
+/* A record just written: inspected, its {"record": PATH, "status": STATUS}
+ * line printed on stdout (*printed then true, so the caller may print its
+ * summary on stderr). The exit code: 0 iff the record is complete, 1 when
+ * it is not, or the report's. */
+int bl_cli_record_written(const char *path, bool *printed);
+/* An evaluation's record written into the reservation: its recording
+ * channels (an error fails the reservation), bl_record_write (which fails
+ * it itself), then bl_cli_record_written. in->before_file defaults to
+ * bl_cli_stop_requested. Returns the exit code. */
+int bl_cli_write_evaluation(bl_record_input *in, const bl_reservation *r, bool *printed);
 
 /* True while a command runs in-process for a host program (embed.h, the
  * Python package): then bl_cli_exit_on_interrupt and bl_cli_flag_interrupts

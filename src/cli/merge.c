@@ -249,26 +249,16 @@ static bl_status combine(merge_state *m, bl_error *err)
     return st;
 }
 
-static bl_status stop_requested(void *ctx, const char *rel, bl_error *err)
-{
-    (void)ctx;
-    (void)rel;
-    const int sig = bl_cli_interrupted;
-    return sig ? bl_fail_signal(err, sig) : BL_OK;
-}
-
 static int merge_main(const bl_cli_args *args)
 {
     bl_cli_exit_on_interrupt();
     bl_error err = {0};
     merge_state m = {.paths = args->positionals, .n = args->npositionals};
-    bl_json *inspection = NULL, *replays = NULL, *distribution = NULL;
-    bl_recordings recs = {0};
+    bl_json *distribution = NULL;
     bl_reservation res = {0};
     char *dest = NULL;
     bl_buf out;
     bl_buf_init(&out);
-    const char *written = NULL;
     int rc;
     bl_status st = BL_OK;
 
@@ -293,34 +283,18 @@ static int merge_main(const bl_cli_args *args)
         .execution = &m.x,
         .evaluation = m.result,
         .distribution = distribution,
-        .before_file = stop_requested,
     };
-    if (bl_record_channels(&input, &recs, &replays, &err) != BL_OK) {
-        bl_error ferr;
-        if (bl_record_fail(&res, &err, &ferr) != BL_OK)
-            (void)bl_cli_report(&ferr);
-        goto report;
-    }
-    if (bl_record_write(&input, &res, &written, &err) != BL_OK ||
-        bl_record_inspect(res.path, &inspection, &err) != BL_OK)
-        goto report;
-    const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
-    if (bl_cli_path_line("record", res.path, status, &out, &err) != BL_OK)
-        goto report;
-    rc = bl_cli_emit(&out);
-    fprintf(stderr, "merged %zu shards: %zu trials\n", m.n, m.result->run->ntrials);
-    if (rc == 0)
-        rc = strcmp(status, "complete") == 0 ? 0 : 1;
+    bool printed;
+    rc = bl_cli_write_evaluation(&input, &res, &printed);
+    if (printed)
+        fprintf(stderr, "merged %zu shards: %zu trials\n", m.n, m.result->run->ntrials);
     goto done;
 
 report:
     rc = bl_cli_report(&err);
 done:
     bl_buf_clear(&out);
-    bl_json_destroy(inspection);
-    bl_json_destroy(replays);
     bl_json_destroy(distribution);
-    bl_recordings_clear(&recs);
     bl_reservation_clear(&res);
     bl_free(dest);
     merge_state_clear(&m);

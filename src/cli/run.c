@@ -193,16 +193,6 @@ typedef struct progress_state {
     bool shown; /* a line was drawn, so the summary needs a newline first */
 } progress_state;
 
-/* The record writer asks before each file: once a stop signal has arrived,
- * nothing more is written, above all not DONE. */
-static bl_status stop_requested(void *ctx, const char *rel, bl_error *err)
-{
-    (void)ctx;
-    (void)rel;
-    const int sig = bl_cli_interrupted;
-    return sig ? bl_fail_signal(err, sig) : BL_OK;
-}
-
 static void on_progress(void *ctx, size_t done, size_t total)
 {
     progress_state *p = ctx;
@@ -266,24 +256,12 @@ static void print_summary(const bl_evaluation *e)
 
 /* ---- the command -------------------------------------------------------- */
 
-/* After the reservation: an error or a stop signal becomes a FAILED record
- * first, then one line on stderr (exit 1, or 128 + the signal). */
-static int fail_reserved(const bl_reservation *r, const bl_error *err)
-{
-    bl_error ferr;
-    if (bl_record_fail(r, err, &ferr) != BL_OK)
-        (void)bl_cli_report(&ferr); /* the record may be damaged: say so too */
-    return bl_cli_report(err);
-}
-
 /* What an MPI launch of the command shares with run_main (run_mpi.h). */
 static const bl_cli_run_steps steps = {
     .execution = build_execution,
     .calibrations = load_calibrations,
     .pool_free = pool_free,
     .plan_id = check_plan_id,
-    .before_file = stop_requested,
-    .fail_reserved = fail_reserved,
     .summary = print_summary,
 };
 
@@ -346,9 +324,6 @@ static int run_shard(const bl_reservation *res, const bl_plan *plan,
 {
     bl_error err = {0};
     bl_run_result *part = NULL;
-    bl_json *inspection = NULL;
-    bl_buf out;
-    bl_buf_init(&out);
     int rc;
     bl_status st = bl_evaluate_part(prepared, hooks, &part, &err);
     if (progress->shown)
@@ -357,7 +332,7 @@ static int run_shard(const bl_reservation *res, const bl_plan *plan,
     if (sig && (st == BL_OK || st == BL_EINTERRUPT))
         st = bl_fail_signal(&err, sig);
     if (st != BL_OK) {
-        rc = fail_reserved(res, &err);
+        rc = bl_cli_fail_reserved(res, &err);
         goto done;
     }
     const bl_shard_input input = {
@@ -367,31 +342,25 @@ static int run_shard(const bl_reservation *res, const bl_plan *plan,
         .part = part,
         .calibrations = (const bl_calibration *const *)cals->cals,
         .ncalibrations = cals->n,
-        .before_file = stop_requested,
+        .before_file = bl_cli_stop_requested,
     };
-    if (bl_shard_write(&input, res, &err) != BL_OK ||
-        bl_record_inspect(res->path, &inspection, &err) != BL_OK) {
+    if (bl_shard_write(&input, res, &err) != BL_OK) {
         rc = bl_cli_report(&err);
         goto done;
     }
-    const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
-    if (bl_cli_path_line("record", res->path, status, &out, &err) != BL_OK) {
-        rc = bl_cli_report(&err);
-        goto done;
+    bool printed;
+    rc = bl_cli_record_written(res->path, &printed);
+    if (printed) {
+        size_t completed = 0;
+        for (size_t i = 0; i < part->ntrials; i++)
+            completed += part->trials[i].status == BL_TRIAL_COMPLETED;
+        fprintf(stderr, "shard %lld of %lld: %zu trials, %zu completed; %lld world ticks, %lld "
+                        "neural frames in %.3f s\n",
+                (long long)part->part, (long long)part->nparts, part->ntrials, completed,
+                (long long)part->world_ticks, (long long)part->neural_frames,
+                part->seconds_execute);
     }
-    rc = bl_cli_emit(&out);
-    size_t completed = 0;
-    for (size_t i = 0; i < part->ntrials; i++)
-        completed += part->trials[i].status == BL_TRIAL_COMPLETED;
-    fprintf(stderr, "shard %lld of %lld: %zu trials, %zu completed; %lld world ticks, %lld "
-                    "neural frames in %.3f s\n",
-            (long long)part->part, (long long)part->nparts, part->ntrials, completed,
-            (long long)part->world_ticks, (long long)part->neural_frames, part->seconds_execute);
-    if (rc == 0)
-        rc = strcmp(status, "complete") == 0 ? 0 : 1;
 done:
-    bl_buf_clear(&out);
-    bl_json_destroy(inspection);
     bl_run_result_destroy(part);
     return rc;
 }
@@ -409,8 +378,6 @@ static int run_main(const bl_cli_args *args)
     bl_resolved_plan *resolved = NULL;
     bl_evaluation_prepared *prepared = NULL;
     bl_evaluation *result = NULL;
-    bl_json *inspection = NULL, *replays = NULL;
-    bl_recordings recs = {0};
     pool cals = {0};
     char *dest = NULL;
     bl_reservation res = {0};
@@ -419,7 +386,6 @@ static int run_main(const bl_cli_args *args)
     bl_run_hooks hooks = {.interrupt = &bl_cli_interrupted};
     bl_buf out;
     bl_buf_init(&out);
-    const char *written = NULL;
     int rc;
     bl_status st;
     int64_t part = 0, nparts = 0; /* --shard K/N */
@@ -467,7 +433,7 @@ static int run_main(const bl_cli_args *args)
     if (sig && (st == BL_OK || st == BL_EINTERRUPT))
         st = bl_fail_signal(&err, sig);
     if (st != BL_OK) {
-        rc = fail_reserved(&res, &err);
+        rc = bl_cli_fail_reserved(&res, &err);
         goto done;
     }
     bl_record_input input = {
@@ -475,35 +441,17 @@ static int run_main(const bl_cli_args *args)
         .resolved = resolved,
         .execution = &x,
         .evaluation = result,
-        .before_file = stop_requested,
     };
-    if (bl_record_channels(&input, &recs, &replays, &err) != BL_OK) {
-        rc = fail_reserved(&res, &err);
-        goto done;
-    }
-    /* bl_record_write fails the reservation itself on any error, a stop
-     * signal before its completion marker included (then exit 128 + the
-     * signal, nothing on stdout). Once the marker is written the record is
-     * what it is, and a later signal does not change what is reported. */
-    if (bl_record_write(&input, &res, &written, &err) != BL_OK ||
-        bl_record_inspect(res.path, &inspection, &err) != BL_OK)
-        goto report;
-    const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
-    if (bl_cli_path_line("record", res.path, status, &out, &err) != BL_OK)
-        goto report;
-    rc = bl_cli_emit(&out);
-    print_summary(result);
-    if (rc == 0)
-        rc = strcmp(status, "complete") == 0 ? 0 : 1;
+    bool printed;
+    rc = bl_cli_write_evaluation(&input, &res, &printed);
+    if (printed)
+        print_summary(result);
     goto done;
 
 report:
     rc = bl_cli_report(&err);
 done:
     bl_buf_clear(&out);
-    bl_json_destroy(inspection);
-    bl_json_destroy(replays);
-    bl_recordings_clear(&recs);
     bl_reservation_clear(&res);
     bl_free(dest);
     bl_evaluation_destroy(result);

@@ -391,11 +391,7 @@ static int run_root(mpi_run *m)
     bl_reservation res = {0};
     bl_run_result **parts = bl_calloc((size_t)m->size, sizeof *parts);
     bl_evaluation *result = NULL;
-    bl_json *dist = NULL, *inspection = NULL, *replays = NULL;
-    bl_recordings recs = {0};
-    bl_buf out;
-    bl_buf_init(&out);
-    const char *written = NULL;
+    bl_json *dist = NULL;
     bool remote = false, drained = false;
     int rc;
 
@@ -413,7 +409,7 @@ static int run_root(mpi_run *m)
     if (st == BL_OK)
         st = distribution(m, &dist, &err);
     if (st != BL_OK) {
-        rc = m->steps->fail_reserved(&res, &err);
+        rc = bl_cli_fail_reserved(&res, &err);
         /* Another rank's stop is this run's failure, not this rank's signal. */
         if (remote)
             rc = 1;
@@ -426,37 +422,18 @@ static int run_root(mpi_run *m)
         .resolved = m->resolved,
         .execution = &m->x,
         .evaluation = result,
-        .before_file = m->steps->before_file,
         .distribution = dist,
     };
-    if (bl_record_channels(&input, &recs, &replays, &err) != BL_OK) {
-        rc = m->steps->fail_reserved(&res, &err);
-        goto done;
-    }
-    if (bl_record_write(&input, &res, &written, &err) != BL_OK ||
-        bl_record_inspect(res.path, &inspection, &err) != BL_OK) {
-        rc = bl_cli_report(&err);
-        goto done;
-    }
-    const char *status = bl_json_get_string(bl_json_get(inspection, "status"), NULL);
-    if (bl_cli_path_line("record", res.path, status, &out, &err) != BL_OK) {
-        rc = bl_cli_report(&err);
-        goto done;
-    }
-    rc = bl_cli_emit(&out);
-    m->steps->summary(result);
-    if (rc == 0)
-        rc = strcmp(status, "complete") == 0 ? 0 : 1;
+    bool printed;
+    rc = bl_cli_write_evaluation(&input, &res, &printed);
+    if (printed)
+        m->steps->summary(result);
 done:
     if (parts)
         for (int r = 0; r < m->size; r++)
             bl_run_result_destroy(parts[r]);
     bl_free(parts);
-    bl_buf_clear(&out);
-    bl_json_destroy(inspection);
-    bl_json_destroy(replays);
     bl_json_destroy(dist);
-    bl_recordings_clear(&recs);
     bl_reservation_clear(&res);
     bl_evaluation_destroy(result);
     return rc;

@@ -30,10 +30,6 @@ typedef struct bl_cli_run_steps {
     bl_status (*calibrations)(const bl_cli_args *args, bl_cli_pool *p, bl_error *err);
     void (*pool_free)(bl_cli_pool *p);
     bl_status (*plan_id)(const char *id, bl_error *err);
-    /* The record writer's question before each file (stop signals). */
-    bl_status (*before_file)(void *ctx, const char *rel, bl_error *err);
-    /* An error after the reservation: FAILED first, then the report. */
-    int (*fail_reserved)(const bl_reservation *r, const bl_error *err);
     void (*summary)(const bl_evaluation *e);
 } bl_cli_run_steps;
 
