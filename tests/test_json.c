@@ -931,6 +931,28 @@ static void test_writer_rejects_non_finite(void **state)
     }
 }
 
+/* Typed access to untrusted documents never asserts: a wrong kind or a
+ * missing member is NULL. */
+static void test_typed_access(void **state)
+{
+    (void)state;
+    const char *text = "{\"a\": {\"b\": \"x\", \"n\": 1}, \"s\": [1]}";
+    bl_json *v = NULL;
+    bl_error err = {0};
+    assert_int_equal(bl_json_parse(text, strlen(text), NULL, &v, &err), BL_OK);
+    const bl_json *a = bl_json_field(v, "a");
+    assert_ptr_equal(bl_json_if(a, BL_JSON_OBJECT), a);
+    assert_null(bl_json_if(a, BL_JSON_ARRAY));
+    assert_null(bl_json_if(NULL, BL_JSON_OBJECT));
+    assert_string_equal(bl_json_string_field(a, "b"), "x");
+    assert_null(bl_json_string_field(a, "n"));      /* not a string */
+    assert_null(bl_json_string_field(a, "absent"));
+    assert_null(bl_json_field(bl_json_field(v, "s"), "b")); /* not an object */
+    assert_null(bl_json_field(NULL, "a"));
+    assert_null(bl_json_string_field(bl_json_field(a, "b"), "c"));
+    bl_json_destroy(v);
+}
+
 static void test_equality_and_copy(void **state)
 {
     (void)state;
@@ -1214,6 +1236,7 @@ int main(void)
         BL_TEST_IN_DIR(test_read_file),
         cmocka_unit_test(test_writer_sorting_and_separators),
         cmocka_unit_test(test_writer_rejects_non_finite),
+        cmocka_unit_test(test_typed_access),
         cmocka_unit_test(test_equality_and_copy),
         cmocka_unit_test(test_sticky_builders),
         cmocka_unit_test(test_allocation_failures),

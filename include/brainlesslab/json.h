@@ -86,6 +86,14 @@ const char *bl_json_key_at(const bl_json *v, size_t i, size_t *len); /* object *
 bl_json *bl_json_value_at(const bl_json *v, size_t i);       /* object */
 bl_json *bl_json_get(const bl_json *object, const char *key); /* NULL if absent */
 
+/* Typed access to documents from outside (records, replays), whose shape is
+ * not trusted, where the accessors above assert kinds: v when it is a value
+ * of kind k, else NULL (NULL in, NULL out); member `key` of v when v is an
+ * object, else NULL; a string member's text, else NULL. */
+const bl_json *bl_json_if(const bl_json *v, bl_json_kind k);
+const bl_json *bl_json_field(const bl_json *v, const char *key);
+const char *bl_json_string_field(const bl_json *v, const char *key);
+
 /* Structural equality: kinds must agree (1 != 1.0); reals compare by bits
  * except that both NaN compare equal; object key order is ignored. */
 bool bl_json_equal(const bl_json *a, const bl_json *b);

@@ -444,6 +444,22 @@ bl_json *bl_json_get(const bl_json *object, const char *key)
     return at == SIZE_MAX ? NULL : object->u.obj.members[at].value;
 }
 
+const bl_json *bl_json_if(const bl_json *v, bl_json_kind k)
+{
+    return v && v->kind == k ? v : NULL;
+}
+
+const bl_json *bl_json_field(const bl_json *v, const char *key)
+{
+    return bl_json_if(v, BL_JSON_OBJECT) ? bl_json_get(v, key) : NULL;
+}
+
+const char *bl_json_string_field(const bl_json *v, const char *key)
+{
+    const bl_json *s = bl_json_if(bl_json_field(v, key), BL_JSON_STRING);
+    return s ? bl_json_get_string(s, NULL) : NULL;
+}
+
 bool bl_json_equal(const bl_json *a, const bl_json *b)
 {
     BL_ASSERT(a && b);

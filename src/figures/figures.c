@@ -44,14 +44,9 @@ static bl_status nomem(bl_error *err)
     return bl_fail(err, BL_ENOMEM, "out of memory drawing figures");
 }
 
-static const bl_json *of_kind(const bl_json *v, bl_json_kind kind)
-{
-    return v && bl_json_kindof(v) == kind ? v : NULL;
-}
-
 static const char *str_of(const bl_json *v, const char *key)
 {
-    const bl_json *s = of_kind(bl_json_get(v, key), BL_JSON_STRING);
+    const bl_json *s = bl_json_if(bl_json_get(v, key), BL_JSON_STRING);
     return s ? bl_json_get_string(s, NULL) : NULL;
 }
 
@@ -68,7 +63,7 @@ static double num(const bl_json *v)
 /* A pair [low, high] of numbers, or false. */
 static bool pair_of(const bl_json *v, double *lo, double *hi)
 {
-    if (!of_kind(v, BL_JSON_ARRAY) || bl_json_size(v) != 2 || !is_number(bl_json_at(v, 0)) ||
+    if (!bl_json_if(v, BL_JSON_ARRAY) || bl_json_size(v) != 2 || !is_number(bl_json_at(v, 0)) ||
         !is_number(bl_json_at(v, 1)))
         return false;
     *lo = num(bl_json_at(v, 0));
@@ -315,7 +310,7 @@ static bl_status outcomes_figure(ctx *c, const char *key, bl_error *err)
         for (size_t b = 0; st == BL_OK && b < bv[n].n; b++)
             bl_range_add(&yr, bv[n].values[b]);
         range_add_estimate(&yr, s);
-        const bl_json *adj = of_kind(bl_json_get(s, "adjusted"), BL_JSON_OBJECT);
+        const bl_json *adj = bl_json_if(bl_json_get(s, "adjusted"), BL_JSON_OBJECT);
         double lo, hi;
         if (adj && pair_of(bl_json_get(adj, "null_interval"), &lo, &hi)) {
             bl_range_add(&yr, lo);
@@ -336,7 +331,7 @@ static bl_status outcomes_figure(ctx *c, const char *key, bl_error *err)
     bl_chart_begin(&ch, &svg, title, "target", ylabel);
     for (size_t i = 0; i < n; i++) {
         const bl_json *s = rows[i];
-        const bl_json *adj = of_kind(bl_json_get(s, "adjusted"), BL_JSON_OBJECT);
+        const bl_json *adj = bl_json_if(bl_json_get(s, "adjusted"), BL_JSON_OBJECT);
         double lo, hi;
         if (adj && pair_of(bl_json_get(adj, "null_interval"), &lo, &hi) &&
             is_number(bl_json_get(adj, "null_mean")))
@@ -514,7 +509,7 @@ static size_t sweep_axes(const ctx *c, const char **axes, size_t max)
     const bl_json *first = bl_json_at(bl_json_get(c->request, "targets"), 0);
     const char *label = str_of(first, "label");
     const bl_json *params = params_of(first);
-    if (!label || !of_kind(params, BL_JSON_OBJECT))
+    if (!label || !bl_json_if(params, BL_JSON_OBJECT))
         return 0;
     size_t n = 0;
     const char *at[MAX_KEYS];
@@ -716,14 +711,14 @@ static bl_status not_decoded(const char *path, const char *why, size_t i, bl_err
 /* The shape of decode's DecoderResult list (spec/platform.md §6). */
 static bl_status check_decoded_shape(const bl_json *d, const char *path, bl_error *err)
 {
-    if (!of_kind(d, BL_JSON_ARRAY) || bl_json_size(d) == 0)
+    if (!bl_json_if(d, BL_JSON_ARRAY) || bl_json_size(d) == 0)
         return bl_fail(err, BL_EVALUE,
                        "%s: not the output of brainlesslab decode (not a non-empty list of "
                        "decoder results)", path);
     for (size_t i = 0; i < bl_json_size(d); i++) {
-        const bl_json *r = of_kind(bl_json_at(d, i), BL_JSON_OBJECT);
+        const bl_json *r = bl_json_if(bl_json_at(d, i), BL_JSON_OBJECT);
         if (!r || !str_of(r, "target_id") || !str_of(r, "task") ||
-            !of_kind(bl_json_get(r, "block_id"), BL_JSON_INT) || !str_of(r, "point"))
+            !bl_json_if(bl_json_get(r, "block_id"), BL_JSON_INT) || !str_of(r, "point"))
             return not_decoded(path, "no target_id, task, block_id or point", i, err);
         const char *ch = str_of(r, "channel");
         if (!ch || strcmp(ch, "emitted_activity") != 0)
@@ -738,12 +733,12 @@ static bl_status check_decoded_shape(const bl_json *d, const char *path, bl_erro
             if (!is_number(v) || !(num(v) >= 0.0 && num(v) <= 1.0))
                 return not_decoded(path, "an accuracy is not a number in [0, 1]", i, err);
         }
-        const bl_json *ids = of_kind(bl_json_get(r, "trial_ids"), BL_JSON_ARRAY);
-        const bl_json *scores = of_kind(bl_json_get(r, "native_scores"), BL_JSON_ARRAY);
+        const bl_json *ids = bl_json_if(bl_json_get(r, "trial_ids"), BL_JSON_ARRAY);
+        const bl_json *scores = bl_json_if(bl_json_get(r, "native_scores"), BL_JSON_ARRAY);
         if (!ids || !scores || bl_json_size(ids) != bl_json_size(scores) || !bl_json_size(ids))
             return not_decoded(path, "trial_ids and native_scores do not pair up", i, err);
         for (size_t k = 0; k < bl_json_size(ids); k++)
-            if (!of_kind(bl_json_at(ids, k), BL_JSON_INT) || !is_number(bl_json_at(scores, k)))
+            if (!bl_json_if(bl_json_at(ids, k), BL_JSON_INT) || !is_number(bl_json_at(scores, k)))
                 return not_decoded(path, "a trial id or native score is not a number", i, err);
     }
     return BL_OK;
@@ -933,7 +928,7 @@ bl_status bl_figures_make(const char *record, const char *decoded, bl_figure_set
                      str_of(c.map, "status"));
     if (st == BL_OK) {
         const bl_json *manifest = bl_json_get(c.map, "manifest");
-        c.hashes = of_kind(bl_json_get(manifest, "artifact_sha256"), BL_JSON_OBJECT);
+        c.hashes = bl_json_if(bl_json_get(manifest, "artifact_sha256"), BL_JSON_OBJECT);
         c.record_id = str_of(manifest, "id");
         if (!c.hashes || !c.record_id)
             st = bl_fail(err, BL_EVALUE, "%s: the record manifest lacks its id or checksums",
@@ -945,8 +940,8 @@ bl_status bl_figures_make(const char *record, const char *decoded, bl_figure_set
         st = bl_json_parse(text, len, "summary/summary.json", &c.summary, err);
     bl_free(text);
     text = NULL;
-    if (st == BL_OK && (!of_kind(bl_json_get(c.summary, "summaries"), BL_JSON_ARRAY) ||
-                        !of_kind(bl_json_get(c.summary, "contrasts"), BL_JSON_ARRAY)))
+    if (st == BL_OK && (!bl_json_if(bl_json_get(c.summary, "summaries"), BL_JSON_ARRAY) ||
+                        !bl_json_if(bl_json_get(c.summary, "contrasts"), BL_JSON_ARRAY)))
         st = bl_fail(err, BL_EVALUE, "summary/summary.json: no summaries or contrasts list");
     if (st == BL_OK)
         st = read_csv(&c, "trials.csv", &c.trials, err);

@@ -262,23 +262,6 @@ static bl_status synthetic(const bl_profile_args *a, bl_step_tape *t, bl_error *
 
 /* ---- the record tape ------------------------------------------------------------ */
 
-/* v when it is of kind k, else NULL (record documents are outside input). */
-static const bl_json *of_kind(const bl_json *v, bl_json_kind k)
-{
-    return v && bl_json_kindof(v) == k ? v : NULL;
-}
-
-static const bl_json *member(const bl_json *v, const char *key)
-{
-    return of_kind(v, BL_JSON_OBJECT) ? bl_json_get(v, key) : NULL;
-}
-
-static const char *string_member(const bl_json *v, const char *key)
-{
-    const bl_json *s = of_kind(member(v, key), BL_JSON_STRING);
-    return s ? bl_json_get_string(s, NULL) : NULL;
-}
-
 /* A JSON number as a double (replay arrays hold reals; an integer is read
  * as its value). */
 static bool number(const bl_json *v, double *out)
@@ -297,7 +280,7 @@ static bool number(const bl_json *v, double *out)
 /* An array of exactly `count` numbers into out[]. */
 static bool numbers(const bl_json *v, size_t count, double *out)
 {
-    if (!of_kind(v, BL_JSON_ARRAY) || bl_json_size(v) != count)
+    if (!bl_json_if(v, BL_JSON_ARRAY) || bl_json_size(v) != count)
         return false;
     for (size_t i = 0; i < count; i++)
         if (!number(bl_json_at(v, i), &out[i]))
@@ -335,8 +318,8 @@ static bl_status open_record(record_ctx *c, bl_error *err)
     if (!bl_json_get_bool(bl_json_get(c->map, "complete")))
         return bl_fail(err, BL_EVALUE, "the record is not complete (status: %s)",
                        bl_json_get_string(bl_json_get(c->map, "status"), NULL));
-    const bl_json *hashes = member(member(c->map, "manifest"), "artifact_sha256");
-    const char *want = string_member(hashes, "request.toml");
+    const bl_json *hashes = bl_json_field(bl_json_field(c->map, "manifest"), "artifact_sha256");
+    const char *want = bl_json_string_field(hashes, "request.toml");
     if (!want)
         return bl_fail(err, BL_EVALUE, "the record holds no request.toml");
     char *text = NULL;
@@ -359,7 +342,7 @@ static bl_status open_record(record_ctx *c, bl_error *err)
  * replays/trial_<n>.json). */
 static size_t count_replays(const record_ctx *c)
 {
-    const bl_json *hashes = of_kind(member(member(c->map, "manifest"), "artifact_sha256"),
+    const bl_json *hashes = bl_json_if(bl_json_field(bl_json_field(c->map, "manifest"), "artifact_sha256"),
                                     BL_JSON_OBJECT);
     size_t n = 0;
     for (size_t i = 0; hashes && i < bl_json_size(hashes); i++)
@@ -379,7 +362,7 @@ static size_t target_index(const bl_resolved_plan *r, const char *id)
 static bl_status recorded_seed(const bl_json *trial, const char *stream, const char *key,
                                bl_seed *out, bl_error *err)
 {
-    const char *hex = string_member(member(trial, "seeds"), stream);
+    const char *hex = bl_json_string_field(bl_json_field(trial, "seeds"), stream);
     if (!hex)
         return bl_fail(err, BL_EVALUE, "trial %s: the replay records no %s seed", key, stream);
     return bl_seed_from_hex(hex, out, err);
@@ -497,14 +480,14 @@ static bl_status fill_stream(const bl_step_tape *t, const bl_target_spec *spec,
     }
     for (size_t j = 0; j < L && st == BL_OK; j++) {
         const bl_json *f = bl_json_at(frames, j);
-        const bl_json *tick = of_kind(member(f, "tick"), BL_JSON_INT);
+        const bl_json *tick = bl_json_if(bl_json_field(f, "tick"), BL_JSON_INT);
         if (!tick || bl_json_get_int(tick) != (int64_t)j + 1)
             st = bl_fail(err, BL_EVALUE,
                          "trial %s: replay frame %zu is not tick %zu (the frames must be the "
                          "trial's ticks from the first)",
                          s->key, j, j + 1);
-        else if (!numbers(member(f, "inputs"), t->r, raw) ||
-                 !numbers(member(f, "activity"), t->n, s->activity + j * t->n))
+        else if (!numbers(bl_json_field(f, "inputs"), t->r, raw) ||
+                 !numbers(bl_json_field(f, "activity"), t->n, s->activity + j * t->n))
             st = bl_fail(err, BL_EVALUE,
                          "trial %s: replay frame %zu does not hold %zu inputs and %zu activity "
                          "values",
@@ -546,14 +529,14 @@ static bl_status add_trial(record_ctx *c, bl_step_tape *t, const char *key, bl_e
     if (st == BL_OK)
         st = bl_json_parse(text.data, text.len, "replay", &doc, err);
     bl_buf_clear(&text);
-    const bl_json *prov = member(doc, "provenance");
-    const bl_json *trial = member(prov, "trial");
-    const char *own = string_member(doc, "trial_key");
-    const size_t i = st == BL_OK ? target_index(c->resolved, string_member(trial, "target_id"))
+    const bl_json *prov = bl_json_field(doc, "provenance");
+    const bl_json *trial = bl_json_field(prov, "trial");
+    const char *own = bl_json_string_field(doc, "trial_key");
+    const size_t i = st == BL_OK ? target_index(c->resolved, bl_json_string_field(trial, "target_id"))
                                  : (size_t)-1;
     if (st == BL_OK && i == (size_t)-1)
         st = bl_fail(err, BL_EVALUE, "trial %s: its target is not in the record's plan", own);
-    if (st == BL_OK && !bl_measure_equal(string_member(prov, "contract_hash"),
+    if (st == BL_OK && !bl_measure_equal(bl_json_string_field(prov, "contract_hash"),
                                          bl_resolved_contract_hash(c->resolved)))
         st = bl_fail(err, BL_EVALUE,
                      "trial %s: the replay's contract hash is not the record's plan's", own);
@@ -575,8 +558,8 @@ static bl_status add_trial(record_ctx *c, bl_step_tape *t, const char *key, bl_e
     }
     /* The construction seed the plan gives this trial must be the one the
      * record says it used: otherwise the record is not this plan's run. */
-    const bl_json *block = of_kind(member(trial, "block_id"), BL_JSON_INT);
-    const bl_json *tid = of_kind(member(trial, "trial_id"), BL_JSON_INT);
+    const bl_json *block = bl_json_if(bl_json_field(trial, "block_id"), BL_JSON_INT);
+    const bl_json *tid = bl_json_if(bl_json_field(trial, "trial_id"), BL_JSON_INT);
     bl_seed planned, recorded;
     if (st == BL_OK && !(block && tid))
         st = bl_fail(err, BL_EVALUE, "trial %s: the replay names no block and trial", own);
@@ -593,7 +576,7 @@ static bl_status add_trial(record_ctx *c, bl_step_tape *t, const char *key, bl_e
         snprintf(s->key, sizeof s->key, "%s", own);
         st = wiring_of(c, t, spec, &planned, &s->wiring, err);
         if (st == BL_OK)
-            st = fill_stream(t, spec, trial, member(doc, "frames"), s, err);
+            st = fill_stream(t, spec, trial, bl_json_field(doc, "frames"), s, err);
     } else if (st == BL_OK) {
         st = BL_ENOMEM;
     }

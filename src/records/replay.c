@@ -155,26 +155,6 @@ static bool replay_artifact(const char *rel)
     return n > np + ns && strncmp(rel, prefix, np) == 0 && strcmp(rel + n - ns, suffix) == 0;
 }
 
-/* v when it is a JSON value of kind k, else NULL: a record's documents
- * are outside input, and the accessors assert their kinds. */
-static const bl_json *of_kind(const bl_json *v, bl_json_kind k)
-{
-    return v && bl_json_kindof(v) == k ? v : NULL;
-}
-
-/* The member `key` of v when v is an object, else NULL. */
-static const bl_json *member(const bl_json *v, const char *key)
-{
-    return of_kind(v, BL_JSON_OBJECT) ? bl_json_get(v, key) : NULL;
-}
-
-/* The string member `key` of v, or NULL. */
-static const char *string_member(const bl_json *v, const char *key)
-{
-    const bl_json *s = of_kind(member(v, key), BL_JSON_STRING);
-    return s ? bl_json_get_string(s, NULL) : NULL;
-}
-
 /* One replay artifact: its bytes, checked against the manifest's checksum
  * once more, and its document. */
 static bl_status read_replay(const char *record, const char *rel, const char *sha256,
@@ -187,10 +167,10 @@ static bl_status read_replay(const char *record, const char *rel, const char *sh
     if (st == BL_OK)
         st = bl_json_parse(*text, *len, rel, doc, err);
     if (st == BL_OK) {
-        const char *format = string_member(*doc, "format");
-        const bl_json *version = of_kind(member(*doc, "version"), BL_JSON_INT);
+        const char *format = bl_json_string_field(*doc, "format");
+        const bl_json *version = bl_json_if(bl_json_field(*doc, "version"), BL_JSON_INT);
         if (!format || strcmp(format, "brainlesslab-replay") != 0 || !version ||
-            bl_json_get_int(version) != 1 || !string_member(*doc, "trial_key"))
+            bl_json_get_int(version) != 1 || !bl_json_string_field(*doc, "trial_key"))
             st = bl_fail(err, BL_EVALUE, "%s: unsupported replay format", rel);
     }
     if (st != BL_OK) {
@@ -206,17 +186,17 @@ static bl_status read_replay(const char *record, const char *rel, const char *sh
  * trial as its key, and it holds frames. */
 static bl_status check_replay(const bl_json *doc, bl_error *err)
 {
-    const bl_json *trial = member(member(doc, "provenance"), "trial");
-    const char *target = string_member(trial, "target_id");
-    const bl_json *block = of_kind(member(trial, "block_id"), BL_JSON_INT);
-    const bl_json *id = of_kind(member(trial, "trial_id"), BL_JSON_INT);
+    const bl_json *trial = bl_json_field(bl_json_field(doc, "provenance"), "trial");
+    const char *target = bl_json_string_field(trial, "target_id");
+    const bl_json *block = bl_json_if(bl_json_field(trial, "block_id"), BL_JSON_INT);
+    const bl_json *id = bl_json_if(bl_json_field(trial, "trial_id"), BL_JSON_INT);
     char own[1024] = "";
     if (target && block && id)
         snprintf(own, sizeof own, "%s/%lld/%lld", target, (long long)bl_json_get_int(block),
                  (long long)bl_json_get_int(id));
-    if (strcmp(own, string_member(doc, "trial_key")) != 0)
+    if (strcmp(own, bl_json_string_field(doc, "trial_key")) != 0)
         return bl_fail(err, BL_EVALUE, "replay identity does not match one recorded trial");
-    const bl_json *frames = of_kind(member(doc, "frames"), BL_JSON_ARRAY);
+    const bl_json *frames = bl_json_if(bl_json_field(doc, "frames"), BL_JSON_ARRAY);
     if (!frames || bl_json_size(frames) == 0)
         return bl_fail(err, BL_EVALUE, "a replay must contain recorded frames");
     return BL_OK;
@@ -237,7 +217,7 @@ bl_status bl_replay_record_text(const char *record, const char *trial_key, bl_bu
         goto done;
     }
     /* A complete record's inventory equals its checksum table (§7.6). */
-    const bl_json *hashes = of_kind(member(member(map, "manifest"), "artifact_sha256"),
+    const bl_json *hashes = bl_json_if(bl_json_field(bl_json_field(map, "manifest"), "artifact_sha256"),
                                     BL_JSON_OBJECT);
     const size_t nartifacts = hashes ? bl_json_size(hashes) : 0;
     size_t nreplays = 0;
@@ -259,12 +239,12 @@ bl_status bl_replay_record_text(const char *record, const char *trial_key, bl_bu
         char *text = NULL;
         size_t len = 0;
         bl_json *doc = NULL;
-        const bl_json *sum = of_kind(bl_json_value_at(hashes, i), BL_JSON_STRING);
+        const bl_json *sum = bl_json_if(bl_json_value_at(hashes, i), BL_JSON_STRING);
         st = read_replay(record, rel, sum ? bl_json_get_string(sum, NULL) : NULL, &text, &len,
                          &doc, err);
         if (st != BL_OK)
             break;
-        if (!trial_key || strcmp(string_member(doc, "trial_key"), trial_key) == 0) {
+        if (!trial_key || strcmp(bl_json_string_field(doc, "trial_key"), trial_key) == 0) {
             if (matches++ == 0) {
                 chosen = doc;
                 chosen_text = text;
