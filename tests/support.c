@@ -282,6 +282,22 @@ char *bl_test_read(const char *path, size_t *len)
     return text;
 }
 
+const bl_json *bl_test_get(const bl_json *o, const char *key)
+{
+    const bl_json *v = bl_json_get(o, key);
+    if (!v)
+        fail_msg("missing key %s", key);
+    return v;
+}
+
+const char *bl_test_str(const bl_json *o, const char *key)
+{
+    const bl_json *v = bl_test_get(o, key);
+    if (bl_json_kindof(v) != BL_JSON_STRING)
+        fail_msg("%s is not a string", key);
+    return bl_json_get_string(v, NULL);
+}
+
 bl_status bl_test_json_made(bl_status st, bl_json *doc)
 {
     if (st != BL_OK && doc)

@@ -139,6 +139,10 @@ long bl_test_fail_each(bl_status (*op)(void *ctx, bl_error *err), void *ctx, lon
  * BL_ERUNTIME when a failed call left a document behind; releases `doc`. */
 struct bl_json;
 bl_status bl_test_json_made(bl_status st, struct bl_json *doc);
+/* Member `key` of a receipt or document: a test failure when it is
+ * missing; bl_test_str also when it is not a string. */
+const struct bl_json *bl_test_get(const struct bl_json *o, const char *key);
+const char *bl_test_str(const struct bl_json *o, const char *key);
 
 /* A fresh temporary directory (removed by bl_test_rmtree). */
 char *bl_test_mkdtemp(void);

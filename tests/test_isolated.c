@@ -48,22 +48,6 @@ static bl_profile_args synthetic_args(const char *node, const char *dtype, int64
     return a;
 }
 
-static const bl_json *get(const bl_json *o, const char *key)
-{
-    const bl_json *v = bl_json_get(o, key);
-    if (!v)
-        fail_msg("missing key %s", key);
-    return v;
-}
-
-static const char *str(const bl_json *o, const char *key)
-{
-    const bl_json *v = get(o, key);
-    if (bl_json_kindof(v) != BL_JSON_STRING)
-        fail_msg("%s is not a string", key);
-    return bl_json_get_string(v, NULL);
-}
-
 /* Runs the worker in this process; it must complete. Returns its receipt. */
 static bl_json *worker(const bl_profile_args *a)
 {
@@ -76,7 +60,7 @@ static bl_json *worker(const bl_profile_args *a)
         fail_msg("worker failed: %s", bl_json_get(r, "error") &&
                                               bl_json_kindof(bl_json_get(r, "error")) ==
                                                   BL_JSON_STRING
-                                          ? str(r, "error")
+                                          ? bl_test_str(r, "error")
                                           : "?");
     return r;
 }
@@ -85,35 +69,35 @@ static bl_json *worker(const bl_profile_args *a)
 static void digest_of(const bl_profile_args *a, char out[65])
 {
     bl_json *r = worker(a);
-    assert_string_equal(str(r, "status"), "complete");
-    snprintf(out, 65, "%s", str(r, "final_state_sha256"));
+    assert_string_equal(bl_test_str(r, "status"), "complete");
+    snprintf(out, 65, "%s", bl_test_str(r, "final_state_sha256"));
     assert_int_equal(strlen(out), 64);
-    const bl_json *samples = get(r, "samples");
+    const bl_json *samples = bl_test_get(r, "samples");
     assert_int_equal(bl_json_size(samples), (size_t)a->samples);
-    assert_int_equal(bl_json_size(get(r, "warmups")), (size_t)a->warmups);
+    assert_int_equal(bl_json_size(bl_test_get(r, "warmups")), (size_t)a->warmups);
     for (size_t i = 0; i < bl_json_size(samples); i++) {
         const bl_json *s = bl_json_at(samples, i);
-        assert_string_equal(str(s, "final_state_sha256"), out);
-        assert_int_equal(bl_json_get_int(get(s, "neural_frames")), a->frames * a->batch_size);
-        assert_true(bl_json_get_real(get(s, "cpu_seconds")) >= 0);
+        assert_string_equal(bl_test_str(s, "final_state_sha256"), out);
+        assert_int_equal(bl_json_get_int(bl_test_get(s, "neural_frames")), a->frames * a->batch_size);
+        assert_true(bl_json_get_real(bl_test_get(s, "cpu_seconds")) >= 0);
     }
-    const bl_json *stats = get(r, "statistics");
-    assert_int_equal(bl_json_get_int(get(get(stats, "neural_frames_per_second"), "count")),
+    const bl_json *stats = bl_test_get(r, "statistics");
+    assert_int_equal(bl_json_get_int(bl_test_get(bl_test_get(stats, "neural_frames_per_second"), "count")),
                      a->samples);
-    const double activity = bl_json_get_real(get(r, "mean_activity"));
+    const double activity = bl_json_get_real(bl_test_get(r, "mean_activity"));
     assert_true(activity > 0 && activity < 1);
-    const bl_json *paths = get(r, "paths");
+    const bl_json *paths = bl_test_get(r, "paths");
     const char *want_isa = getenv("BL_ISA");
     if (want_isa)
-        assert_string_equal(str(paths, "instruction_set"), want_isa);
+        assert_string_equal(bl_test_str(paths, "instruction_set"), want_isa);
     size_t slots = 0;
-    const bl_json *sizes = get(paths, "group_sizes");
+    const bl_json *sizes = bl_test_get(paths, "group_sizes");
     for (size_t i = 0; i < bl_json_size(sizes); i++) {
         assert_true(bl_json_get_int(bl_json_at(sizes, i)) <= 8);
         slots += (size_t)bl_json_get_int(bl_json_at(sizes, i));
     }
     assert_int_equal(slots, (size_t)a->batch_size);
-    assert_true(bl_json_get_int(get(get(r, "model"), "state_bytes_per_slot")) > 0);
+    assert_true(bl_json_get_int(bl_test_get(bl_test_get(r, "model"), "state_bytes_per_slot")) > 0);
     bl_json_destroy(r);
 }
 
@@ -270,7 +254,7 @@ static char *make_record(const char *dir, const char *node, const char *dtype, c
         fail_msg("run failed (%d): %s", rc, err);
     bl_json *line = NULL;
     OK_E(bl_json_parse(out, strlen(out), "stdout", &line, &e_));
-    char *record = bl_strdup(str(line, "record"));
+    char *record = bl_strdup(bl_test_str(line, "record"));
     bl_json_destroy(line);
     free(out);
     free(err);
@@ -309,7 +293,7 @@ static size_t replay_through_model(const char *record, const bl_step_tape *t)
         bl_json *doc = NULL;
         OK_E(bl_json_parse(text.data, text.len, "replay", &doc, &e_));
         bl_buf_clear(&text);
-        const bl_json *frames = get(doc, "frames");
+        const bl_json *frames = bl_test_get(doc, "frames");
         assert_int_equal(bl_json_size(frames), st->frames);
         bl_model *m = NULL;
         if (t->fal) {
@@ -326,7 +310,7 @@ static size_t replay_through_model(const char *record, const bl_step_tape *t)
             const bl_matrix nz = {t->dtype, 1, t->n,
                                   st->noise ? (const char *)st->noise + j * t->n * vsize : zero};
             OK_E(bl_model_step(m, &xin, &nz, &one, 1, &e_));
-            const bl_json *want = get(bl_json_at(frames, j), "activity");
+            const bl_json *want = bl_test_get(bl_json_at(frames, j), "activity");
             assert_int_equal(bl_json_size(want), t->n);
             const void *act = bl_model_activity_data(m);
             for (size_t u = 0; u < t->n; u++) {
@@ -382,20 +366,20 @@ static void record_case(void **state, const char *node, const char *dtype, const
 
     /* The worker's own reference pass checks the same, on every slot. */
     bl_json *r = worker(&a);
-    const bl_json *ref = get(r, "reference");
-    assert_true(bl_json_get_bool(get(ref, "record_activity_reproduced")));
-    assert_true(bl_json_get_int(get(ref, "record_frames_compared")) >= 18);
-    assert_string_equal(str(get(r, "tape"), "source"), "record");
-    assert_string_equal(str(r, "node"), node);
+    const bl_json *ref = bl_test_get(r, "reference");
+    assert_true(bl_json_get_bool(bl_test_get(ref, "record_activity_reproduced")));
+    assert_true(bl_json_get_int(bl_test_get(ref, "record_frames_compared")) >= 18);
+    assert_string_equal(bl_test_str(bl_test_get(r, "tape"), "source"), "record");
+    assert_string_equal(bl_test_str(r, "node"), node);
     char want[65];
-    snprintf(want, sizeof want, "%s", str(r, "final_state_sha256"));
+    snprintf(want, sizeof want, "%s", bl_test_str(r, "final_state_sha256"));
     bl_json_destroy(r);
     /* Threads and lanes change nothing here either. */
     setenv("BL_LANES", "always", 1);
     a.cpu_threads = 2;
     a.batch_size = 7;
     r = worker(&a);
-    assert_string_equal(str(r, "final_state_sha256"), want);
+    assert_string_equal(bl_test_str(r, "final_state_sha256"), want);
     bl_json_destroy(r);
     unsetenv("BL_LANES");
     bl_free(record);
@@ -577,19 +561,19 @@ static void test_command_receipt(void **state)
     snprintf(path, sizeof path, "%s/receipt.json", dest);
     bl_json *r = NULL;
     OK_E(bl_json_read_file(path, &r, &e_));
-    assert_string_equal(str(r, "format"), "brainlesslab-stepping-benchmark");
-    assert_int_equal(bl_json_get_int(get(r, "version")), 1);
-    assert_int_equal(bl_json_kindof(get(r, "host")), BL_JSON_OBJECT);
-    const bl_json *rows = get(r, "measurements");
+    assert_string_equal(bl_test_str(r, "format"), "brainlesslab-stepping-benchmark");
+    assert_int_equal(bl_json_get_int(bl_test_get(r, "version")), 1);
+    assert_int_equal(bl_json_kindof(bl_test_get(r, "host")), BL_JSON_OBJECT);
+    const bl_json *rows = bl_test_get(r, "measurements");
     assert_int_equal(bl_json_size(rows), 1);
     const bl_json *m = bl_json_at(rows, 0);
-    assert_string_equal(str(m, "phase"), "isolated_new_process");
-    assert_string_equal(str(m, "status"), "complete");
-    assert_string_equal(str(m, "node"), "sorn");
-    assert_true(bl_json_get_bool(get(m, "isolated_kernel_time")));
-    assert_int_equal(bl_json_get_int(get(m, "neural_frames_per_sample")), 90);
-    assert_int_equal(bl_json_kindof(get(get(m, "model"), "batch_bytes_per_slot")), BL_JSON_NULL);
-    assert_int_equal(strlen(str(m, "final_state_sha256")), 64);
+    assert_string_equal(bl_test_str(m, "phase"), "isolated_new_process");
+    assert_string_equal(bl_test_str(m, "status"), "complete");
+    assert_string_equal(bl_test_str(m, "node"), "sorn");
+    assert_true(bl_json_get_bool(bl_test_get(m, "isolated_kernel_time")));
+    assert_int_equal(bl_json_get_int(bl_test_get(m, "neural_frames_per_sample")), 90);
+    assert_int_equal(bl_json_kindof(bl_test_get(bl_test_get(m, "model"), "batch_bytes_per_slot")), BL_JSON_NULL);
+    assert_int_equal(strlen(bl_test_str(m, "final_state_sha256")), 64);
     bl_json_destroy(r);
     free(out);
     free(err);
@@ -663,7 +647,7 @@ static void test_parent_verdicts(void **state)
     assert_null(strstr(f.argv, "--recording"));
     bl_json *r = NULL;
     OK_E(bl_json_read_file(path, &r, &e_));
-    assert_string_equal(str(r, "format"), "brainlesslab-stepping-benchmark");
+    assert_string_equal(bl_test_str(r, "format"), "brainlesslab-stepping-benchmark");
     assert_null(bl_json_get(r, "cache_scope"));
     bl_json_destroy(r);
     bl_free(path);
@@ -682,7 +666,7 @@ static void test_parent_verdicts(void **state)
                                     "of sample 0 differs"));
     assert_null(strchr(err.msg, '\n'));
     OK_E(bl_json_read_file(path, &r, &e_));
-    assert_string_equal(str(bl_json_at(get(r, "measurements"), 0), "status"), "failed");
+    assert_string_equal(bl_test_str(bl_json_at(bl_test_get(r, "measurements"), 0), "status"), "failed");
     bl_json_destroy(r);
     bl_free(path);
     bl_json_destroy(f.receipt);

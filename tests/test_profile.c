@@ -42,25 +42,9 @@ static bl_profile_args small_args(const char *dest)
     return a;
 }
 
-static const bl_json *get(const bl_json *o, const char *key)
-{
-    const bl_json *v = bl_json_get(o, key);
-    if (!v)
-        fail_msg("missing key %s", key);
-    return v;
-}
-
-static const char *str(const bl_json *o, const char *key)
-{
-    const bl_json *v = get(o, key);
-    if (bl_json_kindof(v) != BL_JSON_STRING)
-        fail_msg("%s is not a string", key);
-    return bl_json_get_string(v, NULL);
-}
-
 static double num(const bl_json *o, const char *key)
 {
-    const bl_json *v = get(o, key);
+    const bl_json *v = bl_test_get(o, key);
     if (bl_json_kindof(v) == BL_JSON_INT)
         return (double)bl_json_get_int(v);
     if (bl_json_kindof(v) != BL_JSON_REAL)
@@ -70,7 +54,7 @@ static double num(const bl_json *o, const char *key)
 
 static bool is_null(const bl_json *o, const char *key)
 {
-    return bl_json_kindof(get(o, key)) == BL_JSON_NULL;
+    return bl_json_kindof(bl_test_get(o, key)) == BL_JSON_NULL;
 }
 
 /* A synthetic clock: returns the scripted times in order and counts reads. */
@@ -178,7 +162,7 @@ static void test_rates_and_boundaries(void **state)
     s.record_seconds = 3.0;
     s.record_path = "records/cpu/x/warm_process_0000";
     bl_json *row = row_of(&s);
-    assert_string_equal(str(row, "status"), "complete");
+    assert_string_equal(bl_test_str(row, "status"), "complete");
     assert_true(is_null(row, "error"));
     /* 10+11+12+13 ticks and frames over 2 s. */
     assert_int_equal((int)num(row, "completed_world_ticks"), 46);
@@ -188,13 +172,13 @@ static void test_rates_and_boundaries(void **state)
     assert_true(num(row, "record_wall_seconds") == 3.0);
     assert_true(num(row, "combined_wall_seconds") == 5.0);
     assert_true(num(row, "mean_spike_rate") == 12.0 / (46.0 * 8.0));
-    assert_false(bl_json_get_bool(get(row, "isolated_kernel_time")));
-    assert_non_null(strstr(str(row, "timing_boundary"), "construction"));
-    assert_non_null(strstr(str(row, "record_timing_boundary"), "record"));
-    assert_int_equal(bl_json_get_int(bl_json_at(get(row, "admitted_batch_capacities"), 0)), 4);
+    assert_false(bl_json_get_bool(bl_test_get(row, "isolated_kernel_time")));
+    assert_non_null(strstr(bl_test_str(row, "timing_boundary"), "construction"));
+    assert_non_null(strstr(bl_test_str(row, "record_timing_boundary"), "record"));
+    assert_int_equal(bl_json_get_int(bl_json_at(bl_test_get(row, "admitted_batch_capacities"), 0)), 4);
     /* Horizon 12: trials of 10 and 11 ticks ended early. */
     assert_int_equal((int)num(row, "early_ending_trials"), 2);
-    assert_int_equal(bl_json_size(get(row, "trial_work")), 4);
+    assert_int_equal(bl_json_size(bl_test_get(row, "trial_work")), 4);
     bl_json_destroy(row);
 }
 
@@ -219,13 +203,13 @@ static void test_invalid_trials_cannot_be_fast_success(void **state)
             t[3] = t[2]; /* a duplicate identity */
         bl_profile_sample s = base_sample(t, n);
         bl_json *row = row_of(&s);
-        assert_string_equal(str(row, "status"), "failed");
-        assert_string_equal(str(row, "error"),
+        assert_string_equal(bl_test_str(row, "status"), "failed");
+        assert_string_equal(bl_test_str(row, "error"),
                             "failed, incomplete, missing, duplicate or non-finite trials");
         assert_true(is_null(row, "world_ticks_per_second"));
         assert_true(is_null(row, "neural_frames_per_second"));
         if (c == 4)
-            assert_string_equal(str(get(row, "nonfinite_raw_outcomes"), "3"), "inf");
+            assert_string_equal(bl_test_str(bl_test_get(row, "nonfinite_raw_outcomes"), "3"), "inf");
         if (c >= 3 && c <= 4)
             assert_true(is_null(row, "outcome_signature"));
         bl_json_destroy(row);
@@ -236,7 +220,7 @@ static void test_invalid_trials_cannot_be_fast_success(void **state)
     bl_profile_sample s = base_sample(t, 4);
     s.execute_seconds = 0.0;
     bl_json *row = row_of(&s);
-    assert_string_equal(str(row, "error"), "invalid measured duration");
+    assert_string_equal(bl_test_str(row, "error"), "invalid measured duration");
     bl_json_destroy(row);
     /* A record-writer error fails the row and keeps the raw outcomes. */
     s = base_sample(t, 4);
@@ -244,10 +228,10 @@ static void test_invalid_trials_cannot_be_fast_success(void **state)
     s.record_seconds = 1.0;
     s.error = "record writing: OSError: disk full";
     row = row_of(&s);
-    assert_string_equal(str(row, "status"), "failed");
-    assert_string_equal(str(row, "error"), "record writing: OSError: disk full");
+    assert_string_equal(bl_test_str(row, "status"), "failed");
+    assert_string_equal(bl_test_str(row, "error"), "record writing: OSError: disk full");
     assert_true(num(row, "completed_world_ticks") == 46);
-    assert_true(bl_json_get_real(bl_json_at(get(row, "raw_outcomes"), 3)) == 1.5);
+    assert_true(bl_json_get_real(bl_json_at(bl_test_get(row, "raw_outcomes"), 3)) == 1.5);
     assert_true(is_null(row, "world_ticks_per_second"));
     bl_json_destroy(row);
 }
@@ -261,16 +245,16 @@ static void test_identity_is_separate_from_early_ending_work(void **state)
     bl_json *a = row_of(&s);
     t[2].completed_ticks = 5;
     bl_json *b = row_of(&s);
-    assert_string_equal(str(a, "identity_signature"), str(b, "identity_signature"));
-    assert_string_not_equal(str(a, "work_signature"), str(b, "work_signature"));
-    assert_string_equal(str(a, "outcome_signature"), str(b, "outcome_signature"));
+    assert_string_equal(bl_test_str(a, "identity_signature"), bl_test_str(b, "identity_signature"));
+    assert_string_not_equal(bl_test_str(a, "work_signature"), bl_test_str(b, "work_signature"));
+    assert_string_equal(bl_test_str(a, "outcome_signature"), bl_test_str(b, "outcome_signature"));
     assert_int_equal((int)num(b, "early_ending_trials"), 3);
     /* Evaluation order does not change the signatures (they sort). */
     bl_trial_result r[4] = {t[3], t[2], t[1], t[0]};
     bl_profile_sample s2 = base_sample(r, 4);
     bl_json *c = row_of(&s2);
-    assert_string_equal(str(b, "identity_signature"), str(c, "identity_signature"));
-    assert_string_equal(str(b, "work_signature"), str(c, "work_signature"));
+    assert_string_equal(bl_test_str(b, "identity_signature"), bl_test_str(c, "identity_signature"));
+    assert_string_equal(bl_test_str(b, "work_signature"), bl_test_str(c, "work_signature"));
     bl_json_destroy(a);
     bl_json_destroy(b);
     bl_json_destroy(c);
@@ -320,7 +304,7 @@ static void test_short_physical_horizon_requires_diagnostic(void **state)
     OK_E(bl_profile_workload_build(&a, &w, &e_));
     OK_E(bl_profile_protocol(&a, &w, &protocol, sig, &e_));
     assert_int_equal((int)num(protocol, "resolved_horizon"), 50);
-    assert_true(bl_json_get_bool(get(protocol, "diagnostic")));
+    assert_true(bl_json_get_bool(bl_test_get(protocol, "diagnostic")));
     bl_json_destroy(protocol);
     bl_profile_workload_destroy(&w);
 }
@@ -346,30 +330,30 @@ static void test_worker_excludes_first_and_warmups_from_statistics(void **state)
     int code;
     bl_json *r = run_worker(&a, NULL, &code);
     assert_int_equal(code, 0);
-    assert_string_equal(str(r, "status"), "complete");
-    const bl_json *samples = get(r, "samples"), *warmups = get(r, "warmups");
+    assert_string_equal(bl_test_str(r, "status"), "complete");
+    const bl_json *samples = bl_test_get(r, "samples"), *warmups = bl_test_get(r, "warmups");
     assert_int_equal(bl_json_size(samples), 4);
     assert_int_equal(bl_json_size(warmups), 2);
-    assert_string_equal(str(bl_json_at(samples, 0), "phase"), "first_run");
-    assert_string_equal(str(bl_json_at(samples, 3), "phase"), "warm_process");
+    assert_string_equal(bl_test_str(bl_json_at(samples, 0), "phase"), "first_run");
+    assert_string_equal(bl_test_str(bl_json_at(samples, 3), "phase"), "warm_process");
     assert_int_equal((int)num(bl_json_at(samples, 3), "sample_index"), 2);
-    assert_string_equal(str(bl_json_at(warmups, 1), "phase"), "warmup");
-    const bl_json *stats = get(r, "statistics");
-    assert_int_equal((int)num(get(stats, "execute_wall_seconds"), "count"), 3);
-    assert_int_equal((int)num(get(stats, "neural_frames_per_second"), "count"), 3);
-    assert_int_equal((int)num(get(stats, "record_wall_seconds"), "count"), 0);
-    assert_string_equal(str(r, "typed_bundle_compiled_counts"), "not_applicable");
-    assert_string_equal(str(get(r, "runtime"), "cache_enabled"), "not_applicable");
+    assert_string_equal(bl_test_str(bl_json_at(warmups, 1), "phase"), "warmup");
+    const bl_json *stats = bl_test_get(r, "statistics");
+    assert_int_equal((int)num(bl_test_get(stats, "execute_wall_seconds"), "count"), 3);
+    assert_int_equal((int)num(bl_test_get(stats, "neural_frames_per_second"), "count"), 3);
+    assert_int_equal((int)num(bl_test_get(stats, "record_wall_seconds"), "count"), 0);
+    assert_string_equal(bl_test_str(r, "typed_bundle_compiled_counts"), "not_applicable");
+    assert_string_equal(bl_test_str(bl_test_get(r, "runtime"), "cache_enabled"), "not_applicable");
     /* The entry-to-first-result span contains the first evaluation. */
     assert_true(num(r, "worker_entry_to_first_result_seconds") >=
                 num(bl_json_at(samples, 0), "execute_wall_seconds"));
-    const bl_json *rss = get(r, "peak_rss");
-    assert_string_equal(str(rss, "units"), "KiB");
+    const bl_json *rss = bl_test_get(r, "peak_rss");
+    assert_string_equal(bl_test_str(rss, "units"), "KiB");
     assert_true(num(rss, "bytes") == num(rss, "value") * 1024);
-    assert_non_null(strstr(str(rss, "scope"), "all stages"));
-    assert_non_null(strstr(str(rss, "scope"), "not VRAM"));
+    assert_non_null(strstr(bl_test_str(rss, "scope"), "all stages"));
+    assert_non_null(strstr(bl_test_str(rss, "scope"), "not VRAM"));
     /* Source metadata: the build lock's and the source bundle's hashes. */
-    const bl_json *src = get(r, "source");
+    const bl_json *src = bl_test_get(r, "source");
     bl_buf lock;
     bl_buf_init(&lock);
     OK_E(bl_build_lock(&lock, &e_));
@@ -378,20 +362,20 @@ static void test_worker_excludes_first_and_warmups_from_statistics(void **state)
     OK_E(bl_sha256(lock.data, lock.len, d, &e_));
     bl_hex(d, sizeof d, hex);
     bl_buf_clear(&lock);
-    assert_string_equal(str(src, "build_lock_sha256"), hex);
-    assert_string_equal(str(src, "package_source_sha256"), bl_source_bundle_sha256());
-    assert_true(bl_json_size(get(src, "package_source_files")) > 100);
+    assert_string_equal(bl_test_str(src, "build_lock_sha256"), hex);
+    assert_string_equal(bl_test_str(src, "package_source_sha256"), bl_source_bundle_sha256());
+    assert_true(bl_json_size(bl_test_get(src, "package_source_files")) > 100);
     /* The runtime block was replaced by the evaluation metadata. */
-    const bl_json *runtime = get(r, "runtime");
+    const bl_json *runtime = bl_test_get(r, "runtime");
     assert_non_null(bl_json_get(runtime, "batch_capacities"));
     /* It names the executable twice over: by its build id (read at
      * preparation) and by the SHA-256 of its file (after the evaluations). */
     char id[129];
     assert_true(bl_measure_build_id(id, sizeof id));
-    assert_string_equal(str(runtime, "executable_build_id"), id);
+    assert_string_equal(bl_test_str(runtime, "executable_build_id"), id);
     OK_E(bl_sha256_file("/proc/self/exe", d, &e_));
     bl_hex(d, sizeof d, hex);
-    assert_string_equal(str(runtime, "executable_sha256"), hex);
+    assert_string_equal(bl_test_str(runtime, "executable_sha256"), hex);
     bl_json_destroy(r);
 }
 
@@ -445,25 +429,25 @@ static void test_sync_boundaries_with_a_synthetic_clock(void **state)
     assert_int_equal(c.next, c.n); /* every boundary read the clock once */
     assert_true(num(r, "runtime_preparation_seconds") == 0.5);
     assert_true(num(r, "worker_entry_to_first_result_seconds") == 8.0);
-    const bl_json *first = bl_json_at(get(r, "samples"), 0);
+    const bl_json *first = bl_json_at(bl_test_get(r, "samples"), 0);
     assert_true(num(first, "execute_wall_seconds") == 2.0);
     assert_true(num(first, "record_wall_seconds") == 3.0);
     assert_true(num(first, "combined_wall_seconds") == 5.0);
     assert_true(num(first, "world_ticks_per_second") == num(first, "completed_world_ticks") / 2.0);
     assert_true(num(first, "neural_frames_per_second") ==
                 num(first, "completed_neural_frames") / 2.0);
-    assert_string_equal(str(first, "record_path"),
+    assert_string_equal(bl_test_str(first, "record_path"),
                         "records/cpu/cold_cache_new_process/first_run_0000");
-    const bl_json *second = bl_json_at(get(r, "samples"), 1);
+    const bl_json *second = bl_json_at(bl_test_get(r, "samples"), 1);
     assert_true(num(second, "record_wall_seconds") == 3.0);
-    assert_string_equal(str(second, "record_path"),
+    assert_string_equal(bl_test_str(second, "record_path"),
                         "records/cpu/cold_cache_new_process/warm_process_0000");
     /* The records are complete. */
     char path[4400];
     snprintf(path, sizeof path, "%s/records/cpu/cold_cache_new_process/first_run_0000/DONE", dest);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
-    assert_int_equal((int)num(get(get(r, "statistics"), "record_wall_seconds"), "count"), 1);
+    assert_int_equal((int)num(bl_test_get(bl_test_get(r, "statistics"), "record_wall_seconds"), "count"), 1);
     bl_json_destroy(r);
 }
 
@@ -483,15 +467,15 @@ static void test_record_failure_retains_raws_and_fails(void **state)
     int code;
     bl_json *r = run_worker(&a, NULL, &code);
     assert_int_equal(code, 1);
-    assert_string_equal(str(r, "status"), "failed");
-    const bl_json *first = bl_json_at(get(r, "samples"), 0);
-    assert_string_equal(str(first, "status"), "failed");
-    assert_non_null(strstr(str(first, "error"), "record writing: "));
-    assert_int_equal(bl_json_size(get(first, "raw_outcomes")), 4);
-    assert_false(bl_json_kindof(bl_json_at(get(first, "raw_outcomes"), 0)) == BL_JSON_NULL);
+    assert_string_equal(bl_test_str(r, "status"), "failed");
+    const bl_json *first = bl_json_at(bl_test_get(r, "samples"), 0);
+    assert_string_equal(bl_test_str(first, "status"), "failed");
+    assert_non_null(strstr(bl_test_str(first, "error"), "record writing: "));
+    assert_int_equal(bl_json_size(bl_test_get(first, "raw_outcomes")), 4);
+    assert_false(bl_json_kindof(bl_json_at(bl_test_get(first, "raw_outcomes"), 0)) == BL_JSON_NULL);
     assert_true(is_null(first, "neural_frames_per_second"));
     /* The worker stops at the first failed evaluation. */
-    assert_int_equal(bl_json_size(get(r, "samples")), 1);
+    assert_int_equal(bl_json_size(bl_test_get(r, "samples")), 1);
     bl_json_destroy(r);
 }
 
@@ -513,19 +497,19 @@ static void test_work_counts_identical_across_batch_partitions(void **state)
         int code;
         bl_json *r = run_worker(&a, NULL, &code);
         assert_int_equal(code, 0);
-        const bl_json *s = bl_json_at(get(r, "samples"), 1);
+        const bl_json *s = bl_json_at(bl_test_get(r, "samples"), 1);
         if (i == 0) {
-            strcpy(identity, str(s, "identity_signature"));
-            strcpy(work, str(s, "work_signature"));
-            strcpy(outcome, str(s, "outcome_signature"));
-            strcpy(protocol, str(r, "protocol_signature"));
+            strcpy(identity, bl_test_str(s, "identity_signature"));
+            strcpy(work, bl_test_str(s, "work_signature"));
+            strcpy(outcome, bl_test_str(s, "outcome_signature"));
+            strcpy(protocol, bl_test_str(r, "protocol_signature"));
         }
-        assert_string_equal(str(s, "identity_signature"), identity);
-        assert_string_equal(str(s, "work_signature"), work);
-        assert_string_equal(str(s, "outcome_signature"), outcome);
-        assert_string_equal(str(r, "protocol_signature"), protocol);
+        assert_string_equal(bl_test_str(s, "identity_signature"), identity);
+        assert_string_equal(bl_test_str(s, "work_signature"), work);
+        assert_string_equal(bl_test_str(s, "outcome_signature"), outcome);
+        assert_string_equal(bl_test_str(r, "protocol_signature"), protocol);
         /* Placement is what changed: the admitted capacity follows the request. */
-        assert_int_equal(bl_json_get_int(bl_json_at(get(s, "admitted_batch_capacities"), 0)),
+        assert_int_equal(bl_json_get_int(bl_json_at(bl_test_get(s, "admitted_batch_capacities"), 0)),
                          sizes[i]);
         bl_json_destroy(r);
     }
@@ -563,9 +547,9 @@ static void test_worker_allocation_failures(void **state)
             continue;
         }
         if (code == 0)
-            assert_string_equal(str(r, "status"), "complete");
+            assert_string_equal(bl_test_str(r, "status"), "complete");
         else
-            assert_string_equal(str(r, "status"), "failed");
+            assert_string_equal(bl_test_str(r, "status"), "failed");
         bl_json_destroy(r);
     }
 }
@@ -748,9 +732,9 @@ static void test_background_activity_and_unknown_telemetry_need_opt_in(void **st
         /* With the opt-in the run proceeds and the receipt says so. */
         assert_int_equal(parent_run(&f, dest, true, &path, &err), 0);
         bl_json *r = read_receipt(path);
-        assert_true(bl_json_get_bool(get(r, "background_activity_allowed")));
-        assert_int_equal(bl_json_size(get(r, "background_activity")), c ? 0 : 1);
-        assert_string_equal(str(get(r, "activity_telemetry"), "status"),
+        assert_true(bl_json_get_bool(bl_test_get(r, "background_activity_allowed")));
+        assert_int_equal(bl_json_size(bl_test_get(r, "background_activity")), c ? 0 : 1);
+        assert_string_equal(bl_test_str(bl_test_get(r, "activity_telemetry"), "status"),
                             c ? "unavailable" : "available");
         bl_json_destroy(r);
         bl_free(path);
@@ -777,21 +761,21 @@ static void test_parent_serial_phases_and_receipt_structure(void **state)
     assert_non_null(strstr(f.argv_text[0], "--dtype float32 "));
     assert_non_null(strstr(f.argv_text[0], "--worker-backend cpu "));
     bl_json *r = read_receipt(path);
-    assert_string_equal(str(r, "format"), "brainlesslab-backend-profile");
+    assert_string_equal(bl_test_str(r, "format"), "brainlesslab-backend-profile");
     assert_int_equal((int)num(r, "version"), 1);
-    assert_non_null(strstr(str(r, "cache_scope"), "not_applicable"));
-    assert_non_null(strstr(str(r, "cache_scope"), "uncontrolled"));
-    assert_non_null(bl_json_get(get(r, "host"), "cpu"));
-    assert_non_null(bl_json_get(get(r, "host_after"), "load_average"));
-    assert_non_null(strstr(str(r, "timing_boundary"), "construction"));
-    const bl_json *rows = get(r, "measurements");
+    assert_non_null(strstr(bl_test_str(r, "cache_scope"), "not_applicable"));
+    assert_non_null(strstr(bl_test_str(r, "cache_scope"), "uncontrolled"));
+    assert_non_null(bl_json_get(bl_test_get(r, "host"), "cpu"));
+    assert_non_null(bl_json_get(bl_test_get(r, "host_after"), "load_average"));
+    assert_non_null(strstr(bl_test_str(r, "timing_boundary"), "construction"));
+    const bl_json *rows = bl_test_get(r, "measurements");
     assert_int_equal(bl_json_size(rows), 2);
     for (size_t i = 0; i < 2; i++) {
         const bl_json *row = bl_json_at(rows, i);
-        assert_string_equal(str(row, "status"), "complete");
-        assert_string_equal(str(row, "backend"), "cpu");
-        assert_string_equal(str(row, "cache_files_before"), "not_applicable");
-        assert_non_null(strstr(str(row, "process_timing_boundary"), "full worker"));
+        assert_string_equal(bl_test_str(row, "status"), "complete");
+        assert_string_equal(bl_test_str(row, "backend"), "cpu");
+        assert_string_equal(bl_test_str(row, "cache_files_before"), "not_applicable");
+        assert_non_null(strstr(bl_test_str(row, "process_timing_boundary"), "full worker"));
         assert_int_equal((int)num(row, "returncode"), 0);
     }
     /* Logs beside the receipt. */
@@ -820,18 +804,18 @@ static void test_parent_rejects_failed_samples_and_changed_work(void **state)
         bl_error err = {0};
         assert_int_equal(parent_run(&f, dest, false, &path, &err), 1);
         bl_json *r = read_receipt(path);
-        const bl_json *rows = get(r, "measurements");
+        const bl_json *rows = bl_test_get(r, "measurements");
         const bl_json *bad = bl_json_at(rows, bl_json_size(rows) - 1);
-        assert_string_equal(str(bad, "status"), "failed");
+        assert_string_equal(bl_test_str(bad, "status"), "failed");
         /* Besides the receipt, one error line names the failed phase. */
         char line[BL_ERROR_MAX + 4400];
-        snprintf(line, sizeof line, "profile failed: cpu %s: %s; see %s", str(bad, "phase"),
-                 str(bad, "error"), path);
+        snprintf(line, sizeof line, "profile failed: cpu %s: %s; see %s", bl_test_str(bad, "phase"),
+                 bl_test_str(bad, "error"), path);
         assert_int_equal(err.status, BL_ERUNTIME);
         assert_string_equal(err.msg, line);
         if (c == 1) {
             assert_int_equal(bl_json_size(rows), 2);
-            assert_string_equal(str(bad, "error"),
+            assert_string_equal(bl_test_str(bad, "error"),
                                 "scientific work/outcomes changed between processes");
         } else {
             /* The backend's phases stop at the first failed row. */
@@ -879,17 +863,17 @@ static void test_cli_end_to_end(void **state)
         fail_msg("exit %d: %s%s", rc, out, err);
     bl_json *line = NULL;
     OK_E(bl_json_parse(out, strlen(out), "stdout", &line, &e_));
-    assert_string_equal(str(line, "status"), "complete");
-    bl_json *r = read_receipt(str(line, "receipt"));
-    const bl_json *rows = get(r, "measurements");
+    assert_string_equal(bl_test_str(line, "status"), "complete");
+    bl_json *r = read_receipt(bl_test_str(line, "receipt"));
+    const bl_json *rows = bl_test_get(r, "measurements");
     assert_int_equal(bl_json_size(rows), 2);
     for (size_t i = 0; i < 2; i++) {
         const bl_json *row = bl_json_at(rows, i);
-        assert_string_equal(str(row, "status"), "complete");
-        assert_string_equal(str(row, "node"), "sorn");
-        assert_int_equal(bl_json_size(get(row, "samples")), 3);
+        assert_string_equal(bl_test_str(row, "status"), "complete");
+        assert_string_equal(bl_test_str(row, "node"), "sorn");
+        assert_int_equal(bl_json_size(bl_test_get(row, "samples")), 3);
         assert_true(num(row, "process_wall_seconds") > 0);
-        const bl_json *s = bl_json_at(get(row, "samples"), 1);
+        const bl_json *s = bl_json_at(bl_test_get(row, "samples"), 1);
         assert_true(num(s, "mean_spike_rate") >= 0 && num(s, "mean_spike_rate") <= 1);
     }
     /* The records of both processes are complete. */
@@ -969,12 +953,12 @@ static void test_ctrl_c_writes_an_honest_receipt(void **state)
     char receipt_path[4400];
     snprintf(receipt_path, sizeof receipt_path, "%s/receipt.json", dest);
     bl_json *r = read_receipt(receipt_path);
-    const bl_json *rows = get(r, "measurements");
+    const bl_json *rows = bl_test_get(r, "measurements");
     assert_int_equal(bl_json_size(rows), 1); /* no warm phase after Ctrl-C */
     const bl_json *row = bl_json_at(rows, 0);
-    assert_string_equal(str(row, "status"), "failed");
+    assert_string_equal(bl_test_str(row, "status"), "failed");
     assert_int_equal((int)num(row, "returncode"), 130);
-    assert_non_null(strstr(str(row, "error"), "KeyboardInterrupt"));
+    assert_non_null(strstr(bl_test_str(row, "error"), "KeyboardInterrupt"));
     bl_json_destroy(r);
 }
 

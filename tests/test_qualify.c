@@ -427,14 +427,6 @@ static size_t world_arrays(bl_task_kind kind)
     return n;
 }
 
-static const char *str(const bl_json *o, const char *key)
-{
-    const bl_json *v = bl_json_get(o, key);
-    if (!v || bl_json_kindof(v) != BL_JSON_STRING)
-        fail_msg("%s is not a string", key);
-    return bl_json_get_string(v, NULL);
-}
-
 static int64_t integer(const bl_json *o, const char *key)
 {
     const bl_json *v = bl_json_get(o, key);
@@ -477,22 +469,22 @@ static void test_receipt(void **state)
     assert_int_equal(bl_json_size(r), nkeys);
     for (size_t k = 0; k < nkeys; k++)
         assert_string_equal(bl_json_key_at(r, k, NULL), keys[k]);
-    assert_string_equal(str(r, "format"), "brainlesslab-backend-conformance");
+    assert_string_equal(bl_test_str(r, "format"), "brainlesslab-backend-conformance");
     assert_int_equal(integer(r, "version"), 1);
-    assert_string_equal(str(r, "status"), "passed");
-    assert_string_equal(str(r, "backend"), "cpu");
-    assert_string_equal(str(r, "dtype"), "float32");
-    assert_string_equal(str(r, "reference_dtype"), "float64");
+    assert_string_equal(bl_test_str(r, "status"), "passed");
+    assert_string_equal(bl_test_str(r, "backend"), "cpu");
+    assert_string_equal(bl_test_str(r, "dtype"), "float32");
+    assert_string_equal(bl_test_str(r, "reference_dtype"), "float64");
     const bl_json *policy = bl_json_get(r, "policy");
     assert_false(bl_json_get_bool(bl_json_get(policy, "fast_math")));
-    assert_string_equal(str(policy, "reduction"), "ordered");
-    assert_string_equal(str(policy, "rng"), "philox-host-v1");
-    assert_string_equal(str(policy, "reference"), "cpu float64");
+    assert_string_equal(bl_test_str(policy, "reduction"), "ordered");
+    assert_string_equal(bl_test_str(policy, "rng"), "philox-host-v1");
+    assert_string_equal(bl_test_str(policy, "reference"), "cpu float64");
     assert_true(real(r, "rtol") == 2e-5 && real(r, "atol") == 2e-5);
     assert_int_equal(integer(r, "failure_count"), 0);
     assert_int_equal(bl_json_size(bl_json_get(r, "failures")), 0);
-    assert_non_null(strstr(str(r, "limits"), "not gated"));
-    assert_non_null(strstr(str(r, "coverage"), "reset"));
+    assert_non_null(strstr(bl_test_str(r, "limits"), "not gated"));
+    assert_non_null(strstr(bl_test_str(r, "coverage"), "reset"));
     assert_int_equal(bl_json_kindof(bl_json_get(r, "host")), BL_JSON_OBJECT);
     assert_non_null(bl_json_get(bl_json_get(r, "host"), "cpu"));
     const bl_json *protocol = bl_json_get(r, "protocol");
@@ -501,7 +493,7 @@ static void test_receipt(void **state)
     assert_int_equal(integer(protocol, "seed"), 714);
     assert_int_equal(integer(protocol, "freeze_weights_before_frame"), 7);
     assert_non_null(bl_json_get(bl_json_get(protocol, "streams"), "drive"));
-    assert_non_null(strstr(str(protocol, "keys"), "config"));
+    assert_non_null(strstr(bl_test_str(protocol, "keys"), "config"));
     assert_int_equal(bl_json_size(bl_json_get(protocol, "configurations")), 4);
 
     /* 4 configurations × 10 families, in order; the snapshot count from
@@ -518,10 +510,10 @@ static void test_receipt(void **state)
     for (size_t c = 0; c < 40; c++) {
         const bl_json *k = bl_json_at(cases, c);
         const bl_task_kind task = (bl_task_kind)(c % 10);
-        assert_string_equal(str(k, "model"), config_names[c / 10]);
-        assert_string_equal(str(k, "task"), bl_task_name(task));
-        assert_string_equal(str(k, "status"), "passed");
-        assert_string_equal(str(k, "precision_check"), "passed");
+        assert_string_equal(bl_test_str(k, "model"), config_names[c / 10]);
+        assert_string_equal(bl_test_str(k, "task"), bl_task_name(task));
+        assert_string_equal(bl_test_str(k, "status"), "passed");
+        assert_string_equal(bl_test_str(k, "precision_check"), "passed");
         const int64_t per_tick = task == BL_TASK_CARTPOLE_PLANK_EASY ? 24 : 1;
         assert_int_equal(integer(k, "neural_frames"), per_tick);
         assert_int_equal(integer(k, "frames"), per_tick == 24 ? 24 : 12);
@@ -570,8 +562,8 @@ static void test_receipt(void **state)
     assert_int_equal(bl_json_size(outcomes), 40);
     for (size_t c = 0; c < 40; c++) {
         const bl_json *k = bl_json_at(outcomes, c);
-        assert_string_equal(str(k, "model"), config_names[c / 10]);
-        assert_string_equal(str(k, "task"), bl_task_name((bl_task_kind)(c % 10)));
+        assert_string_equal(bl_test_str(k, "model"), config_names[c / 10]);
+        assert_string_equal(bl_test_str(k, "task"), bl_task_name((bl_task_kind)(c % 10)));
         assert_int_equal(integer(k, "trials"), 1);
         const int64_t same = integer(k, "identical_outcomes");
         assert_true(same == 0 || same == 1);
@@ -598,7 +590,7 @@ static size_t failed_cases(const bl_json *r)
     const bl_json *cases = bl_json_get(r, "cases");
     size_t failed = 0;
     for (size_t c = 0; c < bl_json_size(cases); c++)
-        failed += strcmp(str(bl_json_at(cases, c), "status"), "failed") == 0;
+        failed += strcmp(bl_test_str(bl_json_at(cases, c), "status"), "failed") == 0;
     return failed;
 }
 
@@ -617,12 +609,12 @@ static void test_zero_tolerance_fails(void **state)
     bool passed = true;
     OK_E(bl_qualify_run(&o, &r, &passed, &e_));
     assert_false(passed);
-    assert_string_equal(str(r, "status"), "failed");
+    assert_string_equal(bl_test_str(r, "status"), "failed");
     assert_true(integer(r, "failure_count") > 0);
     const bl_json *fails = bl_json_get(r, "failures");
     assert_true(bl_json_size(fails) > 0 && bl_json_size(fails) <= BL_QUALIFY_MAX_FAILURES);
     const bl_json *f = bl_json_at(fails, 0);
-    assert_string_equal(str(f, "comparison"), "float32 vs float64");
+    assert_string_equal(bl_test_str(f, "comparison"), "float32 vs float64");
     assert_non_null(bl_json_get(f, "observed"));
     assert_int_equal(bl_json_size(bl_json_get(r, "outcomes")), 0);
     /* Some case failed, and frames below the freeze frame are honoured. */
@@ -641,9 +633,9 @@ static void test_zero_tolerance_fails(void **state)
     if (strncmp(err.msg, head, strlen(head)) != 0)
         fail_msg("%s\ndoes not start with\n%s", err.msg, head);
     char where[200];
-    snprintf(where, sizeof where, "(first: %s %s", str(f, "case"), str(f, "stage"));
+    snprintf(where, sizeof where, "(first: %s %s", bl_test_str(f, "case"), bl_test_str(f, "stage"));
     assert_non_null(strstr(err.msg, where));
-    assert_non_null(strstr(err.msg, str(f, "array")));
+    assert_non_null(strstr(err.msg, bl_test_str(f, "array")));
     assert_non_null(strstr(err.msg, "); see somewhere/receipt.json"));
     assert_null(strchr(err.msg, '\n'));
     bl_json_destroy(r);
@@ -825,8 +817,8 @@ static void test_cli_success(void **state)
     OK_E(bl_json_parse(out, strlen(out), "stdout", &printed, &e_));
     OK_E(bl_json_read_file(receipt, &written, &e_));
     assert_true(bl_json_equal(printed, written));
-    assert_string_equal(str(written, "status"), "passed");
-    assert_string_equal(str(written, "format"), "brainlesslab-backend-conformance");
+    assert_string_equal(bl_test_str(written, "status"), "passed");
+    assert_string_equal(bl_test_str(written, "format"), "brainlesslab-backend-conformance");
     const bl_json *protocol = bl_json_get(written, "protocol");
     assert_int_equal(integer(protocol, "count"), 8);
     assert_int_equal(integer(protocol, "frames"), 2);
@@ -918,7 +910,7 @@ static void test_cli_failure_says_what_failed(void **state)
     OK_E(bl_json_parse(out, strlen(out), "stdout", &printed, &e_));
     OK_E(bl_json_read_file(receipt, &written, &e_));
     assert_true(bl_json_equal(printed, written));
-    assert_string_equal(str(written, "status"), "failed");
+    assert_string_equal(bl_test_str(written, "status"), "failed");
     /* Exactly one line, in the program's error form. */
     assert_true(strchr(err, '\n') == err + strlen(err) - 1);
     char head[160];
@@ -928,8 +920,8 @@ static void test_cli_failure_says_what_failed(void **state)
         fail_msg("stderr: %s", err);
     assert_true(failed_cases(written) > 0);
     const bl_json *f = bl_json_at(bl_json_get(written, "failures"), 0);
-    assert_non_null(strstr(err, str(f, "case")));
-    assert_non_null(strstr(err, str(f, "array")));
+    assert_non_null(strstr(err, bl_test_str(f, "case")));
+    assert_non_null(strstr(err, bl_test_str(f, "array")));
     char tail[4400];
     snprintf(tail, sizeof tail, "; see %s\n", receipt);
     assert_string_equal(err + strlen(err) - strlen(tail), tail);
