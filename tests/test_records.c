@@ -282,6 +282,68 @@ static void test_record_json_and_csv_formats(void **state)
     bl_buf_clear(&b);
 }
 
+/* Row by row, rows of one shape give bl_csv_text's bytes; a row of another
+ * shape is refused; no rows give the empty header. */
+static void stream_all(const bl_json *rows, bl_buf *out, bl_status want, const char *msg)
+{
+    bl_csv_stream s;
+    bl_csv_stream_init(&s, out);
+    bl_error err = {0};
+    bl_status st = BL_OK;
+    for (size_t r = 0; r < bl_json_size(rows) && st == BL_OK; r++)
+        st = bl_csv_stream_row(&s, bl_json_at(rows, r), &err);
+    if (st == BL_OK)
+        st = bl_csv_stream_finish(&s, &err);
+    assert_int_equal(st, want);
+    if (msg)
+        assert_string_equal(err.msg, msg);
+    bl_csv_stream_clear(&s);
+}
+
+static void test_csv_row_by_row(void **state)
+{
+    (void)state;
+    static const char *const same_shape[] = {
+        "[{\"b\": \"plain\", \"a\": 1, \"list\": [\"x\", \"é\"], \"n\": null},"
+        " {\"n\": \"comma, \\\"quote\\\"\", \"a\": -0.0, \"list\": {\"k\": 1}, \"b\": true},"
+        " {\"a\": 0.1, \"b\": \"line\\nbreak\", \"list\": false, \"n\": \"cr\\r\"}]",
+        "[{\"a\": null}, {\"a\": \"x\"}, {\"a\": null}]",
+        "[]",
+    };
+    for (size_t i = 0; i < sizeof same_shape / sizeof *same_shape; i++) {
+        bl_json *v = parse(same_shape[i]);
+        bl_buf whole, rows;
+        bl_buf_init(&whole);
+        bl_buf_init(&rows);
+        OK_E(bl_csv_text(v, &whole, &e_));
+        stream_all(v, &rows, BL_OK, NULL);
+        assert_int_equal(rows.len, whole.len);
+        assert_memory_equal(rows.data, whole.data, whole.len);
+        bl_json_destroy(v);
+        bl_buf_clear(&whole);
+        bl_buf_clear(&rows);
+    }
+    bl_buf b;
+    bl_buf_init(&b);
+    bl_json *v = parse("[{\"a\": 1, \"b\": 2}, {\"a\": 1}]"); /* a column missing */
+    stream_all(v, &b, BL_EVALUE, "CSV row 1 does not have the first row's columns");
+    bl_json_destroy(v);
+    v = parse("[{\"a\": 1}, {\"a\": 1, \"c\": 2}]"); /* one more */
+    bl_buf_reset(&b);
+    stream_all(v, &b, BL_EVALUE, "CSV row 1 does not have the first row's columns");
+    bl_json_destroy(v);
+    v = parse("[{\"a\": 1, \"b\": 2}, {\"a\": 1, \"c\": 2}]"); /* another */
+    bl_buf_reset(&b);
+    stream_all(v, &b, BL_EVALUE, "CSV row 1 does not have the first row's columns");
+    bl_json_destroy(v);
+    v = parse("[{\"a\": 1.5}]");
+    OK_E(bl_json_object_set(bl_json_at(v, 0), "a", bl_json_real(0.0 / 0.0), &e_));
+    bl_buf_reset(&b);
+    stream_all(v, &b, BL_EVALUE, "records require finite numbers or explicit missing values");
+    bl_json_destroy(v);
+    bl_buf_clear(&b);
+}
+
 /* ---- naming and reservation (§7.1) ------------------------------------------------- */
 
 static void test_record_names(void **state)
@@ -1734,6 +1796,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_json_and_csv_formats),
         BL_TEST_IN_DIR(test_new_directories_and_files),
+        cmocka_unit_test(test_csv_row_by_row),
         cmocka_unit_test(test_record_names),
         TEST(test_reservation_refusals_leave_no_trace),
         TEST(test_fail_record_keeps_reservation_and_first_cause),

@@ -36,6 +36,26 @@ bl_status bl_record_json_text(const bl_json *v, bl_buf *out, bl_error *err);
  * (non-ASCII raw), strings as they are, bools as True/False. */
 bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err);
 
+/* The same CSV written row by row, for files whose rows all have the same
+ * keys (trials.csv, seeds.csv), so that a writer never holds every row as
+ * JSON at once: the header is the first row's keys, sorted; a later row
+ * with other keys is BL_EVALUE "CSV row <i> does not have the first row's
+ * columns". For such rows the bytes are bl_csv_text's. Rows are appended
+ * to `out`; finish writes the empty header of a file without rows. */
+typedef struct bl_csv_stream {
+    bl_buf *out;
+    struct bl_csv_key *keys;
+    const char *text;   /* the header keys' bytes */
+    size_t nkeys, rows;
+    size_t *where;      /* each key's position in the previous row */
+    bl_buf cell;
+} bl_csv_stream;
+
+void bl_csv_stream_init(bl_csv_stream *s, bl_buf *out);
+bl_status bl_csv_stream_row(bl_csv_stream *s, const bl_json *row, bl_error *err);
+bl_status bl_csv_stream_finish(bl_csv_stream *s, bl_error *err);
+void bl_csv_stream_clear(bl_csv_stream *s);
+
 /* Reading such a file back (the decoder's data/probe_*.csv): a header row
  * of distinct column names, then rows of exactly as many fields. Quoted
  * fields as the writer makes them ('"' doubled inside); LF or CR LF line

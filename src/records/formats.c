@@ -50,7 +50,7 @@ bl_status bl_record_json_text(const bl_json *v, bl_buf *out, bl_error *err)
 
 /* ---- CSV ------------------------------------------------------------------- */
 
-typedef struct csv_key {
+typedef struct bl_csv_key {
     const char *s;
     size_t len;
 } csv_key;
@@ -148,6 +148,50 @@ static void put_header(bl_buf *out, const csv_key *keys, size_t n)
     bl_buf_puts(out, "\r\n");
 }
 
+/* One row under the header keys: the row's value for each key (empty when
+ * it has none), fields separated by commas, CR LF. where[i] remembers the
+ * position key i had in the previous row, which rows of one shape share, so
+ * a cell is usually found at the first comparison. *found counts the keys
+ * the row holds. */
+static bl_status put_row(bl_buf *out, const csv_key *keys, size_t nkeys, size_t *where,
+                         const bl_json *row, bl_buf *cell, size_t *found, bl_error *err)
+{
+    bl_status st = BL_OK;
+    const size_t size = bl_json_size(row);
+    *found = 0;
+    for (size_t i = 0; i < nkeys && st == BL_OK; i++) {
+        /* bl_json_get needs a NUL-free key; header keys come from rows, so
+         * look the exact bytes up. */
+        const bl_json *v = NULL;
+        for (size_t t = 0; t < size && !v; t++) {
+            const size_t j = (where[i] + t) % size;
+            size_t len;
+            const char *k = bl_json_key_at(row, j, &len);
+            if (len == keys[i].len && memcmp(k, keys[i].s, len) == 0) {
+                v = bl_json_value_at(row, j);
+                where[i] = j;
+            }
+        }
+        bl_buf_reset(cell);
+        if (v) {
+            ++*found;
+            st = cell_text(v, cell, err);
+        }
+        if (st != BL_OK)
+            break;
+        if (i)
+            bl_buf_putc(out, ',');
+        /* Python writes a lone empty field as "" so the row is not mistaken
+         * for a blank line. */
+        if (nkeys == 1 && cell->len == 0)
+            bl_buf_puts(out, "\"\"");
+        else
+            put_field(out, cell->data ? cell->data : "", cell->len);
+    }
+    bl_buf_puts(out, "\r\n");
+    return st;
+}
+
 bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err)
 {
     if (bl_json_kindof(rows) != BL_JSON_ARRAY)
@@ -159,40 +203,97 @@ bl_status bl_csv_text(const bl_json *rows, bl_buf *out, bl_error *err)
     size_t nkeys = 0;
     if ((st = header_of(rows, &keys, &nkeys, err)) != BL_OK)
         return st;
+    size_t *where = bl_calloc(nkeys ? nkeys : 1, sizeof *where);
+    if (!where) {
+        bl_free(keys);
+        return bl_fail(err, BL_ENOMEM, "out of memory for a CSV file");
+    }
     bl_buf cell;
     bl_buf_init(&cell);
     put_header(out, keys, nkeys);
-    for (size_t r = 0; r < bl_json_size(rows) && st == BL_OK; r++) {
-        const bl_json *row = bl_json_at(rows, r);
-        for (size_t i = 0; i < nkeys && st == BL_OK; i++) {
-            /* bl_json_get needs a NUL-free key; sorted keys come from the
-             * rows themselves, so look the exact bytes up. */
-            const bl_json *v = NULL;
-            for (size_t j = 0; j < bl_json_size(row) && !v; j++) {
-                size_t len;
-                const char *k = bl_json_key_at(row, j, &len);
-                if (len == keys[i].len && memcmp(k, keys[i].s, len) == 0)
-                    v = bl_json_value_at(row, j);
-            }
-            bl_buf_reset(&cell);
-            if (v)
-                st = cell_text(v, &cell, err);
-            if (st != BL_OK)
-                break;
-            if (i)
-                bl_buf_putc(out, ',');
-            /* Python writes a lone empty field as "" so the row is not
-             * mistaken for a blank line. */
-            if (nkeys == 1 && cell.len == 0)
-                bl_buf_puts(out, "\"\"");
-            else
-                put_field(out, cell.data ? cell.data : "", cell.len);
-        }
-        bl_buf_puts(out, "\r\n");
-    }
+    size_t found;
+    for (size_t r = 0; r < bl_json_size(rows) && st == BL_OK; r++)
+        st = put_row(out, keys, nkeys, where, bl_json_at(rows, r), &cell, &found, err);
     bl_buf_clear(&cell);
+    bl_free(where);
     bl_free(keys);
     if (st != BL_OK)
         return st;
     return bl_buf_status(out, err);
+}
+
+/* ---- CSV row by row ----------------------------------------------------------- */
+
+void bl_csv_stream_init(bl_csv_stream *s, bl_buf *out)
+{
+    memset(s, 0, sizeof *s);
+    s->out = out;
+}
+
+/* The header of a stream: the first row's keys, sorted, copied (the rows
+ * are the caller's and go away). */
+static bl_status stream_header(bl_csv_stream *s, const bl_json *row, bl_error *err)
+{
+    const size_t n = bl_json_size(row);
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        (void)bl_json_key_at(row, i, &len);
+        bytes += len;
+    }
+    csv_key *keys = bl_mallocarray(n ? n : 1, sizeof *keys);
+    char *text = bl_malloc(bytes ? bytes : 1);
+    s->where = bl_calloc(n ? n : 1, sizeof *s->where);
+    if (!keys || !text || !s->where) {
+        bl_free(keys);
+        bl_free(text);
+        return bl_fail(err, BL_ENOMEM, "out of memory for a CSV header");
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *k = bl_json_key_at(row, i, &len);
+        memcpy(text + at, k, len);
+        keys[i] = (csv_key){text + at, len};
+        at += len;
+    }
+    qsort(keys, n, sizeof *keys, cmp_key);
+    s->keys = keys;
+    s->text = text;
+    s->nkeys = n;
+    put_header(s->out, keys, n);
+    return bl_buf_status(s->out, err);
+}
+
+bl_status bl_csv_stream_row(bl_csv_stream *s, const bl_json *row, bl_error *err)
+{
+    if (bl_json_kindof(row) != BL_JSON_OBJECT)
+        return bl_fail(err, BL_ETYPE, "CSV rows must be objects (row %zu is not)", s->rows);
+    bl_status st = bl_record_check_finite(row, err);
+    if (st == BL_OK && s->rows == 0)
+        st = stream_header(s, row, err);
+    size_t found = 0;
+    if (st == BL_OK)
+        st = put_row(s->out, s->keys, s->nkeys, s->where, row, &s->cell, &found, err);
+    if (st == BL_OK && (found != s->nkeys || bl_json_size(row) != s->nkeys))
+        st = bl_fail(err, BL_EVALUE, "CSV row %zu does not have the first row's columns",
+                     s->rows);
+    s->rows++;
+    return st == BL_OK ? bl_buf_status(s->out, err) : st;
+}
+
+bl_status bl_csv_stream_finish(bl_csv_stream *s, bl_error *err)
+{
+    if (s->rows == 0)
+        put_header(s->out, NULL, 0); /* bl_csv_text of no rows: an empty header */
+    return bl_buf_status(s->out, err);
+}
+
+void bl_csv_stream_clear(bl_csv_stream *s)
+{
+    bl_buf_clear(&s->cell);
+    bl_free(s->keys);
+    bl_free((char *)s->text);
+    bl_free(s->where);
+    memset(s, 0, sizeof *s);
 }

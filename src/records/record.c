@@ -575,7 +575,7 @@ static void plan_files(rec *w)
 
 /* One row of trials.csv: the trial result with the outcome flattened and
  * the seeds left out. */
-static void push_trial_row(rec *w, bl_json *trials, const bl_trial_result *t)
+static bl_json *trial_row(rec *w, const bl_trial_result *t)
 {
     bl_json *full = NULL, *row = bl_json_object();
     if (w->st == BL_OK)
@@ -594,38 +594,63 @@ static void push_trial_row(rec *w, bl_json *trials, const bl_trial_result *t)
                 w->err);
     }
     bl_json_destroy(full);
-    bl_json_push(&w->st, trials, row, w->err);
+    return row;
+}
+
+/* One row of seeds.csv: trial k's seed of one stream. */
+static bl_json *seed_row(rec *w, const bl_trial_result *t, size_t k)
+{
+    bl_json *s = bl_json_object();
+    if (w->st == BL_OK && !s)
+        w->st = nomem(w->err);
+    put(&w->st, s, "target_id", bl_json_string(t->target_id), w->err);
+    put(&w->st, s, "block_id", bl_json_int(t->block), w->err);
+    put(&w->st, s, "trial_id", bl_json_int(t->trial), w->err);
+    put(&w->st, s, "stream", bl_json_string(t->seeds[k].stream), w->err);
+    put(&w->st, s, "seed", bl_json_string(t->seeds[k].hex), w->err);
+    put(&w->st, s, "world_seed", bl_json_string(t->world_seed), w->err);
+    put(&w->st, s, "wiring_id", bl_json_string(t->wiring_id), w->err);
+    return s;
+}
+
+static void stream_row(rec *w, bl_csv_stream *csv, bl_json *row)
+{
+    if (w->st == BL_OK)
+        w->st = bl_csv_stream_row(csv, row, w->err);
+    bl_json_destroy(row);
 }
 
 /* trials.csv: TrialResult with the outcome flattened and the seeds left
- * out; seeds.csv: one row per (trial, stream). */
+ * out; seeds.csv: one row per (trial, stream). Every row has its file's
+ * keys, so the files are written row by row (bl_csv_stream): the writer
+ * holds their text, never every row as JSON. */
 static void trial_files(rec *w)
 {
     if (w->st != BL_OK)
         return;
     const bl_run_result *run = w->in->evaluation->run;
-    bl_json *trials = bl_json_array(), *seeds = bl_json_array();
-    w->st = trials && seeds ? BL_OK : nomem(w->err);
+    bl_buf trials, seeds;
+    bl_buf_init(&trials);
+    bl_buf_init(&seeds);
+    bl_csv_stream tcsv, scsv;
+    bl_csv_stream_init(&tcsv, &trials);
+    bl_csv_stream_init(&scsv, &seeds);
     for (size_t i = 0; i < run->ntrials && w->st == BL_OK; i++) {
         const bl_trial_result *t = &run->trials[i];
-        push_trial_row(w, trials, t);
-        for (size_t k = 0; k < t->nseeds && w->st == BL_OK; k++) {
-            bl_json *s = bl_json_object();
-            w->st = s ? BL_OK : nomem(w->err);
-            put(&w->st, s, "target_id", bl_json_string(t->target_id), w->err);
-            put(&w->st, s, "block_id", bl_json_int(t->block), w->err);
-            put(&w->st, s, "trial_id", bl_json_int(t->trial), w->err);
-            put(&w->st, s, "stream", bl_json_string(t->seeds[k].stream), w->err);
-            put(&w->st, s, "seed", bl_json_string(t->seeds[k].hex), w->err);
-            put(&w->st, s, "world_seed", bl_json_string(t->world_seed), w->err);
-            put(&w->st, s, "wiring_id", bl_json_string(t->wiring_id), w->err);
-            bl_json_push(&w->st, seeds, s, w->err);
-        }
+        stream_row(w, &tcsv, trial_row(w, t));
+        for (size_t k = 0; k < t->nseeds && w->st == BL_OK; k++)
+            stream_row(w, &scsv, seed_row(w, t, k));
     }
-    file_csv(w, "trials.csv", trials);
-    file_csv(w, "seeds.csv", seeds);
-    bl_json_destroy(trials);
-    bl_json_destroy(seeds);
+    if (w->st == BL_OK)
+        w->st = bl_csv_stream_finish(&tcsv, w->err);
+    if (w->st == BL_OK)
+        w->st = bl_csv_stream_finish(&scsv, w->err);
+    rec_buf(w, "trials.csv", &trials);
+    rec_buf(w, "seeds.csv", &seeds);
+    bl_csv_stream_clear(&tcsv);
+    bl_csv_stream_clear(&scsv);
+    bl_buf_clear(&trials);
+    bl_buf_clear(&seeds);
 }
 
 /* Appends json_of(i) for i < n to a new array set under `key`. */
