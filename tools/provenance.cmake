@@ -94,7 +94,7 @@ file(CONFIGURE OUTPUT ${BL_GENERATED_DIR}/provenance_info.h CONTENT
 # is the project's own folders and top-level build files below. Either way,
 # files that no longer exist, directories (submodules) and symlinks are left
 # out (spec/platform.md §7.3: symlinks skipped).
-set(_bl_bundle_dirs bench docs include plans scripts src tests tools web)
+set(_bl_bundle_dirs bench docs include plans python scripts src tests tools web)
 set(_bl_bundle_top CMakeLists.txt Makefile README.md)
 # The globs are CONFIGURE_DEPENDS in both cases: a file added to or removed
 # from these folders re-runs configure at the next build, so the list never
