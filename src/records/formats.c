@@ -228,6 +228,7 @@ void bl_csv_stream_init(bl_csv_stream *s, bl_buf *out)
 {
     memset(s, 0, sizeof *s);
     s->out = out;
+    bl_buf_init(&s->cell);
 }
 
 /* The header of a stream: the first row's keys, sorted, copied (the rows
