@@ -83,6 +83,11 @@ void bl_cli_block_interrupts(sigset_t *old);
 
 /* ---- writing a record (record_out.c: run, run under MPI, --shard, merge) -- */
 
+/* Reserves the new record `dest` (bl_record_reserve) once its path is known
+ * to be printable in the record line, after which a stop signal only raises
+ * bl_cli_interrupted and a write over RLIMIT_FSIZE fails instead of
+ * killing: until then a command owns nothing on disk. */
+bl_status bl_cli_reserve_record(const char *dest, bl_reservation *res, bl_error *err);
 /* The record writer's question before each file (before_file): once a stop
  * signal has arrived, nothing more is written, above all not DONE. */
 bl_status bl_cli_stop_requested(void *ctx, const char *rel, bl_error *err);

@@ -257,8 +257,6 @@ static int merge_main(const bl_cli_args *args)
     bl_json *distribution = NULL;
     bl_reservation res = {0};
     char *dest = NULL;
-    bl_buf out;
-    bl_buf_init(&out);
     int rc;
     bl_status st = BL_OK;
 
@@ -269,13 +267,7 @@ static int merge_main(const bl_cli_args *args)
     bl_json_put(&st, distribution, "shards", bl_json_int(m.shards[0].parts), &err);
     if (st != BL_OK ||
         bl_record_name(args->value[OPT_ROOT], bl_plan_id(m.plan), &dest, &err) != BL_OK ||
-        bl_cli_path_line("record", dest, "complete", &out, &err) != BL_OK)
-        goto report;
-    bl_buf_reset(&out);
-
-    bl_cli_flag_interrupts();
-    signal(SIGXFSZ, SIG_IGN);
-    if (bl_record_reserve(dest, &res, &err) != BL_OK)
+        bl_cli_reserve_record(dest, &res, &err) != BL_OK)
         goto report;
     bl_record_input input = {
         .plan = m.plan,
@@ -293,7 +285,6 @@ static int merge_main(const bl_cli_args *args)
 report:
     rc = bl_cli_report(&err);
 done:
-    bl_buf_clear(&out);
     bl_json_destroy(distribution);
     bl_reservation_clear(&res);
     bl_free(dest);

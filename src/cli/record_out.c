@@ -2,9 +2,29 @@
  * run --shard, merge): stop signals asked before each file, errors after
  * the reservation turned into a FAILED record, and the one line on stdout
  * that says where the record is and what it is. */
+#include <signal.h>
 #include <string.h>
 
 #include "cli.h"
+
+bl_status bl_cli_reserve_record(const char *dest, bl_reservation *res, bl_error *err)
+{
+    /* The path must be printable as the record line's JSON (valid UTF-8)
+     * before it exists. */
+    bl_buf line;
+    bl_buf_init(&line);
+    bl_status st = bl_cli_path_line("record", dest, "complete", &line, err);
+    bl_buf_clear(&line);
+    if (st != BL_OK)
+        return st;
+    /* From here a stop signal only raises a flag: the runner stops at the
+     * next tick boundary, the writer before its next file, and the
+     * reservation is failed before the program exits. A write over
+     * RLIMIT_FSIZE must fail (EFBIG, then FAILED), not kill. */
+    bl_cli_flag_interrupts();
+    signal(SIGXFSZ, SIG_IGN);
+    return bl_record_reserve(dest, res, err);
+}
 
 bl_status bl_cli_stop_requested(void *ctx, const char *rel, bl_error *err)
 {

@@ -384,8 +384,6 @@ static int run_main(const bl_cli_args *args)
     bl_execution x;
     progress_state progress = {0};
     bl_run_hooks hooks = {.interrupt = &bl_cli_interrupted};
-    bl_buf out;
-    bl_buf_init(&out);
     int rc;
     bl_status st;
     int64_t part = 0, nparts = 0; /* --shard K/N */
@@ -402,18 +400,7 @@ static int run_main(const bl_cli_args *args)
                                       cals.n, &prepared, &err)) != BL_OK ||
         (part ? shard_record_name(args, bl_plan_id(plan), part, nparts, &dest, &err)
               : bl_record_name(args->value[OPT_ROOT], bl_plan_id(plan), &dest, &err)) != BL_OK ||
-        /* The path must be printable as JSON (valid UTF-8) before it exists. */
-        bl_cli_path_line("record", dest, "complete", &out, &err) != BL_OK)
-        goto report;
-    bl_buf_reset(&out);
-
-    /* From here a stop signal only raises a flag: the runner stops at the
-     * next tick boundary, the writer before its next file, and the
-     * reservation is failed before the program exits. A write over
-     * RLIMIT_FSIZE must fail (EFBIG, then FAILED), not kill. */
-    bl_cli_flag_interrupts();
-    signal(SIGXFSZ, SIG_IGN);
-    if (bl_record_reserve(dest, &res, &err) != BL_OK)
+        bl_cli_reserve_record(dest, &res, &err) != BL_OK)
         goto report;
 
     if (isatty(STDERR_FILENO)) {
@@ -451,7 +438,6 @@ static int run_main(const bl_cli_args *args)
 report:
     rc = bl_cli_report(&err);
 done:
-    bl_buf_clear(&out);
     bl_reservation_clear(&res);
     bl_free(dest);
     bl_evaluation_destroy(result);
