@@ -22,18 +22,6 @@ static const char *plan_path(const char *name, char buf[BL_RT_PATH])
     return buf;
 }
 
-/* Two delayed-cue reservoirs of both models: probe_events admits only
- * decodable reservoirs. */
-static const char probe_plan[] =
-    "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"probes\"\n"
-    "[evaluation]\nblocks = 3\ntrials_per_block = 2\nroot_seed = 99\n"
-    "[[targets]]\nid = \"fal\"\n[targets.composition]\ncount = 10\n"
-    "[targets.composition.node]\nkind = \"falandays\"\n"
-    "[targets.composition.task]\nkind = \"delayed_cue\"\n"
-    "[[targets]]\nid = \"sorn\"\n[targets.composition]\ncount = 12\n"
-    "[targets.composition.node]\nkind = \"sorn\"\n"
-    "[targets.composition.task]\nkind = \"delayed_cue\"\n";
-
 /* Runs the program, which must exit 0 and print {"record": PATH, ...};
  * PATH into path. */
 #if defined(__GNUC__)
@@ -182,9 +170,9 @@ static void test_merge_equals_run_trial(void **state)
 
 static void test_merge_equals_run_probes(void **state)
 {
-    const char *plan = bl_test_path(state, "probes.toml");
-    bl_rt_write_text(plan, probe_plan);
-    check_merges(bl_test_dir(state), plan, "--recording probe_events", 0);
+    char plan[BL_RT_PATH];
+    check_merges(bl_test_dir(state), plan_path("shards-probes.toml", plan),
+                 "--recording probe_events", 0);
 }
 
 /* ---- refusals ------------------------------------------------------------------ */

@@ -28,18 +28,6 @@ static bl_resolved_plan *plan_file(const char *name)
     return r;
 }
 
-/* Two delayed-cue reservoirs of both models (probe_events admits only
- * decodable reservoirs). */
-static const char probe_plan[] =
-    "format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"probes\"\n"
-    "[evaluation]\nblocks = 3\ntrials_per_block = 2\nroot_seed = 99\n"
-    "[[targets]]\nid = \"fal\"\n[targets.composition]\ncount = 10\n"
-    "[targets.composition.node]\nkind = \"falandays\"\n"
-    "[targets.composition.task]\nkind = \"delayed_cue\"\n"
-    "[[targets]]\nid = \"sorn\"\n[targets.composition]\ncount = 12\n"
-    "[targets.composition.node]\nkind = \"sorn\"\n"
-    "[targets.composition.task]\nkind = \"delayed_cue\"\n";
-
 static bl_execution execution(bl_recording rec, int64_t batch)
 {
     bl_execution x;
@@ -118,7 +106,7 @@ static void test_partition(void **state)
         check_partition(r);
         bl_resolved_plan_destroy(r);
     }
-    bl_resolved_plan *r = bl_test_resolve_text(probe_plan);
+    bl_resolved_plan *r = plan_file("shards-probes.toml");
     check_partition(r);
     bl_resolved_plan_destroy(r);
 }
@@ -373,7 +361,7 @@ static void test_parts_equal_whole_trial(void **state)
 static void test_parts_equal_whole_probes(void **state)
 {
     (void)state;
-    bl_resolved_plan *r = bl_test_resolve_text(probe_plan);
+    bl_resolved_plan *r = plan_file("shards-probes.toml");
     check_parts_equal_whole(r, BL_RECORDING_PROBE_EVENTS);
     bl_resolved_plan_destroy(r);
 }
@@ -475,7 +463,7 @@ static void test_combine_refuses(void **state)
 static void test_decode_rejects_bad_bytes(void **state)
 {
     (void)state;
-    bl_resolved_plan *r = bl_test_resolve_text(probe_plan);
+    bl_resolved_plan *r = plan_file("shards-probes.toml");
     bl_execution x = execution(BL_RECORDING_PROBE_EVENTS, 32);
     bl_evaluation_prepared *p = NULL;
     OK_E(bl_evaluation_prepare(r, &x, NULL, 0, &p, &e_));
