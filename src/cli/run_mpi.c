@@ -255,6 +255,27 @@ static bl_status agree(const bl_mpi_transport *mpi, int rank, int size, bl_statu
     return verdict ? (st != BL_OK ? st : err->status) : BL_OK;
 }
 
+/* A refusal agreed by every rank, reported once by rank 0. No rank exits
+ * before rank 0 has reported: mpirun ends the whole job (SIGTERM) as soon
+ * as one rank exits non-zero, which could cut rank 0 off before its line,
+ * or make its exit-on-signal handler add a second one. From here on rank
+ * 0 only notes stop signals. `sig` is the stop signal this rank itself got
+ * before the refusal: another rank's signal is this run's failure (exit
+ * 1), not a signal to rank 0. */
+static int report_agreed(const bl_mpi_transport *mpi, int rank, int sig, const bl_error *err)
+{
+    int64_t rc = 1;
+    if (rank == 0) {
+        bl_cli_flag_interrupts();
+        rc = bl_cli_report(err);
+        if (rc > 128 && !sig)
+            rc = 1;
+    }
+    int64_t reported = 1;
+    (void)mpi->bcast(&reported);
+    return (int)rc;
+}
+
 /* ---- the ranks' run ------------------------------------------------------- */
 
 typedef struct mpi_run {
@@ -458,11 +479,7 @@ static int run_ranks(mpi_run *m, const bl_cli_args *args)
     if (st == BL_OK && sig)
         st = bl_fail_signal(&err, sig);
     if (agree(m->mpi, m->rank, m->size, st, &err) != BL_OK) {
-        rc = m->rank == 0 ? bl_cli_report(&err) : 1;
-        /* Another rank's stop signal is this run's failure (exit 1), not a
-         * signal to rank 0. */
-        if (rc > 128 && !bl_cli_interrupted)
-            rc = 1;
+        rc = report_agreed(m->mpi, m->rank, sig, &err);
         goto done;
     }
     /* From here a stop signal only raises a flag, as in run. */
@@ -497,17 +514,17 @@ bool bl_cli_run_mpi(const bl_cli_args *args, const bl_cli_run_steps *steps, int 
     if (launched == 0 || launched == 1)
         return false;
     bl_error err = {0};
+    /* --shard with several ranks is refused once MPI is up, so that every
+     * rank waits for rank 0's line (report_agreed); only a program that
+     * cannot load MPI refuses it on each rank alone. */
     const char *shard = bl_cli_value(args, "--shard");
-    if (shard && launched > 1) {
-        shard_refused(launched, &err);
-        *rc = refuse(&err);
-        return true;
-    }
     const bl_mpi_transport *mpi = NULL;
     if (load_transport(&mpi, &err) != BL_OK) {
         /* PMIx alone may name a launch of one rank: that rank runs. */
         if (launched < 0 && launched_rank() == 0)
             return false;
+        if (shard && launched > 1)
+            shard_refused(launched, &err);
         *rc = refuse(&err);
         return true;
     }
@@ -531,7 +548,7 @@ bool bl_cli_run_mpi(const bl_cli_args *args, const bl_cli_run_steps *steps, int 
         return false;
     } else if (shard) {
         shard_refused(m.size, &err);
-        *rc = m.rank == 0 ? bl_cli_report(&err) : 1;
+        *rc = report_agreed(mpi, m.rank, 0, &err);
     } else {
         *rc = run_ranks(&m, args);
     }
