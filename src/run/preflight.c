@@ -52,15 +52,17 @@ static int64_t target_bytes(const bl_target_spec *t, int64_t horizon, int64_t ti
  * result row, its place in the processing order and in its cohort's job
  * list, the probe capture when recording probe events (its feature values;
  * a replay's frames are what §4.5 charges to the recording budget), and
- * the rows of trials.csv and seeds.csv, which the record writer builds in
- * memory before it writes them. The last two constants are measured, not
- * derived: peak heap (valgrind massif) of `run` over 10 000 two-tick
- * trials, less the run's fixed heap, was 3209, 4310, 4933 and 6029 bytes
- * per trial with 1, 2, 2 and 3 seed streams (the oracle, the reference
- * null, SORN and Falandays; a wiring id adds its 64 hex digits to every
- * row); the constants bound each with a little to spare. docs/running.md
- * lists the figures. */
-enum { RECORD_TRIAL_ROW_BYTES = 1536, RECORD_SEED_ROW_BYTES = 1408 };
+ * its text in trials.csv and seeds.csv, which the record writer holds
+ * whole before it writes each file (row by row, bl_csv_stream; a buffer
+ * that doubles as it grows, so up to twice the text). A row's text is its
+ * target id plus at most RECORD_TRIAL_TEXT or RECORD_SEED_TEXT bytes:
+ * trials.csv rows of all ten tasks (one plan, 16 columns) were at most
+ * 303 bytes besides their ids (line end included), seeds.csv rows (three
+ * 64-digit hashes) at most 213. Checked by peak heap (valgrind massif) of `run` over 5 000
+ * and 15 000 two-tick Tracking trials: the slope per trial stays below the
+ * estimate for the oracle, the reference null, SORN and Falandays
+ * (docs/running.md lists both). */
+enum { RECORD_TRIAL_TEXT = 352, RECORD_SEED_TEXT = 240 };
 
 static int64_t target_job_bytes(const bl_target_spec *t, const bl_execution *x)
 {
@@ -69,8 +71,10 @@ static int64_t target_job_bytes(const bl_target_spec *t, const bl_execution *x)
     const bool falandays = t->model == BL_MODEL_FALANDAYS;
     const bool null = !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL;
     const int64_t seeds = 1 + (t->reservoir ? 1 + falandays : null) + t->shuffle;
-    int64_t b = (int64_t)(sizeof(bl_trial_result) + 2 * sizeof(size_t)) +
-                RECORD_TRIAL_ROW_BYTES + seeds * RECORD_SEED_ROW_BYTES;
+    const int64_t id = (int64_t)strlen(t->id);
+    int64_t b = (int64_t)(sizeof(bl_trial_result) + 2 * sizeof(size_t));
+    b = sat_add(b, sat_mul(2, sat_add(sat_add(RECORD_TRIAL_TEXT, id),
+                                      sat_mul(seeds, sat_add(RECORD_SEED_TEXT, id)))));
     if (x->recording == BL_RECORDING_PROBE_EVENTS)
         b = sat_add(b, sat_add((int64_t)sizeof(bl_probe_capture),
                                sat_mul(sat_mul(3, t->nodes), (int64_t)sizeof(double))));
