@@ -829,6 +829,70 @@ static void test_tampering_and_completion_states(void **state)
 
 /* §8 test_nonportable_numbers_leave_failed_partial_bundle: a NaN in the
  * metadata (here the execution policy's reserve_fraction). */
+/* Reads <rec>/<rel> as CSV and checks that its rows name the trials of
+ * `run` in order, `per` rows per trial (seeds.csv: one per stream). */
+static void expect_trial_rows(const char *rec, const char *rel, const bl_run_result *run,
+                              size_t per)
+{
+    char q[4400];
+    size_t len;
+    char *text = bl_test_read(bl_rt_at(q, rec, rel), &len);
+    bl_csv_table t = {0};
+    OK_E(bl_csv_parse(text, len, rel, &t, &e_));
+    assert_int_equal(t.nrows, run->ntrials * per);
+    const long block = bl_csv_column(&t, "block_id"), trial = bl_csv_column(&t, "trial_id");
+    assert_true(block >= 0 && trial >= 0);
+    for (size_t r = 0; r < t.nrows; r++) {
+        const bl_trial_result *want = &run->trials[r / per];
+        char b[32], k[32];
+        snprintf(b, sizeof b, "%lld", (long long)want->block);
+        snprintf(k, sizeof k, "%lld", (long long)want->trial);
+        if (strcmp(bl_csv_cell(&t, r, (size_t)block), b) != 0 ||
+            strcmp(bl_csv_cell(&t, r, (size_t)trial), k) != 0)
+            fail_msg("%s row %zu: block %s trial %s, expected %s %s", rel, r,
+                     bl_csv_cell(&t, r, (size_t)block), bl_csv_cell(&t, r, (size_t)trial), b, k);
+    }
+    bl_csv_table_clear(&t);
+    free(text);
+}
+
+/* trials.csv and seeds.csv go to disk a chunk (256 KiB) at a time: 3,000
+ * null trials (about 0.5 MB of trial rows and 0.9 MB of seed rows) cross
+ * several chunk boundaries, and every row arrives once, whole, in order. */
+static void test_trial_files_span_chunks(void **state)
+{
+    bl_rt_fixture *fx = *state;
+    char p[4400], q[4400];
+    evaluated ev;
+    evaluate_text("format = \"brainlesslab-plan\"\nformat_version = 4\nid = \"chunks\"\n"
+                  "operation = \"profile\"\ndiagnostic = true\n"
+                  "[evaluation]\nblocks = 3\ntrials_per_block = 1000\nhorizon = 2\n"
+                  "root_seed = 11\n"
+                  "[[targets]]\nid = \"null\"\ncontroller = \"reference_null\"\n"
+                  "[targets.composition.task]\nkind = \"tracking\"\n",
+                  &ev);
+    bl_record_input in = input_of(&ev);
+    const char *status = NULL;
+    bl_error err = {0};
+    bl_rt_at(p, fx->dir, "chunks");
+    if (write_record(&in, p, &status, &err) != BL_OK)
+        fail_msg("write: %s", err.msg);
+    assert_string_equal(status, "complete");
+    const bl_run_result *run = ev.e->run;
+    assert_int_equal(run->ntrials, 3000);
+    size_t tlen, slen;
+    free(bl_test_read(bl_rt_at(q, p, "trials.csv"), &tlen));
+    free(bl_test_read(bl_rt_at(q, p, "seeds.csv"), &slen));
+    assert_true(tlen > 256 * 1024 && slen > 3 * 256 * 1024);
+    expect_trial_rows(p, "trials.csv", run, 1);
+    expect_trial_rows(p, "seeds.csv", run, run->trials[0].nseeds);
+    assert_int_equal(run->trials[0].nseeds, 2); /* world, control */
+    bl_json *map = inspect_ok(p);
+    assert_string_equal(status_of(map), "complete");
+    bl_json_destroy(map);
+    evaluated_free(&ev);
+}
+
 static void test_nan_leaves_failed_partial_bundle(void **state)
 {
     bl_rt_fixture *fx = *state;
@@ -1802,6 +1866,7 @@ int main(void)
         TEST(test_fail_record_keeps_reservation_and_first_cause),
         TEST(test_fresh_record),
         TEST(test_tampering_and_completion_states),
+        TEST(test_trial_files_span_chunks),
         TEST(test_nan_leaves_failed_partial_bundle),
         TEST(test_failed_trials_give_failed_record),
         TEST(test_historical_v1_record),

@@ -221,15 +221,21 @@ bl_status bl_file_write_new(const char *path, const void *data, size_t len, bl_e
     return BL_OK;
 }
 
-/* Creates dir/rel exclusively (one directory level at most, never through
- * a link), writes `data`, syncs and closes it. The partial file of a failed
- * write stays: a failed record keeps whatever it got. `path` names the
- * record in messages. */
-static bl_status write_file(int dirfd, const char *path, const char *rel, const void *data,
-                            size_t len, bl_error *err)
+/* A file of the record being written: created exclusively under dir (one
+ * directory level at most, never through a link), then appended to, then
+ * synced and closed. The partial file of a failed write stays: a failed
+ * record keeps whatever it got. `path` names the record in messages. */
+typedef struct rec_out {
+    int fd;
+    char *full; /* <path>/<rel>, for messages */
+} rec_out;
+
+static bl_status out_open(int dirfd, const char *path, const char *rel, rec_out *o,
+                          bl_error *err)
 {
-    char *full = bl_record_path_join(path, rel);
-    if (!full)
+    o->fd = -1;
+    o->full = bl_record_path_join(path, rel);
+    if (!o->full)
         return nomem(err);
     const char *slash = strrchr(rel, '/');
     int parent = dirfd;
@@ -240,28 +246,47 @@ static bl_status write_file(int dirfd, const char *path, const char *rel, const 
         memcpy(sub, rel, n);
         sub[n] = 0;
         parent = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (parent < 0) {
-            bl_status st = os_fail(err, errno, full, "cannot open the parent directory");
-            bl_free(full);
-            return st;
-        }
+        if (parent < 0)
+            return os_fail(err, errno, o->full, "cannot open the parent directory");
     }
-    bl_status st = BL_OK;
-    int fd = openat(parent, slash ? slash + 1 : rel,
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        st = os_fail(err, errno, full, NULL);
-    } else {
-        /* fsync: DONE must never reach the disk before the bytes it vouches for. */
-        if (write_all(fd, data, len) != 0 || fsync(fd) != 0)
-            st = os_fail(err, errno, full, "cannot write");
-        if (close(fd) != 0 && st == BL_OK)
-            st = os_fail(err, errno, full, "cannot write");
-    }
+    o->fd = openat(parent, slash ? slash + 1 : rel,
+                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    const int e = errno;
     if (parent != dirfd)
         close(parent);
-    bl_free(full);
+    return o->fd < 0 ? os_fail(err, e, o->full, NULL) : BL_OK;
+}
+
+static bl_status out_append(rec_out *o, const void *data, size_t len, bl_error *err)
+{
+    return write_all(o->fd, data, len) == 0 ? BL_OK : os_fail(err, errno, o->full, "cannot write");
+}
+
+/* Syncs (DONE must never reach the disk before the bytes it vouches for)
+ * and closes the file when `st` is BL_OK, only closes it otherwise; frees
+ * the name. Returns st, or the failure of either. */
+static bl_status out_close(rec_out *o, bl_status st, bl_error *err)
+{
+    if (o->fd >= 0) {
+        if (st == BL_OK && fsync(o->fd) != 0)
+            st = os_fail(err, errno, o->full, "cannot write");
+        if (close(o->fd) != 0 && st == BL_OK)
+            st = os_fail(err, errno, o->full, "cannot write");
+    }
+    bl_free(o->full);
+    *o = (rec_out){.fd = -1};
     return st;
+}
+
+/* A whole file at once. */
+static bl_status write_file(int dirfd, const char *path, const char *rel, const void *data,
+                            size_t len, bl_error *err)
+{
+    rec_out o;
+    bl_status st = out_open(dirfd, path, rel, &o, err);
+    if (st == BL_OK)
+        st = out_append(&o, data, len, err);
+    return out_close(&o, st, err);
 }
 
 static bl_status sync_dir(int fd, const char *path, bl_error *err)
@@ -613,44 +638,77 @@ static bl_json *seed_row(rec *w, const bl_trial_result *t, size_t k)
     return s;
 }
 
-static void stream_row(rec *w, bl_csv_stream *csv, bl_json *row)
+/* trials.csv and seeds.csv are written as they are made, a chunk at a
+ * time, so that the writer never holds a whole file's text (about 0.5 to
+ * 1 kB per trial; at 10^8 trials, tens of gigabytes): each row goes into
+ * its file's buffer, and the buffer into the file whenever it passes this
+ * size, so the two buffers stay under 1 MiB together. */
+enum { CSV_CHUNK = 256 * 1024 };
+
+typedef struct csv_file {
+    rec_out out;
+    bl_buf text;
+    bl_csv_stream csv;
+} csv_file;
+
+static void csv_open(rec *w, const char *rel, csv_file *f)
+{
+    f->out = (rec_out){.fd = -1};
+    bl_buf_init(&f->text);
+    bl_csv_stream_init(&f->csv, &f->text);
+    if (w->st == BL_OK && (w->st = ask(w, rel)) == BL_OK)
+        w->st = out_open(w->dirfd, w->path, rel, &f->out, w->err);
+}
+
+/* The buffer into the file once it holds `least` bytes. */
+static void csv_flush(rec *w, csv_file *f, size_t least)
+{
+    if (w->st != BL_OK || f->text.len < least || f->text.len == 0)
+        return;
+    w->st = bl_buf_status(&f->text, w->err);
+    if (w->st == BL_OK)
+        w->st = out_append(&f->out, f->text.data, f->text.len, w->err);
+    bl_buf_reset(&f->text);
+}
+
+static void csv_row(rec *w, csv_file *f, bl_json *row)
 {
     if (w->st == BL_OK)
-        w->st = bl_csv_stream_row(csv, row, w->err);
+        w->st = bl_csv_stream_row(&f->csv, row, w->err);
     bl_json_destroy(row);
+    csv_flush(w, f, CSV_CHUNK);
+}
+
+/* The rest of the file, synced; or, after a failure, only closed. */
+static void csv_close(rec *w, csv_file *f)
+{
+    if (w->st == BL_OK)
+        w->st = bl_csv_stream_finish(&f->csv, w->err);
+    csv_flush(w, f, 0);
+    w->st = out_close(&f->out, w->st, w->err);
+    bl_csv_stream_clear(&f->csv);
+    bl_buf_clear(&f->text);
 }
 
 /* trials.csv: TrialResult with the outcome flattened and the seeds left
  * out; seeds.csv: one row per (trial, stream). Every row has its file's
- * keys, so the files are written row by row (bl_csv_stream): the writer
- * holds their text, never every row as JSON. */
+ * keys, so the files are written row by row (bl_csv_stream). */
 static void trial_files(rec *w)
 {
     if (w->st != BL_OK)
         return;
     const bl_run_result *run = w->in->evaluation->run;
-    bl_buf trials, seeds;
-    bl_buf_init(&trials);
-    bl_buf_init(&seeds);
-    bl_csv_stream tcsv, scsv;
-    bl_csv_stream_init(&tcsv, &trials);
-    bl_csv_stream_init(&scsv, &seeds);
+    csv_file trials, seeds;
+    csv_open(w, "trials.csv", &trials);
+    csv_open(w, "seeds.csv", &seeds);
     for (size_t i = 0; i < run->ntrials && w->st == BL_OK; i++) {
         const bl_trial_result *t = &run->trials[i];
-        stream_row(w, &tcsv, trial_row(w, t));
+        csv_row(w, &trials, trial_row(w, t));
         for (size_t k = 0; k < t->nseeds && w->st == BL_OK; k++)
-            stream_row(w, &scsv, seed_row(w, t, k));
+            csv_row(w, &seeds, seed_row(w, t, k));
     }
-    if (w->st == BL_OK)
-        w->st = bl_csv_stream_finish(&tcsv, w->err);
-    if (w->st == BL_OK)
-        w->st = bl_csv_stream_finish(&scsv, w->err);
-    rec_buf(w, "trials.csv", &trials);
-    rec_buf(w, "seeds.csv", &seeds);
-    bl_csv_stream_clear(&tcsv);
-    bl_csv_stream_clear(&scsv);
-    bl_buf_clear(&trials);
-    bl_buf_clear(&seeds);
+    csv_close(w, &trials);
+    csv_close(w, &seeds);
 }
 
 /* Appends json_of(i) for i < n to a new array set under `key`. */
