@@ -49,35 +49,25 @@ static int64_t target_bytes(const bl_target_spec *t, int64_t horizon, int64_t ti
 }
 
 /* What the whole run keeps per job, besides the batches of §4.6: the
- * result row, its place in the processing order and in its cohort's job
- * list, the probe capture when recording probe events (its feature values;
- * a replay's frames are what §4.5 charges to the recording budget), and
- * its text in trials.csv and seeds.csv, which the record writer holds
- * whole before it writes each file (row by row, bl_csv_stream; a buffer
- * that doubles as it grows, so up to twice the text). A row's text is its
- * target id plus at most RECORD_TRIAL_TEXT or RECORD_SEED_TEXT bytes:
- * trials.csv rows of all ten tasks (one plan, 16 columns) were at most
- * 303 bytes besides their ids (line end included), seeds.csv rows (three
- * 64-digit hashes) at most 213. Checked by peak heap (valgrind massif) of `run` over 5 000
- * and 15 000 two-tick Tracking trials: the slope per trial stays below the
- * estimate for the oracle, the reference null, SORN and Falandays
- * (docs/running.md lists both). */
-enum { RECORD_TRIAL_TEXT = 352, RECORD_SEED_TEXT = 240 };
+ * result row and its place in the processing order and in its cohort's
+ * job list; with probe_events, its probe capture and what the evaluation
+ * and the record writer make of it (the events as JSON, one list of
+ * feature ids each, their CSV text and the features archive); with
+ * replay, the pointer to its frames (the frames are what §4.5 charges to
+ * the recording budget). The record writer writes trials.csv and seeds.csv
+ * a chunk at a time (record.c), so their text costs a fixed 1 MiB at
+ * most, nothing per job. The probe constants are measured: peak heap
+ * (valgrind massif) of `run --recording probe_events` over 1 000 and 4 000
+ * Delayed Cue trials grew by 16 457 bytes per trial with 16 nodes and
+ * 35 404 with 64, so 10 142 + 395 per node; the constants bound that with
+ * a little to spare. docs/running.md lists the figures. */
+enum { PROBE_TRIAL_BYTES = 12288, PROBE_NODE_BYTES = 448 };
 
 static int64_t target_job_bytes(const bl_target_spec *t, const bl_execution *x)
 {
-    /* The seed streams of §4.9: world, then construction and drive, or
-     * control, then input_shuffle. */
-    const bool falandays = t->model == BL_MODEL_FALANDAYS;
-    const bool null = !t->reservoir && t->policy == BL_POLICY_REFERENCE_NULL;
-    const int64_t seeds = 1 + (t->reservoir ? 1 + falandays : null) + t->shuffle;
-    const int64_t id = (int64_t)strlen(t->id);
     int64_t b = (int64_t)(sizeof(bl_trial_result) + 2 * sizeof(size_t));
-    b = sat_add(b, sat_mul(2, sat_add(sat_add(RECORD_TRIAL_TEXT, id),
-                                      sat_mul(seeds, sat_add(RECORD_SEED_TEXT, id)))));
     if (x->recording == BL_RECORDING_PROBE_EVENTS)
-        b = sat_add(b, sat_add((int64_t)sizeof(bl_probe_capture),
-                               sat_mul(sat_mul(3, t->nodes), (int64_t)sizeof(double))));
+        b = sat_add(b, sat_add(PROBE_TRIAL_BYTES, sat_mul(PROBE_NODE_BYTES, t->nodes)));
     else if (x->recording == BL_RECORDING_REPLAY)
         b += (int64_t)sizeof(bl_json *);
     return b;
