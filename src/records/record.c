@@ -638,11 +638,12 @@ static bl_json *seed_row(rec *w, const bl_trial_result *t, size_t k)
     return s;
 }
 
-/* trials.csv and seeds.csv are written as they are made, a chunk at a
- * time, so that the writer never holds a whole file's text (about 0.5 to
- * 1 kB per trial; at 10^8 trials, tens of gigabytes): each row goes into
- * its file's buffer, and the buffer into the file whenever it passes this
- * size, so the two buffers stay under 1 MiB together. */
+/* trials.csv, seeds.csv and data/probe_events.csv are written as they are
+ * made, a chunk at a time, so that the writer never holds a whole file's
+ * text (about 0.5 to 1 kB per trial; at 10^8 trials, tens of gigabytes):
+ * each row goes into its file's buffer, and the buffer into the file
+ * whenever it passes this size; at most two files are open at once, so
+ * their buffers stay under 1 MiB together. */
 enum { CSV_CHUNK = 256 * 1024 };
 
 typedef struct csv_file {
@@ -790,19 +791,22 @@ static void environment_files(rec *w)
 }
 
 /* The probe events of data/: the events CSV with a feature_array column
- * naming each event's member of the features archive, and that archive. */
+ * naming each event's member of the features archive (written a chunk at
+ * a time, each row a copy of its event for as long as it takes to write
+ * it), and that archive. */
 static void probe_event_files(rec *w, size_t nevents)
 {
     if (w->st != BL_OK)
         return;
     const bl_record_input *in = w->in;
     BL_ASSERT(in->probe_features && in->probe_feature_len);
-    bl_json *rows = bl_json_array();
     char (*names)[32] = bl_mallocarray(nevents, sizeof *names);
     const char **name_ptrs = bl_mallocarray(nevents, sizeof *name_ptrs);
     bl_buf npz;
     bl_buf_init(&npz);
-    w->st = rows && names && name_ptrs ? BL_OK : nomem(w->err);
+    w->st = names && name_ptrs ? BL_OK : nomem(w->err);
+    csv_file events;
+    csv_open(w, "data/probe_events.csv", &events);
     for (size_t i = 0; i < nevents && w->st == BL_OK; i++) {
         const bl_json *ev = bl_json_at(in->probe_events, i);
         snprintf(names[i], sizeof names[i], "event_%08zu", i);
@@ -814,9 +818,9 @@ static void probe_event_files(rec *w, size_t nevents)
         bl_json *row = bl_json_copy(ev);
         w->st = row ? BL_OK : nomem(w->err);
         put(&w->st, row, "feature_array", bl_json_string(names[i]), w->err);
-        bl_json_push(&w->st, rows, row, w->err);
+        csv_row(w, &events, row);
     }
-    file_csv(w, "data/probe_events.csv", rows);
+    csv_close(w, &events);
     /* The same rule as every number of a record: finite or absent. */
     for (size_t i = 0; i < nevents && w->st == BL_OK; i++)
         for (size_t k = 0; k < in->probe_feature_len[i] && w->st == BL_OK; k++)
@@ -830,7 +834,6 @@ static void probe_event_files(rec *w, size_t nevents)
     bl_buf_clear(&npz);
     bl_free(name_ptrs);
     bl_free(names);
-    bl_json_destroy(rows);
 }
 
 /* data/: always created (empty for summary recording); the probe events

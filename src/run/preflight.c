@@ -56,12 +56,13 @@ static int64_t target_bytes(const bl_target_spec *t, int64_t horizon, int64_t ti
  * replay, the pointer to its frames (the frames are what §4.5 charges to
  * the recording budget). The record writer writes trials.csv and seeds.csv
  * a chunk at a time (record.c), so their text costs a fixed 1 MiB at
- * most, nothing per job. The probe constants are measured: peak heap
- * (valgrind massif) of `run --recording probe_events` over 1 000 and 4 000
- * Delayed Cue trials grew by 16 457 bytes per trial with 16 nodes and
- * 35 404 with 64, so 10 142 + 395 per node; the constants bound that with
- * a little to spare. docs/running.md lists the figures. */
-enum { PROBE_TRIAL_BYTES = 12288, PROBE_NODE_BYTES = 448 };
+ * most, nothing per job; so is data/probe_events.csv. The probe constants
+ * are measured: peak heap (valgrind massif) of `run --recording
+ * probe_events` over 1 000 and 4 000 Delayed Cue trials grew by 11 159
+ * bytes per trial with 16 nodes and 22 862 with 64, so 7 258 + 244 per
+ * node; the constants bound that with a little to spare. docs/running.md
+ * lists the figures. */
+enum { PROBE_TRIAL_BYTES = 8192, PROBE_NODE_BYTES = 288 };
 
 static int64_t target_job_bytes(const bl_target_spec *t, const bl_execution *x)
 {
