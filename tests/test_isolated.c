@@ -19,6 +19,7 @@
 #include "brainlesslab/json.h"
 #include "brainlesslab/measure.h"
 #include "brainlesslab/records.h"
+#include "brainlesslab/run.h"
 #include "measure/stepping_internal.h"
 #include "models/isa.h"
 
@@ -90,10 +91,12 @@ static void digest_of(const bl_profile_args *a, char out[65])
     const char *want_isa = getenv("BL_ISA");
     if (want_isa)
         assert_string_equal(bl_test_str(paths, "instruction_set"), want_isa);
-    size_t slots = 0;
+    size_t slots = 0, width;
+    bl_error err = {0};
+    assert_int_equal(bl_run_group_width(&width, &err), BL_OK);
     const bl_json *sizes = bl_test_get(paths, "group_sizes");
     for (size_t i = 0; i < bl_json_size(sizes); i++) {
-        assert_true(bl_json_get_int(bl_json_at(sizes, i)) <= 8);
+        assert_true(bl_json_get_int(bl_json_at(sizes, i)) <= (int64_t)width);
         slots += (size_t)bl_json_get_int(bl_json_at(sizes, i));
     }
     assert_int_equal(slots, (size_t)a->batch_size);
@@ -164,6 +167,33 @@ static void test_digest_sorn(void **state)
 {
     (void)state;
     digests_across_paths("sorn", "float32");
+}
+
+/* BL_GROUP_CAP narrows the groups here as in the runner, and the digest
+ * does not move; a value out of range fails the receipt with its reason. */
+static void test_group_cap(void **state)
+{
+    (void)state;
+    char want[65], got[65];
+    bl_profile_args a = synthetic_args("falandays", "float32", 11, 1);
+    digest_of(&a, want);
+    setenv("BL_GROUP_CAP", "3", 1);
+    bl_json *r = worker(&a);
+    const bl_json *sizes = bl_test_get(bl_test_get(r, "paths"), "group_sizes");
+    assert_int_equal(bl_json_size(sizes), 4); /* 3 + 3 + 3 + 2 */
+    bl_json_destroy(r);
+    digest_of(&a, got);
+    assert_string_equal(got, want);
+    setenv("BL_GROUP_CAP", "0", 1);
+    bl_error err = {0};
+    r = NULL;
+    const int code = bl_stepping_worker(&a, NULL, &r, &err);
+    unsetenv("BL_GROUP_CAP");
+    assert_int_not_equal(code, 0);
+    assert_non_null(r);
+    assert_string_equal(bl_test_str(r, "status"), "failed");
+    assert_non_null(strstr(bl_test_str(r, "error"), "BL_GROUP_CAP=0: a group takes 1 to 1024 trials"));
+    bl_json_destroy(r);
 }
 
 /* The state digest tells slots apart exactly: equal for two slots stepped
@@ -679,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_digest_falandays_float64),
         cmocka_unit_test(test_digest_sorn),
         cmocka_unit_test(test_state_digest),
+        cmocka_unit_test(test_group_cap),
         BL_TEST_IN_DIR(test_record_falandays_noise_float32),
         BL_TEST_IN_DIR(test_record_falandays_float64),
         BL_TEST_IN_DIR(test_record_sorn),

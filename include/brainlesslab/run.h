@@ -262,12 +262,19 @@ bl_status bl_trial_result_json(const bl_trial_result *t, bl_json **out, bl_error
  * same numbers from its own copy of the targets).
  *
  * What the run keeps for every job of target i until the record is
- * written (result row, job lists, probe capture, the record writer's
- * trials.csv and seeds.csv rows; docs/running.md), saturated at INT64_MAX.
+ * written (result row, job lists, with probe_events what its events cost;
+ * docs/running.md), saturated at INT64_MAX.
  * The preflight refuses a plan whose jobs need more than
  * memory_budget_bytes in all (BL_ENOMEM, naming --memory-budget-mib),
  * separately from §4.6, which it leaves unchanged. */
 int64_t bl_run_job_bytes(const bl_resolved_plan *plan, size_t target, const bl_execution *x);
+
+/* The widest lockstep group of trials sharing a wiring (docs/running.md):
+ * 8, or the environment's BL_GROUP_CAP (a whole number from 1 to 1024,
+ * else BL_EVALUE "BL_GROUP_CAP=<v>: a group takes 1 to 1024 trials"), so
+ * that the policy can be measured and tuned without a rebuild; it never
+ * changes a result. The runner and `profile --isolated` both read it. */
+bl_status bl_run_group_width(size_t *width, bl_error *err);
 
 /* §4.6 per-trajectory managed-byte estimate of one target with horizon H
  * (the cohort's longest) and tile T. */

@@ -4,11 +4,12 @@
  * slot to its initial state and step exactly `frames` frames of the tape.
  *
  * Slots and groups: slot b steps stream b mod W (W tape streams); the
- * slots of one wiring form lockstep groups of at most 8, as the runner's
- * groups (docs/running.md), each its own model batch created from the one
- * initial state (so the batch shares the wiring's fixed arrays and may step
- * it in lanes); when there are fewer groups than threads the widest is
- * split until every thread has one. OpenMP threads take whole groups.
+ * slots of one wiring form lockstep groups of at most 8 (BL_GROUP_CAP),
+ * as the runner's groups (docs/running.md), each its own model batch
+ * created from the one initial state (so the batch shares the wiring's
+ * fixed arrays and may step it in lanes); when there are fewer groups than
+ * threads the widest is split until every thread has one. OpenMP threads
+ * take whole groups.
  *
  * The timed span of a sample holds only the stepping: per frame and group,
  * each slot's tape rows are copied into the step's input and noise
@@ -27,6 +28,7 @@
 #endif
 
 #include "brainlesslab/alloc.h"
+#include "brainlesslab/run.h"
 #include "brainlesslab/sha256.h"
 #include "brainlesslab/task.h"
 #include "brainlesslab/version.h"
@@ -37,9 +39,6 @@
 #include "models/batch_common.h"
 #include "models/falandays_internal.h"
 #include "models/isa.h"
-
-/* The runner's lockstep group width (BL_GROUP_CAP, src/run/run_internal.h). */
-enum { GROUP_CAP = 8 };
 
 static bl_status nomem(bl_error *err)
 {
@@ -178,12 +177,16 @@ static const bl_step_stream *stream_of(const bench *b, size_t slot)
 }
 
 /* The groups: each wiring's slots in slot order, cut into runs of at most
- * GROUP_CAP, the widest split in two while there are fewer groups than
+ * the runner's group width (bl_run_group_width: BL_GROUP_CAP applies here
+ * too), the widest split in two while there are fewer groups than
  * threads. */
 static bl_status plan_groups(bench *b, size_t threads, bl_error *err)
 {
     const bl_step_tape *t = b->t;
-    size_t n = 0, cap = b->nslots;
+    size_t n = 0, cap = b->nslots, width;
+    const bl_status st = bl_run_group_width(&width, err);
+    if (st != BL_OK)
+        return st;
     b->order = bl_mallocarray(b->nslots, sizeof *b->order);
     b->groups = bl_calloc(cap, sizeof *b->groups);
     if (!b->order || !b->groups)
@@ -193,10 +196,10 @@ static bl_status plan_groups(bench *b, size_t threads, bl_error *err)
         for (size_t s = 0; s < b->nslots; s++)
             if (stream_of(b, s)->wiring == w)
                 b->order[n++] = s;
-        for (size_t i = start; i < n; i += GROUP_CAP) {
+        for (size_t i = start; i < n; i += width) {
             group *gr = &b->groups[b->ngroups++];
             gr->first = i;
-            gr->g = n - i < GROUP_CAP ? n - i : GROUP_CAP;
+            gr->g = n - i < width ? n - i : width;
         }
     }
     while (b->ngroups < threads) {

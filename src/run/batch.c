@@ -267,10 +267,7 @@ done:
     return st;
 }
 
-/* The group width: BL_GROUP_CAP, or the environment's BL_GROUP_CAP (a
- * whole number from 1 to 1024), so that the policy can be measured and
- * tuned without a rebuild; it never changes a result. */
-static bl_status group_cap(size_t *cap, bl_error *err)
+bl_status bl_run_group_width(size_t *cap, bl_error *err)
 {
     const char *v = getenv("BL_GROUP_CAP");
     *cap = BL_GROUP_CAP;
@@ -419,7 +416,8 @@ bl_status bl_run_batch(run_ctx *c, const cohort *h, size_t first, size_t n,
     }
 
     size_t cap;
-    if ((st = group_cap(&cap, err)) != BL_OK || (st = plan_units(&b, threads, cap, err)) != BL_OK)
+    if ((st = bl_run_group_width(&cap, err)) != BL_OK ||
+        (st = plan_units(&b, threads, cap, err)) != BL_OK)
         goto done;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (ptrdiff_t u = 0; u < (ptrdiff_t)b.nunits; u++)
