@@ -479,23 +479,34 @@ static void probe_events_case(const char *node)
     OK_E(bl_evaluation_recordings(r, a, &ra, &e_));
     OK_E(bl_evaluation_recordings(r, b, &rb, &e_));
     assert_int_equal(ra.nevents, 18);
-    assert_int_equal(bl_json_size(ra.probe_events), 18);
+    assert_int_equal(rb.nevents, 18);
     assert_int_equal(bl_json_size(ra.probe_trials), 6);
-    assert_true(bl_json_equal(ra.probe_events, rb.probe_events));
     assert_true(bl_json_equal(ra.probe_trials, rb.probe_trials));
+    const double *fa[18], *fb;
     for (size_t k = 0; k < 18; k++) {
-        assert_int_equal(ra.probe_feature_len[k], 16);
-        assert_memory_equal(ra.probe_features[k], rb.probe_features[k], 16 * sizeof(double));
+        bl_json *ea = NULL, *eb = NULL;
+        size_t na, nb;
+        OK_E(bl_recordings_event(&ra, k, &ea, &fa[k], &na, &e_));
+        OK_E(bl_recordings_event(&rb, k, &eb, &fb, &nb, &e_));
+        assert_true(bl_json_equal(ea, eb));
+        assert_int_equal(na, 16);
+        assert_int_equal(nb, 16);
+        assert_memory_equal(fa[k], fb, 16 * sizeof(double));
+        if (k == 2) {
+            assert_string_equal(bl_json_get_string(bl_json_get(ea, "point"), NULL), "response");
+            assert_string_equal(bl_json_get_string(bl_json_get(ea, "channel"), NULL),
+                                "emitted_activity");
+            assert_int_equal(bl_json_size(bl_json_get(ea, "feature_ids")), 16);
+            assert_string_equal(
+                bl_json_get_string(bl_json_at(bl_json_get(ea, "feature_ids"), 15), NULL),
+                "neuron/15");
+        }
+        bl_json_destroy(ea);
+        bl_json_destroy(eb);
     }
-    const bl_json *ev = bl_json_at(ra.probe_events, 2);
-    assert_string_equal(bl_json_get_string(bl_json_get(ev, "point"), NULL), "response");
-    assert_string_equal(bl_json_get_string(bl_json_get(ev, "channel"), NULL), "emitted_activity");
-    assert_int_equal(bl_json_size(bl_json_get(ev, "feature_ids")), 16);
-    assert_string_equal(bl_json_get_string(bl_json_at(bl_json_get(ev, "feature_ids"), 15), NULL),
-                        "neuron/15");
     /* The response point is a mean of spikes: within [0, 1]. */
     for (size_t i = 0; i < 16; i++)
-        assert_true(ra.probe_features[2][i] >= 0.0 && ra.probe_features[2][i] <= 1.0);
+        assert_true(fa[2][i] >= 0.0 && fa[2][i] <= 1.0);
     assert_int_equal(a->summaries[0].independent_blocks, 2);
     assert_int_equal(a->summaries[0].normalisation, BL_ADJUST_ANALYTIC);
     assert_int_equal(a->run->trials[0].nseeds, strcmp(node, "falandays") == 0 ? 3 : 2);
@@ -545,7 +556,7 @@ static void test_replay_frames(void **state)
     assert_string_equal(te, tp);
     bl_recordings rec;
     OK_E(bl_evaluation_recordings(r, e, &rec, &e_));
-    assert_null(rec.probe_events);
+    assert_int_equal(rec.nevents, 0);
     assert_int_equal(bl_json_size(rec.replay_frames), 4);
     for (size_t j = 0; j < 4; j++) {
         const bl_trial_result *t = &e->run->trials[j];

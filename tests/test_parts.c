@@ -252,14 +252,21 @@ static void assert_same_evaluation(const bl_resolved_plan *r, const bl_evaluatio
     bl_recordings ra, rb;
     OK_E(bl_evaluation_recordings(r, a, &ra, &e_));
     OK_E(bl_evaluation_recordings(r, b, &rb, &e_));
-    assert_same_json(ra.probe_events, rb.probe_events, "probe events");
     assert_same_json(ra.probe_trials, rb.probe_trials, "probe trials");
     assert_same_json(ra.replay_frames, rb.replay_frames, "replay frames");
     assert_int_equal(ra.nevents, rb.nevents);
     for (size_t k = 0; k < ra.nevents; k++) {
-        assert_int_equal(ra.probe_feature_len[k], rb.probe_feature_len[k]);
-        for (size_t i = 0; i < ra.probe_feature_len[k]; i++)
-            BL_ASSERT_SAME_BITS(rb.probe_features[k][i], ra.probe_features[k][i]);
+        bl_json *ea = NULL, *eb = NULL;
+        const double *fa, *fb;
+        size_t na, nb;
+        OK_E(bl_recordings_event(&ra, k, &ea, &fa, &na, &e_));
+        OK_E(bl_recordings_event(&rb, k, &eb, &fb, &nb, &e_));
+        assert_same_json(ea, eb, "probe event");
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++)
+            BL_ASSERT_SAME_BITS(fb[i], fa[i]);
+        bl_json_destroy(ea);
+        bl_json_destroy(eb);
     }
     bl_recordings_clear(&ra);
     bl_recordings_clear(&rb);

@@ -1325,6 +1325,26 @@ static void test_calibration_reading(void **state)
 
 /* ---- recording channels (§7.2, §7.3) ------------------------------------------------- */
 
+/* A record input's probe events from fixed arrays (the writer's form). */
+typedef struct fixed_events {
+    const bl_json *events;
+    const double *const *features;
+    const size_t *lens;
+    size_t made;
+} fixed_events;
+
+static bl_status fixed_event(const void *ctx, size_t i, bl_json **row, const double **features,
+                             size_t *n, bl_error *err)
+{
+    fixed_events *f = (fixed_events *)ctx;
+    (void)err;
+    f->made++;
+    *row = bl_json_copy(bl_json_at(f->events, i));
+    *features = f->features[i];
+    *n = f->lens[i];
+    return BL_OK;
+}
+
 static void test_probe_and_replay_files(void **state)
 {
     bl_rt_fixture *fx = *state;
@@ -1353,15 +1373,17 @@ static void test_probe_and_replay_files(void **state)
     const double f0[] = {0.5, -0.0}, f1[] = {1e-300, 3.0};
     const double *const features[] = {f0, f1};
     const size_t lens[] = {2, 2};
-    in.probe_events = events;
-    in.probe_features = features;
-    in.probe_feature_len = lens;
+    fixed_events fixed = {events, features, lens, 0};
+    in.probe_nevents = 2;
+    in.probe_event = fixed_event;
+    in.probe_ctx = &fixed;
     in.probe_trials = ptrials;
     in.replays = replays;
     const char *status;
     bl_rt_at(p, fx->dir, "channels");
     OK_E(write_record(&in, p, &status, &e_));
     assert_string_equal(status, "complete");
+    assert_int_equal(fixed.made, 2); /* each event made once */
 
     check_csv_header(bl_rt_at(q, p, "data/probe_events.csv"),
                      "block_id,channel,entity_id,feature_array,feature_ids,label,point,round,"
@@ -1410,7 +1432,7 @@ static void test_probe_and_replay_files(void **state)
     /* A non-finite feature fails the record like any other NaN. */
     const double bad[] = {1.0, 1.0 / 0.0};
     const double *const bad_features[] = {f0, bad};
-    in.probe_features = bad_features;
+    fixed.features = bad_features;
     in.replays = NULL;
     bl_error err = {0};
     bl_rt_at(p, fx->dir, "bad-features");

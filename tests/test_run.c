@@ -897,7 +897,7 @@ static void test_job_bytes(void **state)
         assert_int_equal(bl_run_job_bytes(r, i, &x), base);
     x.recording = BL_RECORDING_PROBE_EVENTS;
     assert_int_equal(bl_run_job_bytes(r, 0, &x),
-                     base + 8192 + 288 * 10);
+                     base + 6144 + 80 * 10);
     x.recording = BL_RECORDING_REPLAY;
     assert_int_equal(bl_run_job_bytes(r, 3, &x), base + (int64_t)sizeof(bl_json *));
     bl_resolved_plan_destroy(r);

@@ -128,20 +128,28 @@ bl_status bl_evaluation_preflight(const bl_resolved_plan *plan, const bl_executi
                                   bl_error *err);
 
 /* The recording channels of an evaluation in record form (§4.11, §4.12):
- * ProbeEvents (without their features, which are kept apart as arrays) and
- * ProbeTrials of every completed trial in batch-processing order, and the
- * replay frames of every trial by trial key "<target>/<block>/<trial>". */
+ * ProbeEvents and ProbeTrials of every completed trial in batch-processing
+ * order, and the replay frames of every trial by trial key
+ * "<target>/<block>/<trial>". The events are not held: each names every
+ * feature of its reservoir (about 240 bytes a node as JSON), so
+ * bl_recordings_event makes event i when it is wanted, from the run's
+ * captures, which must outlive the recordings. */
 typedef struct bl_recordings {
-    bl_json *probe_events;      /* array of objects, or NULL */
-    size_t nevents;
-    double **probe_features;    /* [nevents], each [feature_len[k]] */
-    size_t *probe_feature_len;
+    const bl_run_result *run;   /* the captures events are made from */
+    size_t nevents;             /* three per emitting job */
+    size_t *probe_jobs;         /* [nevents / 3] job indices into run */
     bl_json *probe_trials;      /* array of objects, or NULL */
     bl_json *replay_frames;     /* object: trial key → frames array, or NULL */
 } bl_recordings;
 
 bl_status bl_evaluation_recordings(const bl_resolved_plan *plan, const bl_evaluation *e,
                                    bl_recordings *out, bl_error *err);
+
+/* Event i < r->nevents: its ProbeEvent object without its features in
+ * *row (the caller's to destroy), and its n features in *features,
+ * pointing into the run's capture. */
+bl_status bl_recordings_event(const bl_recordings *r, size_t i, bl_json **row,
+                              const double **features, size_t *n, bl_error *err);
 void bl_recordings_clear(bl_recordings *r);
 
 /* plain(TargetSummary) and a contrast as JSON (§5.2, §5.4 field order). */

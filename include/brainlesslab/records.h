@@ -123,9 +123,14 @@ typedef struct bl_record_input {
     const bl_execution *execution;      /* metadata.execution */
     const bl_evaluation *evaluation;    /* trials, seeds, summaries, contrasts, calibrations */
     /* Optional recording channels (NULL / 0 when absent). */
-    const bl_json *probe_events;        /* array of ProbeEvent objects without features */
-    const double *const *probe_features;/* one feature vector per event */
-    const size_t *probe_feature_len;
+    /* probe_nevents ProbeEvents, each made when the writer wants it:
+     * probe_event(probe_ctx, i, ...) gives event i without its features
+     * (the writer's to destroy) and its n features, which must stay valid
+     * until the record is written (bl_recordings_event's form). */
+    size_t probe_nevents;
+    bl_status (*probe_event)(const void *ctx, size_t i, bl_json **row,
+                             const double **features, size_t *n, bl_error *err);
+    const void *probe_ctx;
     const bl_json *probe_trials;        /* array of ProbeTrial objects */
     const bl_json *replays;             /* object: trial key → replay document */
     /* How the run was spread over processes, or NULL for one process (no

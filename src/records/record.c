@@ -791,47 +791,46 @@ static void environment_files(rec *w)
 }
 
 /* The probe events of data/: the events CSV with a feature_array column
- * naming each event's member of the features archive (written a chunk at
- * a time, each row a copy of its event for as long as it takes to write
- * it), and that archive. */
+ * naming each event's member of the features archive, and that archive.
+ * Each event is made, written a chunk at a time and dropped in turn; only
+ * pointers to the features (the run's captures) are kept for the archive. */
 static void probe_event_files(rec *w, size_t nevents)
 {
     if (w->st != BL_OK)
         return;
     const bl_record_input *in = w->in;
-    BL_ASSERT(in->probe_features && in->probe_feature_len);
     char (*names)[32] = bl_mallocarray(nevents, sizeof *names);
     const char **name_ptrs = bl_mallocarray(nevents, sizeof *name_ptrs);
+    const double **features = bl_mallocarray(nevents, sizeof *features);
+    size_t *lens = bl_mallocarray(nevents, sizeof *lens);
     bl_buf npz;
     bl_buf_init(&npz);
-    w->st = names && name_ptrs ? BL_OK : nomem(w->err);
+    w->st = names && name_ptrs && features && lens ? BL_OK : nomem(w->err);
     csv_file events;
     csv_open(w, "data/probe_events.csv", &events);
     for (size_t i = 0; i < nevents && w->st == BL_OK; i++) {
-        const bl_json *ev = bl_json_at(in->probe_events, i);
         snprintf(names[i], sizeof names[i], "event_%08zu", i);
         name_ptrs[i] = names[i];
-        if (bl_json_kindof(ev) != BL_JSON_OBJECT) {
+        bl_json *row = NULL;
+        w->st = in->probe_event(in->probe_ctx, i, &row, &features[i], &lens[i], w->err);
+        if (w->st == BL_OK && bl_json_kindof(row) != BL_JSON_OBJECT)
             w->st = bl_fail(w->err, BL_ETYPE, "probe events must be objects");
-            break;
-        }
-        bl_json *row = bl_json_copy(ev);
-        w->st = row ? BL_OK : nomem(w->err);
         put(&w->st, row, "feature_array", bl_json_string(names[i]), w->err);
         csv_row(w, &events, row);
     }
     csv_close(w, &events);
     /* The same rule as every number of a record: finite or absent. */
     for (size_t i = 0; i < nevents && w->st == BL_OK; i++)
-        for (size_t k = 0; k < in->probe_feature_len[i] && w->st == BL_OK; k++)
-            if (in->probe_features[i][k] - in->probe_features[i][k] != 0)
+        for (size_t k = 0; k < lens[i] && w->st == BL_OK; k++)
+            if (features[i][k] - features[i][k] != 0)
                 w->st = bl_fail(w->err, BL_EVALUE,
                                 "records require finite numbers or explicit missing values");
     if (w->st == BL_OK)
-        w->st = bl_npz_build(name_ptrs, in->probe_features, in->probe_feature_len, nevents,
-                             &npz, w->err);
+        w->st = bl_npz_build(name_ptrs, features, lens, nevents, &npz, w->err);
     rec_buf(w, "data/probe_features.npz", &npz);
     bl_buf_clear(&npz);
+    bl_free(lens);
+    bl_free(features);
     bl_free(name_ptrs);
     bl_free(names);
 }
@@ -842,8 +841,8 @@ static void data_files(rec *w)
 {
     const bl_record_input *in = w->in;
     make_dir(w, "data");
-    if (in->probe_events && bl_json_size(in->probe_events) > 0)
-        probe_event_files(w, bl_json_size(in->probe_events));
+    if (in->probe_nevents > 0)
+        probe_event_files(w, in->probe_nevents);
     if (in->probe_trials && bl_json_size(in->probe_trials) > 0)
         file_csv(w, "data/probe_trials.csv", in->probe_trials);
 }

@@ -282,6 +282,12 @@ bl_status bl_replay_export_record(const char *record, const char *path, const ch
     return st;
 }
 
+static bl_status probe_event(const void *recs, size_t i, bl_json **row,
+                             const double **features, size_t *n, bl_error *err)
+{
+    return bl_recordings_event(recs, i, row, features, n, err);
+}
+
 /* The probe_events and replay channels in record form (§4.11, §4.12, §7.8):
  * ProbeEvents with their features and ProbeTrials as the runner captured
  * them, and one replay document per trial that recorded frames (a trial
@@ -294,9 +300,9 @@ bl_status bl_record_channels(bl_record_input *in, bl_recordings *recs, bl_json *
     bl_status st = bl_evaluation_recordings(in->resolved, in->evaluation, recs, err);
     if (st != BL_OK)
         return st;
-    in->probe_events = recs->probe_events;
-    in->probe_features = (const double *const *)recs->probe_features;
-    in->probe_feature_len = recs->probe_feature_len;
+    in->probe_nevents = recs->nevents;
+    in->probe_event = probe_event;
+    in->probe_ctx = recs;
     in->probe_trials = recs->probe_trials;
     const bl_json *frames = recs->replay_frames;
     if (!frames)

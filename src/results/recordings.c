@@ -15,13 +15,9 @@ static bl_status nomem(bl_error *err)
 
 void bl_recordings_clear(bl_recordings *r)
 {
-    bl_json_destroy(r->probe_events);
     bl_json_destroy(r->probe_trials);
     bl_json_destroy(r->replay_frames);
-    for (size_t k = 0; r->probe_features && k < r->nevents; k++)
-        bl_free(r->probe_features[k]);
-    bl_free(r->probe_features);
-    bl_free(r->probe_feature_len);
+    bl_free(r->probe_jobs);
     memset(r, 0, sizeof *r);
 }
 
@@ -85,37 +81,37 @@ static bl_status probe_trial(const bl_resolved_plan *plan, const bl_trial_result
 
 static const char *const point_names[3] = {"cue_end", "delay_end", "response"};
 
-/* The three events of one trial; features go to out->probe_features. */
-static bl_status probe_events(const bl_trial_result *t, const bl_probe_capture *pc,
-                              bl_recordings *out, bl_error *err)
+bl_status bl_recordings_event(const bl_recordings *r, size_t i, bl_json **row,
+                              const double **features, size_t *n, bl_error *err)
 {
+    BL_ASSERT(i < r->nevents);
+    const size_t j = r->probe_jobs[i / 3];
+    const int k = (int)(i % 3);
+    const bl_trial_result *t = &r->run->trials[j];
+    const bl_probe_capture *pc = &r->run->probes[j];
     bl_status st = BL_OK;
-    for (int k = 0; k < 3 && st == BL_OK; k++) {
-        bl_json *o = bl_json_object(), *ids = bl_json_array();
-        for (size_t i = 0; i < pc->n; i++) {
-            char id[32];
-            snprintf(id, sizeof id, "neuron/%zu", i);
-            bl_json_push(&st, ids, bl_json_string(id), err);
-        }
-        identity(&st, o, t, err);
-        bl_json_put(&st, o, "entity_id", bl_json_string("reservoir"), err);
-        bl_json_put(&st, o, "feature_ids", ids, err);
-        bl_json_put(&st, o, "point", bl_json_string(point_names[k]), err);
-        bl_json_put(&st, o, "tick", bl_json_int(pc->ticks[k]), err);
-        bl_json_put(&st, o, "round", bl_json_int(1), err);
-        bl_json_put(&st, o, "label", bl_json_int(pc->label), err);
-        bl_json_put(&st, o, "channel", bl_json_string("emitted_activity"), err);
-        bl_json_push(&st, out->probe_events, o, err);
-        double *f = st == BL_OK ? bl_mallocarray(pc->n ? pc->n : 1, sizeof *f) : NULL;
-        if (st == BL_OK && !f)
-            st = nomem(err);
-        if (st == BL_OK) {
-            memcpy(f, pc->features + (size_t)k * pc->n, pc->n * sizeof *f);
-            out->probe_features[out->nevents] = f;
-            out->probe_feature_len[out->nevents++] = pc->n;
-        }
+    bl_json *o = bl_json_object(), *ids = bl_json_array();
+    for (size_t u = 0; u < pc->n; u++) {
+        char id[32];
+        snprintf(id, sizeof id, "neuron/%zu", u);
+        bl_json_push(&st, ids, bl_json_string(id), err);
     }
-    return st;
+    identity(&st, o, t, err);
+    bl_json_put(&st, o, "entity_id", bl_json_string("reservoir"), err);
+    bl_json_put(&st, o, "feature_ids", ids, err);
+    bl_json_put(&st, o, "point", bl_json_string(point_names[k]), err);
+    bl_json_put(&st, o, "tick", bl_json_int(pc->ticks[k]), err);
+    bl_json_put(&st, o, "round", bl_json_int(1), err);
+    bl_json_put(&st, o, "label", bl_json_int(pc->label), err);
+    bl_json_put(&st, o, "channel", bl_json_string("emitted_activity"), err);
+    if (st != BL_OK) {
+        bl_json_destroy(o);
+        return st;
+    }
+    *row = o;
+    *features = pc->features + (size_t)k * pc->n;
+    *n = pc->n;
+    return BL_OK;
 }
 
 bl_status bl_evaluation_recordings(const bl_resolved_plan *plan, const bl_evaluation *e,
@@ -129,12 +125,10 @@ bl_status bl_evaluation_recordings(const bl_resolved_plan *plan, const bl_evalua
         size_t emitting = 0;
         for (size_t j = 0; j < r->ntrials; j++)
             emitting += r->trials[j].status == BL_TRIAL_COMPLETED && !isnan(r->trials[j].raw);
-        out->probe_events = bl_json_array();
+        out->run = r;
         out->probe_trials = bl_json_array();
-        out->probe_features = bl_calloc(3 * emitting + 1, sizeof *out->probe_features);
-        out->probe_feature_len = bl_calloc(3 * emitting + 1, sizeof *out->probe_feature_len);
-        if (!out->probe_events || !out->probe_trials || !out->probe_features ||
-            !out->probe_feature_len)
+        out->probe_jobs = bl_calloc(emitting + 1, sizeof *out->probe_jobs);
+        if (!out->probe_trials || !out->probe_jobs)
             st = nomem(err);
         /* Batch-processing order: cohort order, then slot order. */
         for (size_t k = 0; k < r->nprocessed && st == BL_OK; k++) {
@@ -142,9 +136,9 @@ bl_status bl_evaluation_recordings(const bl_resolved_plan *plan, const bl_evalua
             const bl_trial_result *t = &r->trials[j];
             if (t->status != BL_TRIAL_COMPLETED || isnan(t->raw))
                 continue;
-            st = probe_events(t, &r->probes[j], out, err);
-            if (st == BL_OK)
-                st = probe_trial(plan, t, out->probe_trials, err);
+            out->probe_jobs[out->nevents / 3] = j;
+            out->nevents += 3;
+            st = probe_trial(plan, t, out->probe_trials, err);
         }
     }
     if (r->replays && st == BL_OK) {

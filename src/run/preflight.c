@@ -51,18 +51,19 @@ static int64_t target_bytes(const bl_target_spec *t, int64_t horizon, int64_t ti
 /* What the whole run keeps per job, besides the batches of §4.6: the
  * result row and its place in the processing order and in its cohort's
  * job list; with probe_events, its probe capture and what the evaluation
- * and the record writer make of it (the events as JSON, one list of
- * feature ids each, their CSV text and the features archive); with
- * replay, the pointer to its frames (the frames are what §4.5 charges to
- * the recording budget). The record writer writes trials.csv and seeds.csv
- * a chunk at a time (record.c), so their text costs a fixed 1 MiB at
- * most, nothing per job; so is data/probe_events.csv. The probe constants
- * are measured: peak heap (valgrind massif) of `run --recording
- * probe_events` over 1 000 and 4 000 Delayed Cue trials grew by 11 159
- * bytes per trial with 16 nodes and 22 862 with 64, so 7 258 + 244 per
- * node; the constants bound that with a little to spare. docs/running.md
- * lists the figures. */
-enum { PROBE_TRIAL_BYTES = 8192, PROBE_NODE_BYTES = 288 };
+ * and the record writer make of it (its ProbeTrial row as JSON and the
+ * features archive; the events themselves are made one at a time as they
+ * are written); with replay, the pointer to its frames (the frames are
+ * what §4.5 charges to the recording budget). The record writer writes
+ * trials.csv, seeds.csv and data/probe_events.csv a chunk at a time
+ * (record.c), so their text costs a fixed 1 MiB at most, nothing per job.
+ * The probe constants are measured: peak heap (valgrind massif) of `run
+ * --recording probe_events` over 1 000 and 4 000 Delayed Cue trials of a
+ * Falandays reservoir grew by 5 654 bytes per trial with 16 nodes and
+ * 9 045 with 64, so 4 524 + 71 per node (the allocator's own overhead
+ * adds 887 per trial); the constants bound both with a little to spare.
+ * docs/running.md lists the figures. */
+enum { PROBE_TRIAL_BYTES = 6144, PROBE_NODE_BYTES = 80 };
 
 static int64_t target_job_bytes(const bl_target_spec *t, const bl_execution *x)
 {
