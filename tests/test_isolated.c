@@ -192,7 +192,8 @@ static void test_group_cap(void **state)
     assert_int_not_equal(code, 0);
     assert_non_null(r);
     assert_string_equal(bl_test_str(r, "status"), "failed");
-    assert_non_null(strstr(bl_test_str(r, "error"), "BL_GROUP_CAP=0: a group takes 1 to 1024 trials"));
+    assert_non_null(
+        strstr(bl_test_str(r, "error"), "BL_GROUP_CAP=0: a group takes 1 to 1024 trials"));
     bl_json_destroy(r);
 }
 

@@ -267,10 +267,10 @@ done:
     return st;
 }
 
-bl_status bl_run_group_width(size_t *cap, bl_error *err)
+bl_status bl_run_group_width(size_t *width, bl_error *err)
 {
     const char *v = getenv("BL_GROUP_CAP");
-    *cap = BL_GROUP_CAP;
+    *width = BL_GROUP_CAP;
     if (!v || !*v)
         return BL_OK;
     char *end = NULL;
@@ -278,7 +278,7 @@ bl_status bl_run_group_width(size_t *cap, bl_error *err)
     const long x = strtol(v, &end, 10);
     if (errno || *end || x < 1 || x > 1024)
         return bl_fail(err, BL_EVALUE, "BL_GROUP_CAP=%s: a group takes 1 to 1024 trials", v);
-    *cap = (size_t)x;
+    *width = (size_t)x;
     return BL_OK;
 }
 
